@@ -1,0 +1,288 @@
+//! The hardware description, mirroring the TOML one struct per table. Every struct denies unknown keys;
+//! `validate.rs` checks the values after parsing and names the key path, the value and what is allowed.
+//!
+//! Units: latencies of SM-side parts (`sm`, `l1`, `shared_memory`, `store_buffer`, `atomics.sm`) are in
+//! core cycles; `interconnect`, `l2` and `atomics.l2` in L2 cycles; `dram` in DRAM command-clock cycles;
+//! `system.latency` in core cycles. The engine converts each to picoseconds with its clock domain.
+
+use crate::ir::{MemOrder, Scope};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GpuConfig {
+    /// Human name of the modelled GPU.
+    pub name: String,
+    pub clocks: Clocks,
+    pub sm: SmSpec,
+    pub l1: L1Spec,
+    pub shared_memory: SharedMemSpec,
+    pub store_buffer: StoreBufferSpec,
+    pub interconnect: InterconnectSpec,
+    pub l2: L2Spec,
+    pub atomics: AtomicsSpec,
+    pub dram: DramSpec,
+    pub system: SystemSpec,
+    pub support: SupportSpec,
+    #[serde(default)]
+    pub stress: StressSpec,
+    #[serde(default)]
+    pub watchdog: WatchdogSpec,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Clocks {
+    /// SM (core) clock, MHz.
+    pub core_mhz: u32,
+    /// Interconnect and L2 clock, MHz.
+    pub l2_mhz: u32,
+    /// DRAM command clock, MHz.
+    pub dram_mhz: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WarpPolicy {
+    /// Greedy-then-oldest: keep issuing from the last warp until it stalls.
+    Gto,
+    /// Loose round-robin.
+    Lrr,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SmSpec {
+    pub count: u32,
+    pub warp_size: u32,
+    /// Warp schedulers per SM; warps are assigned to schedulers round-robin.
+    pub schedulers: u32,
+    /// Instructions one scheduler may issue per cycle.
+    pub issue_width: u32,
+    pub warp_policy: WarpPolicy,
+    /// Occupancy limits per SM.
+    pub max_groups: u32,
+    pub max_warps: u32,
+    pub max_threads: u32,
+    pub max_shared_bytes: u32,
+    /// Memory instructions the LSU accepts per cycle (per SM).
+    pub lsu_per_cycle: u32,
+    pub latency: InstLatency,
+}
+
+/// Result latencies of non-memory instructions, core cycles.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InstLatency {
+    pub int_alu: u32,
+    pub int_mul: u32,
+    pub int_div: u32,
+    pub fp_alu: u32,
+    pub fp_div: u32,
+    pub special: u32,
+    pub branch: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum L1WritePolicy {
+    /// Stores update a present line and are forwarded to L2; misses do not allocate.
+    WriteThroughNoAllocate,
+    /// Stores update or allocate the line and are forwarded to L2.
+    WriteThroughAllocate,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct L1Spec {
+    pub size_bytes: u32,
+    pub line_bytes: u32,
+    pub sector_bytes: u32,
+    pub ways: u32,
+    pub mshrs: u32,
+    /// Hit latency, core cycles.
+    pub latency: u32,
+    pub write_policy: L1WritePolicy,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SharedMemSpec {
+    pub banks: u32,
+    pub bank_bytes: u32,
+    /// Latency of a conflict-free access, core cycles.
+    pub latency: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SbPlacement {
+    PerWarp,
+    PerSm,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DrainOrder {
+    /// Entries leave in program order.
+    Fifo,
+    /// Entries to the same address leave in order; different addresses in any (seeded) order.
+    PerAddress,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoreBufferSpec {
+    /// Entries (one per coalesced line-store); 0 disables the buffer (stores go straight to L1).
+    pub entries: u32,
+    pub placement: SbPlacement,
+    pub drain_order: DrainOrder,
+    /// Minimum cycles an entry stays before it may drain, core cycles.
+    pub drain_delay: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InterconnectSpec {
+    /// One-way latency SM ↔ L2 slice, L2 cycles.
+    pub latency: u32,
+    /// Bytes per L2 cycle per port (each SM port and each slice port).
+    pub bytes_per_cycle: u32,
+    /// Messages one source port may have in flight before the sender must wait.
+    pub queue_depth: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SliceHash {
+    /// `slice = line_index mod slices`.
+    Linear,
+    /// XOR-fold of the line index's higher bits into the slice bits (spreads strided patterns).
+    Xor,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct L2Spec {
+    pub slices: u32,
+    pub hash: SliceHash,
+    /// Total capacity over all slices.
+    pub size_bytes: u64,
+    pub line_bytes: u32,
+    pub ways: u32,
+    /// Hit latency, L2 cycles.
+    pub latency: u32,
+    /// Outstanding misses per slice.
+    pub mshrs: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkGroupAtomicSite {
+    /// work_group-scope atomics on global memory run in the SM's L1 atomic unit.
+    L1,
+    /// ... or at the L2 slice like device scope.
+    L2,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FloatAtomicAdd {
+    /// The atomic unit adds f32 natively.
+    Native,
+    /// f32 add is lowered to a compare-exchange retry loop at load time.
+    CasLoop,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AtomicUnitSpec {
+    /// ALU latency of one operation, in the unit's clock.
+    pub latency: u32,
+    /// Operations started per cycle (different addresses pipeline; one address serialises).
+    pub ops_per_cycle: u32,
+    /// Operations waiting before the unit pushes back.
+    pub queue_depth: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AtomicsSpec {
+    /// Whether one warp's lanes on the same address are combined into one operation.
+    pub combine_same_address_lanes: bool,
+    pub work_group_global_at: WorkGroupAtomicSite,
+    pub float_add: FloatAtomicAdd,
+    /// Units in each L2 slice (L2 cycles).
+    pub l2: AtomicUnitSpec,
+    /// Unit of each SM for shared memory and L1-resident atomics (core cycles).
+    pub sm: AtomicUnitSpec,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DramSpec {
+    pub channels: u32,
+    pub banks: u32,
+    pub row_bytes: u32,
+    /// Activate to read/write, DRAM cycles.
+    pub t_rcd: u32,
+    /// Column access latency, DRAM cycles.
+    pub t_cas: u32,
+    /// Precharge, DRAM cycles.
+    pub t_rp: u32,
+    /// Data bytes one channel moves per DRAM cycle.
+    pub bytes_per_cycle: u32,
+    /// Requests one channel queues.
+    pub queue_depth: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SystemSpec {
+    /// Extra round-trip latency of the system coherence point, core cycles.
+    pub latency: u32,
+    /// Shared virtual memory: without it, system scope is device scope (SYCL/OpenCL rule).
+    pub svm: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SupportSpec {
+    /// Orders atomics support (SYCL `atomic_memory_order_capabilities`).
+    pub atomic_orders: Vec<MemOrder>,
+    pub atomic_scopes: Vec<Scope>,
+    pub fence_orders: Vec<MemOrder>,
+    pub fence_scopes: Vec<Scope>,
+}
+
+/// Seeded randomness that exposes weak behaviour (issue 3); all zero = deterministic fixed timing.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StressSpec {
+    /// Extra 0..=N L2 cycles on each interconnect message (per path, FIFO kept per source/destination pair).
+    pub interconnect_jitter: u32,
+    /// Extra 0..=N core cycles before a store-buffer entry may drain.
+    pub drain_jitter: u32,
+    /// Extra 0..=N core cycles of start skew per warp.
+    pub start_skew: u32,
+    /// Warps per SM that issue random traffic to a scratch region while the workload runs.
+    pub stress_warps: u32,
+    /// Fill the L1s with the initial memory before the run (stale lines for later readers).
+    pub prewarm_l1: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WatchdogSpec {
+    /// A run that reaches this many core cycles stops with a diagnosis.
+    pub max_cycles: u64,
+    /// Core cycles without forward progress (no memory value changed, no warp finished, no barrier
+    /// released, no work-group dispatched) after which the run stops with a no-progress diagnosis.
+    pub no_progress_cycles: u64,
+}
+
+impl Default for WatchdogSpec {
+    fn default() -> Self {
+        WatchdogSpec { max_cycles: 50_000_000, no_progress_cycles: 200_000 }
+    }
+}

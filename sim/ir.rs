@@ -1,0 +1,518 @@
+//! The one instruction IR that every front end lowers into: the kernel language, both litmus dialects
+//! and (timing-only) Accel-Sim traces.
+//!
+//! Models: per-thread 64-bit registers holding raw bits; integer and f32 arithmetic; compares; branches;
+//! special registers; loads, stores, read-modify-writes, compare-exchange, fences and barriers, each memory
+//! operation with an *order* whose type says which orders are legal for it (a load can never be `release`),
+//! and a [`Scope`].
+//!
+//! Does not model: predication other than branch conditions, vector loads (a trace's 64/128-bit accesses
+//! are widths, not vectors), texture/constant memory.
+//!
+//! The order enums follow miri's split into read, write and read-modify-write orderings, so that an
+//! impossible combination cannot be built. Scopes follow OpenCL 2.0 / SYCL (`work_item` … `system`);
+//! the PTX names `cta`, `gpu`, `sys` and OpenCL's `all_svm_devices` are aliases parsed by the front ends.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Index of a per-thread register.
+pub type Reg = u16;
+
+/// Memory scope, narrowest first. `Ord` follows inclusion: a wider scope includes every narrower one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scope {
+    WorkItem,
+    SubGroup,
+    WorkGroup,
+    Device,
+    System,
+}
+
+impl Scope {
+    pub const ALL: [Scope; 5] =
+        [Scope::WorkItem, Scope::SubGroup, Scope::WorkGroup, Scope::Device, Scope::System];
+
+    /// Parses the canonical name and the CUDA/PTX and OpenCL aliases.
+    pub fn parse(s: &str) -> Option<Scope> {
+        Some(match s {
+            "work_item" | "workitem" => Scope::WorkItem,
+            "sub_group" | "subgroup" | "warp" => Scope::SubGroup,
+            "work_group" | "workgroup" | "wg" | "cta" | "block" => Scope::WorkGroup,
+            "device" | "dev" | "gpu" => Scope::Device,
+            "system" | "sys" | "all_svm_devices" | "all_devices" => Scope::System,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Scope::WorkItem => "work_item",
+            Scope::SubGroup => "sub_group",
+            Scope::WorkGroup => "work_group",
+            Scope::Device => "device",
+            Scope::System => "system",
+        }
+    }
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Address space of a memory access.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Space {
+    /// Device memory, shared by all work-groups (CUDA global, OpenCL global).
+    Global,
+    /// Work-group-local memory (CUDA shared, OpenCL local), one copy per resident work-group.
+    Local,
+}
+
+impl Space {
+    pub fn name(self) -> &'static str {
+        match self {
+            Space::Global => "global",
+            Space::Local => "local",
+        }
+    }
+}
+
+/// Set of address spaces a fence or barrier orders (OpenCL `CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub struct SpaceSet {
+    pub local: bool,
+    pub global: bool,
+}
+
+impl SpaceSet {
+    pub const BOTH: SpaceSet = SpaceSet { local: true, global: true };
+    pub const LOCAL: SpaceSet = SpaceSet { local: true, global: false };
+    pub const GLOBAL: SpaceSet = SpaceSet { local: false, global: true };
+    pub const NONE: SpaceSet = SpaceSet { local: false, global: false };
+}
+
+/// Order of a load (plain means non-atomic: PTX `.weak`, OpenCL plain access).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LoadOrd {
+    Plain,
+    Relaxed,
+    Acquire,
+    SeqCst,
+}
+
+/// Order of a store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StoreOrd {
+    Plain,
+    Relaxed,
+    Release,
+    SeqCst,
+}
+
+/// Order of an atomic read-modify-write (always atomic, so no plain).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RmwOrd {
+    Relaxed,
+    Acquire,
+    Release,
+    AcqRel,
+    SeqCst,
+}
+
+/// Order of a fence (a relaxed fence is a no-op and is rejected by the front ends).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FenceOrd {
+    Acquire,
+    Release,
+    AcqRel,
+    SeqCst,
+}
+
+/// The memory orders as one flat list, for capability tables in the config.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemOrder {
+    Relaxed,
+    Acquire,
+    Release,
+    AcqRel,
+    SeqCst,
+}
+
+impl MemOrder {
+    pub fn name(self) -> &'static str {
+        match self {
+            MemOrder::Relaxed => "relaxed",
+            MemOrder::Acquire => "acquire",
+            MemOrder::Release => "release",
+            MemOrder::AcqRel => "acq_rel",
+            MemOrder::SeqCst => "seq_cst",
+        }
+    }
+}
+
+impl LoadOrd {
+    /// `None` for a plain (non-atomic) load.
+    pub fn atomic_order(self) -> Option<MemOrder> {
+        match self {
+            LoadOrd::Plain => None,
+            LoadOrd::Relaxed => Some(MemOrder::Relaxed),
+            LoadOrd::Acquire => Some(MemOrder::Acquire),
+            LoadOrd::SeqCst => Some(MemOrder::SeqCst),
+        }
+    }
+    pub fn is_acquire(self) -> bool {
+        matches!(self, LoadOrd::Acquire | LoadOrd::SeqCst)
+    }
+}
+
+impl StoreOrd {
+    pub fn atomic_order(self) -> Option<MemOrder> {
+        match self {
+            StoreOrd::Plain => None,
+            StoreOrd::Relaxed => Some(MemOrder::Relaxed),
+            StoreOrd::Release => Some(MemOrder::Release),
+            StoreOrd::SeqCst => Some(MemOrder::SeqCst),
+        }
+    }
+    pub fn is_release(self) -> bool {
+        matches!(self, StoreOrd::Release | StoreOrd::SeqCst)
+    }
+}
+
+impl RmwOrd {
+    pub fn order(self) -> MemOrder {
+        match self {
+            RmwOrd::Relaxed => MemOrder::Relaxed,
+            RmwOrd::Acquire => MemOrder::Acquire,
+            RmwOrd::Release => MemOrder::Release,
+            RmwOrd::AcqRel => MemOrder::AcqRel,
+            RmwOrd::SeqCst => MemOrder::SeqCst,
+        }
+    }
+    pub fn is_acquire(self) -> bool {
+        matches!(self, RmwOrd::Acquire | RmwOrd::AcqRel | RmwOrd::SeqCst)
+    }
+    pub fn is_release(self) -> bool {
+        matches!(self, RmwOrd::Release | RmwOrd::AcqRel | RmwOrd::SeqCst)
+    }
+}
+
+impl FenceOrd {
+    pub fn order(self) -> MemOrder {
+        match self {
+            FenceOrd::Acquire => MemOrder::Acquire,
+            FenceOrd::Release => MemOrder::Release,
+            FenceOrd::AcqRel => MemOrder::AcqRel,
+            FenceOrd::SeqCst => MemOrder::SeqCst,
+        }
+    }
+    pub fn is_acquire(self) -> bool {
+        !matches!(self, FenceOrd::Release)
+    }
+    pub fn is_release(self) -> bool {
+        !matches!(self, FenceOrd::Acquire)
+    }
+}
+
+/// Access width of a load, store or atomic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Width {
+    B32,
+    B64,
+}
+
+impl Width {
+    pub fn bytes(self) -> u32 {
+        match self {
+            Width::B32 => 4,
+            Width::B64 => 8,
+        }
+    }
+}
+
+/// Value type of arithmetic, compares and atomics. Registers hold raw 64-bit patterns; a 32-bit type
+/// uses the low 32 bits (signed types sign-extend on load).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Ty {
+    U32,
+    I32,
+    U64,
+    I64,
+    F32,
+}
+
+impl Ty {
+    pub fn width(self) -> Width {
+        match self {
+            Ty::U32 | Ty::I32 | Ty::F32 => Width::B32,
+            Ty::U64 | Ty::I64 => Width::B64,
+        }
+    }
+    pub fn is_float(self) -> bool {
+        matches!(self, Ty::F32)
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Ty::U32 => "u32",
+            Ty::I32 => "i32",
+            Ty::U64 => "u64",
+            Ty::I64 => "i64",
+            Ty::F32 => "f32",
+        }
+    }
+}
+
+/// A register or an immediate (raw 64-bit pattern; f32 immediates are stored as their bits).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Operand {
+    Reg(Reg),
+    Imm(u64),
+}
+
+/// Byte address: `base + offset`. For global memory the base is normally a register holding a buffer
+/// address (a launch parameter); for local memory, an offset into the work-group's local allocation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Address {
+    pub base: Operand,
+    pub offset: i64,
+}
+
+/// Dimension of an id or size special register.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Dim {
+    X,
+    Y,
+    Z,
+}
+
+impl Dim {
+    pub fn index(self) -> usize {
+        match self {
+            Dim::X => 0,
+            Dim::Y => 1,
+            Dim::Z => 2,
+        }
+    }
+}
+
+/// Special (read-only) registers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Special {
+    GlobalId(Dim),
+    LocalId(Dim),
+    GroupId(Dim),
+    GlobalSize(Dim),
+    LocalSize(Dim),
+    NumGroups(Dim),
+    /// Flattened global id over all dimensions (x fastest).
+    GlobalLinearId,
+    /// Flattened id within the work-group.
+    LocalLinearId,
+    /// Flattened work-group id.
+    GroupLinearId,
+    /// Lane within the sub-group (warp).
+    Lane,
+    /// Sub-group (warp) index within the work-group.
+    SubGroupId,
+    /// Sub-group size (the config's warp size).
+    SubGroupSize,
+    /// Number of sub-groups in the work-group.
+    NumSubGroups,
+    /// SM the work-group runs on.
+    SmId,
+    /// Core clock cycle counter.
+    Clock,
+}
+
+/// Two-operand arithmetic and logic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AluOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    Min,
+    Max,
+    And,
+    Or,
+    Xor,
+    Shl,
+    Shr,
+}
+
+/// Compare predicate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CmpOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+/// Latency class of a non-memory instruction (issue 4's traces map SASS opcodes onto these).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LatencyClass {
+    IntAlu,
+    IntMul,
+    IntDiv,
+    FpAlu,
+    FpDiv,
+    Special,
+    Branch,
+}
+
+/// Operation of an atomic read-modify-write (compare-exchange is its own instruction).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RmwOp {
+    Add,
+    Sub,
+    And,
+    Or,
+    Xor,
+    Min,
+    Max,
+    Exch,
+    /// CUDA `atomicInc`: `old >= operand ? 0 : old + 1`.
+    Inc,
+    /// CUDA `atomicDec`: `old == 0 || old > operand ? operand : old - 1`.
+    Dec,
+}
+
+impl RmwOp {
+    /// Whether several lanes' operations on one address can be combined into one (the combined
+    /// operand is again one operation of the same kind).
+    pub fn combinable(self) -> bool {
+        matches!(self, RmwOp::Add | RmwOp::Sub | RmwOp::And | RmwOp::Or | RmwOp::Xor | RmwOp::Min | RmwOp::Max)
+    }
+}
+
+/// Barrier kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum BarrierKind {
+    /// Work-group barrier: all work-items of the group arrive, then an acq_rel fence at `scope` over
+    /// `spaces` (OpenCL 2.0 `work_group_barrier(flags, scope)`; CUDA `__syncthreads` = both spaces,
+    /// work_group scope).
+    WorkGroup,
+    /// Sub-group barrier (`sub_group_barrier`, `__syncwarp`).
+    SubGroup,
+}
+
+/// One IR instruction.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Inst {
+    Mov { dst: Reg, src: Operand },
+    ReadSpecial { dst: Reg, which: Special },
+    Alu { op: AluOp, ty: Ty, dst: Reg, a: Operand, b: Operand },
+    /// `dst = (a op b) ? 1 : 0`.
+    Cmp { op: CmpOp, ty: Ty, dst: Reg, a: Operand, b: Operand },
+    /// `dst = cond != 0 ? a : b`.
+    Select { dst: Reg, cond: Reg, a: Operand, b: Operand },
+    /// Convert between types (`cvt`): int ↔ f32, widening and narrowing.
+    Cvt { dst: Reg, src: Reg, from: Ty, to: Ty },
+    /// Unconditional (`cond == None`) or conditional branch: taken when `(reg != 0) == if_nonzero`.
+    Branch { target: u32, cond: Option<(Reg, bool)> },
+    Load { dst: Reg, space: Space, addr: Address, ty: Ty, ord: LoadOrd, scope: Scope },
+    Store { space: Space, addr: Address, src: Operand, ty: Ty, ord: StoreOrd, scope: Scope },
+    /// Atomic read-modify-write; `dst == None` is the non-returning form (PTX `red`).
+    Rmw { dst: Option<Reg>, op: RmwOp, space: Space, addr: Address, operand: Operand, ty: Ty, ord: RmwOrd, scope: Scope },
+    /// Compare-exchange. `dst` receives the old value; success when it equals `expected`.
+    /// `weak` may fail spuriously (the simulator never makes it do so; documented there).
+    Cas {
+        dst: Option<Reg>,
+        space: Space,
+        addr: Address,
+        expected: Operand,
+        desired: Operand,
+        ty: Ty,
+        success: RmwOrd,
+        failure: LoadOrd,
+        scope: Scope,
+        weak: bool,
+    },
+    Fence { ord: FenceOrd, scope: Scope, spaces: SpaceSet },
+    Barrier { kind: BarrierKind, spaces: SpaceSet, scope: Scope },
+    /// A non-memory instruction that only occupies the pipeline (trace replay).
+    Compute { class: LatencyClass },
+    Exit,
+}
+
+impl Inst {
+    /// The address space touched by a memory instruction.
+    pub fn mem_space(&self) -> Option<Space> {
+        match self {
+            Inst::Load { space, .. } | Inst::Store { space, .. } | Inst::Rmw { space, .. } | Inst::Cas { space, .. } => {
+                Some(*space)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Where an instruction came from, for error messages and diagnostics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub struct SrcLoc {
+    pub line: u32,
+    pub col: u32,
+}
+
+impl fmt::Display for SrcLoc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.line, self.col)
+    }
+}
+
+/// A compiled kernel: straight-line instruction vector with branch targets as indices.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Kernel {
+    pub name: String,
+    /// Source file, for diagnostics.
+    pub file: String,
+    pub insts: Vec<Inst>,
+    /// `locs[i]` is the source location of `insts[i]`.
+    pub locs: Vec<SrcLoc>,
+    /// Register names, index = register number (for diagnostics and litmus outcomes).
+    pub reg_names: Vec<String>,
+    /// Bytes of work-group-local memory each work-group allocates.
+    pub local_bytes: u32,
+}
+
+impl Kernel {
+    pub fn num_regs(&self) -> usize {
+        self.reg_names.len()
+    }
+
+    /// `file:line:col` of instruction `pc`.
+    pub fn where_is(&self, pc: usize) -> String {
+        match self.locs.get(pc) {
+            Some(l) => format!("{}:{}:{}", self.file, l.line, l.col),
+            None => format!("{}:pc {}", self.file, pc),
+        }
+    }
+}
+
+/// f32 helpers: registers hold an f32 in the low 32 bits.
+pub fn f32_bits(x: f32) -> u64 {
+    x.to_bits() as u64
+}
+pub fn bits_f32(x: u64) -> f32 {
+    f32::from_bits(x as u32)
+}

@@ -1,0 +1,1 @@
+//! The kernel language front end (being built): text → [`crate::workload::Workload`].

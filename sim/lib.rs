@@ -1,0 +1,19 @@
+//! gpumemsim: a cycle-level GPU memory-system simulator in which values travel through timed hardware.
+//!
+//! The library holds everything; `main.rs` is a thin CLI over it. Map of the crate:
+//! - [`config`]: the TOML hardware description, validation, presets;
+//! - [`ir`]: the instruction IR all front ends lower into; [`workload`]: a launchable kernel;
+//! - [`kernel`]: the kernel language front end;
+//! - [`engine`]: the deterministic discrete-event core;
+//! - [`machine`]: the GPU parts (SM, store buffer, L1, interconnect, L2, atomic units, DRAM) and the
+//!   builder that wires them from a config;
+//! - [`stats`]: tidy statistics; [`rng`]: the seeded random source.
+
+pub mod config;
+pub mod engine;
+pub mod ir;
+pub mod kernel;
+pub mod machine;
+pub mod rng;
+pub mod stats;
+pub mod workload;
