@@ -31,8 +31,13 @@ pub enum Scope {
 }
 
 impl Scope {
-    pub const ALL: [Scope; 5] =
-        [Scope::WorkItem, Scope::SubGroup, Scope::WorkGroup, Scope::Device, Scope::System];
+    pub const ALL: [Scope; 5] = [
+        Scope::WorkItem,
+        Scope::SubGroup,
+        Scope::WorkGroup,
+        Scope::Device,
+        Scope::System,
+    ];
 
     /// Parses the canonical name and the CUDA/PTX and OpenCL aliases.
     pub fn parse(s: &str) -> Option<Scope> {
@@ -90,10 +95,22 @@ pub struct SpaceSet {
 }
 
 impl SpaceSet {
-    pub const BOTH: SpaceSet = SpaceSet { local: true, global: true };
-    pub const LOCAL: SpaceSet = SpaceSet { local: true, global: false };
-    pub const GLOBAL: SpaceSet = SpaceSet { local: false, global: true };
-    pub const NONE: SpaceSet = SpaceSet { local: false, global: false };
+    pub const BOTH: SpaceSet = SpaceSet {
+        local: true,
+        global: true,
+    };
+    pub const LOCAL: SpaceSet = SpaceSet {
+        local: true,
+        global: false,
+    };
+    pub const GLOBAL: SpaceSet = SpaceSet {
+        local: false,
+        global: true,
+    };
+    pub const NONE: SpaceSet = SpaceSet {
+        local: false,
+        global: false,
+    };
 }
 
 /// Order of a load (plain means non-atomic: PTX `.weak`, OpenCL plain access).
@@ -401,7 +418,10 @@ impl RmwOp {
     /// Whether several lanes' operations on one address can be combined into one (the combined
     /// operand is again one operation of the same kind).
     pub fn combinable(self) -> bool {
-        matches!(self, RmwOp::Add | RmwOp::Sub | RmwOp::And | RmwOp::Or | RmwOp::Xor | RmwOp::Min | RmwOp::Max)
+        matches!(
+            self,
+            RmwOp::Add | RmwOp::Sub | RmwOp::And | RmwOp::Or | RmwOp::Xor | RmwOp::Min | RmwOp::Max
+        )
     }
 }
 
@@ -419,21 +439,75 @@ pub enum BarrierKind {
 /// One IR instruction.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Inst {
-    Mov { dst: Reg, src: Operand },
-    ReadSpecial { dst: Reg, which: Special },
-    Alu { op: AluOp, ty: Ty, dst: Reg, a: Operand, b: Operand },
+    Mov {
+        dst: Reg,
+        src: Operand,
+    },
+    ReadSpecial {
+        dst: Reg,
+        which: Special,
+    },
+    Alu {
+        op: AluOp,
+        ty: Ty,
+        dst: Reg,
+        a: Operand,
+        b: Operand,
+    },
     /// `dst = (a op b) ? 1 : 0`.
-    Cmp { op: CmpOp, ty: Ty, dst: Reg, a: Operand, b: Operand },
+    Cmp {
+        op: CmpOp,
+        ty: Ty,
+        dst: Reg,
+        a: Operand,
+        b: Operand,
+    },
     /// `dst = cond != 0 ? a : b`.
-    Select { dst: Reg, cond: Reg, a: Operand, b: Operand },
+    Select {
+        dst: Reg,
+        cond: Reg,
+        a: Operand,
+        b: Operand,
+    },
     /// Convert between types (`cvt`): int ↔ f32, widening and narrowing.
-    Cvt { dst: Reg, src: Reg, from: Ty, to: Ty },
+    Cvt {
+        dst: Reg,
+        src: Reg,
+        from: Ty,
+        to: Ty,
+    },
     /// Unconditional (`cond == None`) or conditional branch: taken when `(reg != 0) == if_nonzero`.
-    Branch { target: u32, cond: Option<(Reg, bool)> },
-    Load { dst: Reg, space: Space, addr: Address, ty: Ty, ord: LoadOrd, scope: Scope },
-    Store { space: Space, addr: Address, src: Operand, ty: Ty, ord: StoreOrd, scope: Scope },
+    Branch {
+        target: u32,
+        cond: Option<(Reg, bool)>,
+    },
+    Load {
+        dst: Reg,
+        space: Space,
+        addr: Address,
+        ty: Ty,
+        ord: LoadOrd,
+        scope: Scope,
+    },
+    Store {
+        space: Space,
+        addr: Address,
+        src: Operand,
+        ty: Ty,
+        ord: StoreOrd,
+        scope: Scope,
+    },
     /// Atomic read-modify-write; `dst == None` is the non-returning form (PTX `red`).
-    Rmw { dst: Option<Reg>, op: RmwOp, space: Space, addr: Address, operand: Operand, ty: Ty, ord: RmwOrd, scope: Scope },
+    Rmw {
+        dst: Option<Reg>,
+        op: RmwOp,
+        space: Space,
+        addr: Address,
+        operand: Operand,
+        ty: Ty,
+        ord: RmwOrd,
+        scope: Scope,
+    },
     /// Compare-exchange. `dst` receives the old value; success when it equals `expected`.
     /// `weak` may fail spuriously (the simulator never makes it do so; documented there).
     Cas {
@@ -448,10 +522,20 @@ pub enum Inst {
         scope: Scope,
         weak: bool,
     },
-    Fence { ord: FenceOrd, scope: Scope, spaces: SpaceSet },
-    Barrier { kind: BarrierKind, spaces: SpaceSet, scope: Scope },
+    Fence {
+        ord: FenceOrd,
+        scope: Scope,
+        spaces: SpaceSet,
+    },
+    Barrier {
+        kind: BarrierKind,
+        spaces: SpaceSet,
+        scope: Scope,
+    },
     /// A non-memory instruction that only occupies the pipeline (trace replay).
-    Compute { class: LatencyClass },
+    Compute {
+        class: LatencyClass,
+    },
     Exit,
 }
 
@@ -459,9 +543,10 @@ impl Inst {
     /// The address space touched by a memory instruction.
     pub fn mem_space(&self) -> Option<Space> {
         match self {
-            Inst::Load { space, .. } | Inst::Store { space, .. } | Inst::Rmw { space, .. } | Inst::Cas { space, .. } => {
-                Some(*space)
-            }
+            Inst::Load { space, .. }
+            | Inst::Store { space, .. }
+            | Inst::Rmw { space, .. }
+            | Inst::Cas { space, .. } => Some(*space),
             _ => None,
         }
     }

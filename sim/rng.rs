@@ -14,7 +14,9 @@ impl SplitMix64 {
 
     /// A new independent stream for `(seed, stream)`.
     pub fn stream(seed: u64, stream: u64) -> Self {
-        SplitMix64 { state: Self::hash(seed ^ Self::hash(stream.wrapping_add(0x632B_E59B_D9B4_E019))) }
+        SplitMix64 {
+            state: Self::hash(seed ^ Self::hash(stream.wrapping_add(0x632B_E59B_D9B4_E019))),
+        }
     }
 
     pub fn hash(mut z: u64) -> u64 {

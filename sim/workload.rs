@@ -59,7 +59,9 @@ impl Buffer {
             Init::Iota => i,
             Init::Values(v) => v.get(i as usize).copied().unwrap_or(0),
             Init::Random { seed, modulo } => {
-                let r = crate::rng::SplitMix64::hash(seed.wrapping_add(i.wrapping_mul(0x9E37_79B9_7F4A_7C15)));
+                let r = crate::rng::SplitMix64::hash(
+                    seed.wrapping_add(i.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+                );
                 if *modulo == 0 {
                     r
                 } else {
@@ -91,7 +93,10 @@ pub struct Param {
 pub enum Expr {
     Const(i64),
     /// `buffer[index]` as the buffer's element type (signed types sign-extended).
-    Elem { buffer: String, index: Box<Expr> },
+    Elem {
+        buffer: String,
+        index: Box<Expr>,
+    },
     /// Sum of all elements of a buffer.
     Sum(String),
     /// Number of elements of a buffer.

@@ -18,24 +18,38 @@ pub const DEFAULT_NAME: &str = "configs/h100.toml (embedded)";
 #[derive(Debug, Error)]
 pub enum ConfigError {
     #[error("{file}: cannot read: {source}")]
-    Io { file: String, #[source] source: std::io::Error },
+    Io {
+        file: String,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("{file}: {message}")]
     Parse { file: String, message: String },
     #[error("{file}: {key} = {value}: {allowed}")]
-    Invalid { file: String, key: String, value: String, allowed: String },
+    Invalid {
+        file: String,
+        key: String,
+        value: String,
+        allowed: String,
+    },
     #[error("--set {arg}: {message}")]
     Override { arg: String, message: String },
 }
 
 /// Parses and validates a config held in memory; `file` names it in errors.
 pub fn parse_str(text: &str, file: &str, overrides: &[String]) -> Result<GpuConfig, ConfigError> {
-    let mut value: toml::Table = toml::from_str(text)
-        .map_err(|e| ConfigError::Parse { file: file.to_string(), message: e.to_string() })?;
+    let mut value: toml::Table = toml::from_str(text).map_err(|e| ConfigError::Parse {
+        file: file.to_string(),
+        message: e.to_string(),
+    })?;
     for o in overrides {
         validate::apply_override(&mut value, o)?;
     }
-    let cfg: GpuConfig = GpuConfig::deserialize(toml::Value::Table(value))
-        .map_err(|e| ConfigError::Parse { file: file.to_string(), message: e.to_string() })?;
+    let cfg: GpuConfig =
+        GpuConfig::deserialize(toml::Value::Table(value)).map_err(|e| ConfigError::Parse {
+            file: file.to_string(),
+            message: e.to_string(),
+        })?;
     validate::validate(&cfg).map_err(|(key, value, allowed)| ConfigError::Invalid {
         file: file.to_string(),
         key,
@@ -53,7 +67,10 @@ pub fn load(path: Option<&Path>, overrides: &[String]) -> Result<GpuConfig, Conf
         None => parse_str(DEFAULT_TOML, DEFAULT_NAME, overrides),
         Some(p) => {
             let file = p.display().to_string();
-            let text = std::fs::read_to_string(p).map_err(|source| ConfigError::Io { file: file.clone(), source })?;
+            let text = std::fs::read_to_string(p).map_err(|source| ConfigError::Io {
+                file: file.clone(),
+                source,
+            })?;
             parse_str(&text, &file, overrides)
         }
     }

@@ -283,6 +283,9 @@ pub struct WatchdogSpec {
 
 impl Default for WatchdogSpec {
     fn default() -> Self {
-        WatchdogSpec { max_cycles: 50_000_000, no_progress_cycles: 200_000 }
+        WatchdogSpec {
+            max_cycles: 50_000_000,
+            no_progress_cycles: 200_000,
+        }
     }
 }

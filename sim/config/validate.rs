@@ -9,12 +9,16 @@ pub fn validate(_cfg: &GpuConfig) -> Result<(), (String, String, String)> {
 
 /// Applies one `KEY.PATH=VALUE` override to the TOML tree.
 pub fn apply_override(table: &mut toml::Table, arg: &str) -> Result<(), ConfigError> {
-    let (key, val) = arg
-        .split_once('=')
-        .ok_or_else(|| ConfigError::Override { arg: arg.to_string(), message: "expected KEY=VALUE".into() })?;
+    let (key, val) = arg.split_once('=').ok_or_else(|| ConfigError::Override {
+        arg: arg.to_string(),
+        message: "expected KEY=VALUE".into(),
+    })?;
     let key = key.trim();
     let parsed: toml::Value = toml::from_str::<toml::Table>(&format!("v = {}", val.trim()))
-        .map(|mut t| t.remove("v").unwrap_or(toml::Value::String(val.trim().to_string())))
+        .map(|mut t| {
+            t.remove("v")
+                .unwrap_or(toml::Value::String(val.trim().to_string()))
+        })
         .unwrap_or_else(|_| toml::Value::String(val.trim().to_string()));
     let mut cur = table;
     let parts: Vec<&str> = key.split('.').collect();
@@ -23,9 +27,17 @@ pub fn apply_override(table: &mut toml::Table, arg: &str) -> Result<(), ConfigEr
             cur.insert(p.to_string(), parsed);
             return Ok(());
         }
-        cur = match cur.entry(p.to_string()).or_insert_with(|| toml::Value::Table(Default::default())) {
+        cur = match cur
+            .entry(p.to_string())
+            .or_insert_with(|| toml::Value::Table(Default::default()))
+        {
             toml::Value::Table(t) => t,
-            _ => return Err(ConfigError::Override { arg: arg.to_string(), message: format!("{p} is not a table") }),
+            _ => {
+                return Err(ConfigError::Override {
+                    arg: arg.to_string(),
+                    message: format!("{p} is not a table"),
+                })
+            }
         };
     }
     Ok(())

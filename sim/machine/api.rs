@@ -68,14 +68,27 @@ impl RunResult {
 pub enum SimError {
     /// An instruction did something the program may not (out-of-bounds address, misaligned access).
     #[error("{location}: {message} (thread {thread}, work-group {group})")]
-    Runtime { location: String, message: String, thread: u64, group: u64 },
+    Runtime {
+        location: String,
+        message: String,
+        thread: u64,
+        group: u64,
+    },
     /// The workload cannot run on this config (does not fit an SM, unsupported order or scope).
     #[error("{location}: {message}")]
     Unsupported { location: String, message: String },
     /// The watchdog stopped a run that made no forward progress.
     #[error("no forward progress for {window} cycles (stopped at cycle {cycle}):\n{diagnosis}")]
-    NoProgress { cycle: u64, window: u64, diagnosis: String },
+    NoProgress {
+        cycle: u64,
+        window: u64,
+        diagnosis: String,
+    },
     /// The watchdog's cycle limit.
     #[error("run exceeded watchdog.max_cycles = {limit} (at cycle {cycle}):\n{diagnosis}")]
-    MaxCycles { cycle: u64, limit: u64, diagnosis: String },
+    MaxCycles {
+        cycle: u64,
+        limit: u64,
+        diagnosis: String,
+    },
 }

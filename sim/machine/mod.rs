@@ -1,5 +1,32 @@
-//! The simulated GPU: the parts of DESIGN.md wired by one builder, and the entry point that runs a
-//! workload on them. (Being built.)
+//! The simulated GPU: the parts of DESIGN.md, wired by one builder (`gpu.rs`) from the config.
+//!
+//! | part | file |
+//! |---|---|
+//! | SM: warps, schedulers, SIMT, LSU/coalescer, shared memory, ordering rules | `sm.rs` |
+//! | scoped store buffer | `store_buffer.rs` |
+//! | L1 data cache (+ L1 atomic unit) | `l1.rs` |
+//! | tag arrays | `cache.rs` |
+//! | interconnect | `xbar.rs` |
+//! | L2 slices and their atomic units | `l2.rs` |
+//! | DRAM | `dram.rs` |
+//! | coherent values of device memory | `memory.rs` |
+//! | messages and payload pools | `msg.rs` |
+//! | end-of-run checks | `checks.rs` |
 
 pub mod api;
+mod cache;
+mod checks;
+mod dram;
+mod gpu;
+mod l1;
+mod l2;
+pub mod memory;
+mod msg;
+mod sm;
+mod store_buffer;
+mod xbar;
+
 pub use api::*;
+pub use gpu::run;
+#[cfg(test)]
+mod tests;

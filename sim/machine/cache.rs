@@ -1,0 +1,146 @@
+//! A set-associative tag array with LRU replacement, shared by the L1 and the L2 slices. It holds tags
+//! and per-line state only; the owning cache decides what a line's state means (valid sectors, dirty).
+//!
+//! Not modelled: replacement policies other than LRU; tag-lookup energy.
+
+/// Where a line lives in the array.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Way(pub u32);
+
+#[derive(Debug, Clone)]
+pub struct TagArray {
+    sets: u32,
+    ways: u32,
+    line_shift: u32,
+    tags: Vec<u64>,
+    /// `u64::MAX`: invalid.
+    lru: Vec<u64>,
+    stamp: u64,
+}
+
+const INVALID: u64 = u64::MAX;
+
+impl TagArray {
+    /// `sets` must be a power of two (validated by the config).
+    pub fn new(sets: u32, ways: u32, line_bytes: u32) -> TagArray {
+        let n = (sets * ways) as usize;
+        TagArray {
+            sets,
+            ways,
+            line_shift: line_bytes.trailing_zeros(),
+            tags: vec![INVALID; n],
+            lru: vec![0; n],
+            stamp: 0,
+        }
+    }
+
+    pub fn capacity_lines(&self) -> usize {
+        self.tags.len()
+    }
+
+    #[inline]
+    fn set_of(&self, line: u64) -> u32 {
+        ((line >> self.line_shift) as u32) & (self.sets - 1)
+    }
+
+    /// Finds `line` (a line-aligned address) and marks it most recently used.
+    #[inline]
+    pub fn lookup(&mut self, line: u64) -> Option<Way> {
+        let base = self.set_of(line) * self.ways;
+        for w in base..base + self.ways {
+            if self.tags[w as usize] == line {
+                self.stamp += 1;
+                self.lru[w as usize] = self.stamp;
+                return Some(Way(w));
+            }
+        }
+        None
+    }
+
+    /// Finds `line` without touching LRU state.
+    pub fn probe(&self, line: u64) -> Option<Way> {
+        let base = self.set_of(line) * self.ways;
+        (base..base + self.ways)
+            .find(|&w| self.tags[w as usize] == line)
+            .map(Way)
+    }
+
+    /// Installs `line`, returning its way and the line it evicted (if a valid one was replaced).
+    /// `pinned` ways (e.g. with fills in flight) are skipped; `None` if every way is pinned.
+    pub fn insert(
+        &mut self,
+        line: u64,
+        pinned: impl Fn(Way) -> bool,
+    ) -> Option<(Way, Option<u64>)> {
+        let base = self.set_of(line) * self.ways;
+        let mut victim: Option<u32> = None;
+        for w in base..base + self.ways {
+            let wi = w as usize;
+            if pinned(Way(w)) {
+                continue;
+            }
+            if self.tags[wi] == INVALID {
+                victim = Some(w);
+                break;
+            }
+            if victim.is_none_or(|v| self.lru[wi] < self.lru[v as usize]) {
+                victim = Some(w);
+            }
+        }
+        let w = victim?;
+        let wi = w as usize;
+        let evicted = (self.tags[wi] != INVALID).then_some(self.tags[wi]);
+        self.tags[wi] = line;
+        self.stamp += 1;
+        self.lru[wi] = self.stamp;
+        Some((Way(w), evicted))
+    }
+
+    pub fn invalidate(&mut self, way: Way) {
+        self.tags[way.0 as usize] = INVALID;
+    }
+
+    pub fn invalidate_all(&mut self) {
+        self.tags.fill(INVALID);
+    }
+
+    pub fn line_at(&self, way: Way) -> Option<u64> {
+        let t = self.tags[way.0 as usize];
+        (t != INVALID).then_some(t)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lru_evicts_least_recently_used() {
+        let mut t = TagArray::new(1, 2, 128);
+        t.insert(0, |_| false);
+        t.insert(128, |_| false);
+        t.lookup(0);
+        let (_, ev) = t.insert(256, |_| false).unwrap();
+        assert_eq!(ev, Some(128));
+        assert!(t.probe(0).is_some() && t.probe(256).is_some() && t.probe(128).is_none());
+    }
+
+    #[test]
+    fn pinned_ways_are_not_victims() {
+        let mut t = TagArray::new(1, 2, 128);
+        let (w0, _) = t.insert(0, |_| false).unwrap();
+        t.insert(128, |_| false);
+        let (_, ev) = t.insert(256, |w| w == w0).unwrap();
+        assert_eq!(ev, Some(128));
+        assert!(t.insert(384, |_| true).is_none());
+    }
+
+    #[test]
+    fn sets_are_indexed_by_line_address() {
+        let mut t = TagArray::new(4, 1, 128);
+        for i in 0..4 {
+            assert_eq!(t.insert(i * 128, |_| false).unwrap().1, None);
+        }
+        assert_eq!(t.insert(4 * 128, |_| false).unwrap().1, Some(0));
+    }
+}

@@ -1,0 +1,162 @@
+//! End-of-run checks and reported quantities, evaluated on the final memory values.
+
+use super::api::CheckOutcome;
+use crate::ir::Ty;
+use crate::workload::{CheckOp, Expr, Workload};
+
+struct Env<'a> {
+    wl: &'a Workload,
+    bufs: &'a [Vec<u64>],
+    var: i64,
+}
+
+fn elem(ty: Ty, raw: u64) -> f64 {
+    match ty {
+        Ty::U32 => (raw as u32) as f64,
+        Ty::I32 => (raw as u32 as i32) as f64,
+        Ty::U64 => raw as f64,
+        Ty::I64 => (raw as i64) as f64,
+        Ty::F32 => f32::from_bits(raw as u32) as f64,
+    }
+}
+
+fn eval(e: &Expr, env: &Env) -> Result<f64, String> {
+    let find = |name: &str| -> Result<usize, String> {
+        env.wl
+            .buffers
+            .iter()
+            .position(|b| b.name == name)
+            .ok_or_else(|| format!("unknown buffer {name}"))
+    };
+    Ok(match e {
+        Expr::Const(c) => *c as f64,
+        Expr::Var => env.var as f64,
+        Expr::Elem { buffer, index } => {
+            let b = find(buffer)?;
+            let i = eval(index, env)?;
+            let v = env.bufs[b].get(i as usize).ok_or_else(|| {
+                format!(
+                    "{buffer}[{i}] is out of bounds (length {})",
+                    env.bufs[b].len()
+                )
+            })?;
+            elem(env.wl.buffers[b].elem, *v)
+        }
+        Expr::Sum(buffer) => {
+            let b = find(buffer)?;
+            env.bufs[b]
+                .iter()
+                .map(|&v| elem(env.wl.buffers[b].elem, v))
+                .sum()
+        }
+        Expr::Len(buffer) => env.bufs[find(buffer)?].len() as f64,
+        Expr::GlobalSize => {
+            (env.wl.geometry.num_groups() * env.wl.geometry.group_threads() as u64) as f64
+        }
+        Expr::NumGroups => env.wl.geometry.num_groups() as f64,
+        Expr::GroupSize => env.wl.geometry.group_threads() as f64,
+        Expr::Add(a, b) => eval(a, env)? + eval(b, env)?,
+        Expr::Sub(a, b) => eval(a, env)? - eval(b, env)?,
+        Expr::Mul(a, b) => eval(a, env)? * eval(b, env)?,
+        Expr::Div(a, b) => {
+            let d = eval(b, env)?;
+            if d == 0.0 {
+                return Err("division by zero".into());
+            }
+            let n = eval(a, env)?;
+            if n.fract() == 0.0 && d.fract() == 0.0 {
+                (n / d).trunc()
+            } else {
+                n / d
+            }
+        }
+        Expr::Rem(a, b) => {
+            let d = eval(b, env)?;
+            if d == 0.0 {
+                return Err("remainder by zero".into());
+            }
+            eval(a, env)? % d
+        }
+    })
+}
+
+fn holds(op: CheckOp, a: f64, b: f64) -> bool {
+    match op {
+        CheckOp::Eq => a == b,
+        CheckOp::Ne => a != b,
+        CheckOp::Lt => a < b,
+        CheckOp::Le => a <= b,
+        CheckOp::Gt => a > b,
+        CheckOp::Ge => a >= b,
+    }
+}
+
+fn fmt(v: f64) -> String {
+    crate::stats::fmt_num(v)
+}
+
+/// Evaluates every check and reported quantity.
+pub fn evaluate(wl: &Workload, bufs: &[Vec<u64>]) -> (Vec<CheckOutcome>, Vec<(String, i64)>) {
+    let mut out = Vec::new();
+    for c in &wl.checks {
+        let location = format!("{}:{}:{}", wl.kernel.file, c.loc.line, c.loc.col);
+        let range = match &c.forall {
+            Some(b) => match wl.buffers.iter().position(|x| &x.name == b) {
+                Some(i) => 0..bufs[i].len() as i64,
+                None => {
+                    out.push(CheckOutcome {
+                        text: c.text.clone(),
+                        location,
+                        passed: false,
+                        detail: Some(format!("unknown buffer {b}")),
+                    });
+                    continue;
+                }
+            },
+            None => 0..1,
+        };
+        let mut detail = None;
+        for var in range {
+            let env = Env { wl, bufs, var };
+            match (eval(&c.lhs, &env), eval(&c.rhs, &env)) {
+                (Ok(a), Ok(b)) => {
+                    if !holds(c.op, a, b) {
+                        let at = if c.forall.is_some() {
+                            format!(" at index {var}")
+                        } else {
+                            String::new()
+                        };
+                        detail = Some(format!(
+                            "failed{at}: left side = {}, right side = {}",
+                            fmt(a),
+                            fmt(b)
+                        ));
+                        break;
+                    }
+                }
+                (Err(e), _) | (_, Err(e)) => {
+                    detail = Some(e);
+                    break;
+                }
+            }
+        }
+        out.push(CheckOutcome {
+            text: c.text.clone(),
+            location,
+            passed: detail.is_none(),
+            detail,
+        });
+    }
+    let reports = wl
+        .reports
+        .iter()
+        .map(|r| {
+            let env = Env { wl, bufs, var: 0 };
+            (
+                r.name.clone(),
+                eval(&r.expr, &env).map(|v| v as i64).unwrap_or(i64::MIN),
+            )
+        })
+        .collect();
+    (out, reports)
+}

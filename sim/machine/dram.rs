@@ -1,0 +1,163 @@
+//! DRAM channels behind the L2 slices: timing only (values live in `memory.rs`, see there why).
+//!
+//! Models: lines interleaved over channels, then banks; per bank an open row (open-page policy): a row
+//! hit costs tCAS, an empty bank tRCD + tCAS, a conflict tRP + tRCD + tCAS; each channel's data bus moves
+//! `bytes_per_cycle` per DRAM cycle; a channel holds `queue_depth` requests — beyond that a request
+//! waits for the oldest to finish. Requests are served first-come first-served.
+//!
+//! Not modelled: refresh, read/write turnaround, FR-FCFS reordering, bank groups.
+
+use crate::config::GpuConfig;
+use crate::engine::{Clock, Time};
+use std::collections::VecDeque;
+
+struct Bank {
+    open_row: Option<u64>,
+    ready: Time,
+}
+
+struct Channel {
+    banks: Vec<Bank>,
+    bus_free: Time,
+    inflight: VecDeque<Time>,
+}
+
+pub struct Dram {
+    clock: Clock,
+    channels: Vec<Channel>,
+    line_bytes: u64,
+    row_lines: u64,
+    t_rcd: u64,
+    t_cas: u64,
+    t_rp: u64,
+    burst: u64,
+    depth: usize,
+    pub reads: u64,
+    pub writes: u64,
+    pub row_hits: u64,
+    pub row_misses: u64,
+    pub busy_ps: Vec<Time>,
+}
+
+impl Dram {
+    pub fn new(cfg: &GpuConfig) -> Dram {
+        let line = cfg.l2.line_bytes as u64;
+        let ch = (0..cfg.dram.channels)
+            .map(|_| Channel {
+                banks: (0..cfg.dram.banks)
+                    .map(|_| Bank {
+                        open_row: None,
+                        ready: 0,
+                    })
+                    .collect(),
+                bus_free: 0,
+                inflight: VecDeque::new(),
+            })
+            .collect();
+        Dram {
+            clock: Clock::from_mhz(cfg.clocks.dram_mhz),
+            channels: ch,
+            line_bytes: line,
+            row_lines: (cfg.dram.row_bytes as u64 / line).max(1),
+            t_rcd: cfg.dram.t_rcd as u64,
+            t_cas: cfg.dram.t_cas as u64,
+            t_rp: cfg.dram.t_rp as u64,
+            burst: line.div_ceil(cfg.dram.bytes_per_cycle.max(1) as u64),
+            depth: cfg.dram.queue_depth.max(1) as usize,
+            reads: 0,
+            writes: 0,
+            row_hits: 0,
+            row_misses: 0,
+            busy_ps: vec![0; cfg.dram.channels as usize],
+        }
+    }
+
+    /// Accesses the line at `line_addr` at `now`; returns when its data has been transferred.
+    pub fn access(&mut self, now: Time, line_addr: u64, write: bool) -> Time {
+        let idx = line_addr / self.line_bytes;
+        let nch = self.channels.len() as u64;
+        let ch_i = (idx % nch) as usize;
+        let rest = idx / nch;
+        let nb = self.channels[ch_i].banks.len() as u64;
+        let bank_i = ((rest / self.row_lines) % nb) as usize;
+        let row = rest / (self.row_lines * nb);
+        let c = self.clock;
+        let (t_rcd, t_cas, t_rp, burst, depth) =
+            (self.t_rcd, self.t_cas, self.t_rp, self.burst, self.depth);
+        let chan = &mut self.channels[ch_i];
+        while chan.inflight.front().is_some_and(|&t| t <= now) {
+            chan.inflight.pop_front();
+        }
+        let mut start = c.edge_at_or_after(now);
+        if chan.inflight.len() >= depth {
+            start = start.max(chan.inflight[chan.inflight.len() - depth]);
+        }
+        let bank = &mut chan.banks[bank_i];
+        start = start.max(bank.ready);
+        let access = match bank.open_row {
+            Some(r) if r == row => {
+                self.row_hits += 1;
+                t_cas
+            }
+            Some(_) => {
+                self.row_misses += 1;
+                t_rp + t_rcd + t_cas
+            }
+            None => {
+                self.row_misses += 1;
+                t_rcd + t_cas
+            }
+        };
+        bank.open_row = Some(row);
+        let data_start = (start + c.cycles(access)).max(chan.bus_free);
+        let done = data_start + c.cycles(burst);
+        chan.bus_free = done;
+        bank.ready = data_start;
+        chan.inflight.push_back(done);
+        self.busy_ps[ch_i] += c.cycles(burst);
+        if write {
+            self.writes += 1;
+        } else {
+            self.reads += 1;
+        }
+        done
+    }
+
+    pub fn line_bytes(&self) -> u64 {
+        self.line_bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dram() -> Dram {
+        let cfg =
+            crate::config::parse_str(include_str!("../../configs/tiny.toml"), "tiny", &[]).unwrap();
+        Dram::new(&cfg)
+    }
+
+    #[test]
+    fn row_hit_is_faster_than_row_conflict() {
+        let mut d = dram();
+        let t0 = d.access(0, 0, false);
+        // Same row, same bank (next line on the same channel).
+        let nch = d.channels.len() as u64 * 128;
+        let t_hit = d.access(t0, nch, false) - t0;
+        // Far away: same channel and bank, different row.
+        let far = nch * 1_000_003 * 4;
+        let t1 = d.access(t0 + t_hit, far, false);
+        let t_conflict = t1 - (t0 + t_hit);
+        assert!(t_hit < t_conflict, "hit {t_hit} vs conflict {t_conflict}");
+        assert_eq!(d.row_hits, 1);
+    }
+
+    #[test]
+    fn bus_serialises_back_to_back_requests() {
+        let mut d = dram();
+        let a = d.access(0, 0, false);
+        let b = d.access(0, 2 * 128 * 16, false);
+        assert!(b > a);
+    }
+}

@@ -1,0 +1,614 @@
+//! The L1 data cache of one SM: write-through, possibly stale, invalidated by acquire at device scope.
+//!
+//! Models: a set-associative tag array (LRU) with per-sector valid bits; sectored misses (only the
+//! sectors a request needs travel); MSHRs that merge later requests for the same line (a request whose
+//! sectors are missing from the MSHR sends one more read); write-through of every drained store, which
+//! updates a present line (`write_through_no_allocate`) or allocates it (`write_through_allocate`);
+//! stores that arrive while a fill is outstanding are kept as ordered overlays, so a load that merged
+//! into the MSHR *after* a store sees it and a load that merged *before* does not (per-location
+//! coherence for the SM's own threads); `InvalidateAll` drops every line and starts a new epoch:
+//! requests after it never merge into fills issued before it, whose data is not installed. Accesses
+//! at device or system level bypass the array. With `atomics.work_group_global_at = "l1"`,
+//! work_group-scope atomics on global memory run here, on the line, and write their result through.
+//!
+//! All traffic leaves through one queue into the interconnect, `latency` cycles after it arrived
+//! (tag check), so a thread's accesses to one slice stay in order. The extra round trip of the system
+//! point is added to responses of system-level requests.
+//!
+//! Not modelled: L1/shared-memory carve-out changes during a run, texture paths, streaming
+//! (evict-first) hints.
+
+use super::cache::{TagArray, Way};
+use super::l2::{slice_of, AtomicUnit};
+use super::msg::*;
+use crate::config::{GpuConfig, L1WritePolicy, SliceHash};
+use crate::engine::{Clock, Time};
+use std::collections::{HashMap, VecDeque};
+
+/// A request waiting for a fill.
+#[derive(Debug, Clone, Copy)]
+enum Waiter {
+    Load { who: Who, overlays_seen: usize },
+    Atomic { who: Who, batch: BatchId },
+}
+
+struct Mshr {
+    line: u64,
+    epoch: u32,
+    sectors: u32,
+    outstanding: u32,
+    data: LineBuf,
+    /// Stores accepted while the fill was outstanding, oldest first.
+    overlays: Vec<(LineBuf, u128)>,
+    waiters: Vec<Waiter>,
+    live: bool,
+}
+
+/// What an interconnect response belongs to.
+#[derive(Debug, Clone, Copy)]
+enum Pending {
+    FillPart { mshr: u32, sectors: u32 },
+    Bypass { who: Who, system: bool },
+    Write { warp: u16, system: bool },
+    Atomic { who: Who, system: bool },
+}
+
+#[derive(Default)]
+pub struct L1Stats {
+    pub loads: u64,
+    pub load_hits: u64,
+    pub load_misses: u64,
+    pub mshr_merges: u64,
+    pub bypass_loads: u64,
+    pub stores: u64,
+    pub atomics: u64,
+    pub invalidations: u64,
+    pub mshr_full_ps: Time,
+    pub sector_fills: u64,
+}
+
+pub struct L1 {
+    sm: u16,
+    clock: Clock,
+    latency: Time,
+    system_latency: Time,
+    line_bytes: u32,
+    sector_bytes: u32,
+    policy: L1WritePolicy,
+    slices: u32,
+    hash: SliceHash,
+    tags: TagArray,
+    data: Vec<LineBuf>,
+    valid: Vec<u32>,
+    mshrs: Pool<Mshr>,
+    mshr_of_line: HashMap<u64, u32>,
+    live_mshrs: usize,
+    max_mshrs: usize,
+    pending: Pool<Pending>,
+    input: VecDeque<L1Req>,
+    blocked_since: Option<Time>,
+    epoch: u32,
+    pub atomic: AtomicUnit,
+    pub stats: L1Stats,
+}
+
+impl L1 {
+    pub fn new(sm: u16, cfg: &GpuConfig) -> L1 {
+        let c = &cfg.l1;
+        let sets = (c.size_bytes / c.line_bytes / c.ways).max(1);
+        let tags = TagArray::new(sets, c.ways, c.line_bytes);
+        let n = tags.capacity_lines();
+        let clock = Clock::from_mhz(cfg.clocks.core_mhz);
+        L1 {
+            sm,
+            clock,
+            latency: clock.cycles(c.latency as u64),
+            system_latency: clock.cycles(cfg.system.latency as u64),
+            line_bytes: c.line_bytes,
+            sector_bytes: c.sector_bytes,
+            policy: c.write_policy,
+            slices: cfg.l2.slices,
+            hash: cfg.l2.hash,
+            tags,
+            data: vec![[0u8; MAX_LINE]; n],
+            valid: vec![0; n],
+            mshrs: Pool::default(),
+            mshr_of_line: HashMap::new(),
+            live_mshrs: 0,
+            max_mshrs: c.mshrs.max(1) as usize,
+            pending: Pool::default(),
+            input: VecDeque::new(),
+            blocked_since: None,
+            epoch: 0,
+            atomic: AtomicUnit::new(
+                clock,
+                &cfg.atomics.sm,
+                cfg.atomics.combine_same_address_lanes,
+            ),
+            stats: L1Stats::default(),
+        }
+    }
+
+    fn sectors_of(&self, mask: u128) -> u32 {
+        let per = self.sector_bytes;
+        let mut s = 0u32;
+        for i in 0..(self.line_bytes / per) {
+            let m = super::memory::byte_mask(i * per, per);
+            if mask & m != 0 {
+                s |= 1 << i;
+            }
+        }
+        s
+    }
+
+    fn sector_bytes_mask(&self, sectors: u32) -> u128 {
+        let mut m = 0u128;
+        for i in 0..(self.line_bytes / self.sector_bytes) {
+            if sectors & (1 << i) != 0 {
+                m |= super::memory::byte_mask(i * self.sector_bytes, self.sector_bytes);
+            }
+        }
+        m
+    }
+
+    /// Installs the initial value of a line (pre-warming), if a way is free or evictable.
+    pub fn prewarm(&mut self, line: u64, bytes: &LineBuf) {
+        if let Some((w, _)) = self.tags.insert(line, |_| false) {
+            self.data[w.0 as usize] = *bytes;
+            self.valid[w.0 as usize] = (1u32 << (self.line_bytes / self.sector_bytes)) - 1;
+        }
+    }
+
+    pub fn receive(&mut self, req: L1Req, ctx: &mut Ctx) {
+        if self.blocked_since.is_some() || !self.input.is_empty() {
+            self.input.push_back(req);
+            return;
+        }
+        if !self.process(req, ctx) {
+            self.input.push_back(req);
+            self.blocked_since = Some(ctx.now());
+        }
+    }
+
+    /// Retries queued requests after an MSHR freed.
+    pub fn retry(&mut self, ctx: &mut Ctx) {
+        if let Some(since) = self.blocked_since.take() {
+            self.stats.mshr_full_ps += ctx.now() - since;
+        }
+        while let Some(req) = self.input.pop_front() {
+            if !self.process(req, ctx) {
+                self.input.push_front(req);
+                self.blocked_since = Some(ctx.now());
+                return;
+            }
+        }
+    }
+
+    fn send(&mut self, ctx: &mut Ctx, line: u64, kind: ReqKind, p: Pending, payload: u32) {
+        let tag = self.pending.alloc(p);
+        let slice = slice_of(line, self.line_bytes, self.slices, self.hash);
+        let at = ctx.now() + self.latency;
+        let t = ctx
+            .xbar
+            .send_request(at, self.sm as usize, slice as usize, payload, ctx.rng);
+        ctx.q.at_or_now(
+            t,
+            Event::SliceIn(
+                slice,
+                MemReq {
+                    sm: self.sm,
+                    tag,
+                    line,
+                    kind,
+                },
+            ),
+        );
+    }
+
+    fn respond(&self, ctx: &mut Ctx, delay: Time, r: CoreResp) {
+        ctx.q.after(delay, Event::SmIn(self.sm, r));
+    }
+
+    fn hit_way(&mut self, line: u64, sectors: u32) -> Option<Way> {
+        let w = self.tags.lookup(line)?;
+        (self.valid[w.0 as usize] & sectors == sectors).then_some(w)
+    }
+
+    /// Processes one request; `false` if it must wait for a free MSHR.
+    fn process(&mut self, req: L1Req, ctx: &mut Ctx) -> bool {
+        match req {
+            L1Req::Load {
+                who,
+                line,
+                mask,
+                level,
+            } => {
+                if level != Level::Sm {
+                    self.stats.bypass_loads += 1;
+                    self.send(
+                        ctx,
+                        line,
+                        ReqKind::Read { mask },
+                        Pending::Bypass {
+                            who,
+                            system: level == Level::System,
+                        },
+                        0,
+                    );
+                    return true;
+                }
+                let sectors = self.sectors_of(mask);
+                if let Some(w) = self.hit_way(line, sectors) {
+                    self.stats.loads += 1;
+                    self.stats.load_hits += 1;
+                    let id = ctx.lines.alloc(self.data[w.0 as usize]);
+                    self.respond(
+                        ctx,
+                        self.latency,
+                        CoreResp::LoadData {
+                            who,
+                            line,
+                            data: DataId(id),
+                        },
+                    );
+                    return true;
+                }
+                if !self.miss(
+                    line,
+                    sectors,
+                    Waiter::Load {
+                        who,
+                        overlays_seen: 0,
+                    },
+                    ctx,
+                ) {
+                    return false;
+                }
+                self.stats.loads += 1;
+                self.stats.load_misses += 1;
+                true
+            }
+            L1Req::Store {
+                who,
+                line,
+                mask,
+                data,
+                level,
+            } => {
+                self.stats.stores += 1;
+                let bytes = *ctx.lines.get(data.0);
+                self.write_local(line, mask, &bytes);
+                self.respond(ctx, 0, CoreResp::StoreAccepted { warp: who.warp });
+                let system = level == Level::System;
+                self.send(
+                    ctx,
+                    line,
+                    ReqKind::Write { mask, data },
+                    Pending::Write {
+                        warp: who.warp,
+                        system,
+                    },
+                    mask.count_ones(),
+                );
+                true
+            }
+            L1Req::Atomic {
+                who,
+                line,
+                batch,
+                level,
+                at_l1,
+            } => {
+                self.stats.atomics += 1;
+                if at_l1 {
+                    let mask = ctx.batches.get(batch.0).lanes.iter().fold(0u128, |m, l| {
+                        m | super::memory::byte_mask(
+                            (l.addr - line) as u32,
+                            ctx.batches.get(batch.0).ty.width().bytes(),
+                        )
+                    });
+                    let sectors = self.sectors_of(mask);
+                    if let Some(w) = self.hit_way(line, sectors) {
+                        self.atomic_on_line(ctx, who, batch, line, w.0 as usize);
+                        return true;
+                    }
+                    return self.miss(line, sectors, Waiter::Atomic { who, batch }, ctx);
+                }
+                let n = ctx.batches.get(batch.0).lanes.len() as u32 * 8;
+                let system = level == Level::System;
+                self.send(
+                    ctx,
+                    line,
+                    ReqKind::Atomic { batch },
+                    Pending::Atomic { who, system },
+                    n,
+                );
+                true
+            }
+            L1Req::InvalidateAll => {
+                self.stats.invalidations += 1;
+                self.tags.invalidate_all();
+                self.valid.fill(0);
+                self.epoch += 1;
+                self.mshr_of_line.clear();
+                true
+            }
+        }
+    }
+
+    /// Writes a store's bytes into the array and into the overlays of an outstanding fill.
+    fn write_local(&mut self, line: u64, mask: u128, bytes: &LineBuf) {
+        let way = match self.tags.lookup(line) {
+            Some(w) => Some(w),
+            None if self.policy == L1WritePolicy::WriteThroughAllocate => {
+                let pinned = |_w: Way| false;
+                self.tags.insert(line, pinned).map(|(w, _)| {
+                    self.valid[w.0 as usize] = 0;
+                    w
+                })
+            }
+            None => None,
+        };
+        if let Some(w) = way {
+            let wi = w.0 as usize;
+            let mut m = mask;
+            while m != 0 {
+                let i = m.trailing_zeros() as usize;
+                m &= m - 1;
+                self.data[wi][i] = bytes[i];
+            }
+            // A sector the store covers entirely becomes valid.
+            for s in 0..(self.line_bytes / self.sector_bytes) {
+                let sm = self.sector_bytes_mask(1 << s);
+                if mask & sm == sm {
+                    self.valid[wi] |= 1 << s;
+                }
+            }
+        }
+        if let Some(&mi) = self.mshr_of_line.get(&line) {
+            self.mshrs.get_mut(mi).overlays.push((*bytes, mask));
+        }
+    }
+
+    fn miss(&mut self, line: u64, sectors: u32, waiter: Waiter, ctx: &mut Ctx) -> bool {
+        if let Some(&mi) = self.mshr_of_line.get(&line) {
+            self.stats.mshr_merges += 1;
+            let m = self.mshrs.get_mut(mi);
+            let waiter = match waiter {
+                Waiter::Load { who, .. } => Waiter::Load {
+                    who,
+                    overlays_seen: m.overlays.len(),
+                },
+                w => w,
+            };
+            m.waiters.push(waiter);
+            let missing = sectors & !m.sectors;
+            if missing != 0 {
+                m.sectors |= missing;
+                m.outstanding += 1;
+                self.fill_request(ctx, line, mi, missing);
+            }
+            return true;
+        }
+        if self.live_mshrs >= self.max_mshrs {
+            return false;
+        }
+        // Sectors already valid in a present line need not travel again.
+        let need = match self.tags.probe(line) {
+            Some(w) => sectors & !self.valid[w.0 as usize],
+            None => sectors,
+        };
+        let need = if need == 0 { sectors } else { need };
+        let mi = self.mshrs.alloc(Mshr {
+            line,
+            epoch: self.epoch,
+            sectors: need,
+            outstanding: 1,
+            data: [0u8; MAX_LINE],
+            overlays: Vec::new(),
+            waiters: vec![waiter],
+            live: true,
+        });
+        self.live_mshrs += 1;
+        self.mshr_of_line.insert(line, mi);
+        self.fill_request(ctx, line, mi, need);
+        true
+    }
+
+    fn fill_request(&mut self, ctx: &mut Ctx, line: u64, mshr: u32, sectors: u32) {
+        self.stats.sector_fills += sectors.count_ones() as u64;
+        let mask = self.sector_bytes_mask(sectors);
+        self.send(
+            ctx,
+            line,
+            ReqKind::Read { mask },
+            Pending::FillPart { mshr, sectors },
+            0,
+        );
+    }
+
+    fn atomic_on_line(&mut self, ctx: &mut Ctx, who: Who, batch: BatchId, line: u64, way: usize) {
+        let done = self
+            .atomic
+            .schedule(ctx.now() + self.latency, ctx.batches.get(batch.0));
+        let mut view = LineView {
+            base: line,
+            bytes: &mut self.data[way],
+            mask: 0,
+        };
+        perform_batch(ctx.batches.get_mut(batch.0), &mut view);
+        let (mask, bytes) = (view.mask, *view.bytes);
+        // The result goes on to L2 like a store; its acknowledgement counts as one for the warp.
+        let id = ctx.lines.alloc(bytes);
+        self.send(
+            ctx,
+            line,
+            ReqKind::Write {
+                mask,
+                data: DataId(id),
+            },
+            Pending::Write {
+                warp: who.warp,
+                system: false,
+            },
+            mask.count_ones(),
+        );
+        ctx.q.at_or_now(
+            done,
+            Event::SmIn(self.sm, CoreResp::AtomicDone { who, batch }),
+        );
+    }
+
+    /// A response from the interconnect.
+    pub fn from_xbar(&mut self, resp: MemResp, ctx: &mut Ctx) {
+        let p = *self.pending.get(resp.tag);
+        self.pending.release(resp.tag);
+        let sys = |s: bool| if s { self.system_latency } else { 0 };
+        match (p, resp.kind) {
+            (Pending::Bypass { who, system }, RespKind::Data(data)) => {
+                self.respond(
+                    ctx,
+                    sys(system),
+                    CoreResp::LoadData {
+                        who,
+                        line: resp.line,
+                        data,
+                    },
+                );
+            }
+            (Pending::Write { warp, system }, RespKind::WriteAck) => {
+                self.respond(ctx, sys(system), CoreResp::StoreAcked { warp });
+            }
+            (Pending::Atomic { who, system }, RespKind::AtomicDone(batch)) => {
+                self.respond(ctx, sys(system), CoreResp::AtomicDone { who, batch });
+            }
+            (Pending::FillPart { mshr, sectors }, RespKind::Data(data)) => {
+                let bytes = *ctx.lines.get(data.0);
+                ctx.lines.release(data.0);
+                let smask = self.sector_bytes_mask(sectors);
+                let m = self.mshrs.get_mut(mshr);
+                for i in 0..self.line_bytes as usize {
+                    if smask & (1u128 << i) != 0 {
+                        m.data[i] = bytes[i];
+                    }
+                }
+                m.outstanding -= 1;
+                if m.outstanding == 0 {
+                    self.complete_fill(mshr, ctx);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn complete_fill(&mut self, mi: u32, ctx: &mut Ctx) {
+        let m = self.mshrs.get_mut(mi);
+        m.live = false;
+        let (line, epoch, sectors) = (m.line, m.epoch, m.sectors);
+        let waiters = std::mem::take(&mut m.waiters);
+        let overlays = std::mem::take(&mut m.overlays);
+        let base = m.data;
+        self.mshrs.release(mi);
+        self.live_mshrs -= 1;
+        if self.mshr_of_line.get(&line) == Some(&mi) {
+            self.mshr_of_line.remove(&line);
+        }
+        let view_after = |n: usize| {
+            let mut d = base;
+            for (b, mask) in &overlays[..n] {
+                let mut mm = *mask;
+                while mm != 0 {
+                    let i = mm.trailing_zeros() as usize;
+                    mm &= mm - 1;
+                    d[i] = b[i];
+                }
+            }
+            d
+        };
+        let full = view_after(overlays.len());
+        // Install only if no invalidation happened since the miss: an older fill must not make stale
+        // data visible to requests that follow an acquire.
+        let mut way = None;
+        if epoch == self.epoch {
+            let w = match self.tags.lookup(line) {
+                Some(w) => Some(w),
+                None => self.tags.insert(line, |_| false).map(|(w, _)| {
+                    self.valid[w.0 as usize] = 0;
+                    w
+                }),
+            };
+            if let Some(w) = w {
+                let wi = w.0 as usize;
+                let smask = self.sector_bytes_mask(sectors);
+                for i in 0..self.line_bytes as usize {
+                    if smask & (1u128 << i) != 0 {
+                        self.data[wi][i] = full[i];
+                    }
+                }
+                self.valid[wi] |= sectors;
+                way = Some(wi);
+            }
+        }
+        for w in waiters {
+            match w {
+                Waiter::Load { who, overlays_seen } => {
+                    let id = ctx.lines.alloc(view_after(overlays_seen));
+                    self.respond(
+                        ctx,
+                        self.clock.period,
+                        CoreResp::LoadData {
+                            who,
+                            line,
+                            data: DataId(id),
+                        },
+                    );
+                }
+                Waiter::Atomic { who, batch } => match way {
+                    Some(wi) => self.atomic_on_line(ctx, who, batch, line, wi),
+                    None => {
+                        // No room to install (or an invalidation intervened): run it at L2 instead,
+                        // which is the wider and therefore still correct point.
+                        let n = ctx.batches.get(batch.0).lanes.len() as u32 * 8;
+                        self.send(
+                            ctx,
+                            line,
+                            ReqKind::Atomic { batch },
+                            Pending::Atomic { who, system: false },
+                            n,
+                        );
+                        // The warp counted this atomic's write-through; there is none, so settle it.
+                        self.respond(ctx, 0, CoreResp::StoreAcked { warp: who.warp });
+                    }
+                },
+            }
+        }
+        if !self.input.is_empty() {
+            ctx.q.after(0, Event::L1Retry(self.sm));
+        }
+    }
+
+    pub fn idle(&self) -> bool {
+        self.input.is_empty() && self.pending.live() == 0
+    }
+}
+
+/// An L1 line as a value store for the L1 atomic unit; records which bytes changed.
+struct LineView<'a> {
+    base: u64,
+    bytes: &'a mut LineBuf,
+    mask: u128,
+}
+
+impl ValueStore for LineView<'_> {
+    fn read(&self, addr: u64, len: u32) -> u64 {
+        let o = (addr - self.base) as usize;
+        let mut b = [0u8; 8];
+        b[..len as usize].copy_from_slice(&self.bytes[o..o + len as usize]);
+        u64::from_le_bytes(b)
+    }
+    fn write(&mut self, addr: u64, len: u32, v: u64) {
+        let o = (addr - self.base) as usize;
+        self.bytes[o..o + len as usize].copy_from_slice(&v.to_le_bytes()[..len as usize]);
+        self.mask |= super::memory::byte_mask(o as u32, len);
+    }
+}

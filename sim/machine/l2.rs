@@ -1,0 +1,308 @@
+//! An L2 slice: the device's point of coherence for the addresses it owns, with its atomic unit.
+//!
+//! Models: address-sliced ownership (linear or XOR hash), a set-associative write-back,
+//! write-allocate tag array with LRU, hit latency, MSHRs with same-line requests queued in arrival
+//! order behind an outstanding fill (so one line's accesses are served in the order they arrived — the
+//! per-location coherence order), one request accepted per L2 cycle, dirty write-backs to DRAM on
+//! eviction. Values are read and written in [`GlobalMemory`] at the cycle a request is served.
+//!
+//! The atomic unit: operations start at most `ops_per_cycle` per cycle; one address takes one cycle per
+//! operation (read-modify-write with forwarding), so operations on one address serialise; each result
+//! returns `latency` cycles after it starts; at most `queue_depth` operations wait. With
+//! `combine_same_address_lanes` a warp's lanes on one address are one operation (the unit computes each
+//! lane's returned value as a prefix); without it each lane is its own operation.
+//!
+//! Not modelled: sectored L2 fills (whole lines move to and from DRAM), L2 compression, far/near
+//! partitions of the H100's split L2.
+
+use super::cache::TagArray;
+use super::dram::Dram;
+use super::msg::*;
+use crate::config::{GpuConfig, SliceHash};
+use crate::engine::{Clock, Time};
+use std::collections::{HashMap, VecDeque};
+
+/// Which slice owns a line.
+pub fn slice_of(line: u64, line_bytes: u32, slices: u32, hash: SliceHash) -> u16 {
+    let idx = line >> line_bytes.trailing_zeros();
+    let s = slices as u64;
+    (match hash {
+        SliceHash::Linear => idx % s,
+        SliceHash::Xor => {
+            let mut x = idx;
+            let mut h = 0u64;
+            while x != 0 {
+                h ^= x;
+                x /= s.max(2);
+            }
+            h % s
+        }
+    }) as u16
+}
+
+#[derive(Default)]
+pub struct AtomicUnitStats {
+    pub ops: u64,
+    pub lane_ops: u64,
+    pub busy_ps: Time,
+    pub queue_ps: Time,
+    /// Picoseconds operations waited for an earlier operation on the same address.
+    pub serial_ps: Time,
+}
+
+/// Timing state of an atomic unit (shared by L2 slices and SMs).
+pub struct AtomicUnit {
+    clock: Clock,
+    latency: u64,
+    ops_per_cycle: u64,
+    depth: usize,
+    combine: bool,
+    next_issue: Time,
+    inflight: VecDeque<Time>,
+    addr_free: HashMap<u64, Time>,
+    pub stats: AtomicUnitStats,
+}
+
+impl AtomicUnit {
+    pub fn new(clock: Clock, spec: &crate::config::AtomicUnitSpec, combine: bool) -> AtomicUnit {
+        AtomicUnit {
+            clock,
+            latency: spec.latency as u64,
+            ops_per_cycle: spec.ops_per_cycle.max(1) as u64,
+            depth: spec.queue_depth.max(1) as usize,
+            combine,
+            next_issue: 0,
+            inflight: VecDeque::new(),
+            addr_free: HashMap::new(),
+            stats: AtomicUnitStats::default(),
+        }
+    }
+
+    /// Schedules a batch arriving at `now`; returns when its last result is ready.
+    pub fn schedule(&mut self, now: Time, b: &AtomicBatch) -> Time {
+        let c = self.clock;
+        while self.inflight.front().is_some_and(|&t| t <= now) {
+            self.inflight.pop_front();
+        }
+        let arrive = c.edge_at_or_after(now);
+        let mut start = arrive.max(self.next_issue);
+        if self.inflight.len() >= self.depth {
+            start = start.max(self.inflight[self.inflight.len() - self.depth]);
+        }
+        self.stats.queue_ps += start - arrive;
+        let mut done = start;
+        let mut ops = 0u64;
+        // Lanes grouped by address, in first-lane order.
+        let mut seen: [u64; 64] = [0; 64];
+        let mut n = 0;
+        for l in &b.lanes {
+            if seen[..n].contains(&l.addr) {
+                continue;
+            }
+            seen[n] = l.addr;
+            n += 1;
+            let lanes_here = b.lanes.iter().filter(|m| m.addr == l.addr).count() as u64;
+            let k = if self.combine && matches!(b.kind, AtomicKind::Rmw(op) if op.combinable()) {
+                1
+            } else {
+                lanes_here
+            };
+            let free = self.addr_free.get(&l.addr).copied().unwrap_or(0);
+            let a_start = start.max(free);
+            self.stats.serial_ps += a_start - start;
+            let a_end = a_start + c.cycles(k);
+            self.addr_free.insert(l.addr, a_end);
+            done = done.max(a_end - c.period + c.cycles(self.latency));
+            ops += k;
+        }
+        self.next_issue = start + c.cycles(ops.div_ceil(self.ops_per_cycle));
+        self.inflight.push_back(done);
+        self.stats.ops += ops;
+        self.stats.lane_ops += b.lanes.len() as u64;
+        self.stats.busy_ps += c.cycles(ops.div_ceil(self.ops_per_cycle));
+        if self.addr_free.len() > 4096 {
+            self.addr_free.retain(|_, t| *t > now);
+        }
+        done
+    }
+}
+
+#[derive(Default)]
+pub struct SliceStats {
+    pub reads: u64,
+    pub writes: u64,
+    pub atomics: u64,
+    pub hits: u64,
+    pub misses: u64,
+    pub mshr_merges: u64,
+    pub writebacks: u64,
+    pub mshr_stall_ps: Time,
+}
+
+pub struct L2Slice {
+    id: u16,
+    clock: Clock,
+    latency: u64,
+    line_bytes: u32,
+    tags: TagArray,
+    dirty: Vec<bool>,
+    max_mshrs: usize,
+    mshrs: HashMap<u64, Vec<MemReq>>,
+    input: VecDeque<MemReq>,
+    tick_pending: bool,
+    stalled_since: Option<Time>,
+    pub atomic: AtomicUnit,
+    pub stats: SliceStats,
+}
+
+impl L2Slice {
+    pub fn new(id: u16, cfg: &GpuConfig) -> L2Slice {
+        let clock = Clock::from_mhz(cfg.clocks.l2_mhz);
+        let lines_per_slice = cfg.l2.size_bytes / cfg.l2.slices as u64 / cfg.l2.line_bytes as u64;
+        let sets = (lines_per_slice / cfg.l2.ways as u64).max(1) as u32;
+        let tags = TagArray::new(sets, cfg.l2.ways, cfg.l2.line_bytes);
+        let n = tags.capacity_lines();
+        L2Slice {
+            id,
+            clock,
+            latency: cfg.l2.latency as u64,
+            line_bytes: cfg.l2.line_bytes,
+            tags,
+            dirty: vec![false; n],
+            max_mshrs: cfg.l2.mshrs.max(1) as usize,
+            mshrs: HashMap::new(),
+            input: VecDeque::new(),
+            tick_pending: false,
+            stalled_since: None,
+            atomic: AtomicUnit::new(
+                clock,
+                &cfg.atomics.l2,
+                cfg.atomics.combine_same_address_lanes,
+            ),
+            stats: SliceStats::default(),
+        }
+    }
+
+    /// A request delivered by the interconnect.
+    pub fn receive(&mut self, req: MemReq, ctx: &mut Ctx) {
+        self.input.push_back(req);
+        self.wake(ctx);
+    }
+
+    fn wake(&mut self, ctx: &mut Ctx) {
+        if !self.tick_pending && self.stalled_since.is_none() && !self.input.is_empty() {
+            self.tick_pending = true;
+            let t = self.clock.edge_at_or_after(ctx.now());
+            ctx.q.at_or_now(t, Event::SliceTick(self.id));
+        }
+    }
+
+    /// Accepts one request per L2 cycle.
+    pub fn tick(&mut self, ctx: &mut Ctx, dram: &mut Dram) {
+        self.tick_pending = false;
+        let Some(req) = self.input.pop_front() else {
+            return;
+        };
+        if let Some(waiters) = self.mshrs.get_mut(&req.line) {
+            waiters.push(req);
+            self.stats.mshr_merges += 1;
+        } else if let Some(w) = self.tags.lookup(req.line) {
+            self.stats.hits += 1;
+            self.serve(req, ctx, Some(w.0 as usize));
+        } else if self.mshrs.len() >= self.max_mshrs {
+            // Head-of-line blocking until a fill frees an MSHR: backpressure into the interconnect.
+            self.input.push_front(req);
+            self.stalled_since = Some(ctx.now());
+            return;
+        } else {
+            self.stats.misses += 1;
+            let done = dram.access(ctx.now(), req.line, false);
+            ctx.q.at_or_now(done, Event::DramFill(self.id, req.line));
+            self.mshrs.insert(req.line, vec![req]);
+        }
+        if !self.input.is_empty() {
+            self.tick_pending = true;
+            ctx.q.after(self.clock.period, Event::SliceTick(self.id));
+        }
+    }
+
+    /// DRAM delivered `line`: install it and serve everything that waited for it, in arrival order.
+    pub fn fill(&mut self, line: u64, ctx: &mut Ctx, dram: &mut Dram) {
+        let Some(waiters) = self.mshrs.remove(&line) else {
+            return;
+        };
+        let way = match self.tags.insert(line, |_| false) {
+            Some((w, evicted)) => {
+                if evicted.is_some() && self.dirty[w.0 as usize] {
+                    self.stats.writebacks += 1;
+                    dram.access(ctx.now(), evicted.unwrap_or(0), true);
+                }
+                self.dirty[w.0 as usize] = false;
+                Some(w.0 as usize)
+            }
+            None => None,
+        };
+        for r in waiters {
+            self.serve(r, ctx, way);
+        }
+        if let Some(since) = self.stalled_since.take() {
+            self.stats.mshr_stall_ps += ctx.now() - since;
+            self.wake(ctx);
+        }
+    }
+
+    fn serve(&mut self, req: MemReq, ctx: &mut Ctx, way: Option<usize>) {
+        let now = ctx.now();
+        let ready = now + self.clock.cycles(self.latency);
+        let (kind, payload, at) = match req.kind {
+            ReqKind::Read { mask } => {
+                self.stats.reads += 1;
+                let mut buf = [0u8; MAX_LINE];
+                ctx.mem.read_line(req.line, self.line_bytes, &mut buf);
+                let id = ctx.lines.alloc(buf);
+                (RespKind::Data(DataId(id)), mask.count_ones(), ready)
+            }
+            ReqKind::Write { mask, data } => {
+                self.stats.writes += 1;
+                let buf = *ctx.lines.get(data.0);
+                ctx.lines.release(data.0);
+                ctx.mem.write_masked(req.line, &buf, mask);
+                if let Some(w) = way {
+                    self.dirty[w] = true;
+                }
+                (RespKind::WriteAck, 0, ready)
+            }
+            ReqKind::Atomic { batch } => {
+                self.stats.atomics += 1;
+                let b = ctx.batches.get_mut(batch.0);
+                let done = self
+                    .atomic
+                    .schedule(now + self.clock.cycles(self.latency), b);
+                perform_batch(b, ctx.mem);
+                if let Some(w) = way {
+                    self.dirty[w] = true;
+                }
+                let n = b.lanes.len() as u32 * 4;
+                (RespKind::AtomicDone(batch), n, done)
+            }
+        };
+        let delivered =
+            ctx.xbar
+                .send_response(at, self.id as usize, req.sm as usize, payload, ctx.rng);
+        ctx.q.at_or_now(
+            delivered,
+            Event::L1FromXbar(
+                req.sm,
+                MemResp {
+                    tag: req.tag,
+                    line: req.line,
+                    kind,
+                },
+            ),
+        );
+    }
+
+    pub fn idle(&self) -> bool {
+        self.input.is_empty() && self.mshrs.is_empty()
+    }
+}

@@ -1,0 +1,482 @@
+//! Machine tests on hand-built IR (the kernel language has its own tests; these pin the hardware).
+
+use super::*;
+use crate::config::{parse_str, GpuConfig};
+use crate::ir::*;
+use crate::workload::*;
+
+pub(crate) fn tiny() -> GpuConfig {
+    parse_str(include_str!("../../configs/tiny.toml"), "tiny.toml", &[]).unwrap()
+}
+
+fn kernel(insts: Vec<Inst>, nregs: usize, local_bytes: u32) -> Kernel {
+    let n = insts.len();
+    Kernel {
+        name: "t".into(),
+        file: "test.kern".into(),
+        insts,
+        locs: (0..n)
+            .map(|i| SrcLoc {
+                line: i as u32 + 1,
+                col: 1,
+            })
+            .collect(),
+        reg_names: (0..nregs).map(|i| format!("r{i}")).collect(),
+        local_bytes,
+    }
+}
+
+fn buf(name: &str, len: u64, init: Init) -> Buffer {
+    Buffer {
+        name: name.into(),
+        elem: Ty::U32,
+        len,
+        init,
+        loc: SrcLoc::default(),
+    }
+}
+
+fn wl(k: Kernel, groups: u32, size: u32, buffers: Vec<Buffer>) -> Workload {
+    let params = buffers
+        .iter()
+        .enumerate()
+        .map(|(i, b)| Param {
+            name: b.name.clone(),
+            reg: i as Reg,
+            value: ParamValue::BufferAddr(b.name.clone()),
+        })
+        .collect();
+    Workload {
+        kernel: k,
+        geometry: Geometry {
+            groups: [groups, 1, 1],
+            group_size: [size, 1, 1],
+        },
+        buffers,
+        params,
+        checks: vec![],
+        reports: vec![],
+    }
+}
+
+const R: fn(Reg) -> Operand = Operand::Reg;
+const I: fn(u64) -> Operand = Operand::Imm;
+
+fn addr(r: Reg) -> Address {
+    Address {
+        base: R(r),
+        offset: 0,
+    }
+}
+
+/// r1 = gid; r2 = data + gid*4
+fn index_prologue(base: Reg) -> Vec<Inst> {
+    vec![
+        Inst::ReadSpecial {
+            dst: 1,
+            which: Special::GlobalLinearId,
+        },
+        Inst::Alu {
+            op: AluOp::Shl,
+            ty: Ty::U64,
+            dst: 2,
+            a: R(1),
+            b: I(2),
+        },
+        Inst::Alu {
+            op: AluOp::Add,
+            ty: Ty::U64,
+            dst: 2,
+            a: R(2),
+            b: R(base),
+        },
+    ]
+}
+
+#[test]
+fn stores_of_every_thread_reach_memory() {
+    let mut insts = index_prologue(0);
+    insts.push(Inst::Alu {
+        op: AluOp::Mul,
+        ty: Ty::U32,
+        dst: 3,
+        a: R(1),
+        b: I(3),
+    });
+    insts.push(Inst::Store {
+        space: Space::Global,
+        addr: addr(2),
+        src: R(3),
+        ty: Ty::U32,
+        ord: StoreOrd::Plain,
+        scope: Scope::Device,
+    });
+    insts.push(Inst::Exit);
+    let w = wl(
+        kernel(insts, 4, 0),
+        8,
+        64,
+        vec![buf("data", 512, Init::Zero)],
+    );
+    let r = run(&tiny(), &w, &RunOptions::default()).unwrap();
+    assert!(
+        r.buffers[0]
+            .iter()
+            .enumerate()
+            .all(|(i, &v)| v == 3 * i as u64),
+        "{:?}",
+        &r.buffers[0][..8]
+    );
+    assert!(r.cycles > 0);
+}
+
+#[test]
+fn loads_return_initial_values_through_l1_and_l2() {
+    let mut insts = index_prologue(0);
+    insts.push(Inst::Load {
+        dst: 3,
+        space: Space::Global,
+        addr: addr(2),
+        ty: Ty::U32,
+        ord: LoadOrd::Plain,
+        scope: Scope::Device,
+    });
+    insts.push(Inst::Alu {
+        op: AluOp::Add,
+        ty: Ty::U32,
+        dst: 3,
+        a: R(3),
+        b: I(1),
+    });
+    insts.push(Inst::Store {
+        space: Space::Global,
+        addr: addr(2),
+        src: R(3),
+        ty: Ty::U32,
+        ord: StoreOrd::Plain,
+        scope: Scope::Device,
+    });
+    insts.push(Inst::Exit);
+    let w = wl(
+        kernel(insts, 4, 0),
+        4,
+        128,
+        vec![buf("data", 512, Init::Iota)],
+    );
+    let r = run(&tiny(), &w, &RunOptions::default()).unwrap();
+    assert!(r.buffers[0]
+        .iter()
+        .enumerate()
+        .all(|(i, &v)| v == i as u64 + 1));
+}
+
+fn counter_kernel(ord: RmwOrd, combine: bool, threads: u32) -> (Workload, GpuConfig) {
+    let insts = vec![
+        Inst::Rmw {
+            dst: Some(1),
+            op: RmwOp::Add,
+            space: Space::Global,
+            addr: addr(0),
+            operand: I(1),
+            ty: Ty::U32,
+            ord,
+            scope: Scope::Device,
+        },
+        Inst::Exit,
+    ];
+    let mut cfg = tiny();
+    cfg.atomics.combine_same_address_lanes = combine;
+    (
+        wl(
+            kernel(insts, 2, 0),
+            threads / 64,
+            64,
+            vec![buf("count", 1, Init::Zero)],
+        ),
+        cfg,
+    )
+}
+
+#[test]
+fn atomic_adds_are_exact_and_combining_is_cheaper() {
+    let (w, cfg) = counter_kernel(RmwOrd::Relaxed, true, 1024);
+    let fast = run(&cfg, &w, &RunOptions::default()).unwrap();
+    assert_eq!(fast.buffers[0][0], 1024);
+    let (w, cfg) = counter_kernel(RmwOrd::Relaxed, false, 1024);
+    let slow = run(&cfg, &w, &RunOptions::default()).unwrap();
+    assert_eq!(slow.buffers[0][0], 1024);
+    assert!(
+        slow.cycles > fast.cycles,
+        "serialised lanes {} vs combined {}",
+        slow.cycles,
+        fast.cycles
+    );
+}
+
+#[test]
+fn atomic_returns_distinct_old_values() {
+    // Each thread stores the value its fetch-add returned at data[old]: a permutation of 0..N.
+    let insts = vec![
+        Inst::Rmw {
+            dst: Some(2),
+            op: RmwOp::Add,
+            space: Space::Global,
+            addr: addr(0),
+            operand: I(1),
+            ty: Ty::U32,
+            ord: RmwOrd::Relaxed,
+            scope: Scope::Device,
+        },
+        Inst::Alu {
+            op: AluOp::Shl,
+            ty: Ty::U64,
+            dst: 3,
+            a: R(2),
+            b: I(2),
+        },
+        Inst::Alu {
+            op: AluOp::Add,
+            ty: Ty::U64,
+            dst: 3,
+            a: R(3),
+            b: R(1),
+        },
+        Inst::Store {
+            space: Space::Global,
+            addr: addr(3),
+            src: I(1),
+            ty: Ty::U32,
+            ord: StoreOrd::Plain,
+            scope: Scope::Device,
+        },
+        Inst::Exit,
+    ];
+    let w = wl(
+        kernel(insts, 4, 0),
+        4,
+        96,
+        vec![buf("count", 1, Init::Zero), buf("slots", 384, Init::Zero)],
+    );
+    let r = run(&tiny(), &w, &RunOptions::default()).unwrap();
+    assert_eq!(r.buffers[0][0], 384);
+    assert!(r.buffers[1].iter().all(|&v| v == 1));
+}
+
+#[test]
+fn same_seed_same_result_and_jitter_changes_timing() {
+    let mut insts = index_prologue(0);
+    insts.push(Inst::Store {
+        space: Space::Global,
+        addr: addr(2),
+        src: R(1),
+        ty: Ty::U32,
+        ord: StoreOrd::Plain,
+        scope: Scope::Device,
+    });
+    insts.push(Inst::Load {
+        dst: 3,
+        space: Space::Global,
+        addr: Address {
+            base: R(2),
+            offset: 4,
+        },
+        ty: Ty::U32,
+        ord: LoadOrd::Relaxed,
+        scope: Scope::Device,
+    });
+    insts.push(Inst::Exit);
+    let w = wl(
+        kernel(insts, 4, 0),
+        4,
+        64,
+        vec![buf("data", 512, Init::Zero)],
+    );
+    let mut cfg = tiny();
+    cfg.stress.interconnect_jitter = 20;
+    let a = run(
+        &cfg,
+        &w,
+        &RunOptions {
+            seed: 5,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let b = run(
+        &cfg,
+        &w,
+        &RunOptions {
+            seed: 5,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        serde_json::to_string(&a.stats).unwrap(),
+        serde_json::to_string(&b.stats).unwrap()
+    );
+    let c = run(
+        &cfg,
+        &w,
+        &RunOptions {
+            seed: 6,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_ne!(a.cycles, 0);
+    let _ = c;
+}
+
+#[test]
+fn out_of_bounds_access_is_an_error_naming_the_instruction() {
+    let insts = vec![
+        Inst::Store {
+            space: Space::Global,
+            addr: Address {
+                base: R(0),
+                offset: 4096,
+            },
+            src: I(1),
+            ty: Ty::U32,
+            ord: StoreOrd::Plain,
+            scope: Scope::Device,
+        },
+        Inst::Exit,
+    ];
+    let w = wl(kernel(insts, 1, 0), 1, 32, vec![buf("data", 4, Init::Zero)]);
+    let e = run(&tiny(), &w, &RunOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("test.kern:1:1") && e.contains("out-of-bounds"),
+        "{e}"
+    );
+}
+
+#[test]
+fn spinning_on_a_flag_nobody_sets_is_diagnosed_not_hung() {
+    // loop: r1 = ld.relaxed.device flag; if r1 == 0 goto loop
+    let insts = vec![
+        Inst::Load {
+            dst: 1,
+            space: Space::Global,
+            addr: addr(0),
+            ty: Ty::U32,
+            ord: LoadOrd::Relaxed,
+            scope: Scope::Device,
+        },
+        Inst::Branch {
+            target: 0,
+            cond: Some((1, false)),
+        },
+        Inst::Exit,
+    ];
+    let w = wl(kernel(insts, 2, 0), 2, 32, vec![buf("flag", 1, Init::Zero)]);
+    let mut cfg = tiny();
+    cfg.watchdog.no_progress_cycles = 5000;
+    let e = run(&cfg, &w, &RunOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("no forward progress") && e.contains("flag[0]") && e.contains("test.kern:2:1"),
+        "{e}"
+    );
+}
+
+#[test]
+fn barrier_orders_local_memory_between_warps() {
+    // Each thread writes local[lid] = lid; barrier; reads local[(lid+32) % 64] and stores to global.
+    let insts = vec![
+        Inst::ReadSpecial {
+            dst: 1,
+            which: Special::LocalLinearId,
+        },
+        Inst::Alu {
+            op: AluOp::Shl,
+            ty: Ty::U32,
+            dst: 2,
+            a: R(1),
+            b: I(2),
+        },
+        Inst::Store {
+            space: Space::Local,
+            addr: addr(2),
+            src: R(1),
+            ty: Ty::U32,
+            ord: StoreOrd::Plain,
+            scope: Scope::WorkGroup,
+        },
+        Inst::Barrier {
+            kind: BarrierKind::WorkGroup,
+            spaces: SpaceSet::BOTH,
+            scope: Scope::WorkGroup,
+        },
+        Inst::Alu {
+            op: AluOp::Add,
+            ty: Ty::U32,
+            dst: 3,
+            a: R(1),
+            b: I(32),
+        },
+        Inst::Alu {
+            op: AluOp::Rem,
+            ty: Ty::U32,
+            dst: 3,
+            a: R(3),
+            b: I(64),
+        },
+        Inst::Alu {
+            op: AluOp::Shl,
+            ty: Ty::U32,
+            dst: 3,
+            a: R(3),
+            b: I(2),
+        },
+        Inst::Load {
+            dst: 3,
+            space: Space::Local,
+            addr: addr(3),
+            ty: Ty::U32,
+            ord: LoadOrd::Plain,
+            scope: Scope::WorkGroup,
+        },
+        Inst::ReadSpecial {
+            dst: 1,
+            which: Special::GlobalLinearId,
+        },
+        Inst::Alu {
+            op: AluOp::Shl,
+            ty: Ty::U64,
+            dst: 2,
+            a: R(1),
+            b: I(2),
+        },
+        Inst::Alu {
+            op: AluOp::Add,
+            ty: Ty::U64,
+            dst: 2,
+            a: R(2),
+            b: R(0),
+        },
+        Inst::Store {
+            space: Space::Global,
+            addr: addr(2),
+            src: R(3),
+            ty: Ty::U32,
+            ord: StoreOrd::Plain,
+            scope: Scope::Device,
+        },
+        Inst::Exit,
+    ];
+    let w = wl(
+        kernel(insts, 4, 256),
+        3,
+        64,
+        vec![buf("out", 192, Init::Zero)],
+    );
+    let r = run(&tiny(), &w, &RunOptions::default()).unwrap();
+    for (i, &v) in r.buffers[0].iter().enumerate() {
+        assert_eq!(v, ((i % 64 + 32) % 64) as u64, "thread {i}");
+    }
+}
