@@ -480,3 +480,209 @@ fn barrier_orders_local_memory_between_warps() {
         assert_eq!(v, ((i % 64 + 32) % 64) as u64, "thread {i}");
     }
 }
+
+/// MP: writer `st x=1; st y=1`, reader `r3 = ld y; r4 = ld x`, N instances in one launch, writer and
+/// reader in different work-groups (different SMs). Returns how often (r3, r4) == (1, 0).
+fn mp_weak_count(
+    cfg: &GpuConfig,
+    st_y: StoreOrd,
+    ld_y: LoadOrd,
+    fence: bool,
+    n: u32,
+    seed: u64,
+) -> u32 {
+    let mut insts = vec![
+        Inst::ReadSpecial {
+            dst: 1,
+            which: Special::GroupLinearId,
+        },
+        Inst::Alu {
+            op: AluOp::Shr,
+            ty: Ty::U64,
+            dst: 2,
+            a: R(1),
+            b: I(1),
+        }, // instance
+        Inst::Alu {
+            op: AluOp::Shl,
+            ty: Ty::U64,
+            dst: 3,
+            a: R(2),
+            b: I(8),
+        }, // 256 bytes per instance
+        Inst::Alu {
+            op: AluOp::Add,
+            ty: Ty::U64,
+            dst: 3,
+            a: R(3),
+            b: R(0),
+        }, // &x; &y = +128
+        Inst::Alu {
+            op: AluOp::And,
+            ty: Ty::U64,
+            dst: 4,
+            a: R(1),
+            b: I(1),
+        }, // role
+        Inst::Branch {
+            target: 9,
+            cond: Some((4, true)),
+        },
+        // writer (pc 6)
+        Inst::Store {
+            space: Space::Global,
+            addr: addr(3),
+            src: I(1),
+            ty: Ty::U32,
+            ord: StoreOrd::Plain,
+            scope: Scope::Device,
+        },
+        Inst::Store {
+            space: Space::Global,
+            addr: Address {
+                base: R(3),
+                offset: 128,
+            },
+            src: I(1),
+            ty: Ty::U32,
+            ord: st_y,
+            scope: Scope::Device,
+        },
+        Inst::Exit,
+        // reader (pc 9)
+        Inst::Load {
+            dst: 5,
+            space: Space::Global,
+            addr: Address {
+                base: R(3),
+                offset: 128,
+            },
+            ty: Ty::U32,
+            ord: ld_y,
+            scope: Scope::Device,
+        },
+    ];
+    if fence {
+        insts.push(Inst::Fence {
+            ord: FenceOrd::AcqRel,
+            scope: Scope::Device,
+            spaces: SpaceSet::GLOBAL,
+        });
+    }
+    insts.extend([
+        Inst::Load {
+            dst: 6,
+            space: Space::Global,
+            addr: addr(3),
+            ty: Ty::U32,
+            ord: LoadOrd::Plain,
+            scope: Scope::Device,
+        },
+        Inst::Alu {
+            op: AluOp::Shl,
+            ty: Ty::U64,
+            dst: 7,
+            a: R(2),
+            b: I(3),
+        },
+        Inst::Alu {
+            op: AluOp::Add,
+            ty: Ty::U64,
+            dst: 7,
+            a: R(7),
+            b: R(8),
+        },
+        Inst::Store {
+            space: Space::Global,
+            addr: addr(7),
+            src: R(5),
+            ty: Ty::U32,
+            ord: StoreOrd::Plain,
+            scope: Scope::Device,
+        },
+        Inst::Store {
+            space: Space::Global,
+            addr: Address {
+                base: R(7),
+                offset: 4,
+            },
+            src: R(6),
+            ty: Ty::U32,
+            ord: StoreOrd::Plain,
+            scope: Scope::Device,
+        },
+        Inst::Exit,
+    ]);
+    let mut k = kernel(insts, 9, 0);
+    k.reg_names[8] = "out".into();
+    let mut w = wl(
+        k,
+        2 * n,
+        1,
+        vec![
+            buf("mem", n as u64 * 64, Init::Zero),
+            buf("out", 2 * n as u64, Init::Zero),
+        ],
+    );
+    w.params = vec![
+        Param {
+            name: "mem".into(),
+            reg: 0,
+            value: ParamValue::BufferAddr("mem".into()),
+        },
+        Param {
+            name: "out".into(),
+            reg: 8,
+            value: ParamValue::BufferAddr("out".into()),
+        },
+    ];
+    let r = run(
+        cfg,
+        &w,
+        &RunOptions {
+            seed,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    (0..n as usize)
+        .filter(|&i| r.buffers[1][2 * i] == 1 && r.buffers[1][2 * i + 1] == 0)
+        .count() as u32
+}
+
+pub(crate) fn stressed() -> GpuConfig {
+    let mut c = tiny();
+    c.stress.interconnect_jitter = 40;
+    c.stress.drain_jitter = 40;
+    c.stress.start_skew = 60;
+    c.stress.prewarm_l1 = true;
+    c.store_buffer.drain_delay = 10;
+    c
+}
+
+#[test]
+fn mp_release_acquire_never_shows_the_forbidden_outcome() {
+    for cfg in [tiny(), stressed()] {
+        for seed in 0..20 {
+            assert_eq!(
+                mp_weak_count(&cfg, StoreOrd::Release, LoadOrd::Acquire, false, 16, seed),
+                0,
+                "seed {seed}"
+            );
+            assert_eq!(
+                mp_weak_count(&cfg, StoreOrd::Release, LoadOrd::Relaxed, true, 16, seed),
+                0,
+                "fence, seed {seed}"
+            );
+        }
+    }
+}
+
+#[test]
+fn mp_relaxed_shows_weak_outcome_under_stress() {
+    let cfg = stressed();
+    let weak: u32 = (0..20)
+        .map(|s| mp_weak_count(&cfg, StoreOrd::Relaxed, LoadOrd::Relaxed, false, 16, s))
+        .sum();
+    assert!(weak > 0, "relaxed MP never weak under stress");
+}
