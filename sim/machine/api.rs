@@ -92,3 +92,133 @@ pub enum SimError {
         diagnosis: String,
     },
 }
+
+/// The JSON document `run --json` writes: everything needed to compare runs, in a stable order.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunReport {
+    pub tool: String,
+    pub config: String,
+    pub workload: String,
+    pub seed: u64,
+    pub cycles: u64,
+    pub time_ns: f64,
+    pub checks: Vec<CheckOutcome>,
+    pub reports: Vec<(String, i64)>,
+    pub races: Vec<RaceReport>,
+    pub stats: Vec<crate::stats::Stat>,
+}
+
+impl RunResult {
+    pub fn report(&self, config: &str, workload: &str, seed: u64) -> RunReport {
+        RunReport {
+            tool: format!("gpumemsim {}", env!("CARGO_PKG_VERSION")),
+            config: config.to_string(),
+            workload: workload.to_string(),
+            seed,
+            cycles: self.cycles,
+            time_ns: self.time_ns,
+            checks: self.checks.clone(),
+            reports: self.reports.clone(),
+            races: self.races.clone(),
+            stats: self.stats.rows.clone(),
+        }
+    }
+
+    /// The human summary `gpumemsim run` prints.
+    pub fn summary(&self, cfg: &crate::config::GpuConfig) -> String {
+        use std::fmt::Write as _;
+        let g = |loc: &str, m: &str| self.stats.get(loc, m).unwrap_or(0.0);
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "{} — {} cycles, {:.1} µs at {} MHz",
+            cfg.name,
+            self.cycles,
+            self.time_ns / 1000.0,
+            cfg.clocks.core_mhz
+        );
+        let _ = writeln!(
+            s,
+            "instructions      {:.0} warp ({:.0} thread), IPC {:.2}, {:.0} memory",
+            g("gpu", "warp_instructions"),
+            g("gpu", "thread_instructions"),
+            g("gpu", "ipc"),
+            g("gpu", "memory_instructions")
+        );
+        let _ = writeln!(
+            s,
+            "L1                {:.0} loads, hit rate {:.1}%, {:.0} bypassed to L2, {:.0} invalidations",
+            g("l1", "loads"),
+            100.0 * g("l1", "hit_rate"),
+            g("l1", "bypass_loads"),
+            g("l1", "invalidations")
+        );
+        let _ = writeln!(
+            s,
+            "L2                {:.0} reads, {:.0} writes, {:.0} atomics, hit rate {:.1}%",
+            g("l2", "reads"),
+            g("l2", "writes"),
+            g("l2", "atomics"),
+            100.0 * g("l2", "hit_rate")
+        );
+        let _ = writeln!(
+            s,
+            "atomic units      L2: {:.0} ops ({:.0} lanes), utilisation {:.1}%, mean queueing {:.1} L2 cycles, \
+             same-address wait {:.0} L2 cycles; SM: {:.0} shared + {:.0} L1 ops",
+            g("atomics.l2", "operations"),
+            g("atomics.l2", "lane_operations"),
+            100.0 * g("atomics.l2", "utilisation"),
+            g("atomics.l2", "mean_queue_delay"),
+            g("atomics.l2", "same_address_wait"),
+            g("atomics.sm", "shared_ops"),
+            g("atomics.sm", "l1_ops")
+        );
+        let _ = writeln!(
+            s,
+            "store buffer      mean occupancy {:.2} entries/SM, max {:.0}, full-stall {:.0} cycles, {:.0} forwarded loads",
+            g("store_buffer", "mean_occupancy"),
+            g("store_buffer", "max_occupancy"),
+            g("store_buffer", "store_buffer_full_stall"),
+            g("store_buffer", "forwarded_loads")
+        );
+        let _ = writeln!(
+            s,
+            "fences/barriers   {:.0} stall cycles (release waits), {:.0} bank-conflict cycles",
+            g("sm", "fence_stall"),
+            g("sm", "bank_conflict")
+        );
+        let _ = writeln!(
+            s,
+            "DRAM              {:.0} B, {:.1} GB/s, bus utilisation {:.1}%, row hits {:.0} / misses {:.0}",
+            g("dram", "bytes"),
+            g("dram", "bandwidth"),
+            100.0 * g("dram", "bus_utilisation"),
+            g("dram", "row_hits"),
+            g("dram", "row_misses")
+        );
+        for (name, v) in &self.reports {
+            let _ = writeln!(s, "report            {name} = {v}");
+        }
+        for c in &self.checks {
+            let mark = if c.passed { "ok  " } else { "FAIL" };
+            let _ = writeln!(
+                s,
+                "check {mark}        {} ({}){}",
+                c.text,
+                c.location,
+                c.detail
+                    .as_ref()
+                    .map(|d| format!(": {d}"))
+                    .unwrap_or_default()
+            );
+        }
+        for r in &self.races {
+            let _ = writeln!(
+                s,
+                "{} race at {:#x}: {} / {}",
+                r.kind, r.address, r.first, r.second
+            );
+        }
+        s
+    }
+}

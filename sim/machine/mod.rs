@@ -14,7 +14,7 @@
 //! | end-of-run checks | `checks.rs` |
 
 pub mod api;
-mod cache;
+pub mod cache;
 mod checks;
 mod dram;
 mod gpu;
