@@ -70,6 +70,8 @@ macro_rules! ctx {
 
 /// Runs `wl` on the GPU described by `cfg`.
 pub fn run(cfg: &GpuConfig, wl: &Workload, opts: &RunOptions) -> Result<RunResult, SimError> {
+    let prepared = super::prepare::prepare(cfg, wl)?;
+    let wl: &Workload = &prepared;
     let geo = wl.geometry;
     let gt = geo.group_threads();
     let ws = cfg.sm.warp_size;

@@ -56,6 +56,7 @@ fn wl(k: Kernel, groups: u32, size: u32, buffers: Vec<Buffer>) -> Workload {
         params,
         checks: vec![],
         reports: vec![],
+        parameters: vec![],
     }
 }
 
