@@ -334,11 +334,9 @@ impl Gpu<'_> {
                 }
             }
         }
-        if !n.groups_done.is_empty() {
-            self.groups_done += n.groups_done.len() as u64;
-            if !self.pending.is_empty() {
-                self.q.after(0, Event::Dispatch);
-            }
+        self.groups_done += n.groups_done.len() as u64;
+        if (!n.groups_done.is_empty() || n.slots_freed) && !self.pending.is_empty() {
+            self.q.after(0, Event::Dispatch);
         }
         Ok(())
     }
