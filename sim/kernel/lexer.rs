@@ -1,6 +1,7 @@
 //! Tokens of the kernel language, each with its `line:column` (1-based, columns count characters).
 //!
-//! The language is line-oriented: a newline ends a statement, except inside `(...)` and `[...]`, where
+//! `%` directly followed by a letter or `_` starts a register name; otherwise it is the remainder
+//! operator. The language is line-oriented: a newline ends a statement, except inside `(...)` and `[...]`, where
 //! newlines are skipped so that long value lists may span lines. `//` and `#` start comments; `;` at the
 //! end of an instruction (a PTX habit) is accepted and ignored.
 //!
@@ -92,7 +93,11 @@ pub fn lex(text: &str, file: &str) -> Result<Vec<Token>, KernelError> {
             continue;
         }
         let start = i;
-        if c.is_ascii_alphabetic() || c == '_' || c == '%' {
+        let reg_start = c == '%'
+            && chars
+                .get(i + 1)
+                .is_some_and(|n| n.is_ascii_alphabetic() || *n == '_');
+        if c.is_ascii_alphabetic() || c == '_' || reg_start {
             i += 1;
             while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_') {
                 i += 1;
@@ -100,13 +105,6 @@ pub fn lex(text: &str, file: &str) -> Result<Vec<Token>, KernelError> {
             let word: String = chars[start..i].iter().collect();
             col += (i - start) as u32;
             if let Some(name) = word.strip_prefix('%') {
-                if name.is_empty() || name.starts_with(|ch: char| ch.is_ascii_digit()) {
-                    return Err(err(
-                        l0,
-                        c0,
-                        format!("found `{word}` but expected a register name after `%`"),
-                    ));
-                }
                 push(&mut out, Tok::Reg(name.to_string()));
             } else {
                 push(&mut out, Tok::Ident(word));

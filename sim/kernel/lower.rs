@@ -556,25 +556,25 @@ fn parse_ty(s: &str) -> Option<Ty> {
     })
 }
 
-/// Special registers and whether they take a `.x/.y/.z` dimension.
+/// Special registers: the OpenCL/SYCL names and the PTX names; the first six take `.x/.y/.z`.
 fn special(name: &str, dim: Option<Dim>) -> Option<Special> {
     let d = dim.unwrap_or(Dim::X);
     let s = match name {
-        "global_id" | "gid" => Special::GlobalId(d),
-        "local_id" | "lid" | "tid" => Special::LocalId(d),
-        "group_id" | "ctaid" | "wgid" => Special::GroupId(d),
+        "global_id" => Special::GlobalId(d),
+        "local_id" | "tid" => Special::LocalId(d),
+        "group_id" | "ctaid" => Special::GroupId(d),
         "global_size" => Special::GlobalSize(d),
-        "local_size" | "ntid" | "group_size" => Special::LocalSize(d),
+        "local_size" | "ntid" => Special::LocalSize(d),
         "num_groups" | "nctaid" => Special::NumGroups(d),
         _ if dim.is_some() => return None,
         "global_linear_id" => Special::GlobalLinearId,
         "local_linear_id" => Special::LocalLinearId,
         "group_linear_id" => Special::GroupLinearId,
-        "lane" | "laneid" => Special::Lane,
-        "sub_group_id" | "warpid" | "warp" => Special::SubGroupId,
-        "sub_group_size" | "warp_size" | "warpsz" => Special::SubGroupSize,
+        "sub_group_local_id" | "laneid" => Special::Lane,
+        "sub_group_id" | "warpid" => Special::SubGroupId,
+        "sub_group_size" | "warp_size" => Special::SubGroupSize,
         "num_sub_groups" | "nwarpid" => Special::NumSubGroups,
-        "smid" | "sm_id" => Special::SmId,
+        "sm_id" | "smid" => Special::SmId,
         "clock" | "clock64" => Special::Clock,
         _ => return None,
     };
