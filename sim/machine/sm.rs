@@ -37,6 +37,8 @@ use crate::workload::Geometry;
 use std::sync::Arc;
 
 const NEVER: Time = Time::MAX;
+/// What a warp whose live lanes all wait at a barrier waits on (for diagnoses).
+pub const BARRIER_WAIT: &str = "barrier";
 /// Backward branches a divergent lane group may take before the scheduler rotates to other lanes.
 const SPIN_ROTATE: u32 = 16;
 
@@ -1671,7 +1673,13 @@ impl Sm {
                     .as_ref()
                     .map(|g| g.group)
                     .unwrap_or(0);
-                (g, w.warp_in_group, w.last_pc, w.waiting, w.last_addr)
+                // `waiting` is overwritten once the barrier instruction has issued.
+                let waiting = if w.at_bar != 0 && w.at_bar & w.live == w.live {
+                    BARRIER_WAIT
+                } else {
+                    w.waiting
+                };
+                (g, w.warp_in_group, w.last_pc, waiting, w.last_addr)
             })
             .collect()
     }
