@@ -156,7 +156,7 @@ fn lower_float_add(k: &Kernel) -> Kernel {
         start
             .get(t as usize)
             .copied()
-            .unwrap_or(end + (t - k.insts.len() as u32))
+            .unwrap_or_else(|| end + (t - k.insts.len() as u32))
     };
     let mut insts = Vec::with_capacity(end as usize);
     let mut locs = Vec::with_capacity(end as usize);
