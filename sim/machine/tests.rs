@@ -723,3 +723,59 @@ fn warps_exiting_with_atomics_in_flight_do_not_disturb_later_warps_in_their_slot
     let r = run(&tiny(), &w, &RunOptions::default()).unwrap();
     assert_eq!(r.buffers[0][0], 64 * 256);
 }
+
+#[test]
+fn a_store_scattered_over_more_lines_than_the_store_buffer_holds_completes() {
+    // Each lane stores to its own 128-byte line: 32 lines per warp-store, the buffer holds 8.
+    let insts = vec![
+        Inst::ReadSpecial {
+            dst: 1,
+            which: Special::GlobalLinearId,
+        },
+        Inst::Alu {
+            op: AluOp::Shl,
+            ty: Ty::U64,
+            dst: 2,
+            a: R(1),
+            b: I(7),
+        },
+        Inst::Alu {
+            op: AluOp::Add,
+            ty: Ty::U64,
+            dst: 2,
+            a: R(2),
+            b: R(0),
+        },
+        Inst::Store {
+            space: Space::Global,
+            addr: addr(2),
+            src: I(5),
+            ty: Ty::U32,
+            ord: StoreOrd::Plain,
+            scope: Scope::Device,
+        },
+        Inst::Store {
+            space: Space::Global,
+            addr: Address {
+                base: R(2),
+                offset: 4,
+            },
+            src: R(1),
+            ty: Ty::U32,
+            ord: StoreOrd::Plain,
+            scope: Scope::Device,
+        },
+        Inst::Exit,
+    ];
+    let w = wl(
+        kernel(insts, 3, 0),
+        2,
+        64,
+        vec![buf("data", 128 * 32, Init::Zero)],
+    );
+    let r = run(&tiny(), &w, &RunOptions::default()).unwrap();
+    for t in 0..128usize {
+        assert_eq!(r.buffers[0][t * 32], 5);
+        assert_eq!(r.buffers[0][t * 32 + 1], t as u64);
+    }
+}
