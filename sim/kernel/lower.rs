@@ -162,7 +162,7 @@ pub fn lower(stmts: &[Stmt], file: &str, overrides: &[(String, i64)]) -> R<Workl
                     let n = l.int(e, "a launch dimension")?;
                     if n < 1 || n > u32::MAX as i64 {
                         return Err(err(
-                            e.loc().unwrap_or(s.loc),
+                            e.loc(),
                             format!("{what} dimension {i} = {n}: must be from 1 to {}", u32::MAX),
                         ));
                     }
@@ -306,7 +306,7 @@ pub fn lower(stmts: &[Stmt], file: &str, overrides: &[(String, i64)]) -> R<Workl
             StmtKind::Arg { name, ty, value } => {
                 let t = l.ty(ty)?;
                 let v = l.eval(value)?;
-                let raw = l.typed(v, t, value.loc().unwrap_or(s.loc))?;
+                let raw = l.typed(v, t, value.loc())?;
                 let r = l.new_reg(name, RegKind::Arg, s.loc)?;
                 params.push(Param {
                     name: format!("%{name}"),
@@ -459,7 +459,7 @@ fn names_in(e: &Expr) -> Vec<String> {
                     out.push(n.clone())
                 }
             }
-            Expr::Int(_) | Expr::Float(_) => {}
+            Expr::Int(..) | Expr::Float(..) => {}
             Expr::Index(_, i, _) => walk(i, out),
             Expr::Call(_, a, _) => a.iter().for_each(|x| walk(x, out)),
             Expr::Fold { from, to, body, .. } => {
@@ -615,8 +615,8 @@ impl Lower<'_> {
     fn eval(&self, e: &Expr) -> R<Num> {
         use Num::*;
         Ok(match e {
-            Expr::Int(v) => Int(*v),
-            Expr::Float(v) => Float(*v),
+            Expr::Int(v, _) => Int(*v),
+            Expr::Float(v, _) => Float(*v),
             Expr::Name(n, loc) => match self.constant(n) {
                 Some(v) => Int(v),
                 None => {
@@ -783,20 +783,16 @@ impl Lower<'_> {
     fn int(&self, e: &Expr, what: &str) -> R<i64> {
         match self.eval(e)? {
             Num::Int(v) => Ok(v),
-            Num::Float(v) => Err(self.err(
-                e.loc().unwrap_or_default(),
-                format!("found {v} but {what} must be an integer"),
-            )),
+            Num::Float(v) => {
+                Err(self.err(e.loc(), format!("found {v} but {what} must be an integer")))
+            }
         }
     }
 
     fn length(&self, e: &Expr, at: SrcLoc) -> R<u64> {
         let n = self.int(e, "a length")?;
         if n < 1 {
-            return Err(self.err(
-                e.loc().unwrap_or(at),
-                format!("length {n}: must be at least 1"),
-            ));
+            return Err(self.err(e.loc(), format!("length {n}: must be at least 1")));
         }
         Ok(n as u64)
     }
@@ -838,7 +834,7 @@ impl Lower<'_> {
             InitSyn::Zero => Init::Zero,
             InitSyn::Fill(e) => {
                 let v = self.eval(e)?;
-                Init::Fill(self.typed(v, elem, e.loc().unwrap_or(loc))?)
+                Init::Fill(self.typed(v, elem, e.loc())?)
             }
             InitSyn::Iota if elem == Ty::F32 => {
                 if len > 1 << 24 {
@@ -858,7 +854,7 @@ impl Lower<'_> {
                 let m = self.int(modulo, "a modulus")?;
                 if m < 0 {
                     return Err(self.err(
-                        modulo.loc().unwrap_or(loc),
+                        modulo.loc(),
                         format!("random modulus {m}: must be at least 0 (0 means any value)"),
                     ));
                 }
@@ -880,7 +876,7 @@ impl Lower<'_> {
                 let mut out = Vec::with_capacity(vs.len());
                 for e in vs {
                     let v = self.eval(e)?;
-                    out.push(self.typed(v, elem, e.loc().unwrap_or(loc))?);
+                    out.push(self.typed(v, elem, e.loc())?);
                 }
                 Init::Values(out)
             }
@@ -2025,8 +2021,8 @@ impl Lower<'_> {
         use workload::Expr as W;
         let b = |x: W| Box::new(x);
         Ok(match e {
-            Expr::Int(v) => W::Const(*v),
-            Expr::Float(v) => W::ConstF(*v),
+            Expr::Int(v, _) => W::Const(*v),
+            Expr::Float(v, _) => W::ConstF(*v),
             Expr::Name(n, loc) => {
                 if let Some(d) = folds.iter().rposition(|v| v == n) {
                     W::Bound(d as u32)

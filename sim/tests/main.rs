@@ -1,1 +1,4 @@
-//! Integration tests: one binary (being built).
+//! Integration tests: one binary. Each file under `sim/tests/` is a module here.
+
+mod kernel_lang;
+mod workloads;
