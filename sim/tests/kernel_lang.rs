@@ -561,7 +561,7 @@ fn syntax_errors() {
         10,
         "found 1 operand but expected 0",
     );
-    err_at("groups 1, 1, 1, 1\n", 1, 15, "at most three");
+    err_at("groups 1, 1, 1, 1\n", 1, 17, "at most three");
     err_at(
         &body("    .reg %a"),
         5,
