@@ -186,12 +186,16 @@ pub fn lower(stmts: &[Stmt], file: &str, overrides: &[(String, i64)]) -> R<Workl
                 .into(),
         ));
     };
+    let total = |d: [u32; 3]| d.iter().map(|&x| x as u128).product::<u128>();
+    if total(groups) * total(group_size) > 1 << 40 || total(group_size) > u32::MAX as u128 {
+        return Err(err(
+            kloc,
+            "the launch has more than 2^40 work-items (or a work-group more than 2^32)".into(),
+        ));
+    }
     let geometry = Geometry { groups, group_size };
     let ng = geometry.num_groups();
     let gt = geometry.group_threads() as u64;
-    if ng.checked_mul(gt).is_none_or(|t| t > 1 << 40) {
-        return Err(err(kloc, "the launch has more than 2^40 work-items".into()));
-    }
     l.consts.push(("global_size".into(), (ng * gt) as i64));
     l.consts.push(("num_groups".into(), ng as i64));
     l.consts.push(("group_size".into(), gt as i64));

@@ -267,9 +267,13 @@ const DECLARATIONS: [&str; 9] = [
     "kernel",
 ];
 
+/// Deepest nesting of parentheses and unary operators in one expression.
+const MAX_NESTING: usize = 256;
+
 struct Parser<'a> {
     toks: Vec<Token>,
     pos: usize,
+    depth: usize,
     file: &'a str,
     lines: Vec<&'a str>,
 }
@@ -281,6 +285,7 @@ pub fn parse(toks: Vec<Token>, text: &str, file: &str) -> R<Vec<Stmt>> {
     let mut p = Parser {
         toks,
         pos: 0,
+        depth: 0,
         file,
         lines: text.lines().collect(),
     };
@@ -719,6 +724,20 @@ impl Parser<'_> {
 
     fn unary(&mut self) -> R<Expr> {
         let loc = self.loc();
+        // Bounded nesting, so that a pathological file is an error rather than a stack overflow.
+        self.depth += 1;
+        if self.depth > MAX_NESTING {
+            return Err(self.err(
+                loc,
+                format!("expression nested more than {MAX_NESTING} levels deep"),
+            ));
+        }
+        let e = self.unary_inner(loc);
+        self.depth -= 1;
+        e
+    }
+
+    fn unary_inner(&mut self, loc: SrcLoc) -> R<Expr> {
         if self.eat("-") {
             return Ok(Expr::Neg(Box::new(self.unary()?), loc));
         }
