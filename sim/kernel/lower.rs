@@ -254,7 +254,7 @@ pub fn lower(stmts: &[Stmt], file: &str, overrides: &[(String, i64)]) -> R<Workl
             } => {
                 claim(name, s.loc)?;
                 let elem = l.ty(ty)?;
-                let n = l.length(len, s.loc)?;
+                let n = l.length(len)?;
                 total_bytes =
                     total_bytes.saturating_add(n.saturating_mul(elem.width().bytes() as u64));
                 if total_bytes > MAX_BUFFER_BYTES {
@@ -276,7 +276,7 @@ pub fn lower(stmts: &[Stmt], file: &str, overrides: &[(String, i64)]) -> R<Workl
             StmtKind::Local { name, ty, len } => {
                 claim(name, s.loc)?;
                 let t = l.ty(ty)?;
-                let n = l.length(len, s.loc)?;
+                let n = l.length(len)?;
                 let b = t.width().bytes() as u64;
                 let offset = l.local_bytes.div_ceil(b) * b;
                 l.local_bytes = offset + n.saturating_mul(b);
@@ -793,7 +793,7 @@ impl Lower<'_> {
         }
     }
 
-    fn length(&self, e: &Expr, at: SrcLoc) -> R<u64> {
+    fn length(&self, e: &Expr) -> R<u64> {
         let n = self.int(e, "a length")?;
         if n < 1 {
             return Err(self.err(e.loc(), format!("length {n}: must be at least 1")));

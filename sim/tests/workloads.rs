@@ -84,7 +84,7 @@ fn every_workload_passes_its_checks_on_tiny() {
 
 #[test]
 fn every_workload_passes_its_checks_on_the_default_config() {
-    let cfg = config::default_config();
+    let cfg = config::default_config().expect("the embedded default is valid");
     for (name, params) in SMALL {
         let wl = load(name, params);
         let r = run_on(&cfg, &wl);
