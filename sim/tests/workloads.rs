@@ -56,7 +56,7 @@ fn buffer(wl: &Workload, r: &RunResult, name: &str) -> Vec<u64> {
     r.buffers[i].clone()
 }
 
-/// Every workload of issue 2 item 6 (named exactly so) with small parameters for tests.
+/// Every workload of issue 2 item 6 (named exactly so), and the extra ones, with small parameters.
 const SMALL: &[(&str, &[(&str, i64)])] = &[
     ("race_counter", &[("N", 512), ("M", 32)]),
     ("race_counter_barrier", &[("N", 64), ("M", 8)]),
@@ -70,6 +70,7 @@ const SMALL: &[(&str, &[(&str, i64)])] = &[
     ("device_latch", &[("GROUPS", 8), ("G", 32)]),
     ("contention", &[("T", 512), ("K", 4), ("RET", 1)]),
     ("atomic_min", &[("N", 512)]),
+    ("spin_lock", &[("T", 48), ("G", 16)]),
 ];
 
 #[test]
@@ -436,4 +437,22 @@ fn an_order_the_config_does_not_support_is_rejected_at_load_time_with_its_locati
         e.contains("race_counter_atomic.kern:18:5") && e.contains("atomic scope `system`"),
         "{e}"
     );
+}
+
+#[test]
+fn cas_loop_lowering_keeps_the_branches_around_it() {
+    // A loop whose body holds two f32 atomic adds (one returning): the lowering inserts a retry loop
+    // for each, and the backward branch and the forward exit must still reach their instructions.
+    let src = "groups 2\ngroup_size 32\nbuffer acc: f32[2]\nbuffer seen: f32[64]\n\
+               kernel k {\n    reg %n, %p, %o, %i\n    mov.u32 %i, %global_id\n    mov.u32 %n, 0\n\
+               top:\n    setp.ge.u32 %p, %n, 3\n    @%p bra out\n    red.add.f32 acc[0], 0.5\n\
+               atom.add.f32 %o, acc[1], 0.25\n    add.u32 %n, %n, 1\n    bra top\nout:\n\
+               st.f32 seen[%i], %o\n}\n\
+               check acc[0] == 96\ncheck acc[1] == 48\ncheck forall i in seen: seen[i] < 48\n";
+    let wl = kernel::parse(src, "loop.kern", &[]).unwrap();
+    let cfg = tiny_with(&["atomics.float_add=\"cas_loop\""]);
+    let r = run_on(&cfg, &wl);
+    assert_checks_hold(&r, "lowered loop");
+    let native = run_on(&tiny(), &wl);
+    assert_checks_hold(&native, "native loop");
 }
