@@ -456,3 +456,18 @@ fn cas_loop_lowering_keeps_the_branches_around_it() {
     let native = run_on(&tiny(), &wl);
     assert_checks_hold(&native, "native loop");
 }
+
+#[test]
+fn the_complete_examples_of_the_language_reference_run_and_pass_their_checks() {
+    let text = std::fs::read_to_string(root().join("workloads/README.md")).unwrap();
+    let mut examples = 0;
+    for (i, block) in text.split("```kern\n").skip(1).enumerate() {
+        let src = block.split("```").next().unwrap();
+        let name = format!("README example {}", i + 1);
+        let wl = kernel::parse(src, &name, &[]).unwrap_or_else(|e| panic!("{e}"));
+        let r = run_on(&tiny(), &wl);
+        assert_checks_hold(&r, &name);
+        examples += 1;
+    }
+    assert!(examples >= 2, "the reference has complete examples");
+}
