@@ -73,24 +73,24 @@ const SMALL: &[(&str, &[(&str, i64)])] = &[
     ("spin_lock", &[("T", 48), ("G", 16)]),
 ];
 
-#[test]
-fn every_workload_passes_its_checks_on_tiny() {
-    let cfg = tiny();
+fn every_workload_passes_its_checks_on(cfg: &GpuConfig) {
     for (name, params) in SMALL {
         let wl = load(name, params);
-        let r = run_on(&cfg, &wl);
+        let r = run_on(cfg, &wl);
         assert_checks_hold(&r, name);
     }
 }
 
 #[test]
+fn every_workload_passes_its_checks_on_tiny() {
+    every_workload_passes_its_checks_on(&tiny());
+}
+
+#[test]
 fn every_workload_passes_its_checks_on_the_default_config() {
-    let cfg = config::default_config().expect("the embedded default is valid");
-    for (name, params) in SMALL {
-        let wl = load(name, params);
-        let r = run_on(&cfg, &wl);
-        assert_checks_hold(&r, name);
-    }
+    every_workload_passes_its_checks_on(
+        &config::default_config().expect("the embedded default is valid"),
+    );
 }
 
 #[test]
