@@ -9,8 +9,10 @@
 //!   builder that wires them from a config;
 //! - [`trace`]: Accel-Sim SASS traces (timing-only replay);
 //! - [`stats`]: tidy statistics; [`rng`]: the seeded random source;
-//! - [`runner`]: `gpumemsim run` (config + workload → run → summary, JSON, CSV).
+//! - [`runner`]: `gpumemsim run` (config + workload → run → summary, JSON, CSV);
+//! - [`bench`]: `gpumemsim bench` (simulation speed on a fixed workload set).
 
+pub mod bench;
 pub mod config;
 pub mod engine;
 pub mod ir;

@@ -29,6 +29,8 @@ enum Command {
     Config(ConfigCmd),
     /// Run a workload and print a summary; exit 1 when a check fails or the run cannot complete.
     Run(RunCmd),
+    /// Measure simulation speed on a fixed set of workloads (synthetic traces, kernels).
+    Bench(BenchCmd),
 }
 
 #[derive(Subcommand)]
@@ -88,7 +90,8 @@ fn cmd_config(c: ConfigCmd) -> Result<ExitCode> {
 
 #[derive(Args)]
 struct RunCmd {
-    /// Workload file (`workloads/*.kern`).
+    /// Workload file (`workloads/*.kern`), or an Accel-Sim trace: its `kernelslist.g` or the
+    /// directory holding it (replayed for timing only).
     kernel: PathBuf,
     /// Hardware config (TOML); default: the embedded preset.
     #[arg(long)]
@@ -141,11 +144,59 @@ fn cmd_run(c: RunCmd) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+#[derive(Args)]
+struct BenchCmd {
+    /// Hardware config (TOML); default: the embedded preset (H100).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Override a config value for every workload (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Runs per workload; the fastest counts.
+    #[arg(long, default_value_t = 1)]
+    repeat: u32,
+    /// Only the workloads whose name contains this.
+    #[arg(long)]
+    only: Option<String>,
+    /// Write the rows as JSON.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+}
+
+fn cmd_bench(c: BenchCmd) -> Result<ExitCode> {
+    use gpumemsim::bench;
+    let opts = bench::BenchOptions {
+        config: c.config.clone(),
+        sets: c.set,
+        repeat: c.repeat,
+        only: c.only,
+    };
+    println!("{}", bench::table_header());
+    let rows = bench::run(&opts, |r| println!("{}", bench::table_line(r)))?;
+    if let Some(path) = c.json {
+        let report = bench::BenchReport {
+            tool: format!("gpumemsim {}", env!("CARGO_PKG_VERSION")),
+            config: c
+                .config
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|| config::DEFAULT_NAME.to_string()),
+            repeat: opts.repeat,
+            rows,
+        };
+        let mut text = serde_json::to_string_pretty(&report)?;
+        text.push('\n');
+        gpumemsim::stats::write_atomic(&path, text.as_bytes())
+            .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", path.display()))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result: Result<ExitCode> = match cli.command {
         Command::Config(c) => cmd_config(c),
         Command::Run(c) => cmd_run(c),
+        Command::Bench(c) => cmd_bench(c),
     };
     match result {
         Ok(code) => code,

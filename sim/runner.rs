@@ -1,14 +1,15 @@
 //! `gpumemsim run`: load a config and a workload, simulate, summarise, write the statistics.
 //!
 //! The CLI only parses arguments into [`RunArgs`] and prints what [`execute`] returns. Inputs are
-//! dispatched by [`Input::of`] so that further kinds (an Accel-Sim trace directory with its
-//! `kernelslist.g`) are one more variant. JSON and CSV are written atomically (`stats::write_atomic`)
+//! dispatched by [`Input::of`]: a kernel-language file, or an Accel-Sim trace (its `kernelslist.g`
+//! or the directory holding it), replayed for timing only. JSON and CSV are written atomically (`stats::write_atomic`)
 //! and only after the run completed; a run that fails (bad input, watchdog) writes nothing.
 
 use crate::config::{self, ConfigError, GpuConfig};
 use crate::kernel::{self, KernelError};
 use crate::machine::{self, RunOptions, RunResult, SimError};
 use crate::stats;
+use crate::trace::{self, Trace, TraceError};
 use crate::workload::Workload;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -21,7 +22,13 @@ pub enum RunError {
     #[error(transparent)]
     Kernel(#[from] KernelError),
     #[error(transparent)]
+    Trace(#[from] TraceError),
+    #[error(transparent)]
     Sim(#[from] SimError),
+    #[error(
+        "--param {name}: a trace has no parameters (they belong to kernel-language workloads)"
+    )]
+    TraceParam { name: String },
     #[error("--param {arg}: expected NAME=INTEGER")]
     BadParam { arg: String },
     #[error("{path}: cannot write: {source}")]
@@ -53,16 +60,34 @@ pub struct RunArgs {
 pub enum Input {
     /// A kernel-language file (`workloads/*.kern`).
     Kernel(PathBuf),
+    /// An Accel-Sim trace: `kernelslist.g` or the directory holding it.
+    Trace(PathBuf),
+}
+
+/// A loaded input.
+pub enum Loaded {
+    Kernel(Workload),
+    Trace(Trace),
 }
 
 impl Input {
     pub fn of(path: &Path) -> Input {
-        Input::Kernel(path.to_path_buf())
+        if path.is_dir() || path.file_name().is_some_and(|n| n == "kernelslist.g") {
+            Input::Trace(path.to_path_buf())
+        } else {
+            Input::Kernel(path.to_path_buf())
+        }
     }
 
-    pub fn load(&self, params: &[(String, i64)]) -> Result<Workload, RunError> {
+    pub fn load(&self, params: &[(String, i64)]) -> Result<Loaded, RunError> {
         match self {
-            Input::Kernel(p) => Ok(kernel::load(p, params)?),
+            Input::Kernel(p) => Ok(Loaded::Kernel(kernel::load(p, params)?)),
+            Input::Trace(p) => {
+                if let Some((name, _)) = params.first() {
+                    return Err(RunError::TraceParam { name: name.clone() });
+                }
+                Ok(Loaded::Trace(trace::load(p)?))
+            }
         }
     }
 }
@@ -70,7 +95,7 @@ impl Input {
 /// A completed run.
 pub struct RunOutput {
     pub config: GpuConfig,
-    pub workload: Workload,
+    pub input: Loaded,
     pub result: RunResult,
     /// The human summary (workload, config, statistics, checks, races).
     pub summary: String,
@@ -109,13 +134,16 @@ pub fn parse_param(arg: &str) -> Result<(String, i64), RunError> {
 /// Loads, runs and writes the requested outputs.
 pub fn execute(args: &RunArgs) -> Result<RunOutput, RunError> {
     let config = config::load(args.config.as_deref(), &args.sets)?;
-    let workload = Input::of(&args.input).load(&args.params)?;
+    let input = Input::of(&args.input).load(&args.params)?;
     let opts = RunOptions {
         seed: args.seed,
         races: args.races,
         ..Default::default()
     };
-    let result = machine::run(&config, &workload, &opts)?;
+    let result = match &input {
+        Loaded::Kernel(w) => machine::run(&config, w, &opts)?,
+        Loaded::Trace(t) => machine::run_trace(&config, t, &opts)?,
+    };
     let config_name = args
         .config
         .as_ref()
@@ -124,7 +152,9 @@ pub fn execute(args: &RunArgs) -> Result<RunOutput, RunError> {
     let input_name = args.input.display().to_string();
     if let Some(path) = &args.json {
         let mut report = result.report(&config_name, &input_name, args.seed);
-        report.parameters = workload.parameters.clone();
+        if let Loaded::Kernel(w) = &input {
+            report.parameters = w.parameters.clone();
+        }
         let mut text = serde_json::to_string_pretty(&report).expect("a report always serialises");
         text.push('\n');
         write(path, text.as_bytes())?;
@@ -132,10 +162,10 @@ pub fn execute(args: &RunArgs) -> Result<RunOutput, RunError> {
     if let Some(path) = &args.csv {
         write(path, result.stats.to_csv().as_bytes())?;
     }
-    let summary = summary(&config, &config_name, &workload, &input_name, args, &result);
+    let summary = summary(&config, &config_name, &input, &input_name, args, &result);
     Ok(RunOutput {
         config,
-        workload,
+        input,
         result,
         summary,
     })
@@ -148,21 +178,54 @@ fn write(path: &Path, bytes: &[u8]) -> Result<(), RunError> {
     })
 }
 
+fn dims(d: [u32; 3]) -> String {
+    match d {
+        [x, 1, 1] => x.to_string(),
+        [x, y, 1] => format!("{x}x{y}"),
+        [x, y, z] => format!("{x}x{y}x{z}"),
+    }
+}
+
 fn summary(
     cfg: &GpuConfig,
     config_name: &str,
-    wl: &Workload,
+    loaded: &Loaded,
     input: &str,
     args: &RunArgs,
     r: &RunResult,
 ) -> String {
     let mut s = String::new();
-    let g = wl.geometry;
-    let dims = |d: [u32; 3]| match d {
-        [x, 1, 1] => x.to_string(),
-        [x, y, 1] => format!("{x}x{y}"),
-        [x, y, z] => format!("{x}x{y}x{z}"),
+    let wl = match loaded {
+        Loaded::Kernel(wl) => wl,
+        Loaded::Trace(t) => {
+            for k in t.kernels() {
+                let (warp, thread) = k.instruction_counts();
+                let _ = writeln!(
+                    s,
+                    "trace kernel {:<5} {} ({}): {} blocks × {} threads, {warp} warp / {thread} thread instructions",
+                    k.id,
+                    k.name,
+                    k.file.display(),
+                    dims(k.grid),
+                    dims(k.block)
+                );
+                for (op, n) in &k.unknown_opcodes {
+                    let _ = writeln!(
+                        s,
+                        "  unknown opcode    {op}: {n} instructions timed as integer ALU"
+                    );
+                }
+            }
+            let _ = writeln!(
+                s,
+                "config            {config_name}, seed {}; timing only (a trace carries no values)",
+                args.seed
+            );
+            s.push_str(&r.summary(cfg));
+            return s;
+        }
     };
+    let g = wl.geometry;
     let _ = writeln!(
         s,
         "workload          {} ({input}): {} work-groups × {} work-items{}",

@@ -18,15 +18,16 @@ use super::l1::L1;
 use super::l2::L2Slice;
 use super::memory::{GlobalMemory, GLOBAL_BASE};
 use super::msg::*;
-use super::sm::{Sm, SmParams};
+use super::sm::{Launch, Program, Sm};
 use super::xbar::Xbar;
 use crate::config::GpuConfig;
 use crate::engine::{Clock, EventQueue, Time};
 use crate::ir::Reg;
 use crate::rng::SplitMix64;
 use crate::stats::Stats;
-use crate::workload::{ParamValue, Workload};
-use std::collections::{HashMap, HashSet, VecDeque};
+use crate::trace::{Trace, TraceCommand};
+use crate::workload::{Geometry, ParamValue, Workload};
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 /// The assembled machine.
@@ -43,12 +44,16 @@ struct Gpu<'c> {
     l1s: Vec<L1>,
     slices: Vec<L2Slice>,
     dram: Dram,
+    /// The running launch (its program, geometry and captures).
+    launch: Arc<Launch>,
     pending: VecDeque<u64>,
     placement: Option<Vec<u32>>,
     next_sm: usize,
     group_threads: u32,
     group_warps: u32,
     local_bytes: u32,
+    /// Work-groups of the running launch, and how many have finished.
+    groups_total: u64,
     groups_done: u64,
     progress: u64,
     captured: HashMap<u64, Vec<(usize, Reg)>>,
@@ -68,32 +73,52 @@ macro_rules! ctx {
     };
 }
 
+/// Whether a work-group of `threads` work-items and `local_bytes` of local memory fits one empty SM;
+/// the error names `location`.
+fn check_fits(
+    cfg: &GpuConfig,
+    threads: u32,
+    local_bytes: u32,
+    location: &str,
+) -> Result<(), SimError> {
+    let warps = threads.div_ceil(cfg.sm.warp_size);
+    if threads == 0 {
+        return Err(SimError::Unsupported {
+            location: location.to_string(),
+            message: "the launch has no work-items".into(),
+        });
+    }
+    if threads > cfg.sm.max_threads
+        || warps > cfg.sm.max_warps
+        || local_bytes > cfg.sm.max_shared_bytes
+    {
+        return Err(SimError::Unsupported {
+            location: location.to_string(),
+            message: format!(
+                "a work-group of {threads} work-items ({warps} warps, {local_bytes} bytes of local memory) does \
+                 not fit one SM (sm.max_threads = {}, sm.max_warps = {}, sm.max_shared_bytes = {})",
+                cfg.sm.max_threads, cfg.sm.max_warps, cfg.sm.max_shared_bytes
+            ),
+        });
+    }
+    Ok(())
+}
+
 /// Runs `wl` on the GPU described by `cfg`.
 pub fn run(cfg: &GpuConfig, wl: &Workload, opts: &RunOptions) -> Result<RunResult, SimError> {
     let prepared = super::prepare::prepare(cfg, wl)?;
     let wl: &Workload = &prepared;
     let geo = wl.geometry;
     let gt = geo.group_threads();
-    let ws = cfg.sm.warp_size;
-    let gw = gt.div_ceil(ws);
     let k = &wl.kernel;
     let whole = format!("{}:1:1", k.file);
-    if gt == 0 || geo.num_groups() == 0 {
+    if geo.num_groups() == 0 {
         return Err(SimError::Unsupported {
             location: whole,
             message: "the launch has no work-items".into(),
         });
     }
-    if gt > cfg.sm.max_threads || gw > cfg.sm.max_warps || k.local_bytes > cfg.sm.max_shared_bytes {
-        return Err(SimError::Unsupported {
-            location: whole,
-            message: format!(
-                "a work-group of {gt} work-items ({gw} warps, {} bytes of local memory) does not fit one SM \
-                 (sm.max_threads = {}, sm.max_warps = {}, sm.max_shared_bytes = {})",
-                k.local_bytes, cfg.sm.max_threads, cfg.sm.max_warps, cfg.sm.max_shared_bytes
-            ),
-        });
-    }
+    check_fits(cfg, gt, k.local_bytes, &whole)?;
     let mem = GlobalMemory::new(&wl.buffers, 0);
     let mut params: Vec<(Reg, u64)> = Vec::new();
     for p in &wl.params {
@@ -106,46 +131,7 @@ pub fn run(cfg: &GpuConfig, wl: &Workload, opts: &RunOptions) -> Result<RunResul
         };
         params.push((p.reg, v));
     }
-    let mut captured: HashMap<u64, Vec<(usize, Reg)>> = HashMap::new();
-    for (i, &(t, r)) in opts.capture.iter().enumerate() {
-        captured.entry(t).or_default().push((i, r));
-    }
-    let capture_groups: HashSet<u64> = opts.capture.iter().map(|&(t, _)| t / gt as u64).collect();
-    let sp = SmParams {
-        params: Arc::new(params),
-        kernel: Arc::new(k.clone()),
-        geo,
-        capture_groups: Arc::new(capture_groups),
-    };
-    let mut g = Gpu {
-        cfg,
-        clock: Clock::from_mhz(cfg.clocks.core_mhz),
-        q: EventQueue::new(),
-        lines: Pool::default(),
-        batches: Pool::default(),
-        mem,
-        xbar: Xbar::new(cfg),
-        rng: SplitMix64::stream(opts.seed, 0x6770_7573),
-        sms: (0..cfg.sm.count)
-            .map(|i| Sm::new(i as u16, cfg, &sp))
-            .collect(),
-        l1s: (0..cfg.sm.count).map(|i| L1::new(i as u16, cfg)).collect(),
-        slices: (0..cfg.l2.slices)
-            .map(|i| L2Slice::new(i as u16, cfg))
-            .collect(),
-        dram: Dram::new(cfg),
-        pending: (0..geo.num_groups()).collect(),
-        placement: opts.group_sm.clone(),
-        next_sm: 0,
-        group_threads: gt,
-        group_warps: gw,
-        local_bytes: k.local_bytes,
-        groups_done: 0,
-        progress: 0,
-        captured,
-        capture_out: vec![0; opts.capture.len()],
-    };
-    if let Some(p) = &g.placement {
+    if let Some(p) = &opts.group_sm {
         if let Some(bad) = p.iter().find(|&&s| s >= cfg.sm.count) {
             return Err(SimError::Unsupported {
                 location: whole,
@@ -153,13 +139,115 @@ pub fn run(cfg: &GpuConfig, wl: &Workload, opts: &RunOptions) -> Result<RunResul
             });
         }
     }
+    let launch = Arc::new(Launch {
+        program: Program::Kernel {
+            kernel: k.clone(),
+            params,
+        },
+        geo,
+        capture_groups: opts.capture.iter().map(|&(t, _)| t / gt as u64).collect(),
+    });
+    let mut g = Gpu::new(cfg, mem, launch, opts);
     if cfg.stress.prewarm_l1 {
         g.prewarm();
     }
-    g.q.schedule(0, Event::Dispatch)
-        .map_err(|e| internal(&whole, e))?;
-    g.event_loop(wl)?;
-    g.finish(wl, opts)
+    g.run_launch()?;
+    let stats = g.collect_stats();
+    g.finish(stats, Some(wl), opts)
+}
+
+/// Replays every kernel of an Accel-Sim trace in order on the GPU described by `cfg` (timing only:
+/// the trace has no values). Caches keep their contents from one kernel to the next, except that
+/// each launch starts with empty L1s (as a kernel launch invalidates them) and the lines a
+/// `MemcpyHtoD` wrote leave every cache (the copy went to DRAM; its own duration is not simulated).
+pub fn run_trace(cfg: &GpuConfig, trace: &Trace, opts: &RunOptions) -> Result<RunResult, SimError> {
+    let list = trace.list.display().to_string();
+    if cfg.sm.warp_size != 32 {
+        return Err(SimError::Unsupported {
+            location: list,
+            message: format!(
+                "Accel-Sim traces record 32-lane warps; this config has sm.warp_size = {}",
+                cfg.sm.warp_size
+            ),
+        });
+    }
+    let mut launches = Vec::new();
+    for k in trace.kernels() {
+        let file = k.file.display().to_string();
+        check_fits(cfg, k.block_threads(), k.shmem, &file)?;
+        let geo = Geometry {
+            groups: k.grid,
+            group_size: k.block,
+        };
+        let mut block_of_group = vec![u32::MAX; geo.num_groups() as usize];
+        for (i, b) in k.blocks.iter().enumerate() {
+            let g = b.id[0] as u64
+                + k.grid[0] as u64 * (b.id[1] as u64 + k.grid[1] as u64 * b.id[2] as u64);
+            block_of_group[g as usize] = i as u32;
+        }
+        if let Some(g) = block_of_group.iter().position(|&b| b == u32::MAX) {
+            return Err(SimError::Unsupported {
+                location: file,
+                message: format!("thread block {g} (linear id) of the grid is not in the trace"),
+            });
+        }
+        launches.push(Arc::new(Launch {
+            program: Program::Trace {
+                kernel: k.clone(),
+                block_of_group,
+            },
+            geo,
+            capture_groups: Default::default(),
+        }));
+    }
+    let Some(first) = launches.first() else {
+        return Err(SimError::Unsupported {
+            location: list,
+            message: "the trace names no kernel".into(),
+        });
+    };
+    let mut g = Gpu::new(cfg, GlobalMemory::timing_only(), first.clone(), opts);
+    let mut per_kernel: Vec<(String, u64, u64, u64)> = Vec::new();
+    let mut next = launches.iter();
+    for c in &trace.commands {
+        match c {
+            TraceCommand::MemcpyHtoD { addr, bytes, .. } => g.memcpy_to_device(*addr, *bytes),
+            TraceCommand::Kernel(k) => {
+                let launch = next.next().expect("one launch per kernel");
+                let start = g.q.now();
+                let before = g.instructions();
+                g.set_launch(launch);
+                g.run_launch()?;
+                let after = g.instructions();
+                let cycles = g.clock.cycle_of(g.q.now() - start);
+                per_kernel.push((
+                    format!("trace.kernel{}", k.id),
+                    cycles,
+                    after.0 - before.0,
+                    after.1 - before.1,
+                ));
+            }
+        }
+    }
+    let mut stats = g.collect_stats();
+    stats.push("kernel", "timing_only", 1.0, "flag");
+    stats.push("kernel", "launches", per_kernel.len() as f64, "kernels");
+    for (loc, cycles, warp, thread) in per_kernel {
+        stats.push(&loc, "cycles", cycles as f64, "cycles");
+        stats.push(&loc, "warp_instructions", warp as f64, "instructions");
+        stats.push(&loc, "thread_instructions", thread as f64, "instructions");
+    }
+    for k in trace.kernels() {
+        for (op, n) in &k.unknown_opcodes {
+            stats.push(
+                format!("trace.kernel{}.unknown_opcode", k.id),
+                op,
+                *n as f64,
+                "instructions",
+            );
+        }
+    }
+    g.finish(stats, None, opts)
 }
 
 fn internal(loc: &str, e: impl std::fmt::Display) -> SimError {
@@ -169,10 +257,101 @@ fn internal(loc: &str, e: impl std::fmt::Display) -> SimError {
     }
 }
 
-impl Gpu<'_> {
+impl<'c> Gpu<'c> {
+    /// The one builder: every part from the config, wired through the event queue.
+    fn new(
+        cfg: &'c GpuConfig,
+        mem: GlobalMemory,
+        launch: Arc<Launch>,
+        opts: &RunOptions,
+    ) -> Gpu<'c> {
+        let mut captured: HashMap<u64, Vec<(usize, Reg)>> = HashMap::new();
+        for (i, &(t, r)) in opts.capture.iter().enumerate() {
+            captured.entry(t).or_default().push((i, r));
+        }
+        Gpu {
+            cfg,
+            clock: Clock::from_mhz(cfg.clocks.core_mhz),
+            q: EventQueue::new(),
+            lines: Pool::default(),
+            batches: Pool::default(),
+            mem,
+            xbar: Xbar::new(cfg),
+            rng: SplitMix64::stream(opts.seed, 0x6770_7573),
+            sms: (0..cfg.sm.count)
+                .map(|i| Sm::new(i as u16, cfg, &launch))
+                .collect(),
+            l1s: (0..cfg.sm.count).map(|i| L1::new(i as u16, cfg)).collect(),
+            slices: (0..cfg.l2.slices)
+                .map(|i| L2Slice::new(i as u16, cfg))
+                .collect(),
+            dram: Dram::new(cfg),
+            launch,
+            pending: VecDeque::new(),
+            placement: opts.group_sm.clone(),
+            next_sm: 0,
+            group_threads: 0,
+            group_warps: 0,
+            local_bytes: 0,
+            groups_total: 0,
+            groups_done: 0,
+            progress: 0,
+            captured,
+            capture_out: vec![0; opts.capture.len()],
+        }
+    }
+
+    /// Makes `launch` the next kernel: its program on every SM, and empty L1s, as a kernel launch
+    /// invalidates them. Called between kernels, when every part is idle.
+    fn set_launch(&mut self, launch: &Arc<Launch>) {
+        self.launch = launch.clone();
+        for sm in &mut self.sms {
+            sm.set_launch(launch);
+        }
+        for l1 in &mut self.l1s {
+            l1.invalidate_all();
+        }
+    }
+
+    /// A host-to-device copy of `[addr, addr + bytes)` happened: those lines are in DRAM only.
+    fn memcpy_to_device(&mut self, addr: u64, bytes: u64) {
+        let end = addr.saturating_add(bytes);
+        for l1 in &mut self.l1s {
+            l1.drop_range(addr, end);
+        }
+        for s in &mut self.slices {
+            s.drop_range(addr, end);
+        }
+    }
+
+    /// Warp and thread instructions issued so far.
+    fn instructions(&self) -> (u64, u64) {
+        self.sms.iter().fold((0, 0), |(w, t), sm| {
+            (w + sm.stats.warp_insts, t + sm.stats.thread_insts)
+        })
+    }
+
+    /// Dispatches every work-group of the current launch and runs until all have finished and the
+    /// memory system has drained.
+    fn run_launch(&mut self) -> Result<(), SimError> {
+        let geo = self.launch.geo;
+        self.group_threads = geo.group_threads();
+        self.group_warps = self.group_threads.div_ceil(self.cfg.sm.warp_size);
+        self.local_bytes = self.launch.program.local_bytes();
+        self.groups_total = geo.num_groups();
+        self.groups_done = 0;
+        self.pending = (0..geo.num_groups()).collect();
+        let now = self.q.now();
+        let loc = self.launch.program.where_is(0);
+        self.q
+            .schedule(now, Event::Dispatch)
+            .map_err(|e| internal(&loc, e))?;
+        self.event_loop()
+    }
+
     fn prewarm(&mut self) {
         let lb = self.cfg.l1.line_bytes as u64;
-        let end = GLOBAL_BASE + self.mem.data.len() as u64 - 256;
+        let end = GLOBAL_BASE + self.mem.len() - 256;
         let mut line = GLOBAL_BASE;
         while line < end {
             let mut buf = [0u8; MAX_LINE];
@@ -230,23 +409,23 @@ impl Gpu<'_> {
         }
     }
 
-    fn event_loop(&mut self, wl: &Workload) -> Result<(), SimError> {
+    fn event_loop(&mut self) -> Result<(), SimError> {
         let wd = &self.cfg.watchdog;
         let window = self.clock.cycles(wd.no_progress_cycles);
         let limit = self.clock.cycles(wd.max_cycles);
         let mut last_progress: (u64, Time) = (0, 0);
-        let total = wl.geometry.num_groups();
+        let total = self.groups_total;
         while let Some((now, ev)) = self.q.pop() {
             match ev {
                 Event::SmTick(s) => {
                     let mut ctx = ctx!(self);
                     self.sms[s as usize].tick(&mut ctx);
-                    self.after_sm(s as usize, wl)?;
+                    self.after_sm(s as usize)?;
                 }
                 Event::SmIn(s, r) => {
                     let mut ctx = ctx!(self);
                     self.sms[s as usize].receive(r, &mut ctx);
-                    self.after_sm(s as usize, wl)?;
+                    self.after_sm(s as usize)?;
                 }
                 Event::SbDrain(s) => {
                     let mut ctx = ctx!(self);
@@ -285,14 +464,14 @@ impl Gpu<'_> {
                 return Err(SimError::NoProgress {
                     cycle: self.clock.cycle_of(now),
                     window: wd.no_progress_cycles,
-                    diagnosis: self.diagnose(wl),
+                    diagnosis: self.diagnose(),
                 });
             }
             if now > limit {
                 return Err(SimError::MaxCycles {
                     cycle: self.clock.cycle_of(now),
                     limit: wd.max_cycles,
-                    diagnosis: self.diagnose(wl),
+                    diagnosis: self.diagnose(),
                 });
             }
         }
@@ -304,19 +483,19 @@ impl Gpu<'_> {
                     "every part is idle but {} of {total} work-groups have not finished (a barrier that not all \
                      work-items reach, or groups that never fit):\n{}",
                     total - self.groups_done,
-                    self.diagnose(wl)
+                    self.diagnose()
                 ),
             });
         }
         Ok(())
     }
 
-    fn after_sm(&mut self, s: usize, wl: &Workload) -> Result<(), SimError> {
+    fn after_sm(&mut self, s: usize) -> Result<(), SimError> {
         let n = std::mem::take(&mut self.sms[s].notices);
         self.progress += n.progress;
         if let Some((pc, msg, thread, group)) = n.error {
             return Err(SimError::Runtime {
-                location: wl.kernel.where_is(pc),
+                location: self.launch.program.where_is(pc),
                 message: msg,
                 thread,
                 group,
@@ -344,7 +523,7 @@ impl Gpu<'_> {
     /// The live warps: first those not waiting at a barrier (spinning, or stalled on memory), each
     /// with its PC, instruction and the last address it accessed; then the barrier waiters counted
     /// per barrier; then the groups that never became resident.
-    fn diagnose(&self, wl: &Workload) -> String {
+    fn diagnose(&self) -> String {
         const SHOWN: usize = 24;
         let mut out = String::new();
         let mut shown = 0;
@@ -370,8 +549,8 @@ impl Gpu<'_> {
                 out.push_str(&format!(
                     "  sm{} work-group {group} warp {warp}: pc {pc} at {} `{}`; waiting on: {waiting}; last address {addr}\n",
                     sm.id,
-                    wl.kernel.where_is(pc as usize),
-                    wl.kernel.disassemble(pc as usize)
+                    self.launch.program.where_is(pc as usize),
+                    self.launch.program.describe(pc as usize)
                 ));
             }
         }
@@ -382,8 +561,8 @@ impl Gpu<'_> {
         for (pc, n) in at_barrier {
             out.push_str(&format!(
                 "  {n} warps wait at the barrier at pc {pc} ({} `{}`)\n",
-                wl.kernel.where_is(pc as usize),
-                wl.kernel.disassemble(pc as usize)
+                self.launch.program.where_is(pc as usize),
+                self.launch.program.describe(pc as usize)
             ));
         }
         let pending = self.pending.len();
@@ -405,20 +584,32 @@ impl Gpu<'_> {
         String::new()
     }
 
-    fn finish(mut self, wl: &Workload, opts: &RunOptions) -> Result<RunResult, SimError> {
-        let now = self.q.now();
-        let cycles = self.clock.cycle_of(self.clock.edge_at_or_after(now));
-        let stats = self.collect_stats(cycles, wl);
+    /// Cycles from the first launch to the end of the run.
+    fn cycles(&self) -> u64 {
+        self.clock
+            .cycle_of(self.clock.edge_at_or_after(self.q.now()))
+    }
+
+    /// The result: `stats`, and for a kernel workload its final buffers, checks and reports.
+    fn finish(
+        self,
+        stats: Stats,
+        wl: Option<&Workload>,
+        opts: &RunOptions,
+    ) -> Result<RunResult, SimError> {
+        let cycles = self.cycles();
         let buffers: Vec<Vec<u64>> = wl
-            .buffers
-            .iter()
-            .enumerate()
-            .map(|(i, b)| self.mem.buffer_values(b, i))
-            .collect();
-        let (checks, reports) = if opts.skip_checks {
-            (Vec::new(), Vec::new())
-        } else {
-            checks::evaluate(wl, &buffers)
+            .map(|wl| {
+                wl.buffers
+                    .iter()
+                    .enumerate()
+                    .map(|(i, b)| self.mem.buffer_values(b, i))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let (checks, reports) = match wl {
+            Some(wl) if !opts.skip_checks => checks::evaluate(wl, &buffers),
+            _ => (Vec::new(), Vec::new()),
         };
         let time_ns = cycles as f64 * 1000.0 / self.cfg.clocks.core_mhz as f64;
         Ok(RunResult {
@@ -433,7 +624,8 @@ impl Gpu<'_> {
         })
     }
 
-    fn collect_stats(&mut self, cycles: u64, wl: &Workload) -> Stats {
+    fn collect_stats(&mut self) -> Stats {
+        let cycles = self.cycles();
         let mut s = Stats::default();
         let now = self.q.now();
         let cyc = |ps: Time, c: Clock| ps as f64 / c.period as f64;
@@ -447,12 +639,7 @@ impl Gpu<'_> {
             cycles as f64 * 1000.0 / self.cfg.clocks.core_mhz as f64,
             "ns",
         );
-        s.push(
-            "kernel",
-            "work_groups",
-            wl.geometry.num_groups() as f64,
-            "groups",
-        );
+        s.push("kernel", "work_groups", self.groups_total as f64, "groups");
         s.push("kernel", "events", self.q.delivered() as f64, "events");
         let (mut wi, mut ti, mut mi) = (0u64, 0u64, 0u64);
         let (mut fence, mut sbfull, mut sbocc, mut sbmax, mut fwd) =

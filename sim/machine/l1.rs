@@ -327,11 +327,30 @@ impl L1 {
             }
             L1Req::InvalidateAll => {
                 self.stats.invalidations += 1;
-                self.tags.invalidate_all();
-                self.valid.fill(0);
-                self.epoch += 1;
-                self.mshr_of_line.clear();
+                self.invalidate_all();
                 true
+            }
+        }
+    }
+
+    /// Drops every line and starts a new epoch (fills in flight are not installed).
+    pub fn invalidate_all(&mut self) {
+        self.tags.invalidate_all();
+        self.valid.fill(0);
+        self.epoch += 1;
+        self.mshr_of_line.clear();
+    }
+
+    /// Drops the lines overlapping `[start, end)` (a host copy wrote them in DRAM).
+    pub fn drop_range(&mut self, start: u64, end: u64) {
+        let lb = self.line_bytes as u64;
+        for w in 0..self.tags.capacity_lines() as u32 {
+            let way = Way(w);
+            if let Some(line) = self.tags.line_at(way) {
+                if line < end && line + lb > start {
+                    self.tags.invalidate(way);
+                    self.valid[w as usize] = 0;
+                }
             }
         }
     }

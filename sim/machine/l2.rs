@@ -305,4 +305,19 @@ impl L2Slice {
     pub fn idle(&self) -> bool {
         self.input.is_empty() && self.mshrs.is_empty()
     }
+
+    /// Drops the lines overlapping `[start, end)`: a host copy wrote them in DRAM, so their cached
+    /// copies (dirty or not) are stale and the next access misses.
+    pub fn drop_range(&mut self, start: u64, end: u64) {
+        let lb = self.line_bytes as u64;
+        for w in 0..self.tags.capacity_lines() as u32 {
+            let way = super::cache::Way(w);
+            if let Some(line) = self.tags.line_at(way) {
+                if line < end && line + lb > start {
+                    self.tags.invalidate(way);
+                    self.dirty[w as usize] = false;
+                }
+            }
+        }
+    }
 }

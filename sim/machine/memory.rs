@@ -9,6 +9,9 @@
 //! never be observed while it differs from the slice's; DRAM is modelled for timing only (`dram.rs`).
 //! Structures that *can* hold different values — store buffers, L1 lines, in-flight messages — keep
 //! their own bytes.
+//!
+//! A replayed Accel-Sim trace has no values and addresses anywhere in a 47-bit space: its memory is
+//! [`GlobalMemory::timing_only`], which holds nothing, reads zero, ignores writes and bounds nothing.
 
 use crate::workload::Buffer;
 
@@ -24,8 +27,16 @@ pub struct Placed {
     pub elem_bytes: u32,
 }
 
+/// What backs device memory.
+pub enum Backing {
+    /// The bytes of every placed buffer, from [`GLOBAL_BASE`].
+    Values(Vec<u8>),
+    /// No values (trace replay): reads return zero, writes are dropped, every address is in bounds.
+    TimingOnly,
+}
+
 pub struct GlobalMemory {
-    pub data: Vec<u8>,
+    pub backing: Backing,
     pub placed: Vec<Placed>,
     /// Number of value-changing writes (progress for the watchdog).
     pub changes: u64,
@@ -65,9 +76,31 @@ impl GlobalMemory {
             }
         }
         GlobalMemory {
-            data,
+            backing: Backing::Values(data),
             placed,
             changes: 0,
+        }
+    }
+
+    /// Memory of a trace replay: no buffers, no values.
+    pub fn timing_only() -> GlobalMemory {
+        GlobalMemory {
+            backing: Backing::TimingOnly,
+            placed: Vec::new(),
+            changes: 0,
+        }
+    }
+
+    /// Whether loads return values (false for a trace replay).
+    pub fn has_values(&self) -> bool {
+        matches!(self.backing, Backing::Values(_))
+    }
+
+    /// Bytes of the value store (0 without values).
+    pub fn len(&self) -> u64 {
+        match &self.backing {
+            Backing::Values(d) => d.len() as u64,
+            Backing::TimingOnly => 0,
         }
     }
 
@@ -77,6 +110,9 @@ impl GlobalMemory {
 
     /// Whether `[addr, addr+len)` lies inside one buffer.
     pub fn in_bounds(&self, addr: u64, len: u64) -> bool {
+        if !self.has_values() {
+            return true;
+        }
         // Buffers are sorted by base.
         let i = self.placed.partition_point(|p| p.base <= addr);
         i > 0 && {
@@ -91,39 +127,52 @@ impl GlobalMemory {
     }
 
     pub fn read(&self, addr: u64, len: u32) -> u64 {
+        let Backing::Values(data) = &self.backing else {
+            return 0;
+        };
         let o = Self::off(addr);
         let mut b = [0u8; 8];
-        b[..len as usize].copy_from_slice(&self.data[o..o + len as usize]);
+        b[..len as usize].copy_from_slice(&data[o..o + len as usize]);
         u64::from_le_bytes(b)
     }
 
     pub fn write(&mut self, addr: u64, len: u32, v: u64) {
+        let Backing::Values(data) = &mut self.backing else {
+            return;
+        };
         let o = Self::off(addr);
         let bytes = &v.to_le_bytes()[..len as usize];
-        if &self.data[o..o + len as usize] != bytes {
+        if &data[o..o + len as usize] != bytes {
             self.changes += 1;
-            self.data[o..o + len as usize].copy_from_slice(bytes);
+            data[o..o + len as usize].copy_from_slice(bytes);
         }
     }
 
     /// Copies a line's bytes (zero outside the store).
     pub fn read_line(&self, line_addr: u64, line_bytes: u32, out: &mut [u8]) {
-        let o = Self::off(line_addr);
         let n = line_bytes as usize;
-        let end = (o + n).min(self.data.len());
-        out[..end - o].copy_from_slice(&self.data[o..end]);
+        let Backing::Values(data) = &self.backing else {
+            out[..n].fill(0);
+            return;
+        };
+        let o = Self::off(line_addr);
+        let end = (o + n).min(data.len());
+        out[..end - o].copy_from_slice(&data[o..end]);
         out[end - o..n].fill(0);
     }
 
     /// Writes the bytes selected by `mask` (bit i = byte i of the line).
-    pub fn write_masked(&mut self, line_addr: u64, data: &[u8], mask: u128) {
+    pub fn write_masked(&mut self, line_addr: u64, bytes: &[u8], mask: u128) {
+        let Backing::Values(data) = &mut self.backing else {
+            return;
+        };
         let o = Self::off(line_addr);
         let mut m = mask;
         while m != 0 {
             let i = m.trailing_zeros() as usize;
             m &= m - 1;
-            if o + i < self.data.len() && self.data[o + i] != data[i] {
-                self.data[o + i] = data[i];
+            if o + i < data.len() && data[o + i] != bytes[i] {
+                data[o + i] = bytes[i];
                 self.changes += 1;
             }
         }

@@ -29,6 +29,6 @@ mod store_buffer;
 mod xbar;
 
 pub use api::*;
-pub use gpu::run;
+pub use gpu::{run, run_trace};
 #[cfg(test)]
 mod tests;

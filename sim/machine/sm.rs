@@ -24,6 +24,13 @@
 //!   `work_group_global_at = "l1"`), wider ones at the L2 slice; local-memory atomics narrow to
 //!   work_group (SYCL rule); relaxed operations impose no ordering.
 //!
+//! Program source ([`Program`]): a launch runs either kernel IR (the SIMT execution above, with values)
+//! or an Accel-Sim trace, where each warp replays its own recorded stream ([`Flow::Stream`]): the
+//! active mask comes with each instruction, register dependencies go through the traced destination
+//! and source registers, non-memory opcodes take their class's latency, and memory instructions use the
+//! traced addresses and widths on the same paths as kernel accesses (coalescer, store buffer, L1, ...)
+//! without values. A traced warp arrives at a barrier as a whole.
+//!
 //! Not modelled: instruction fetch and caches, register-bank conflicts, dual issue of one warp,
 //! predicated execution other than branches, the carve-out between L1 and shared memory.
 
@@ -33,6 +40,7 @@ use super::store_buffer::{Forward, StoreBuffer};
 use crate::config::{GpuConfig, WarpPolicy, WorkGroupAtomicSite};
 use crate::engine::{Clock, Time};
 use crate::ir::*;
+use crate::trace::{TraceAccess, TraceAtomicOp, TraceKernel, TraceOp, TraceSpace, TRACE_REGS};
 use crate::workload::Geometry;
 use std::sync::Arc;
 
@@ -42,15 +50,112 @@ pub const BARRIER_WAIT: &str = "barrier";
 /// Backward branches a divergent lane group may take before the scheduler rotates to other lanes.
 const SPIN_ROTATE: u32 = 16;
 
+/// What the warps of one launch execute.
+pub enum Program {
+    /// Kernel IR with its launch parameters (registers preloaded in every lane).
+    Kernel {
+        kernel: Kernel,
+        params: Vec<(Reg, u64)>,
+    },
+    /// A traced kernel; `block_of_group[g]` is the index in `blocks` of work-group `g` (linear id).
+    Trace {
+        kernel: TraceKernel,
+        block_of_group: Vec<u32>,
+    },
+}
+
+impl Program {
+    /// `file:line[:col]` of instruction `pc` (a trace's instruction index names its file line).
+    pub fn where_is(&self, pc: usize) -> String {
+        match self {
+            Program::Kernel { kernel, .. } => kernel.where_is(pc),
+            Program::Trace { kernel, .. } => match kernel.insts.get(pc) {
+                Some(i) => format!("{}:{}", kernel.file.display(), i.line),
+                None => format!("{}:instruction {pc}", kernel.file.display()),
+            },
+        }
+    }
+
+    /// Instruction `pc` as text, for diagnostics.
+    pub fn describe(&self, pc: usize) -> String {
+        match self {
+            Program::Kernel { kernel, .. } => kernel.disassemble(pc),
+            Program::Trace { kernel, .. } => match kernel.insts.get(pc) {
+                Some(i) => format!("{:?} mask {:08x}", i.op, i.mask),
+                None => format!("<no instruction {pc}>"),
+            },
+        }
+    }
+
+    /// Bytes of work-group-local (shared) memory each group allocates.
+    pub fn local_bytes(&self) -> u32 {
+        match self {
+            Program::Kernel { kernel, .. } => kernel.local_bytes,
+            Program::Trace { kernel, .. } => kernel.shmem,
+        }
+    }
+
+    /// Whether the program computes values (kernel IR) or only timing (a trace).
+    pub fn has_values(&self) -> bool {
+        matches!(self, Program::Kernel { .. })
+    }
+}
+
+/// How a warp advances: the typed counterpart of [`Program`].
+enum Flow {
+    /// One PC per lane and every lane's registers; `spin`/`rotate_from` drive the forward-progress
+    /// rotation of divergent spin loops.
+    Simt {
+        pc: Vec<u32>,
+        regs: Vec<u64>,
+        spin: u32,
+        rotate_from: Option<u32>,
+    },
+    /// The warp's traced instructions `next..end` (indices into the trace kernel's instructions).
+    Stream { next: u32, end: u32 },
+}
+
+impl Flow {
+    /// The lanes in `mask` move past the instruction they executed.
+    fn advance(&mut self, mask: u64) {
+        match self {
+            Flow::Simt { pc, .. } => {
+                let mut m = mask;
+                while m != 0 {
+                    let l = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    pc[l] += 1;
+                }
+            }
+            Flow::Stream { next, .. } => *next += 1,
+        }
+    }
+}
+
+/// Where a memory instruction's result goes.
+#[derive(Clone, Copy)]
+enum Dst {
+    None,
+    /// A kernel register, written with each lane's value.
+    Reg(Reg),
+    /// Traced destination registers (`n` from index `first` of the trace's register list): timing only.
+    Trace {
+        first: u32,
+        n: u8,
+    },
+}
+
 pub struct Warp {
     pub group_slot: usize,
     pub warp_in_group: u32,
     pub nlanes: u32,
     pub live: u64,
     at_bar: u64,
-    pub pc: Vec<u32>,
-    regs: Vec<u64>,
+    flow: Flow,
     reg_ready: Vec<Time>,
+    /// The barrier this warp waits at invalidates the L1 when it releases (global spaces at device
+    /// scope or wider).
+    bar_invalidate: bool,
     ready_at: Time,
     loads_out: u32,
     local_out: u32,
@@ -58,8 +163,6 @@ pub struct Warp {
     to_l1: u32,
     to_l2: u32,
     acq_pending: u32,
-    spin: u32,
-    rotate_from: Option<u32>,
     pub last_addr: Option<u64>,
     pub last_pc: u32,
     pub waiting: &'static str,
@@ -74,9 +177,15 @@ impl Warp {
         }
     }
 
-    /// Lanes to run next and their PC.
+    /// SIMT: the lanes to run next and their PC.
     fn select(&mut self) -> Option<(u32, u64)> {
         let cand = self.live & !self.at_bar;
+        let Flow::Simt {
+            pc, rotate_from, ..
+        } = &self.flow
+        else {
+            return None;
+        };
         if cand == 0 {
             return None;
         }
@@ -86,15 +195,15 @@ impl Warp {
         while m != 0 {
             let l = m.trailing_zeros() as usize;
             m &= m - 1;
-            let p = self.pc[l];
+            let p = pc[l];
             min = min.min(p);
-            if let Some(r) = self.rotate_from {
+            if let Some(r) = *rotate_from {
                 if p > r && above.is_none_or(|a| p < a) {
                     above = Some(p);
                 }
             }
         }
-        let pc = match (self.rotate_from, above) {
+        let at = match (*rotate_from, above) {
             (Some(_), Some(a)) => a,
             _ => min,
         };
@@ -103,11 +212,25 @@ impl Warp {
         while m != 0 {
             let l = m.trailing_zeros() as usize;
             m &= m - 1;
-            if self.pc[l] == pc {
+            if pc[l] == at {
                 mask |= 1 << l;
             }
         }
-        Some((pc, mask))
+        Some((at, mask))
+    }
+
+    fn regs(&self) -> &[u64] {
+        match &self.flow {
+            Flow::Simt { regs, .. } => regs,
+            Flow::Stream { .. } => &[],
+        }
+    }
+
+    fn regs_mut(&mut self) -> &mut [u64] {
+        match &mut self.flow {
+            Flow::Simt { regs, .. } => regs,
+            Flow::Stream { .. } => &mut [],
+        }
     }
 
     fn quiet(&self) -> bool {
@@ -137,8 +260,9 @@ enum OpKind {
 
 struct MemOp {
     warp: u16,
-    dst: Option<Reg>,
-    ty: Ty,
+    dst: Dst,
+    /// Bytes of each lane's loaded value (0: timing only, no values to extract).
+    value_bytes: u32,
     kind: OpKind,
     lanes: u64,
     addr: [u64; 64],
@@ -178,8 +302,7 @@ pub struct Sm {
     pub id: u16,
     clock: Clock,
     ws: u32,
-    kernel: Arc<Kernel>,
-    geo: Geometry,
+    launch: Arc<Launch>,
     lat: crate::config::InstLatency,
     schedulers: u32,
     issue_width: u32,
@@ -207,15 +330,14 @@ pub struct Sm {
     pub shared_atomic: super::l2::AtomicUnit,
     pub stats: SmStats,
     pub notices: SmNotices,
-    capture_groups: Arc<std::collections::HashSet<u64>>,
-    params: Arc<Vec<(Reg, u64)>>,
 }
 
-pub struct SmParams {
-    pub params: Arc<Vec<(Reg, u64)>>,
-    pub kernel: Arc<Kernel>,
+/// One kernel launch as every SM sees it.
+pub struct Launch {
+    pub program: Program,
     pub geo: Geometry,
-    pub capture_groups: Arc<std::collections::HashSet<u64>>,
+    /// Work-groups whose threads' registers are captured at exit.
+    pub capture_groups: std::collections::HashSet<u64>,
 }
 
 fn level_of(scope: Scope, svm: bool) -> Level {
@@ -228,14 +350,13 @@ fn level_of(scope: Scope, svm: bool) -> Level {
 }
 
 impl Sm {
-    pub fn new(id: u16, cfg: &GpuConfig, p: &SmParams) -> Sm {
+    pub fn new(id: u16, cfg: &GpuConfig, launch: &Arc<Launch>) -> Sm {
         let clock = Clock::from_mhz(cfg.clocks.core_mhz);
         Sm {
             id,
             clock,
             ws: cfg.sm.warp_size,
-            kernel: p.kernel.clone(),
-            geo: p.geo,
+            launch: launch.clone(),
             lat: cfg.sm.latency.clone(),
             schedulers: cfg.sm.schedulers.max(1),
             issue_width: cfg.sm.issue_width.max(1),
@@ -267,9 +388,17 @@ impl Sm {
             ),
             stats: SmStats::default(),
             notices: SmNotices::default(),
-            capture_groups: p.capture_groups.clone(),
-            params: p.params.clone(),
         }
+    }
+
+    /// The next launch's program (between kernels, when no warp is resident).
+    pub fn set_launch(&mut self, launch: &Arc<Launch>) {
+        debug_assert!(self.warps.iter().all(|w| w.is_none()));
+        self.launch = launch.clone();
+    }
+
+    fn has_values(&self) -> bool {
+        self.launch.program.has_values()
     }
 
     /// Whether a group of `threads` threads, `warps` warps and `shared` bytes fits now.
@@ -293,22 +422,50 @@ impl Sm {
             return;
         };
         let nw = threads.div_ceil(self.ws);
-        let nregs = self.kernel.num_regs().max(1);
+        let launch = self.launch.clone();
+        let ws = self.ws as usize;
         let mut slots = Vec::with_capacity(nw as usize);
         for w in 0..nw {
             let Some(ws_slot) = self.warps.iter().position(|x| x.is_none()) else {
                 break;
             };
             let nl = (threads - w * self.ws).min(self.ws);
+            let (flow, nregs) = match &launch.program {
+                Program::Kernel { kernel, params } => {
+                    let nregs = kernel.num_regs().max(1);
+                    let mut regs = vec![0; nregs * ws];
+                    for &(r, v) in params {
+                        regs[r as usize * ws..(r as usize + 1) * ws].fill(v);
+                    }
+                    let flow = Flow::Simt {
+                        pc: vec![0; ws],
+                        regs,
+                        spin: 0,
+                        rotate_from: None,
+                    };
+                    (flow, nregs)
+                }
+                Program::Trace {
+                    kernel,
+                    block_of_group,
+                } => {
+                    // A warp the tracer did not list ran no instruction: an empty stream.
+                    let tw = kernel.blocks[block_of_group[group as usize] as usize]
+                        .warps
+                        .get(w as usize);
+                    let (next, end) = tw.map(|t| (t.first, t.first + t.len)).unwrap_or((0, 0));
+                    (Flow::Stream { next, end }, TRACE_REGS)
+                }
+            };
             let mut warp = Warp {
                 group_slot: gs,
                 warp_in_group: w,
                 nlanes: nl,
                 live: 0,
                 at_bar: 0,
-                pc: vec![0; self.ws as usize],
-                regs: vec![0; nregs * self.ws as usize],
+                flow,
                 reg_ready: vec![0; nregs],
+                bar_invalidate: false,
                 ready_at: now + self.clock.cycles(skew()),
                 loads_out: 0,
                 local_out: 0,
@@ -316,25 +473,24 @@ impl Sm {
                 to_l1: 0,
                 to_l2: 0,
                 acq_pending: 0,
-                spin: 0,
-                rotate_from: None,
                 last_addr: None,
                 last_pc: 0,
                 waiting: "ready",
             };
             warp.live = warp.full_mask();
-            for &(r, v) in self.params.iter() {
-                for l in 0..self.ws as usize {
-                    warp.regs[r as usize * self.ws as usize + l] = v;
-                }
-            }
             self.warps[ws_slot] = Some(warp);
             slots.push(ws_slot as u16);
         }
-        let local = vec![0u8; self.kernel.local_bytes as usize];
+        let local_bytes = launch.program.local_bytes();
+        // A trace has no values: its shared memory is timed (banks) but holds nothing.
+        let local = if launch.program.has_values() {
+            vec![0u8; local_bytes as usize]
+        } else {
+            Vec::new()
+        };
         self.used_threads += threads;
         self.used_warps += nw;
-        self.used_shared += self.kernel.local_bytes;
+        self.used_shared += local_bytes;
         self.groups[gs] = Some(GroupSlot {
             group,
             live_warps: slots.len() as u32,
@@ -419,8 +575,8 @@ impl Sm {
                 let bytes = *ctx.lines.get(data.0);
                 ctx.lines.release(data.0);
                 let op = self.ops.get_mut(who.op);
-                let wb = op.ty.width().bytes();
-                let mut m = op.lanes;
+                let wb = op.value_bytes;
+                let mut m = if wb == 0 { 0 } else { op.lanes };
                 while m != 0 {
                     let l = m.trailing_zeros() as usize;
                     m &= m - 1;
@@ -462,14 +618,25 @@ impl Sm {
         let Some(w) = self.warps[warp as usize].as_mut() else {
             return;
         };
-        if let Some(d) = dst {
-            let mut m = lanes;
-            while m != 0 {
-                let l = m.trailing_zeros() as usize;
-                m &= m - 1;
-                w.regs[d as usize * ws + l] = vals[l];
+        match dst {
+            Dst::None => {}
+            Dst::Reg(d) => {
+                let regs = w.regs_mut();
+                let mut m = lanes;
+                while m != 0 {
+                    let l = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    regs[d as usize * ws + l] = vals[l];
+                }
+                w.reg_ready[d as usize] = now;
             }
-            w.reg_ready[d as usize] = now;
+            Dst::Trace { first, n } => {
+                if let Program::Trace { kernel, .. } = &self.launch.program {
+                    for &r in &kernel.regs[first as usize..first as usize + n as usize] {
+                        w.reg_ready[r as usize] = now;
+                    }
+                }
+            }
         }
         match kind {
             OpKind::Local => w.local_out -= 1,
@@ -575,7 +742,234 @@ impl Sm {
     }
 
     fn try_issue(&mut self, wi: usize, now: Time, lsu_left: &mut u32, ctx: &mut Ctx) -> bool {
-        let kernel = self.kernel.clone();
+        let launch = self.launch.clone();
+        match &launch.program {
+            Program::Kernel { kernel, .. } => self.try_issue_kernel(wi, kernel, now, lsu_left, ctx),
+            Program::Trace { kernel, .. } => self.try_issue_trace(wi, kernel, now, lsu_left, ctx),
+        }
+    }
+
+    /// Bookkeeping of an instruction that issued.
+    fn issued(&mut self, wi: usize, mask: u64, is_mem: bool, lsu_left: &mut u32, now: Time) {
+        if is_mem {
+            *lsu_left -= 1;
+            self.stats.mem_insts += 1;
+        }
+        self.stats.warp_insts += 1;
+        self.stats.thread_insts += mask.count_ones() as u64;
+        if let Some(w) = self.warps[wi].as_mut() {
+            w.ready_at = w.ready_at.max(now + self.clock.period);
+            w.waiting = "ready";
+        }
+    }
+
+    /// Issues the next traced instruction of warp `wi`, if its registers, ordering and the LSU allow.
+    fn try_issue_trace(
+        &mut self,
+        wi: usize,
+        tk: &TraceKernel,
+        now: Time,
+        lsu_left: &mut u32,
+        ctx: &mut Ctx,
+    ) -> bool {
+        let Some(w) = self.warps[wi].as_mut() else {
+            return false;
+        };
+        if w.ready_at > now || w.live & !w.at_bar == 0 {
+            return false;
+        }
+        let Flow::Stream { next, end } = w.flow else {
+            return false;
+        };
+        if next >= end {
+            // The stream ended without an EXIT for these lanes: they are done.
+            let live = w.live;
+            self.exit_lanes(wi, live, ctx);
+            return true;
+        }
+        let inst = &tk.insts[next as usize];
+        w.last_pc = next;
+        // Scoreboard: sources ready, and no pending write to a destination.
+        let regs = &tk.regs
+            [inst.regs as usize..inst.regs as usize + inst.ndst as usize + inst.nsrc as usize];
+        if regs.iter().any(|&r| w.reg_ready[r as usize] > now) {
+            w.waiting = "register dependency";
+            return false;
+        }
+        let is_mem = matches!(inst.op, TraceOp::Mem(_));
+        let orders = is_mem || matches!(inst.op, TraceOp::Membar(_) | TraceOp::Barrier);
+        if orders && w.acq_pending > 0 {
+            w.waiting = "earlier acquire";
+            return false;
+        }
+        if is_mem && *lsu_left == 0 {
+            return false;
+        }
+        // MEMBAR is a seq_cst fence at its scope; BAR orders memory at the work-group (the SM).
+        let need_release = match inst.op {
+            TraceOp::Membar(scope) => Some(level_of(scope, self.svm)),
+            TraceOp::Barrier => Some(Level::Sm),
+            _ => None,
+        };
+        if let Some(level) = need_release {
+            if !Self::released(w, level) {
+                w.waiting = "release: earlier accesses not yet performed";
+                self.stats.fence_stall_ps += self.clock.period;
+                if w.sb_count > 0 {
+                    self.wake_drain(ctx, now);
+                }
+                return false;
+            }
+        }
+        let mask = inst.mask as u64 & w.live;
+        let ok = match inst.op {
+            TraceOp::Compute(class) => {
+                let lat = self.clock.cycles(latency_of(&self.lat, class));
+                let w = self.warps[wi].as_mut().expect("checked above");
+                for &d in &tk.regs[inst.regs as usize..inst.regs as usize + inst.ndst as usize] {
+                    w.reg_ready[d as usize] = now + lat;
+                }
+                if class == LatencyClass::Branch {
+                    w.ready_at = w.ready_at.max(now + lat);
+                }
+                w.flow.advance(mask);
+                true
+            }
+            TraceOp::Membar(scope) => {
+                w.flow.advance(mask);
+                if level_of(scope, self.svm) >= Level::L2 {
+                    ctx.q.after(0, Event::L1In(self.id, L1Req::InvalidateAll));
+                }
+                true
+            }
+            TraceOp::Barrier => {
+                let live = w.live;
+                self.barrier(
+                    wi,
+                    live,
+                    BarrierKind::WorkGroup,
+                    SpaceSet::BOTH,
+                    Scope::WorkGroup,
+                    ctx,
+                )
+            }
+            TraceOp::Exit => {
+                // The lanes of the mask exit here; other lanes (divergent code) go on with the stream,
+                // and every lane still live exits when it ends.
+                w.flow.advance(mask);
+                let exiting = match w.flow {
+                    Flow::Stream { next, end } if next >= end => w.live,
+                    _ => mask,
+                };
+                self.exit_lanes(wi, exiting, ctx);
+                true
+            }
+            TraceOp::Mem(m) => self.trace_mem(wi, next, inst, m, tk, now, ctx),
+        };
+        if ok {
+            // Counted with the traced mask, so that the statistics equal the trace's counts.
+            self.issued(wi, inst.mask as u64, is_mem, lsu_left, now);
+            // A trace has no loops to spin in: every instruction it issues is forward progress.
+            self.notices.progress += 1;
+        }
+        ok
+    }
+
+    /// A traced memory instruction: its lanes' addresses and width on the modelled paths, no values.
+    #[allow(clippy::too_many_arguments)]
+    fn trace_mem(
+        &mut self,
+        wi: usize,
+        pc: u32,
+        inst: &crate::trace::TraceInst,
+        m: crate::trace::TraceMem,
+        tk: &TraceKernel,
+        now: Time,
+        ctx: &mut Ctx,
+    ) -> bool {
+        let mask = inst.mask as u64;
+        let bytes = m.width as u32;
+        let mut addrs = [0u64; 64];
+        for (l, &a) in lanes(mask).zip(tk.lane_addrs(inst)) {
+            // Shared-memory addresses are windows into the block's allocation from `shmem base_addr`.
+            addrs[l] = if m.space == TraceSpace::Shared && a >= tk.shmem_base {
+                a - tk.shmem_base
+            } else {
+                a
+            };
+        }
+        let line = self.line_bytes as u64;
+        if let Some(l) = lanes(mask).find(|&l| addrs[l] % line + bytes as u64 > line) {
+            let msg = format!(
+                "a {bytes}-byte access at {:#x} crosses a {line}-byte line (misaligned)",
+                addrs[l]
+            );
+            self.fail(wi, pc, l, msg);
+            return true;
+        }
+        if let Some(w) = self.warps[wi].as_mut() {
+            w.last_addr = Some(addrs[mask.trailing_zeros() as usize % 64]);
+        }
+        let space = match m.space {
+            TraceSpace::Shared => Space::Local,
+            // Local memory (LDL/STL) is cached like global memory.
+            TraceSpace::Global | TraceSpace::Local => Space::Global,
+        };
+        let scope = m.strong.unwrap_or(Scope::Device);
+        let dst = Dst::Trace {
+            first: inst.regs,
+            n: inst.ndst,
+        };
+        match m.access {
+            TraceAccess::Load => {
+                let ord = if m.strong.is_some() {
+                    LoadOrd::Relaxed
+                } else {
+                    LoadOrd::Plain
+                };
+                self.issue_load(wi, mask, &addrs, bytes, dst, 0, space, ord, scope, now, ctx)
+            }
+            TraceAccess::Store => {
+                let ord = if m.strong.is_some() {
+                    StoreOrd::Relaxed
+                } else {
+                    StoreOrd::Plain
+                };
+                let vals = [0u64; 64];
+                self.issue_store(wi, mask, &addrs, &vals, bytes, space, ord, scope, now, ctx)
+            }
+            TraceAccess::Atomic { op, returning } => {
+                let kind = match op {
+                    TraceAtomicOp::Rmw(op) => AtomicKind::Rmw(op),
+                    TraceAtomicOp::Cas => AtomicKind::Cas,
+                };
+                let ty = if bytes >= 8 { Ty::U64 } else { Ty::U32 };
+                let lanes_ = lanes(mask)
+                    .map(|l| LaneAtomic {
+                        lane: l as u8,
+                        addr: addrs[l],
+                        operand: 0,
+                        expected: 0,
+                        result: 0,
+                    })
+                    .collect();
+                let dst = if returning { dst } else { Dst::None };
+                self.issue_atomic(
+                    wi, mask, addrs, lanes_, kind, ty, dst, space, false, scope, now, ctx,
+                )
+            }
+        }
+    }
+
+    /// Issues the instruction at the lowest PC of kernel warp `wi`.
+    fn try_issue_kernel(
+        &mut self,
+        wi: usize,
+        kernel: &Kernel,
+        now: Time,
+        lsu_left: &mut u32,
+        ctx: &mut Ctx,
+    ) -> bool {
         let Some(w) = self.warps[wi].as_mut() else {
             return false;
         };
@@ -708,16 +1102,7 @@ impl Sm {
         }
         let ok = self.execute(wi, pc, mask, inst, now, ctx);
         if ok {
-            if is_mem {
-                *lsu_left -= 1;
-                self.stats.mem_insts += 1;
-            }
-            self.stats.warp_insts += 1;
-            self.stats.thread_insts += mask.count_ones() as u64;
-            if let Some(w) = self.warps[wi].as_mut() {
-                w.ready_at = w.ready_at.max(now + self.clock.period);
-                w.waiting = "ready";
-            }
+            self.issued(wi, mask, is_mem, lsu_left, now);
         }
         ok
     }
@@ -732,13 +1117,13 @@ impl Sm {
 
     fn val(&self, w: &Warp, o: Operand, lane: usize) -> u64 {
         match o {
-            Operand::Reg(r) => w.regs[r as usize * self.ws as usize + lane],
+            Operand::Reg(r) => w.regs()[r as usize * self.ws as usize + lane],
             Operand::Imm(v) => v,
         }
     }
 
     fn set(&self, w: &mut Warp, r: Reg, lane: usize, v: u64) {
-        w.regs[r as usize * self.ws as usize + lane] = v;
+        w.regs_mut()[r as usize * self.ws as usize + lane] = v;
     }
 
     fn fail(&mut self, wi: usize, pc: u32, lane: usize, msg: String) {
@@ -750,14 +1135,17 @@ impl Sm {
         let w = self.warps[wi].as_ref().expect("live warp");
         let g = self.groups[w.group_slot].as_ref().expect("resident group");
         let local = w.warp_in_group as u64 * self.ws as u64 + lane as u64;
-        (g.group, g.group * self.geo.group_threads() as u64 + local)
+        (
+            g.group,
+            g.group * self.launch.geo.group_threads() as u64 + local,
+        )
     }
 
     fn special(&self, wi: usize, lane: usize, s: Special, now: Time) -> u64 {
         let w = self.warps[wi].as_ref().expect("live warp");
         let g = self.groups[w.group_slot].as_ref().expect("resident group");
-        let gs = self.geo.group_size;
-        let ng = self.geo.groups;
+        let gs = self.launch.geo.group_size;
+        let ng = self.launch.geo.groups;
         let local_lin = w.warp_in_group as u64 * self.ws as u64 + lane as u64;
         let lid = [
             local_lin % gs[0] as u64,
@@ -795,26 +1183,11 @@ impl Sm {
     }
 
     fn latency(&self, c: LatencyClass) -> u64 {
-        let l = &self.lat;
-        match c {
-            LatencyClass::IntAlu => l.int_alu,
-            LatencyClass::IntMul => l.int_mul,
-            LatencyClass::IntDiv => l.int_div,
-            LatencyClass::FpAlu => l.fp_alu,
-            LatencyClass::FpDiv => l.fp_div,
-            LatencyClass::Special => l.special,
-            LatencyClass::Branch => l.branch,
-        }
-        .max(1) as u64
+        latency_of(&self.lat, c)
     }
 
     fn advance(w: &mut Warp, mask: u64) {
-        let mut m = mask;
-        while m != 0 {
-            let l = m.trailing_zeros() as usize;
-            m &= m - 1;
-            w.pc[l] += 1;
-        }
+        w.flow.advance(mask);
     }
 
     /// Executes one instruction for the lanes in `mask`; `false` if it could not issue (stall).
@@ -847,7 +1220,7 @@ impl Sm {
                 let lat = self.clock.cycles(self.latency(LatencyClass::IntAlu));
                 let w = self.warps[wi].as_mut().expect("live");
                 for (l, v) in vals {
-                    w.regs[dst as usize * ws + l] = v;
+                    w.regs_mut()[dst as usize * ws + l] = v;
                 }
                 w.reg_ready[dst as usize] = now + lat;
                 Self::advance(w, mask);
@@ -899,7 +1272,7 @@ impl Sm {
             Inst::Select { dst, cond, a, b } => {
                 let mut w = self.warps[wi].take().expect("live");
                 for l in lanes(mask) {
-                    let c = w.regs[cond as usize * ws + l] != 0;
+                    let c = w.regs()[cond as usize * ws + l] != 0;
                     let v = if c {
                         self.val(&w, a, l)
                     } else {
@@ -915,8 +1288,8 @@ impl Sm {
             Inst::Cvt { dst, src, from, to } => {
                 let w = self.warps[wi].as_mut().expect("live");
                 for l in lanes(mask) {
-                    let v = w.regs[src as usize * ws + l];
-                    w.regs[dst as usize * ws + l] = convert(v, from, to);
+                    let regs = w.regs_mut();
+                    regs[dst as usize * ws + l] = convert(regs[src as usize * ws + l], from, to);
                 }
                 w.reg_ready[dst as usize] = now + self.clock.cycles(self.lat.fp_alu.max(1) as u64);
                 Self::advance(w, mask);
@@ -930,29 +1303,38 @@ impl Sm {
             Inst::Branch { target, cond } => {
                 let lat = self.clock.cycles(self.latency(LatencyClass::Branch));
                 let w = self.warps[wi].as_mut().expect("live");
+                // Forward-progress rotation for lanes spinning while others of the warp wait.
+                let waiting_others = w.live & !w.at_bar & !mask != 0;
+                let Flow::Simt {
+                    pc: pcs,
+                    regs,
+                    spin,
+                    rotate_from,
+                } = &mut w.flow
+                else {
+                    unreachable!("kernel instructions run on SIMT warps");
+                };
                 let mut taken = 0u64;
                 for l in lanes(mask) {
                     let t = match cond {
                         None => true,
-                        Some((r, nz)) => (w.regs[r as usize * ws + l] != 0) == nz,
+                        Some((r, nz)) => (regs[r as usize * ws + l] != 0) == nz,
                     };
                     if t {
-                        w.pc[l] = target;
+                        pcs[l] = target;
                         taken |= 1 << l;
                     } else {
-                        w.pc[l] += 1;
+                        pcs[l] += 1;
                     }
                 }
-                // Forward-progress rotation for lanes spinning while others of the warp wait.
-                let waiting_others = w.live & !w.at_bar & !mask != 0;
                 if taken != 0 && target <= pc && waiting_others {
-                    w.spin += 1;
-                    if w.spin >= SPIN_ROTATE {
-                        w.spin = 0;
-                        w.rotate_from = Some(pc);
+                    *spin += 1;
+                    if *spin >= SPIN_ROTATE {
+                        *spin = 0;
+                        *rotate_from = Some(pc);
                     }
-                } else if w.rotate_from.is_some_and(|r| pc > r) || !waiting_others {
-                    w.rotate_from = None;
+                } else if rotate_from.is_some_and(|r| pc > r) || !waiting_others {
+                    *rotate_from = None;
                 }
                 w.ready_at = w.ready_at.max(now + lat);
             }
@@ -1056,8 +1438,8 @@ impl Sm {
         let gs = w.group_slot;
         let first_lane = w.warp_in_group * self.ws;
         let g = self.groups[gs].as_mut().expect("resident");
-        if self.capture_groups.contains(&g.group) {
-            let regs = w.regs.clone();
+        if self.launch.capture_groups.contains(&g.group) {
+            let regs = w.regs().to_vec();
             self.notices.exits.push((g.group, first_lane, regs));
         }
         g.live_warps -= 1;
@@ -1067,7 +1449,7 @@ impl Sm {
         if g.live_warps == 0 {
             let g = self.groups[gs].take().expect("resident");
             self.used_threads -= g.threads;
-            self.used_shared -= self.kernel.local_bytes;
+            self.used_shared -= self.launch.program.local_bytes();
             self.notices.groups_done.push((gs, g.group));
         } else {
             self.try_release_group(gs, ctx);
@@ -1095,10 +1477,12 @@ impl Sm {
         scope: Scope,
         ctx: &mut Ctx,
     ) -> bool {
+        let svm = self.svm;
         let w = self.warps[wi].as_mut().expect("live");
         w.at_bar |= mask;
         w.waiting = "barrier";
-        let _ = (spaces, scope);
+        // Read when the work-group barrier releases.
+        w.bar_invalidate = spaces.global && level_of(scope, svm) >= Level::L2;
         match kind {
             BarrierKind::SubGroup => {
                 if w.at_bar & w.live == w.live {
@@ -1138,12 +1522,7 @@ impl Sm {
         let mut invalidate = false;
         for s in warps {
             if let Some(w) = self.warps[s as usize].as_mut() {
-                let pc = w.pc[w.at_bar.trailing_zeros() as usize % 64];
-                if let Some(Inst::Barrier { spaces, scope, .. }) =
-                    self.kernel.insts.get(pc as usize)
-                {
-                    invalidate |= spaces.global && level_of(*scope, self.svm) >= Level::L2;
-                }
+                invalidate |= w.bar_invalidate;
                 let m = w.at_bar;
                 w.at_bar = 0;
                 Self::advance(w, m);
@@ -1170,7 +1549,7 @@ impl Sm {
     ) -> Option<[u64; 64]> {
         let w = self.warps[wi].as_ref().expect("live");
         let mut out = [0u64; 64];
-        let local_len = self.kernel.local_bytes as u64;
+        let local_len = self.launch.program.local_bytes() as u64;
         for l in lanes(mask) {
             let a = self.val(w, addr.base, l).wrapping_add(addr.offset as u64);
             out[l] = a;
@@ -1201,8 +1580,8 @@ impl Sm {
     fn new_op(
         &mut self,
         warp: usize,
-        dst: Option<Reg>,
-        ty: Ty,
+        dst: Dst,
+        value_bytes: u32,
         kind: OpKind,
         lanes: u64,
         addr: [u64; 64],
@@ -1210,7 +1589,7 @@ impl Sm {
         self.ops.alloc(MemOp {
             warp: warp as u16,
             dst,
-            ty,
+            value_bytes,
             kind,
             lanes,
             addr,
@@ -1218,6 +1597,22 @@ impl Sm {
             parts: 0,
             acquire: None,
         })
+    }
+
+    /// Marks the destination registers of an issued memory instruction pending until it completes.
+    fn pend_dst(&mut self, wi: usize, dst: Dst) {
+        let w = self.warps[wi].as_mut().expect("live");
+        match dst {
+            Dst::None => {}
+            Dst::Reg(d) => w.reg_ready[d as usize] = NEVER,
+            Dst::Trace { first, n } => {
+                if let Program::Trace { kernel, .. } = &self.launch.program {
+                    for &r in &kernel.regs[first as usize..first as usize + n as usize] {
+                        w.reg_ready[r as usize] = NEVER;
+                    }
+                }
+            }
+        }
     }
 
     /// Shared-memory pipeline: serialises accesses; returns when this one's data is ready.
@@ -1264,30 +1659,64 @@ impl Sm {
         let Some(addrs) = self.addresses(wi, pc, mask, space, addr, bytes, ctx) else {
             return true;
         };
+        self.issue_load(
+            wi,
+            mask,
+            &addrs,
+            bytes,
+            Dst::Reg(dst),
+            bytes,
+            space,
+            ord,
+            scope,
+            now,
+            ctx,
+        )
+    }
+
+    /// A load of `bytes` per lane at `addrs` (kernel or trace); `value_bytes` of each lane's result
+    /// go to `dst` (0: timing only). `false` if it must wait (store-buffer overlap).
+    #[allow(clippy::too_many_arguments)]
+    fn issue_load(
+        &mut self,
+        wi: usize,
+        mask: u64,
+        addrs: &[u64; 64],
+        bytes: u32,
+        dst: Dst,
+        value_bytes: u32,
+        space: Space,
+        ord: LoadOrd,
+        scope: Scope,
+        now: Time,
+        ctx: &mut Ctx,
+    ) -> bool {
         if space == Space::Local {
             let gs = self.warps[wi].as_ref().expect("live").group_slot;
-            let opi = self.new_op(wi, Some(dst), ty, OpKind::Local, mask, addrs);
+            let opi = self.new_op(wi, dst, value_bytes, OpKind::Local, mask, *addrs);
             {
                 let g = self.groups[gs].as_ref().expect("resident");
                 let op = self.ops.get_mut(opi);
-                for l in lanes(mask) {
-                    let o = addrs[l] as usize;
-                    let mut b = [0u8; 8];
-                    b[..bytes as usize].copy_from_slice(&g.local[o..o + bytes as usize]);
-                    op.vals[l] = u64::from_le_bytes(b);
+                if value_bytes > 0 {
+                    for l in lanes(mask) {
+                        let o = addrs[l] as usize;
+                        let mut b = [0u8; 8];
+                        b[..bytes as usize].copy_from_slice(&g.local[o..o + bytes as usize]);
+                        op.vals[l] = u64::from_le_bytes(b);
+                    }
                 }
                 op.parts = 1;
                 if ord.is_acquire() {
                     op.acquire = Some(Level::Sm);
                 }
             }
-            let done = self.shared_access(now, &addrs, mask, false);
+            let done = self.shared_access(now, addrs, mask, false);
+            self.pend_dst(wi, dst);
             let w = self.warps[wi].as_mut().expect("live");
             w.local_out += 1;
             if ord.is_acquire() {
                 w.acq_pending += 1;
             }
-            w.reg_ready[dst as usize] = NEVER;
             Self::advance(w, mask);
             ctx.q.at_or_now(
                 done,
@@ -1334,7 +1763,7 @@ impl Sm {
             LoadOrd::Plain => Level::Sm,
             _ => level_of(scope, self.svm),
         };
-        let opi = self.new_op(wi, Some(dst), ty, OpKind::Load, mask, addrs);
+        let opi = self.new_op(wi, dst, value_bytes, OpKind::Load, mask, *addrs);
         let mut parts = 0;
         for (i, &(line, m)) in lines_[..n].iter().enumerate() {
             match forwarded[i] {
@@ -1381,12 +1810,12 @@ impl Sm {
         if ord.is_acquire() {
             op.acquire = Some(level);
         }
+        self.pend_dst(wi, dst);
         let w = self.warps[wi].as_mut().expect("live");
         w.loads_out += 1;
         if ord.is_acquire() {
             w.acq_pending += 1;
         }
-        w.reg_ready[dst as usize] = NEVER;
         Self::advance(w, mask);
         true
     }
@@ -1411,17 +1840,43 @@ impl Sm {
             return true;
         };
         let w = self.warps[wi].as_ref().expect("live");
-        let vals: Vec<(usize, u64)> = lanes(mask).map(|l| (l, self.val(w, src, l))).collect();
+        let mut vals = [0u64; 64];
+        for l in lanes(mask) {
+            vals[l] = self.val(w, src, l);
+        }
+        self.issue_store(wi, mask, &addrs, &vals, bytes, space, ord, scope, now, ctx)
+    }
+
+    /// A store of `bytes` per lane (kernel or trace; a trace's values are zero and go nowhere).
+    /// `false` if it must wait (store buffer full or draining first).
+    #[allow(clippy::too_many_arguments)]
+    fn issue_store(
+        &mut self,
+        wi: usize,
+        mask: u64,
+        addrs: &[u64; 64],
+        vals: &[u64; 64],
+        bytes: u32,
+        space: Space,
+        ord: StoreOrd,
+        scope: Scope,
+        now: Time,
+        ctx: &mut Ctx,
+    ) -> bool {
+        // Values are at most 8 bytes; wider traced accesses carry no values.
+        let vb = bytes.min(8) as usize;
         if space == Space::Local {
-            let gs = w.group_slot;
-            let g = self.groups[gs].as_mut().expect("resident");
-            for &(l, v) in &vals {
-                let o = addrs[l] as usize;
-                g.local[o..o + bytes as usize].copy_from_slice(&v.to_le_bytes()[..bytes as usize]);
+            if self.has_values() {
+                let gs = self.warps[wi].as_ref().expect("live").group_slot;
+                let g = self.groups[gs].as_mut().expect("resident");
+                for l in lanes(mask) {
+                    let o = addrs[l] as usize;
+                    g.local[o..o + vb].copy_from_slice(&vals[l].to_le_bytes()[..vb]);
+                }
             }
             self.notices.progress += 1;
-            let done = self.shared_access(now, &addrs, mask, false);
-            let opi = self.new_op(wi, None, ty, OpKind::Local, mask, addrs);
+            let done = self.shared_access(now, addrs, mask, false);
+            let opi = self.new_op(wi, Dst::None, 0, OpKind::Local, mask, *addrs);
             self.ops.get_mut(opi).parts = 1;
             let w = self.warps[wi].as_mut().expect("live");
             w.local_out += 1;
@@ -1442,7 +1897,7 @@ impl Sm {
         }
         // Coalesce: one line buffer per touched line (the highest lane wins on equal addresses).
         let mut lines_: Vec<(u64, u128, LineBuf)> = Vec::with_capacity(4);
-        for &(l, v) in &vals {
+        for l in lanes(mask) {
             let line = self.line_of(addrs[l]);
             let o = (addrs[l] - line) as usize;
             let e = match lines_.iter().position(|x| x.0 == line) {
@@ -1453,7 +1908,7 @@ impl Sm {
                 }
             };
             e.1 |= byte_mask(o as u32, bytes);
-            e.2[o..o + bytes as usize].copy_from_slice(&v.to_le_bytes()[..bytes as usize]);
+            e.2[o..o + vb].copy_from_slice(&vals[l].to_le_bytes()[..vb]);
         }
         let system = scope == Scope::System && self.svm && ord != StoreOrd::Plain;
         // A store scattered over more lines than the buffer holds can never enter it: it goes to
@@ -1518,7 +1973,6 @@ impl Sm {
         Self::advance(w, mask);
         true
     }
-
     fn atomic(
         &mut self,
         wi: usize,
@@ -1533,50 +1987,76 @@ impl Sm {
             return true;
         };
         let w = self.warps[wi].as_ref().expect("live");
-        let mk_lanes = |sm: &Sm, w: &Warp| -> Vec<LaneAtomic> {
-            lanes(mask)
-                .map(|l| LaneAtomic {
-                    lane: l as u8,
-                    addr: addrs[l],
-                    operand: sm.val(w, a.operand, l),
-                    expected: a.expected.map(|e| sm.val(w, e, l)).unwrap_or(0),
-                    result: 0,
-                })
-                .collect()
+        let all: Vec<LaneAtomic> = lanes(mask)
+            .map(|l| LaneAtomic {
+                lane: l as u8,
+                addr: addrs[l],
+                operand: self.val(w, a.operand, l),
+                expected: a.expected.map(|e| self.val(w, e, l)).unwrap_or(0),
+                result: 0,
+            })
+            .collect();
+        let dst = a.dst.map(Dst::Reg).unwrap_or(Dst::None);
+        self.issue_atomic(
+            wi, mask, addrs, all, a.kind, a.ty, dst, a.space, a.acquire, a.scope, now, ctx,
+        )
+    }
+
+    /// An atomic instruction's lanes (kernel or trace): at the shared-memory unit, the L1 or the L2
+    /// slices by space and scope. `false` if it must wait for the warp's own buffered stores.
+    #[allow(clippy::too_many_arguments)]
+    fn issue_atomic(
+        &mut self,
+        wi: usize,
+        mask: u64,
+        addrs: [u64; 64],
+        all: Vec<LaneAtomic>,
+        kind: AtomicKind,
+        ty: Ty,
+        dst: Dst,
+        space: Space,
+        acquire: bool,
+        scope: Scope,
+        now: Time,
+        ctx: &mut Ctx,
+    ) -> bool {
+        let level = self.eff_level(space, scope, self.svm);
+        let value_bytes = if self.has_values() {
+            ty.width().bytes()
+        } else {
+            0
         };
-        let all = mk_lanes(self, w);
-        let level = self.eff_level(a.space, a.scope, self.svm);
-        if a.space == Space::Local {
-            let gs = w.group_slot;
+        if space == Space::Local {
+            let gs = self.warps[wi].as_ref().expect("live").group_slot;
             let mut batch = AtomicBatch {
-                kind: a.kind,
-                ty: a.ty,
+                kind,
+                ty,
                 lanes: all,
             };
             let done = {
                 let t = self.shared_access(now, &addrs, mask, true);
                 self.shared_atomic.schedule(t, &batch).max(t)
             };
-            let g = self.groups[gs].as_mut().expect("resident");
-            let mut view = LocalView { mem: &mut g.local };
-            perform_batch(&mut batch, &mut view);
+            if self.has_values() {
+                let g = self.groups[gs].as_mut().expect("resident");
+                let mut view = LocalView { mem: &mut g.local };
+                perform_batch(&mut batch, &mut view);
+            }
             self.notices.progress += 1;
-            let opi = self.new_op(wi, a.dst, a.ty, OpKind::Local, mask, addrs);
+            let opi = self.new_op(wi, dst, value_bytes, OpKind::Local, mask, addrs);
             let op = self.ops.get_mut(opi);
             for l in &batch.lanes {
                 op.vals[l.lane as usize] = l.result;
             }
             op.parts = 1;
-            if a.acquire {
+            if acquire {
                 op.acquire = Some(Level::Sm);
             }
+            self.pend_dst(wi, dst);
             let w = self.warps[wi].as_mut().expect("live");
             w.local_out += 1;
-            if a.acquire {
+            if acquire {
                 w.acq_pending += 1;
-            }
-            if let Some(d) = a.dst {
-                w.reg_ready[d as usize] = NEVER;
             }
             Self::advance(w, mask);
             ctx.q.at_or_now(
@@ -1611,7 +2091,7 @@ impl Sm {
             return false;
         }
         let at_l1 = level == Level::Sm && self.wg_atomics_l1;
-        let opi = self.new_op(wi, a.dst, a.ty, OpKind::Atomic, mask, addrs);
+        let opi = self.new_op(wi, dst, value_bytes, OpKind::Atomic, mask, addrs);
         let mut parts = 0;
         for &line in &lines_ {
             let ls: Vec<LaneAtomic> = all
@@ -1620,8 +2100,8 @@ impl Sm {
                 .filter(|l| self.line_of(l.addr) == line)
                 .collect();
             let b = ctx.batches.alloc(AtomicBatch {
-                kind: a.kind,
-                ty: a.ty,
+                kind,
+                ty,
                 lanes: ls,
             });
             let lvl = if level == Level::Sm && !at_l1 {
@@ -1649,19 +2129,17 @@ impl Sm {
         }
         let op = self.ops.get_mut(opi);
         op.parts = parts;
-        if a.acquire {
+        if acquire {
             op.acquire = Some(level);
         }
+        self.pend_dst(wi, dst);
         let w = self.warps[wi].as_mut().expect("live");
         w.loads_out += 1;
         if at_l1 {
             w.to_l2 += parts;
         }
-        if a.acquire {
+        if acquire {
             w.acq_pending += 1;
-        }
-        if let Some(d) = a.dst {
-            w.reg_ready[d as usize] = NEVER;
         }
         Self::advance(w, mask);
         true
@@ -1726,6 +2204,20 @@ impl ValueStore for LocalView<'_> {
         let o = addr as usize;
         self.mem[o..o + len as usize].copy_from_slice(&v.to_le_bytes()[..len as usize]);
     }
+}
+
+/// Result latency of an instruction class, core cycles.
+fn latency_of(l: &crate::config::InstLatency, c: LatencyClass) -> u64 {
+    match c {
+        LatencyClass::IntAlu => l.int_alu,
+        LatencyClass::IntMul => l.int_mul,
+        LatencyClass::IntDiv => l.int_div,
+        LatencyClass::FpAlu => l.fp_alu,
+        LatencyClass::FpDiv => l.fp_div,
+        LatencyClass::Special => l.special,
+        LatencyClass::Branch => l.branch,
+    }
+    .max(1) as u64
 }
 
 /// Iterates the set bits of a lane mask.

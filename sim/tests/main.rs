@@ -1,4 +1,5 @@
 //! Integration tests: one binary. Each file under `sim/tests/` is a module here.
 
 mod kernel_lang;
+mod traces;
 mod workloads;

@@ -151,8 +151,9 @@ pub struct TraceKernel {
     pub insts: Vec<TraceInst>,
     pub regs: Vec<TraceReg>,
     pub addrs: Vec<u64>,
-    /// Opcodes the classification table does not know (timed as integer-ALU instructions).
-    pub unknown_opcodes: Vec<String>,
+    /// Opcodes the classification table does not know (timed as integer-ALU instructions), each with
+    /// the number of instructions that carry it, in order of first appearance.
+    pub unknown_opcodes: Vec<(String, u64)>,
 }
 
 impl TraceKernel {

@@ -207,7 +207,7 @@ pub fn parse_kernel(text: &str, path: &Path) -> Result<TraceKernel, TraceError> 
     let mut warp: Option<(u32, u32, u32)> = None;
     let mut pending_warp: Option<u32> = None;
     let mut lineno = 0u32;
-    let mut unknown: Vec<String> = Vec::new();
+    let mut unknown: Vec<(String, u64)> = Vec::new();
     for raw in text.lines() {
         lineno += 1;
         let err = |message: String| TraceError::Syntax {
@@ -445,7 +445,7 @@ fn parse_inst(
     lineinfo: bool,
     lineno: u32,
     k: &mut TraceKernel,
-    unknown: &mut Vec<String>,
+    unknown: &mut Vec<(String, u64)>,
 ) -> Result<(), String> {
     let mut t = l.split_ascii_whitespace();
     let mut next = |what: &str| {
@@ -531,8 +531,11 @@ fn parse_inst(
         ));
     }
     let (mut op, known) = classify(opcode, mem_width);
-    if !known && !unknown.iter().any(|u| u == opcode) {
-        unknown.push(opcode.to_string());
+    if !known {
+        match unknown.iter_mut().find(|u| u.0 == opcode) {
+            Some(u) => u.1 += 1,
+            None => unknown.push((opcode.to_string(), 1)),
+        }
     }
     if matches!(op, TraceOp::Mem(_)) && (mem_width == 0 || active == 0) {
         // No lane touched memory (predicated off): only the issue slot is spent.
