@@ -21,6 +21,30 @@ use super::msg::*;
 use crate::config::{GpuConfig, SliceHash};
 use crate::engine::{Clock, Time};
 use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// A hasher for addresses (keys that are already well spread in their low bits after a multiply):
+/// the default SipHash costs more than the atomic unit's whole bookkeeping.
+#[derive(Default)]
+pub struct AddrHasher(u64);
+
+impl Hasher for AddrHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        let x = (x ^ (x >> 32)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.0 = x ^ (x >> 29);
+    }
+}
+
+/// A map keyed by address.
+pub type AddrMap<V> = HashMap<u64, V, BuildHasherDefault<AddrHasher>>;
 
 /// Which slice owns a line.
 pub fn slice_of(line: u64, line_bytes: u32, slices: u32, hash: SliceHash) -> u16 {
@@ -59,7 +83,11 @@ pub struct AtomicUnit {
     combine: bool,
     next_issue: Time,
     inflight: VecDeque<Time>,
-    addr_free: HashMap<u64, Time>,
+    /// When each recently used address is free again; entries in the past are pruned when the map
+    /// has doubled since the last pruning (arrivals come in time order, so a past entry never
+    /// matters again).
+    addr_free: AddrMap<Time>,
+    prune_at: usize,
     pub stats: AtomicUnitStats,
 }
 
@@ -73,7 +101,8 @@ impl AtomicUnit {
             combine,
             next_issue: 0,
             inflight: VecDeque::new(),
-            addr_free: HashMap::new(),
+            addr_free: AddrMap::default(),
+            prune_at: 1024,
             stats: AtomicUnitStats::default(),
         }
     }
@@ -92,26 +121,30 @@ impl AtomicUnit {
         self.stats.queue_ps += start - arrive;
         let mut done = start;
         let mut ops = 0u64;
-        // Lanes grouped by address, in first-lane order.
-        let mut seen: [u64; 64] = [0; 64];
-        let mut n = 0;
-        for l in &b.lanes {
-            if seen[..n].contains(&l.addr) {
-                continue;
+        // Lanes grouped by address (each address's operations depend only on that address's
+        // earlier ones, so the order the groups are visited in does not matter).
+        let mut addrs: [u64; 64] = [0; 64];
+        let n = b.lanes.len().min(64);
+        for (a, l) in addrs.iter_mut().zip(&b.lanes) {
+            *a = l.addr;
+        }
+        addrs[..n].sort_unstable();
+        let combine = self.combine && matches!(b.kind, AtomicKind::Rmw(op) if op.combinable());
+        let mut i = 0;
+        while i < n {
+            let addr = addrs[i];
+            let mut j = i + 1;
+            while j < n && addrs[j] == addr {
+                j += 1;
             }
-            seen[n] = l.addr;
-            n += 1;
-            let lanes_here = b.lanes.iter().filter(|m| m.addr == l.addr).count() as u64;
-            let k = if self.combine && matches!(b.kind, AtomicKind::Rmw(op) if op.combinable()) {
-                1
-            } else {
-                lanes_here
-            };
-            let free = self.addr_free.get(&l.addr).copied().unwrap_or(0);
+            let lanes_here = (j - i) as u64;
+            i = j;
+            let k = if combine { 1 } else { lanes_here };
+            let free = self.addr_free.get(&addr).copied().unwrap_or(0);
             let a_start = start.max(free);
             self.stats.serial_ps += a_start - start;
             let a_end = a_start + c.cycles(k);
-            self.addr_free.insert(l.addr, a_end);
+            self.addr_free.insert(addr, a_end);
             done = done.max(a_end - c.period + c.cycles(self.latency));
             ops += k;
         }
@@ -120,8 +153,9 @@ impl AtomicUnit {
         self.stats.ops += ops;
         self.stats.lane_ops += b.lanes.len() as u64;
         self.stats.busy_ps += c.cycles(ops.div_ceil(self.ops_per_cycle));
-        if self.addr_free.len() > 4096 {
+        if self.addr_free.len() > self.prune_at {
             self.addr_free.retain(|_, t| *t > now);
+            self.prune_at = (2 * self.addr_free.len()).max(1024);
         }
         done
     }

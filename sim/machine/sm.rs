@@ -153,6 +153,13 @@ pub struct Warp {
     at_bar: u64,
     flow: Flow,
     reg_ready: Vec<Time>,
+    /// The next instruction waits for a register until this time (`NEVER`: until a memory result
+    /// returns, which clears it); 0 when not known to wait. The schedulers skip the warp until then:
+    /// trying it earlier would fail the same way, with no other effect.
+    blocked_until: Time,
+    /// Registers whose `reg_ready` may lie in the future at a finite time: the wake-up computation
+    /// looks only at these (every other register is ready or waits for memory, `NEVER`).
+    timed_regs: Vec<u16>,
     /// The barrier this warp waits at invalidates the L1 when it releases (global spaces at device
     /// scope or wider).
     bar_invalidate: bool,
@@ -217,6 +224,31 @@ impl Warp {
             }
         }
         Some((at, mask))
+    }
+
+    /// Register `r` becomes ready at `t` (a result latency from now).
+    fn ready_later(&mut self, r: usize, t: Time) {
+        self.reg_ready[r] = t;
+        if !self.timed_regs.contains(&(r as u16)) {
+            self.timed_regs.push(r as u16);
+        }
+    }
+
+    /// The earliest finite time after `now` at which a register becomes ready, dropping registers
+    /// that are ready by `now` from the timed list.
+    fn next_reg_ready(&mut self, now: Time) -> Time {
+        let mut wake = NEVER;
+        let reg_ready = &self.reg_ready;
+        self.timed_regs.retain(|&r| {
+            let t = reg_ready[r as usize];
+            if t > now && t != NEVER {
+                wake = wake.min(t);
+                true
+            } else {
+                false
+            }
+        });
+        wake
     }
 
     fn regs(&self) -> &[u64] {
@@ -317,6 +349,9 @@ pub struct Sm {
     banks: u32,
     bank_bytes: u32,
     pub warps: Vec<Option<Warp>>,
+    /// Occupied warp slots of each scheduler (slot `i` belongs to scheduler `i % schedulers`),
+    /// ascending: the schedulers visit only these.
+    sched_slots: Vec<Vec<u16>>,
     pub groups: Vec<Option<GroupSlot>>,
     pub used_threads: u32,
     pub used_warps: u32,
@@ -371,6 +406,7 @@ impl Sm {
             banks: cfg.shared_memory.banks.max(1),
             bank_bytes: cfg.shared_memory.bank_bytes.max(1),
             warps: (0..cfg.sm.max_warps).map(|_| None).collect(),
+            sched_slots: vec![Vec::new(); cfg.sm.schedulers.max(1) as usize],
             groups: (0..cfg.sm.max_groups).map(|_| None).collect(),
             used_threads: 0,
             used_warps: 0,
@@ -465,6 +501,8 @@ impl Sm {
                 at_bar: 0,
                 flow,
                 reg_ready: vec![0; nregs],
+                timed_regs: Vec::new(),
+                blocked_until: 0,
                 bar_invalidate: false,
                 ready_at: now + self.clock.cycles(skew()),
                 loads_out: 0,
@@ -479,6 +517,9 @@ impl Sm {
             };
             warp.live = warp.full_mask();
             self.warps[ws_slot] = Some(warp);
+            let list = &mut self.sched_slots[ws_slot % self.schedulers as usize];
+            let at = list.partition_point(|&x| (x as usize) < ws_slot);
+            list.insert(at, ws_slot as u16);
             slots.push(ws_slot as u16);
         }
         let local_bytes = launch.program.local_bytes();
@@ -618,6 +659,8 @@ impl Sm {
         let Some(w) = self.warps[warp as usize].as_mut() else {
             return;
         };
+        // A register the next instruction may wait for has its value now.
+        w.blocked_until = 0;
         match dst {
             Dst::None => {}
             Dst::Reg(d) => {
@@ -661,21 +704,30 @@ impl Sm {
         let nslots = self.warps.len();
         let mut issued_any = false;
         let mut lsu_left = self.lsu_per_cycle;
-        for s in 0..self.schedulers as usize {
+        let ns = self.schedulers as usize;
+        let launch = self.launch.clone();
+        for s in 0..ns {
             for _ in 0..self.issue_width {
+                // Visit this scheduler's warps cyclically from the first slot at or after `start`
+                // (greedy: the last warp that issued; round-robin: the one after it).
                 let start = match self.policy {
                     WarpPolicy::Gto => self.last_issued[s],
-                    WarpPolicy::Lrr => self.last_issued[s] + self.schedulers as usize,
-                };
+                    WarpPolicy::Lrr => self.last_issued[s] + ns,
+                } % nslots;
+                let mine = self.sched_slots[s].len();
+                let first = self.sched_slots[s].partition_point(|&x| (x as usize) < start);
                 let mut done = false;
-                let mut k = 0;
-                while k < nslots {
-                    let i = (start + k) % nslots;
-                    k += 1;
-                    if i % self.schedulers as usize != s {
+                for k in 0..mine {
+                    let j = (first + k) % mine;
+                    let i = self.sched_slots[s][j] as usize;
+                    if self.warps[i]
+                        .as_ref()
+                        .is_some_and(|w| w.blocked_until > now || w.ready_at > now)
+                    {
+                        // Trying it now would fail without any effect.
                         continue;
                     }
-                    if self.try_issue(i, now, &mut lsu_left, ctx) {
+                    if self.try_issue(i, &launch.program, now, &mut lsu_left, ctx) {
                         self.last_issued[s] = i;
                         issued_any = true;
                         done = true;
@@ -696,7 +748,10 @@ impl Sm {
         // Next wake-up: next cycle if anything may issue, else the earliest timed readiness.
         let next = self.clock.edge_at_or_after(now + 1);
         let mut wake = NEVER;
-        for w in self.warps.iter().flatten() {
+        for &i in self.sched_slots.iter().flatten() {
+            let Some(w) = self.warps[i as usize].as_mut() else {
+                continue;
+            };
             if w.live & !w.at_bar == 0 {
                 continue;
             }
@@ -705,11 +760,7 @@ impl Sm {
             } else if issued_any {
                 wake = wake.min(next);
             } else {
-                for &t in &w.reg_ready {
-                    if t > now && t != NEVER {
-                        wake = wake.min(t);
-                    }
-                }
+                wake = wake.min(w.next_reg_ready(now));
             }
         }
         if wake != NEVER {
@@ -718,17 +769,6 @@ impl Sm {
                 self.tick_at = Some(t);
                 ctx.q.at_or_now(t, Event::SmTick(self.id));
             }
-        }
-    }
-
-    fn reg_ok(w: &Warp, r: Reg, now: Time) -> bool {
-        w.reg_ready[r as usize] <= now
-    }
-
-    fn op_ok(w: &Warp, o: Operand, now: Time) -> bool {
-        match o {
-            Operand::Reg(r) => Self::reg_ok(w, r, now),
-            Operand::Imm(_) => true,
         }
     }
 
@@ -741,9 +781,15 @@ impl Sm {
             && (level == Level::Sm || w.to_l2 == 0)
     }
 
-    fn try_issue(&mut self, wi: usize, now: Time, lsu_left: &mut u32, ctx: &mut Ctx) -> bool {
-        let launch = self.launch.clone();
-        match &launch.program {
+    fn try_issue(
+        &mut self,
+        wi: usize,
+        program: &Program,
+        now: Time,
+        lsu_left: &mut u32,
+        ctx: &mut Ctx,
+    ) -> bool {
+        match program {
             Program::Kernel { kernel, .. } => self.try_issue_kernel(wi, kernel, now, lsu_left, ctx),
             Program::Trace { kernel, .. } => self.try_issue_trace(wi, kernel, now, lsu_left, ctx),
         }
@@ -792,8 +838,14 @@ impl Sm {
         // Scoreboard: sources ready, and no pending write to a destination.
         let regs = &tk.regs
             [inst.regs as usize..inst.regs as usize + inst.ndst as usize + inst.nsrc as usize];
-        if regs.iter().any(|&r| w.reg_ready[r as usize] > now) {
+        if let Some(t) = regs
+            .iter()
+            .map(|&r| w.reg_ready[r as usize])
+            .max()
+            .filter(|&t| t > now)
+        {
             w.waiting = "register dependency";
+            w.blocked_until = t;
             return false;
         }
         let is_mem = matches!(inst.op, TraceOp::Mem(_));
@@ -827,7 +879,7 @@ impl Sm {
                 let lat = self.clock.cycles(latency_of(&self.lat, class));
                 let w = self.warps[wi].as_mut().expect("checked above");
                 for &d in &tk.regs[inst.regs as usize..inst.regs as usize + inst.ndst as usize] {
-                    w.reg_ready[d as usize] = now + lat;
+                    w.ready_later(d as usize, now + lat);
                 }
                 if class == LatencyClass::Branch {
                     w.ready_at = w.ready_at.max(now + lat);
@@ -986,49 +1038,11 @@ impl Sm {
         };
         w.last_pc = pc;
         // Scoreboard: sources ready, and no pending write to the destination.
-        let deps_ok = match inst {
-            Inst::Mov { dst, src } => Self::op_ok(w, *src, now) && Self::reg_ok(w, *dst, now),
-            Inst::ReadSpecial { dst, .. } => Self::reg_ok(w, *dst, now),
-            Inst::Alu { dst, a, b, .. } | Inst::Cmp { dst, a, b, .. } => {
-                Self::op_ok(w, *a, now) && Self::op_ok(w, *b, now) && Self::reg_ok(w, *dst, now)
-            }
-            Inst::Select { dst, cond, a, b } => {
-                Self::reg_ok(w, *cond, now)
-                    && Self::op_ok(w, *a, now)
-                    && Self::op_ok(w, *b, now)
-                    && Self::reg_ok(w, *dst, now)
-            }
-            Inst::Cvt { dst, src, .. } => Self::reg_ok(w, *src, now) && Self::reg_ok(w, *dst, now),
-            Inst::Branch { cond, .. } => cond.is_none_or(|(r, _)| Self::reg_ok(w, r, now)),
-            Inst::Load { dst, addr, .. } => {
-                Self::op_ok(w, addr.base, now) && Self::reg_ok(w, *dst, now)
-            }
-            Inst::Store { addr, src, .. } => {
-                Self::op_ok(w, addr.base, now) && Self::op_ok(w, *src, now)
-            }
-            Inst::Rmw {
-                dst, addr, operand, ..
-            } => {
-                Self::op_ok(w, addr.base, now)
-                    && Self::op_ok(w, *operand, now)
-                    && dst.is_none_or(|d| Self::reg_ok(w, d, now))
-            }
-            Inst::Cas {
-                dst,
-                addr,
-                expected,
-                desired,
-                ..
-            } => {
-                Self::op_ok(w, addr.base, now)
-                    && Self::op_ok(w, *expected, now)
-                    && Self::op_ok(w, *desired, now)
-                    && dst.is_none_or(|d| Self::reg_ok(w, d, now))
-            }
-            Inst::Fence { .. } | Inst::Barrier { .. } | Inst::Compute { .. } | Inst::Exit => true,
-        };
-        if !deps_ok {
+        let (regs, n) = scoreboard_regs(inst);
+        let blocked = regs[..n].iter().map(|&r| w.reg_ready[r as usize]).max();
+        if let Some(t) = blocked.filter(|&t| t > now) {
             w.waiting = "register dependency";
+            w.blocked_until = t;
             return false;
         }
         let is_mem = matches!(
@@ -1208,8 +1222,10 @@ impl Sm {
                     let v = self.val(&w, src, l);
                     self.set(&mut w, dst, l, v);
                 }
-                w.reg_ready[dst as usize] =
-                    now + self.clock.cycles(self.latency(LatencyClass::IntAlu));
+                w.ready_later(
+                    dst as usize,
+                    now + self.clock.cycles(self.latency(LatencyClass::IntAlu)),
+                );
                 Self::advance(&mut w, mask);
                 self.warps[wi] = Some(w);
             }
@@ -1222,7 +1238,7 @@ impl Sm {
                 for (l, v) in vals {
                     w.regs_mut()[dst as usize * ws + l] = v;
                 }
-                w.reg_ready[dst as usize] = now + lat;
+                w.ready_later(dst as usize, now + lat);
                 Self::advance(w, mask);
             }
             Inst::Alu { op, ty, dst, a, b } => {
@@ -1250,7 +1266,7 @@ impl Sm {
                     (AluOp::Div | AluOp::Rem, false) => LatencyClass::IntDiv,
                     _ => LatencyClass::IntAlu,
                 };
-                w.reg_ready[dst as usize] = now + self.clock.cycles(self.latency(class));
+                w.ready_later(dst as usize, now + self.clock.cycles(self.latency(class)));
                 Self::advance(&mut w, mask);
                 self.warps[wi] = Some(w);
             }
@@ -1265,7 +1281,7 @@ impl Sm {
                 } else {
                     LatencyClass::IntAlu
                 };
-                w.reg_ready[dst as usize] = now + self.clock.cycles(self.latency(class));
+                w.ready_later(dst as usize, now + self.clock.cycles(self.latency(class)));
                 Self::advance(&mut w, mask);
                 self.warps[wi] = Some(w);
             }
@@ -1280,8 +1296,10 @@ impl Sm {
                     };
                     self.set(&mut w, dst, l, v);
                 }
-                w.reg_ready[dst as usize] =
-                    now + self.clock.cycles(self.latency(LatencyClass::IntAlu));
+                w.ready_later(
+                    dst as usize,
+                    now + self.clock.cycles(self.latency(LatencyClass::IntAlu)),
+                );
                 Self::advance(&mut w, mask);
                 self.warps[wi] = Some(w);
             }
@@ -1291,7 +1309,10 @@ impl Sm {
                     let regs = w.regs_mut();
                     regs[dst as usize * ws + l] = convert(regs[src as usize * ws + l], from, to);
                 }
-                w.reg_ready[dst as usize] = now + self.clock.cycles(self.lat.fp_alu.max(1) as u64);
+                w.ready_later(
+                    dst as usize,
+                    now + self.clock.cycles(self.lat.fp_alu.max(1) as u64),
+                );
                 Self::advance(w, mask);
             }
             Inst::Compute { class } => {
@@ -1463,6 +1484,7 @@ impl Sm {
             .is_some_and(|w| w.live == 0 && w.quiet())
         {
             self.warps[wi] = None;
+            self.sched_slots[wi % self.schedulers as usize].retain(|&x| x as usize != wi);
             self.used_warps -= 1;
             self.notices.slots_freed = true;
         }
@@ -1523,6 +1545,7 @@ impl Sm {
         for s in warps {
             if let Some(w) = self.warps[s as usize].as_mut() {
                 invalidate |= w.bar_invalidate;
+                w.blocked_until = 0;
                 let m = w.at_bar;
                 w.at_bar = 0;
                 Self::advance(w, m);
@@ -2204,6 +2227,82 @@ impl ValueStore for LocalView<'_> {
         let o = addr as usize;
         self.mem[o..o + len as usize].copy_from_slice(&v.to_le_bytes()[..len as usize]);
     }
+}
+
+/// The registers an instruction's scoreboard check reads: its register sources and its destination
+/// (no pending write to it may be outstanding).
+fn scoreboard_regs(inst: &Inst) -> ([Reg; 4], usize) {
+    let mut out = [0; 4];
+    let mut n = 0;
+    let mut reg = |r: Reg| {
+        out[n] = r;
+        n += 1;
+    };
+    let mut op = |o: Operand, reg: &mut dyn FnMut(Reg)| {
+        if let Operand::Reg(r) = o {
+            reg(r);
+        }
+    };
+    match *inst {
+        Inst::Mov { dst, src } => {
+            op(src, &mut reg);
+            reg(dst);
+        }
+        Inst::ReadSpecial { dst, .. } => reg(dst),
+        Inst::Alu { dst, a, b, .. } | Inst::Cmp { dst, a, b, .. } => {
+            op(a, &mut reg);
+            op(b, &mut reg);
+            reg(dst);
+        }
+        Inst::Select { dst, cond, a, b } => {
+            reg(cond);
+            op(a, &mut reg);
+            op(b, &mut reg);
+            reg(dst);
+        }
+        Inst::Cvt { dst, src, .. } => {
+            reg(src);
+            reg(dst);
+        }
+        Inst::Branch { cond, .. } => {
+            if let Some((r, _)) = cond {
+                reg(r);
+            }
+        }
+        Inst::Load { dst, addr, .. } => {
+            op(addr.base, &mut reg);
+            reg(dst);
+        }
+        Inst::Store { addr, src, .. } => {
+            op(addr.base, &mut reg);
+            op(src, &mut reg);
+        }
+        Inst::Rmw {
+            dst, addr, operand, ..
+        } => {
+            op(addr.base, &mut reg);
+            op(operand, &mut reg);
+            if let Some(d) = dst {
+                reg(d);
+            }
+        }
+        Inst::Cas {
+            dst,
+            addr,
+            expected,
+            desired,
+            ..
+        } => {
+            op(addr.base, &mut reg);
+            op(expected, &mut reg);
+            op(desired, &mut reg);
+            if let Some(d) = dst {
+                reg(d);
+            }
+        }
+        Inst::Fence { .. } | Inst::Barrier { .. } | Inst::Compute { .. } | Inst::Exit => {}
+    }
+    (out, n)
 }
 
 /// Result latency of an instruction class, core cycles.
