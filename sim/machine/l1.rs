@@ -502,15 +502,10 @@ impl L1 {
                 self.respond(ctx, sys(system), CoreResp::AtomicDone { who, batch });
             }
             (Pending::FillPart { mshr, sectors }, RespKind::Data(data)) => {
-                let bytes = *ctx.lines.get(data.0);
-                ctx.lines.release(data.0);
-                let smask = self.sector_bytes_mask(sectors);
+                let sb = self.sector_bytes as usize;
                 let m = self.mshrs.get_mut(mshr);
-                for i in 0..self.line_bytes as usize {
-                    if smask & (1u128 << i) != 0 {
-                        m.data[i] = bytes[i];
-                    }
-                }
+                copy_sectors(&mut m.data, ctx.lines.get(data.0), sectors, sb);
+                ctx.lines.release(data.0);
                 m.outstanding -= 1;
                 if m.outstanding == 0 {
                     self.complete_fill(mshr, ctx);
@@ -558,12 +553,12 @@ impl L1 {
             };
             if let Some(w) = w {
                 let wi = w.0 as usize;
-                let smask = self.sector_bytes_mask(sectors);
-                for i in 0..self.line_bytes as usize {
-                    if smask & (1u128 << i) != 0 {
-                        self.data[wi][i] = full[i];
-                    }
-                }
+                copy_sectors(
+                    &mut self.data[wi],
+                    &full,
+                    sectors,
+                    self.sector_bytes as usize,
+                );
                 self.valid[wi] |= sectors;
                 way = Some(wi);
             }
@@ -608,6 +603,17 @@ impl L1 {
 
     pub fn idle(&self) -> bool {
         self.input.is_empty() && self.pending.live() == 0
+    }
+}
+
+/// Copies the bytes of the sectors set in `sectors` (of `sector_bytes` each) from `src` to `dst`.
+fn copy_sectors(dst: &mut LineBuf, src: &LineBuf, sectors: u32, sector_bytes: usize) {
+    let mut m = sectors;
+    while m != 0 {
+        let s = m.trailing_zeros() as usize;
+        m &= m - 1;
+        let r = s * sector_bytes..(s + 1) * sector_bytes;
+        dst[r.clone()].copy_from_slice(&src[r]);
     }
 }
 

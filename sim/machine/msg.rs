@@ -44,6 +44,18 @@ impl<T> Pool<T> {
             (self.items.len() - 1) as u32
         }
     }
+    /// A slot holding whatever its last user left (or `fresh()` for a new slot): for payloads whose
+    /// buffers are reused in place, so that a steady state allocates nothing.
+    pub fn alloc_reuse(&mut self, fresh: impl FnOnce() -> T) -> (u32, &mut T) {
+        let i = match self.free.pop() {
+            Some(i) => i,
+            None => {
+                self.items.push(fresh());
+                (self.items.len() - 1) as u32
+            }
+        };
+        (i, &mut self.items[i as usize])
+    }
     pub fn get(&self, i: u32) -> &T {
         &self.items[i as usize]
     }

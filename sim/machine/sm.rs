@@ -297,11 +297,17 @@ struct MemOp {
     value_bytes: u32,
     kind: OpKind,
     lanes: u64,
-    addr: [u64; 64],
-    vals: [u64; 64],
+    /// Each lane's address and value ([`Sm::lane_values`]); only a program with values has them.
+    values: Option<u32>,
     parts: u32,
     /// Invalidate the L1 when this acquire completes.
     acquire: Option<Level>,
+}
+
+/// The per-lane addresses and returned values of one memory instruction of a program with values.
+struct LaneValues {
+    addr: [u64; 64],
+    vals: [u64; 64],
 }
 
 #[derive(Default)]
@@ -358,6 +364,7 @@ pub struct Sm {
     pub used_shared: u32,
     pub sb: StoreBuffer,
     ops: Pool<MemOp>,
+    lane_values: Pool<LaneValues>,
     tick_at: Option<Time>,
     drain_at: Option<Time>,
     last_issued: Vec<usize>,
@@ -413,6 +420,7 @@ impl Sm {
             used_shared: 0,
             sb: StoreBuffer::new(&cfg.store_buffer),
             ops: Pool::default(),
+            lane_values: Pool::default(),
             tick_at: None,
             drain_at: None,
             last_issued: vec![0; cfg.sm.schedulers.max(1) as usize],
@@ -615,27 +623,31 @@ impl Sm {
             CoreResp::LoadData { who, line, data } => {
                 let bytes = *ctx.lines.get(data.0);
                 ctx.lines.release(data.0);
-                let op = self.ops.get_mut(who.op);
-                let wb = op.value_bytes;
-                let mut m = if wb == 0 { 0 } else { op.lanes };
-                while m != 0 {
-                    let l = m.trailing_zeros() as usize;
-                    m &= m - 1;
-                    let a = op.addr[l];
-                    if a & !(self.line_bytes as u64 - 1) == line {
-                        let o = (a - line) as usize;
-                        let mut b = [0u8; 8];
-                        b[..wb as usize].copy_from_slice(&bytes[o..o + wb as usize]);
-                        op.vals[l] = u64::from_le_bytes(b);
+                let op = self.ops.get(who.op);
+                let wb = op.value_bytes as usize;
+                if let (Some(vi), true) = (op.values, wb > 0) {
+                    let lv = self.lane_values.get_mut(vi);
+                    let mut m = op.lanes;
+                    while m != 0 {
+                        let l = m.trailing_zeros() as usize;
+                        m &= m - 1;
+                        let a = lv.addr[l];
+                        if a & !(self.line_bytes as u64 - 1) == line {
+                            let o = (a - line) as usize;
+                            let mut b = [0u8; 8];
+                            b[..wb].copy_from_slice(&bytes[o..o + wb]);
+                            lv.vals[l] = u64::from_le_bytes(b);
+                        }
                     }
                 }
                 self.part_done(who.op, ctx);
             }
             CoreResp::AtomicDone { who, batch } => {
-                let b = ctx.batches.get(batch.0);
-                let op = self.ops.get_mut(who.op);
-                for l in &b.lanes {
-                    op.vals[l.lane as usize] = l.result;
+                if let Some(vi) = self.ops.get(who.op).values {
+                    let lv = self.lane_values.get_mut(vi);
+                    for l in &ctx.batches.get(batch.0).lanes {
+                        lv.vals[l.lane as usize] = l.result;
+                    }
                 }
                 ctx.batches.release(batch.0);
                 self.part_done(who.op, ctx);
@@ -653,9 +665,12 @@ impl Sm {
         }
         let ws = self.ws as usize;
         let now = ctx.now();
-        let (warp, dst, kind, acquire, lanes) = (op.warp, op.dst, op.kind, op.acquire, op.lanes);
-        let vals = op.vals;
+        let (warp, dst, kind, acquire, lanes, values) =
+            (op.warp, op.dst, op.kind, op.acquire, op.lanes, op.values);
         self.ops.release(opi);
+        if let Some(vi) = values {
+            self.lane_values.release(vi);
+        }
         let Some(w) = self.warps[warp as usize].as_mut() else {
             return;
         };
@@ -664,12 +679,15 @@ impl Sm {
         match dst {
             Dst::None => {}
             Dst::Reg(d) => {
-                let regs = w.regs_mut();
-                let mut m = lanes;
-                while m != 0 {
-                    let l = m.trailing_zeros() as usize;
-                    m &= m - 1;
-                    regs[d as usize * ws + l] = vals[l];
+                if let Some(vi) = values {
+                    let vals = &self.lane_values.get(vi).vals;
+                    let regs = w.regs_mut();
+                    let mut m = lanes;
+                    while m != 0 {
+                        let l = m.trailing_zeros() as usize;
+                        m &= m - 1;
+                        regs[d as usize * ws + l] = vals[l];
+                    }
                 }
                 w.reg_ready[d as usize] = now;
             }
@@ -1607,19 +1625,33 @@ impl Sm {
         value_bytes: u32,
         kind: OpKind,
         lanes: u64,
-        addr: [u64; 64],
+        addr: &[u64; 64],
     ) -> u32 {
+        let values = self.has_values().then(|| {
+            let (i, lv) = self.lane_values.alloc_reuse(|| LaneValues {
+                addr: [0; 64],
+                vals: [0; 64],
+            });
+            lv.addr = *addr;
+            lv.vals = [0; 64];
+            i
+        });
         self.ops.alloc(MemOp {
             warp: warp as u16,
             dst,
             value_bytes,
             kind,
             lanes,
-            addr,
-            vals: [0; 64],
+            values,
             parts: 0,
             acquire: None,
         })
+    }
+
+    /// The value slot of lane `l` of op `opi` (a program with values).
+    fn lane_val(&mut self, opi: u32, l: usize) -> Option<&mut u64> {
+        let vi = self.ops.get(opi).values?;
+        Some(&mut self.lane_values.get_mut(vi).vals[l])
     }
 
     /// Marks the destination registers of an issued memory instruction pending until it completes.
@@ -1716,18 +1748,20 @@ impl Sm {
     ) -> bool {
         if space == Space::Local {
             let gs = self.warps[wi].as_ref().expect("live").group_slot;
-            let opi = self.new_op(wi, dst, value_bytes, OpKind::Local, mask, *addrs);
-            {
-                let g = self.groups[gs].as_ref().expect("resident");
-                let op = self.ops.get_mut(opi);
-                if value_bytes > 0 {
-                    for l in lanes(mask) {
-                        let o = addrs[l] as usize;
-                        let mut b = [0u8; 8];
-                        b[..bytes as usize].copy_from_slice(&g.local[o..o + bytes as usize]);
-                        op.vals[l] = u64::from_le_bytes(b);
+            let opi = self.new_op(wi, dst, value_bytes, OpKind::Local, mask, addrs);
+            if value_bytes > 0 {
+                for l in lanes(mask) {
+                    let o = addrs[l] as usize;
+                    let mut b = [0u8; 8];
+                    let g = self.groups[gs].as_ref().expect("resident");
+                    b[..bytes as usize].copy_from_slice(&g.local[o..o + bytes as usize]);
+                    if let Some(v) = self.lane_val(opi, l) {
+                        *v = u64::from_le_bytes(b);
                     }
                 }
+            }
+            {
+                let op = self.ops.get_mut(opi);
                 op.parts = 1;
                 if ord.is_acquire() {
                     op.acquire = Some(Level::Sm);
@@ -1786,7 +1820,7 @@ impl Sm {
             LoadOrd::Plain => Level::Sm,
             _ => level_of(scope, self.svm),
         };
-        let opi = self.new_op(wi, dst, value_bytes, OpKind::Load, mask, *addrs);
+        let opi = self.new_op(wi, dst, value_bytes, OpKind::Load, mask, addrs);
         let mut parts = 0;
         for (i, &(line, m)) in lines_[..n].iter().enumerate() {
             match forwarded[i] {
@@ -1899,7 +1933,7 @@ impl Sm {
             }
             self.notices.progress += 1;
             let done = self.shared_access(now, addrs, mask, false);
-            let opi = self.new_op(wi, Dst::None, 0, OpKind::Local, mask, *addrs);
+            let opi = self.new_op(wi, Dst::None, 0, OpKind::Local, mask, addrs);
             self.ops.get_mut(opi).parts = 1;
             let w = self.warps[wi].as_mut().expect("live");
             w.local_out += 1;
@@ -2066,11 +2100,13 @@ impl Sm {
                 perform_batch(&mut batch, &mut view);
             }
             self.notices.progress += 1;
-            let opi = self.new_op(wi, dst, value_bytes, OpKind::Local, mask, addrs);
-            let op = self.ops.get_mut(opi);
+            let opi = self.new_op(wi, dst, value_bytes, OpKind::Local, mask, &addrs);
             for l in &batch.lanes {
-                op.vals[l.lane as usize] = l.result;
+                if let Some(v) = self.lane_val(opi, l.lane as usize) {
+                    *v = l.result;
+                }
             }
+            let op = self.ops.get_mut(opi);
             op.parts = 1;
             if acquire {
                 op.acquire = Some(Level::Sm);
@@ -2114,7 +2150,7 @@ impl Sm {
             return false;
         }
         let at_l1 = level == Level::Sm && self.wg_atomics_l1;
-        let opi = self.new_op(wi, dst, value_bytes, OpKind::Atomic, mask, addrs);
+        let opi = self.new_op(wi, dst, value_bytes, OpKind::Atomic, mask, &addrs);
         let mut parts = 0;
         for &line in &lines_ {
             let ls: Vec<LaneAtomic> = all
