@@ -35,7 +35,10 @@ enum Waiter {
 struct Mshr {
     line: u64,
     epoch: u32,
+    /// Sectors fetched from L2 (installed on completion).
     sectors: u32,
+    /// Sectors `data` holds or will hold: the fetched ones and those valid in the line at the miss.
+    have: u32,
     outstanding: u32,
     data: LineBuf,
     /// Stores accepted while the fill was outstanding, oldest first.
@@ -382,9 +385,11 @@ impl L1 {
                 w => w,
             };
             m.waiters.push(waiter);
-            let missing = sectors & !m.sectors;
+            // Re-fetching a sector an earlier waiter reads from `data` would show it later stores.
+            let missing = sectors & !m.have;
             if missing != 0 {
                 m.sectors |= missing;
+                m.have |= missing;
                 m.outstanding += 1;
                 self.fill_request(ctx, line, mi, missing);
             }
@@ -393,18 +398,23 @@ impl L1 {
         if self.live_mshrs >= self.max_mshrs {
             return false;
         }
-        // Sectors already valid in a present line need not travel again.
-        let need = match self.tags.probe(line) {
-            Some(w) => sectors & !self.valid[w.0 as usize],
-            None => sectors,
+        // Sectors already valid in a present line need not travel again; the waiters then read them
+        // from the line as it is now (later stores reach them as overlays), not from the fill.
+        let (valid, base) = match self.tags.probe(line) {
+            Some(w) => (self.valid[w.0 as usize], self.data[w.0 as usize]),
+            None => (0, [0u8; MAX_LINE]),
         };
-        let need = if need == 0 { sectors } else { need };
+        let need = match sectors & !valid {
+            0 => sectors,
+            n => n,
+        };
         let mi = self.mshrs.alloc(Mshr {
             line,
             epoch: self.epoch,
             sectors: need,
+            have: need | valid,
             outstanding: 1,
-            data: [0u8; MAX_LINE],
+            data: base,
             overlays: Vec::new(),
             waiters: vec![waiter],
             live: true,
