@@ -29,4 +29,6 @@ mod xbar;
 pub use api::*;
 pub use gpu::run;
 #[cfg(test)]
+mod contract_tests;
+#[cfg(test)]
 mod tests;
