@@ -139,7 +139,7 @@ enum Got {
     Load { op: u32, at: Time, data: LineBuf },
     Accepted(u16),
     Acked(u16),
-    Atomic { op: u32 },
+    Atomic { op: u32, results: Vec<u64> },
 }
 
 /// What the harness asked of the L1, in the order the L1 received it.
@@ -172,9 +172,10 @@ fn run_l1(
     l1: &mut L1,
     l2_delay: Time,
     shadow: &mut HashMap<u64, LineBuf>,
-) -> (Vec<Got>, HashMap<u32, (u128, LineBuf)>) {
+) -> (Vec<Got>, Expected) {
     let mut got = Vec::new();
     let mut expected = HashMap::new();
+    let mut atomics = HashMap::new();
     while let Some((now, ev)) = b.q.pop() {
         match ev {
             Event::L1In(_, req) => {
@@ -193,6 +194,21 @@ fn run_l1(
                         let d = *b.lines.get(data.0);
                         let e = shadow.entry(line).or_insert_with(|| b.line_bytes(line));
                         apply(e, &d, mask);
+                    }
+                    // An atomic performed at L2 takes effect there in the order the L1 sends it.
+                    L1Req::Atomic {
+                        who,
+                        line,
+                        batch,
+                        at_l1: false,
+                        ..
+                    } => {
+                        let mut copy = b.batches.get(batch.0).clone();
+                        let cur = *shadow.entry(line).or_insert_with(|| b.line_bytes(line));
+                        let mut view = ShadowLine { line, bytes: cur };
+                        perform_batch(&mut copy, &mut view);
+                        shadow.insert(line, view.bytes);
+                        atomics.insert(who.op, copy.lanes.iter().map(|l| l.result).collect());
                     }
                     _ => {}
                 }
@@ -242,15 +258,56 @@ fn run_l1(
                 CoreResp::StoreAccepted { warp } => Got::Accepted(warp),
                 CoreResp::StoreAcked { warp } => Got::Acked(warp),
                 CoreResp::AtomicDone { who, batch } => {
+                    let results = b
+                        .batches
+                        .get(batch.0)
+                        .lanes
+                        .iter()
+                        .map(|l| l.result)
+                        .collect();
                     b.batches.release(batch.0);
-                    Got::Atomic { op: who.op }
+                    Got::Atomic {
+                        op: who.op,
+                        results,
+                    }
                 }
                 CoreResp::SharedDone { .. } => panic!("the L1 never answers SharedDone"),
             }),
             other => panic!("unexpected event for an L1 bench: {other:?}"),
         }
     }
-    (got, expected)
+    (
+        got,
+        Expected {
+            loads: expected,
+            atomics,
+        },
+    )
+}
+
+/// What the receive-order shadow says each load (mask, line) and each L2 atomic (old values) returns.
+struct Expected {
+    loads: HashMap<u32, (u128, LineBuf)>,
+    atomics: HashMap<u32, Vec<u64>>,
+}
+
+/// A shadow line as the value store of an atomic.
+struct ShadowLine {
+    line: u64,
+    bytes: LineBuf,
+}
+
+impl ValueStore for ShadowLine {
+    fn read(&self, addr: u64, len: u32) -> u64 {
+        let o = (addr - self.line) as usize;
+        let mut v = [0u8; 8];
+        v[..len as usize].copy_from_slice(&self.bytes[o..o + len as usize]);
+        u64::from_le_bytes(v)
+    }
+    fn write(&mut self, addr: u64, len: u32, v: u64) {
+        let o = (addr - self.line) as usize;
+        self.bytes[o..o + len as usize].copy_from_slice(&v.to_le_bytes()[..len as usize]);
+    }
 }
 
 /// Schedules `asked` into the L1 at the given cycles (allocating payloads).
@@ -300,9 +357,9 @@ fn ask_l1(b: &mut Bench, at: Time, a: Asked, level: Level) {
     b.q.schedule(at, Event::L1In(0, req)).unwrap();
 }
 
-/// A seeded random stream of loads (L1 and bypass), stores, atomics (at L2 and at L1) and
-/// invalidations over `nlines` lines, at random cycles in `0..span`.
-fn l1_stream(b: &mut Bench, n: u32, nlines: u64, span: u64, atomics: bool) -> Vec<Asked> {
+/// A seeded random stream of loads (L1 and bypass), stores, atomics (at L2, and at L1 if
+/// `l1_atomics`) and invalidations over `nlines` lines, at random cycles in `0..span`.
+fn l1_stream(b: &mut Bench, n: u32, nlines: u64, span: u64, l1_atomics: bool) -> Vec<Asked> {
     let mut asked = Vec::new();
     for id in 0..n {
         let n_at = b.rng.below(span);
@@ -327,7 +384,7 @@ fn l1_stream(b: &mut Bench, n: u32, nlines: u64, span: u64, atomics: bool) -> Ve
                 },
                 Level::L2,
             )
-        } else if r < 85 || (!atomics && r < 95) {
+        } else if r < 85 || (!l1_atomics && (85..90).contains(&r)) {
             let data = random_line(&mut b.rng);
             (
                 Asked::Store {
@@ -439,9 +496,10 @@ fn l1_drains_every_request_exactly_once_and_frees_every_payload() {
 
 #[test]
 fn l1_loads_see_the_latest_store_it_received_before_them() {
-    // Loads, bypass loads, stores and invalidations (no atomics: an L2 atomic's effect on an L1 line
-    // is the SM's business, see traffic_tests): per-location coherence for one SM, through hits,
-    // misses, MSHR merges, overlays of stores on outstanding fills, evictions and invalidation epochs.
+    // Loads, bypass loads, stores, L2 atomics and invalidations: per-location coherence for one SM,
+    // through hits, misses, MSHR merges, overlays of stores on outstanding fills, evictions,
+    // invalidation epochs and lines dropped for L2 atomics. (Atomics performed in the L1 wait for
+    // their fill and so take effect after stores received later: not in receive order.)
     for seed in 0..24 {
         let mut cfg = tiny();
         cfg.l1.mshrs = 1 + (seed as u32 % 3) * 4;
@@ -460,12 +518,21 @@ fn l1_loads_see_the_latest_store_it_received_before_them() {
         );
         assert_each_answered_once(&asked, &got);
         for g in &got {
-            if let Got::Load { op, data, .. } = g {
-                let (mask, want) = &expected[op];
-                assert!(
-                    masked_eq(data, want, *mask),
-                    "seed {seed}: load {op} returned a value other than the latest store before it"
-                );
+            match g {
+                Got::Load { op, data, .. } => {
+                    let (mask, want) = &expected.loads[op];
+                    assert!(
+                        masked_eq(data, want, *mask),
+                        "seed {seed}: load {op} returned a value other than the latest store before it"
+                    );
+                }
+                Got::Atomic { op, results } => {
+                    assert_eq!(
+                        results, &expected.atomics[op],
+                        "seed {seed}: atomic {op} old values"
+                    )
+                }
+                _ => {}
             }
         }
         for (line, bytes) in &shadow {
@@ -668,7 +735,7 @@ fn l1_invalidation_serves_fresh_values_and_drops_older_fills() {
             unreachable!()
         };
         assert!(
-            masked_eq(data, &expected[&op].1, mask),
+            masked_eq(data, &expected.loads[&op].1, mask),
             "load {op} matches the receive-order shadow"
         );
     }

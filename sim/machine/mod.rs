@@ -34,3 +34,5 @@ pub use gpu::run;
 mod contract_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod traffic_tests;
