@@ -14,6 +14,7 @@
 //! The hierarchy as a whole is tested against a shadow memory in `traffic_tests.rs`.
 
 use super::dram::Dram;
+use super::gpu::ctx;
 use super::l1::L1;
 use super::l2::{AtomicUnit, L2Slice};
 use super::memory::{byte_mask, GlobalMemory, GLOBAL_BASE};
@@ -39,19 +40,6 @@ struct Bench {
     xbar: Xbar,
     rng: SplitMix64,
     clock: Clock,
-}
-
-macro_rules! ctx {
-    ($b:expr) => {
-        Ctx {
-            q: &mut $b.q,
-            lines: &mut $b.lines,
-            batches: &mut $b.batches,
-            mem: &mut $b.mem,
-            xbar: &mut $b.xbar,
-            rng: &mut $b.rng,
-        }
-    };
 }
 
 impl Bench {

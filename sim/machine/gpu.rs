@@ -67,6 +67,9 @@ macro_rules! ctx {
         }
     };
 }
+/// The contract tests build the same context around a single part.
+#[cfg(test)]
+pub(super) use ctx;
 
 /// Runs `wl` on the GPU described by `cfg`.
 pub fn run(cfg: &GpuConfig, wl: &Workload, opts: &RunOptions) -> Result<RunResult, SimError> {

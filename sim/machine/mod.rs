@@ -33,6 +33,6 @@ pub use gpu::run;
 #[cfg(test)]
 mod contract_tests;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 #[cfg(test)]
 mod traffic_tests;

@@ -9,7 +9,7 @@ pub(crate) fn tiny() -> GpuConfig {
     parse_str(include_str!("../../configs/tiny.toml"), "tiny.toml", &[]).unwrap()
 }
 
-fn kernel(insts: Vec<Inst>, nregs: usize, local_bytes: u32) -> Kernel {
+pub(crate) fn kernel(insts: Vec<Inst>, nregs: usize, local_bytes: u32) -> Kernel {
     let n = insts.len();
     Kernel {
         name: "t".into(),

@@ -14,7 +14,7 @@
 //!   bit words only atomic ORs, group counters only work_group-scope adds from their own work-group;
 //! - read-only words are never written: every load of them returns the initial value.
 
-use super::tests::tiny;
+use super::tests::{kernel, tiny};
 use super::*;
 use crate::config::{parse_str, GpuConfig};
 use crate::ir::*;
@@ -562,7 +562,6 @@ fn records(slots: &[Slot]) -> u64 {
 
 fn workload(slots: &[Slot], seed: u64) -> Workload {
     let insts = lower(slots);
-    let n = insts.len();
     let buffer = |name: &str, len: u64, init: Init| Buffer {
         name: name.into(),
         elem: Ty::U32,
@@ -576,19 +575,7 @@ fn workload(slots: &[Slot], seed: u64) -> Workload {
         value: ParamValue::BufferAddr(name.into()),
     };
     Workload {
-        kernel: Kernel {
-            name: "traffic".into(),
-            file: "traffic".into(),
-            insts,
-            locs: (0..n)
-                .map(|i| SrcLoc {
-                    line: i as u32 + 1,
-                    col: 1,
-                })
-                .collect(),
-            reg_names: (0..NREGS).map(|i| format!("r{i}")).collect(),
-            local_bytes: 0,
-        },
+        kernel: kernel(insts, NREGS, 0),
         geometry: Geometry {
             groups: [GROUPS as u32, 1, 1],
             group_size: [GROUP as u32, 1, 1],
