@@ -35,7 +35,7 @@ fn violation(
     }
 }
 
-/// Every `(path, value)` leaf of a config, in table order.
+/// Every `(path, value)` leaf of a config (sorted by name within each table).
 pub fn leaves(cfg: &GpuConfig) -> Result<Vec<(String, toml::Value)>, String> {
     fn walk(prefix: &str, v: &toml::Value, out: &mut Vec<(String, toml::Value)>) {
         match v {
