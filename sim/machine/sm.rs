@@ -61,6 +61,12 @@ pub struct Warp {
     pub last_addr: Option<u64>,
     pub last_pc: u32,
     pub waiting: &'static str,
+    /// Every lane has exited; the slot is kept until the warp's memory operations have settled, so
+    /// that their responses never reach a warp that later reuses the slot, and captured registers
+    /// hold the values of loads still in flight at the exit.
+    exited: bool,
+    /// SM write frontier a device-scope release waits for (see [`Sm::frontier_reached`]).
+    fence_mark: Option<u64>,
 }
 
 impl Warp {
@@ -119,8 +125,11 @@ impl Warp {
 
 pub struct GroupSlot {
     pub group: u64,
+    /// Warps with live lanes (barrier participants).
     pub warps: Vec<u16>,
     pub live_warps: u32,
+    /// Warps holding a slot: live ones plus exited ones whose memory operations are in flight.
+    resident_warps: u32,
     arrived: u32,
     pub threads: u32,
     pub local: Vec<u8>,
@@ -205,6 +214,11 @@ pub struct Sm {
     pub notices: SmNotices,
     capture_groups: Arc<std::collections::HashSet<u64>>,
     params: Arc<Vec<(Reg, u64)>>,
+    /// The SM's write frontier: every write the SM sends to its L1 gets the next sequence number;
+    /// `wbase` is the smallest not yet acknowledged, `wacked[i]` says whether `wbase + i` is.
+    wseq_next: u64,
+    wbase: u64,
+    wacked: std::collections::VecDeque<bool>,
 }
 
 pub struct SmParams {
@@ -265,7 +279,43 @@ impl Sm {
             notices: SmNotices::default(),
             capture_groups: p.capture_groups.clone(),
             params: p.params.clone(),
+            wseq_next: 0,
+            wbase: 0,
+            wacked: std::collections::VecDeque::new(),
         }
+    }
+
+    /// Numbers a write the SM sends to its L1.
+    fn next_write_seq(&mut self) -> u64 {
+        self.wacked.push_back(false);
+        self.wseq_next += 1;
+        self.wseq_next - 1
+    }
+
+    fn write_acked(&mut self, seq: u64) {
+        if let Some(i) = seq.checked_sub(self.wbase) {
+            if let Some(a) = self.wacked.get_mut(i as usize) {
+                *a = true;
+            }
+        }
+        while self.wacked.front() == Some(&true) {
+            self.wacked.pop_front();
+            self.wbase += 1;
+        }
+    }
+
+    /// Cumulativity of a release at device scope or wider: writes of *other* warps of this SM that
+    /// the L1 accepted are visible to this warp's loads before they reach L2 (the L1 is shared and
+    /// write-through), so a value this warp observed may come from one of them. PTX orders such an
+    /// observed write before the release for every thread the release synchronises with (causality
+    /// order goes through observation), so the release waits until every write the SM sent before
+    /// it is acknowledged. The mark is taken only once the warp's own loads have returned, so no
+    /// later observation can escape it.
+    fn frontier_reached(&mut self, wi: usize) -> bool {
+        let next = self.wseq_next;
+        let w = self.warps[wi].as_mut().expect("live");
+        let mark = *w.fence_mark.get_or_insert(next);
+        self.wbase >= mark
     }
 
     /// Whether a group of `threads` threads, `warps` warps and `shared` bytes fits now.
@@ -317,6 +367,8 @@ impl Sm {
                 last_addr: None,
                 last_pc: 0,
                 waiting: "ready",
+                exited: false,
+                fence_mark: None,
             };
             warp.live = warp.full_mask();
             for &(r, v) in self.params.iter() {
@@ -334,6 +386,7 @@ impl Sm {
         self.groups[gs] = Some(GroupSlot {
             group,
             live_warps: slots.len() as u32,
+            resident_warps: slots.len() as u32,
             warps: slots,
             arrived: 0,
             threads,
@@ -371,6 +424,7 @@ impl Sm {
                 w.to_l1 += 1;
                 w.to_l2 += 1;
             }
+            let seq = self.next_write_seq();
             let id = ctx.lines.alloc(e.data);
             let level = if e.system { Level::System } else { Level::L2 };
             ctx.q.after(
@@ -386,6 +440,7 @@ impl Sm {
                         mask: e.mask,
                         data: DataId(id),
                         level,
+                        seq,
                     },
                 ),
             );
@@ -403,11 +458,14 @@ impl Sm {
                 if let Some(w) = self.warps[warp as usize].as_mut() {
                     w.to_l1 -= 1;
                 }
+                self.retire_if_settled(warp as usize);
             }
-            CoreResp::StoreAcked { warp } => {
+            CoreResp::StoreAcked { warp, seq } => {
+                self.write_acked(seq);
                 if let Some(w) = self.warps[warp as usize].as_mut() {
                     w.to_l2 -= 1;
                 }
+                self.retire_if_settled(warp as usize);
             }
             CoreResp::LoadData { who, line, data } => {
                 let bytes = *ctx.lines.get(data.0);
@@ -475,6 +533,7 @@ impl Sm {
                 ctx.q.after(0, Event::L1In(self.id, L1Req::InvalidateAll));
             }
         }
+        self.retire_if_settled(warp as usize);
     }
 
     /// Warp schedulers: issue what can issue this cycle; sleep when nothing can.
@@ -678,17 +737,22 @@ impl Sm {
         };
         let w = self.warps[wi].as_mut().expect("checked above");
         if let Some(level) = need_release {
-            let ok = match inst {
+            let (own, cumulative) = match inst {
                 // An acquire-only fence orders earlier loads before later accesses.
                 Inst::Fence {
                     ord: FenceOrd::Acquire,
                     ..
-                } => w.loads_out == 0 && w.local_out == 0,
+                } => (w.loads_out == 0 && w.local_out == 0, false),
                 Inst::Barrier { spaces, .. } if !spaces.global => {
-                    w.local_out == 0 && w.loads_out == 0
+                    (w.local_out == 0 && w.loads_out == 0, false)
                 }
-                _ => Self::released(w, level),
+                _ => (Self::released(w, level), level >= Level::L2),
             };
+            if !own {
+                w.fence_mark = None;
+            }
+            let ok = own && (!cumulative || self.frontier_reached(wi));
+            let w = self.warps[wi].as_mut().expect("checked above");
             if !ok {
                 w.waiting = "release: earlier accesses not yet performed";
                 self.stats.fence_stall_ps += self.clock.period;
@@ -710,6 +774,7 @@ impl Sm {
             if let Some(w) = self.warps[wi].as_mut() {
                 w.ready_at = w.ready_at.max(now + self.clock.period);
                 w.waiting = "ready";
+                w.fence_mark = None;
             }
         }
         ok
@@ -1043,26 +1108,44 @@ impl Sm {
             self.maybe_release_barrier(wi, ctx);
             return;
         }
-        // The warp is done once its memory operations have drained; the slot is freed now and the
-        // counters of its in-flight stores are ignored (the stores themselves still complete).
-        let w = self.warps[wi].take().expect("live");
+        // No lane is left: the warp leaves the group's barrier now, and its slot once its memory
+        // operations have settled.
+        w.exited = true;
+        w.waiting = "exited; memory operations in flight";
+        let gs = w.group_slot;
+        let g = self.groups[gs].as_mut().expect("resident");
+        g.live_warps -= 1;
+        g.warps.retain(|&s| s as usize != wi);
+        if g.live_warps > 0 {
+            self.try_release_group(gs, ctx);
+        }
+        self.retire_if_settled(wi);
+    }
+
+    /// Frees the slot of an exited warp whose memory operations have all settled, and finishes its
+    /// work-group when it was the last one.
+    fn retire_if_settled(&mut self, wi: usize) {
+        if !self.warps[wi]
+            .as_ref()
+            .is_some_and(|w| w.exited && w.quiet())
+        {
+            return;
+        }
+        let w = self.warps[wi].take().expect("checked");
         let gs = w.group_slot;
         let g = self.groups[gs].as_mut().expect("resident");
         if self.capture_groups.contains(&g.group) {
             self.notices
                 .exits
-                .push((g.group, w.warp_in_group * self.ws, w.regs.clone()));
+                .push((g.group, w.warp_in_group * self.ws, w.regs));
         }
-        g.live_warps -= 1;
-        g.warps.retain(|&s| s as usize != wi);
+        g.resident_warps -= 1;
         self.used_warps -= 1;
-        if g.live_warps == 0 {
+        if g.resident_warps == 0 {
             let g = self.groups[gs].take().expect("resident");
             self.used_threads -= g.threads;
             self.used_shared -= self.kernel.local_bytes;
             self.notices.groups_done.push((gs, g.group));
-        } else {
-            self.try_release_group(gs, ctx);
         }
     }
 
@@ -1464,8 +1547,9 @@ impl Sm {
             return true;
         }
         let level = if system { Level::System } else { Level::L2 };
-        let w = self.warps[wi].as_mut().expect("live");
         for (line, m, data) in lines_ {
+            let seq = self.next_write_seq();
+            let w = self.warps[wi].as_mut().expect("live");
             w.to_l1 += 1;
             w.to_l2 += 1;
             let id = ctx.lines.alloc(data);
@@ -1482,11 +1566,12 @@ impl Sm {
                         mask: m,
                         data: DataId(id),
                         level,
+                        seq,
                     },
                 ),
             );
         }
-        Self::advance(w, mask);
+        Self::advance(self.warps[wi].as_mut().expect("live"), mask);
         true
     }
 
@@ -1600,6 +1685,8 @@ impl Sm {
             } else {
                 level
             };
+            // Only an atomic at the L1 writes through (and is acknowledged like a store).
+            let seq = if at_l1 { self.next_write_seq() } else { 0 };
             ctx.q.after(
                 0,
                 Event::L1In(
@@ -1613,6 +1700,7 @@ impl Sm {
                         batch: BatchId(b),
                         level: lvl,
                         at_l1,
+                        seq,
                     },
                 ),
             );
