@@ -7,9 +7,12 @@
 //!   has), and thread `j` of a cta runs as warp `j` (spare warps exit at once);
 //! - lane `l` of a warp runs the instance with lane index `(l·a_c + d_c) mod ws` of its block, so
 //!   an instance's threads sit in different lanes of their warps when placement is randomised;
-//! - each location is a buffer of `N` elements; instance `k` uses element `(k·m_L + o_L) mod N`, so
-//!   neighbouring elements (one cache line, one store-buffer entry) belong to different instances,
-//!   differently for each location, and an instance's locations fall on L2 slices in varying ways;
+//! - each location is a buffer; instance `k` uses element `((k·m_L + o_L) mod N)·p_L`, so neighbouring
+//!   elements (one cache line, one store-buffer entry) belong to different instances, differently for
+//!   each location, and an instance's locations fall on L2 slices in varying ways. The padding `p_L`
+//!   (a power of two up to one element per cache line) sets how many instances share a line: shared
+//!   lines make instances move together (one request serves them all), private lines give each
+//!   instance its own timing;
 //! - the groups of one block go to distinct SMs (`RunOptions::group_sm`) when there are at least
 //!   `C` SMs, so threads of different work-groups run on different SMs.
 //!
@@ -96,8 +99,10 @@ pub struct Plan {
     pub lane_map: Vec<(u64, u64)>,
     /// Per cta: instance lane → lane (the inverse of `lane_map`).
     pub lane_of: Vec<Vec<u32>>,
-    /// Per location: instance `k` → element `(k·m + o) mod N`.
-    pub slot_map: Vec<(u64, u64)>,
+    /// Per location: instance `k` → element `((k·m + o) mod N)·p` as `(m, o, p)`.
+    pub slot_map: Vec<(u64, u64, u64)>,
+    /// Per location: buffer length in elements.
+    pub buffer_len: Vec<u64>,
     /// SM of each work-group.
     pub group_sm: Vec<u32>,
 }
@@ -145,35 +150,42 @@ impl Plan {
                 inv
             })
             .collect();
-        let slot_map = test
-            .locations
-            .iter()
-            .map(|_| match rng.as_deref_mut() {
-                // A small stride keeps a warp's accesses to one location on a few lines.
+        let line = cfg.l1.line_bytes as u64;
+        let max_pad = |l: usize| (line / test.locations[l].ty.width().bytes() as u64).max(1);
+        let slot_map: Vec<(u64, u64, u64)> = (0..test.locations.len())
+            .map(|l| match rng.as_deref_mut() {
                 Some(r) => {
                     let cands: Vec<u64> = (1..=7u64).filter(|&m| gcd(m, n) == 1).collect();
-                    (cands[r.below(cands.len() as u64) as usize], r.below(n))
+                    let m = cands[r.below(cands.len() as u64) as usize];
+                    let pads = max_pad(l).trailing_zeros() as u64 + 1;
+                    (m, r.below(n), 1 << r.below(pads))
                 }
-                None => (1, 0),
+                None => (1, 0, 1),
             })
             .collect();
-        // Each block's ctas on distinct SMs: rotate by block (randomly when randomising) through a
-        // (random) permutation of the SMs.
-        let mut perm: Vec<u32> = (0..s).collect();
-        if let Some(r) = rng.as_deref_mut() {
-            for i in (1..perm.len()).rev() {
+        let buffer_len = (0..test.locations.len())
+            .map(|l| if rng.is_some() { n * max_pad(l) } else { n })
+            .collect();
+        // Block b's ctas go to SMs (σ(b)·C + c) mod S through a permutation of the SMs: a block's
+        // ctas land on distinct SMs (when C ≤ S) and every SM gets the same number of work-groups
+        // (±1), so no group waits for a busy SM while its partners run. Randomised: both the SM
+        // permutation and the block order σ are drawn; fixed: identities.
+        let shuffle = |v: &mut Vec<u32>, r: &mut SplitMix64| {
+            for i in (1..v.len()).rev() {
                 let j = r.below(i as u64 + 1) as usize;
-                perm.swap(i, j);
+                v.swap(i, j);
             }
+        };
+        let mut perm: Vec<u32> = (0..s).collect();
+        let mut order: Vec<u32> = (0..blocks).collect();
+        if let Some(r) = rng.as_deref_mut() {
+            shuffle(&mut perm, r);
+            shuffle(&mut order, r);
         }
         let mut group_sm = Vec::with_capacity((blocks * c) as usize);
-        for b in 0..blocks {
-            let rot = match rng.as_deref_mut() {
-                Some(r) => r.below(s as u64) as u32,
-                None => b * c,
-            };
+        for b in 0..blocks as usize {
             for ci in 0..c {
-                group_sm.push(perm[((ci + rot) % s) as usize]);
+                group_sm.push(perm[((order[b] * c + ci) % s) as usize]);
             }
         }
         Plan {
@@ -181,6 +193,7 @@ impl Plan {
             lane_map,
             lane_of,
             slot_map,
+            buffer_len,
             group_sm,
         }
     }
@@ -191,8 +204,8 @@ impl Plan {
 
     /// Element of location `l` that instance `k` uses.
     pub fn slot(&self, lay: &Layout, l: usize, k: u64) -> u64 {
-        let (m, o) = self.slot_map[l];
-        (k * m + o) % self.instances(lay)
+        let (m, o, p) = self.slot_map[l];
+        (k * m + o) % self.instances(lay) * p
     }
 
     /// Global linear thread id running thread `i` of instance `k`.
@@ -229,6 +242,33 @@ pub fn reg_bases(test: &LitmusTest) -> Vec<Reg> {
         .collect()
 }
 
+/// Instructions with their source locations.
+#[derive(Default)]
+struct Code {
+    insts: Vec<Inst>,
+    locs: Vec<SrcLoc>,
+}
+
+impl Code {
+    fn push(&mut self, at: SrcLoc, i: Inst) {
+        self.insts.push(i);
+        self.locs.push(at);
+    }
+
+    fn alu(&mut self, at: SrcLoc, op: AluOp, dst: Reg, a: Operand, b: Operand) {
+        self.push(
+            at,
+            Inst::Alu {
+                op,
+                ty: Ty::U64,
+                dst,
+                a,
+                b,
+            },
+        );
+    }
+}
+
 /// The workload of one launch.
 pub fn workload(test: &LitmusTest, lay: &Layout, plan: &Plan) -> Workload {
     let nloc = test.locations.len();
@@ -239,175 +279,82 @@ pub fn workload(test: &LitmusTest, lay: &Layout, plan: &Plan) -> Workload {
     let ws = lay.ws as u64;
     let c = lay.num_ctas() as u64;
     let bases = reg_bases(test);
-    let mut insts: Vec<Inst> = Vec::new();
-    let mut locs: Vec<SrcLoc> = Vec::new();
+    let mut code = Code::default();
     let head = test.threads.first().map(|t| t.loc).unwrap_or_default();
-    let alu = |op, dst, a, b| Inst::Alu {
-        op,
-        ty: Ty::U64,
-        dst,
-        a,
-        b,
-    };
-    let emit = |insts: &mut Vec<Inst>, locs: &mut Vec<SrcLoc>, i: Inst, at: SrcLoc| {
-        insts.push(i);
-        locs.push(at);
-    };
     // Dispatch on (cta, warp).
-    emit(
-        &mut insts,
-        &mut locs,
+    let (g, w, key, tmp) = (temp(T_G), temp(T_W), temp(T_KEY), temp(T_TMP));
+    code.push(
+        head,
         Inst::ReadSpecial {
-            dst: temp(T_G),
+            dst: g,
             which: Special::GroupLinearId,
         },
-        head,
     );
-    emit(
-        &mut insts,
-        &mut locs,
+    code.push(
+        head,
         Inst::ReadSpecial {
-            dst: temp(T_W),
+            dst: w,
             which: Special::SubGroupId,
         },
-        head,
     );
-    emit(
-        &mut insts,
-        &mut locs,
-        alu(AluOp::Rem, temp(T_KEY), r(temp(T_G)), imm(c)),
-        head,
-    );
-    emit(
-        &mut insts,
-        &mut locs,
-        alu(
-            AluOp::Mul,
-            temp(T_KEY),
-            r(temp(T_KEY)),
-            imm(lay.warps as u64),
-        ),
-        head,
-    );
-    emit(
-        &mut insts,
-        &mut locs,
-        alu(AluOp::Add, temp(T_KEY), r(temp(T_KEY)), r(temp(T_W))),
-        head,
-    );
+    code.alu(head, AluOp::Rem, key, r(g), imm(c));
+    code.alu(head, AluOp::Mul, key, r(key), imm(lay.warps as u64));
+    code.alu(head, AluOp::Add, key, r(key), r(w));
     let mut entry_fixups: Vec<(usize, usize)> = Vec::new();
     for (i, t) in test.threads.iter().enumerate() {
-        let key = lay.thread_cta[i] as u64 * lay.warps as u64 + lay.thread_warp[i] as u64;
-        emit(
-            &mut insts,
-            &mut locs,
+        let k = lay.thread_cta[i] as u64 * lay.warps as u64 + lay.thread_warp[i] as u64;
+        code.push(
+            t.loc,
             Inst::Cmp {
                 op: CmpOp::Eq,
                 ty: Ty::U64,
-                dst: temp(T_TMP),
-                a: r(temp(T_KEY)),
-                b: imm(key),
+                dst: tmp,
+                a: r(key),
+                b: imm(k),
             },
-            t.loc,
         );
-        entry_fixups.push((insts.len(), i));
-        emit(
-            &mut insts,
-            &mut locs,
+        entry_fixups.push((code.insts.len(), i));
+        code.push(
+            t.loc,
             Inst::Branch {
                 target: 0,
-                cond: Some((temp(T_TMP), true)),
+                cond: Some((tmp, true)),
             },
-            t.loc,
         );
     }
-    emit(&mut insts, &mut locs, Inst::Exit, head);
+    code.push(head, Inst::Exit);
     let mut entries = vec![0u32; test.threads.len()];
+    let (b, lane, k) = (temp(T_B), temp(T_L), temp(T_K));
     for (i, t) in test.threads.iter().enumerate() {
-        entries[i] = insts.len() as u32;
+        entries[i] = code.insts.len() as u32;
         let at = t.loc;
         let (a, d) = plan.lane_map[lay.thread_cta[i]];
         // Instance index k = block·ws + ((lane·a + d) mod ws).
-        emit(
-            &mut insts,
-            &mut locs,
-            alu(AluOp::Div, temp(T_B), r(temp(T_G)), imm(c)),
+        code.alu(at, AluOp::Div, b, r(g), imm(c));
+        code.push(
             at,
-        );
-        emit(
-            &mut insts,
-            &mut locs,
             Inst::ReadSpecial {
-                dst: temp(T_L),
+                dst: lane,
                 which: Special::Lane,
             },
-            at,
         );
-        emit(
-            &mut insts,
-            &mut locs,
-            alu(AluOp::Mul, temp(T_L), r(temp(T_L)), imm(a)),
-            at,
-        );
-        emit(
-            &mut insts,
-            &mut locs,
-            alu(AluOp::Add, temp(T_L), r(temp(T_L)), imm(d)),
-            at,
-        );
-        emit(
-            &mut insts,
-            &mut locs,
-            alu(AluOp::Rem, temp(T_L), r(temp(T_L)), imm(ws)),
-            at,
-        );
-        emit(
-            &mut insts,
-            &mut locs,
-            alu(AluOp::Mul, temp(T_K), r(temp(T_B)), imm(ws)),
-            at,
-        );
-        emit(
-            &mut insts,
-            &mut locs,
-            alu(AluOp::Add, temp(T_K), r(temp(T_K)), r(temp(T_L))),
-            at,
-        );
+        code.alu(at, AluOp::Mul, lane, r(lane), imm(a));
+        code.alu(at, AluOp::Add, lane, r(lane), imm(d));
+        code.alu(at, AluOp::Rem, lane, r(lane), imm(ws));
+        code.alu(at, AluOp::Mul, k, r(b), imm(ws));
+        code.alu(at, AluOp::Add, k, r(k), r(lane));
         let base = bases[i];
         for &(l, reg) in &t.addr_regs {
-            let (m, o) = plan.slot_map[l];
+            let (m, o, p) = plan.slot_map[l];
             let dst = base + reg;
-            let shift = test.locations[l].ty.width().bytes().trailing_zeros() as u64;
-            emit(
-                &mut insts,
-                &mut locs,
-                alu(AluOp::Mul, dst, r(temp(T_K)), imm(m)),
-                at,
-            );
-            emit(
-                &mut insts,
-                &mut locs,
-                alu(AluOp::Add, dst, r(dst), imm(o)),
-                at,
-            );
-            emit(
-                &mut insts,
-                &mut locs,
-                alu(AluOp::Rem, dst, r(dst), imm(n)),
-                at,
-            );
-            emit(
-                &mut insts,
-                &mut locs,
-                alu(AluOp::Shl, dst, r(dst), imm(shift)),
-                at,
-            );
-            emit(
-                &mut insts,
-                &mut locs,
-                alu(AluOp::Add, dst, r(dst), r(l as Reg)),
-                at,
-            );
+            // Byte offset = element · element size; the padding is a power of two folded into the
+            // shift.
+            let shift = test.locations[l].ty.width().bytes().trailing_zeros() + p.trailing_zeros();
+            code.alu(at, AluOp::Mul, dst, r(k), imm(m));
+            code.alu(at, AluOp::Add, dst, r(dst), imm(o));
+            code.alu(at, AluOp::Rem, dst, r(dst), imm(n));
+            code.alu(at, AluOp::Shl, dst, r(dst), imm(shift as u64));
+            code.alu(at, AluOp::Add, dst, r(dst), r(l as Reg));
         }
         for &(reg, init) in &t.reg_init {
             let src = match init {
@@ -418,26 +365,23 @@ pub fn workload(test: &LitmusTest, lay: &Layout, plan: &Plan) -> Workload {
                     r(base + ar.expect("address register of an initialised pointer"))
                 }
             };
-            emit(
-                &mut insts,
-                &mut locs,
+            code.push(
+                at,
                 Inst::Mov {
                     dst: base + reg,
                     src,
                 },
-                at,
             );
         }
         // The body, with registers and branch targets moved to this thread's place.
-        let off = insts.len() as u32;
-        for (inst, &at) in t.insts.iter().zip(&t.locs) {
-            emit(&mut insts, &mut locs, relocate(inst, base, off), at);
+        let off = code.insts.len() as u32;
+        for (inst, &iat) in t.insts.iter().zip(&t.locs) {
+            code.push(iat, relocate(inst, base, off));
         }
-        let end_at = t.locs.last().copied().unwrap_or(t.loc);
-        emit(&mut insts, &mut locs, Inst::Exit, end_at);
+        code.push(t.locs.last().copied().unwrap_or(t.loc), Inst::Exit);
     }
     for (at, i) in entry_fixups {
-        if let Inst::Branch { target, .. } = &mut insts[at] {
+        if let Inst::Branch { target, .. } = &mut code.insts[at] {
             *target = entries[i];
         }
     }
@@ -465,18 +409,19 @@ pub fn workload(test: &LitmusTest, lay: &Layout, plan: &Plan) -> Workload {
     let kernel = Kernel {
         name: test.name.clone(),
         file: test.file.clone(),
-        insts,
-        locs,
+        insts: code.insts,
+        locs: code.locs,
         reg_names,
         local_bytes: 0,
     };
     let buffers = test
         .locations
         .iter()
-        .map(|l| Buffer {
+        .zip(&plan.buffer_len)
+        .map(|(l, &len)| Buffer {
             name: l.name.clone(),
             elem: l.ty,
-            len: n,
+            len,
             init: Init::Fill(l.init as u64 & width_mask(l.ty)),
             loc: l.loc,
         })

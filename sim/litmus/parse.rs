@@ -10,7 +10,18 @@ use crate::ir::{SrcLoc, Ty};
 
 /// Parses the text of a litmus test; `file` names it in errors.
 pub fn parse(text: &str, file: &str) -> Result<LitmusTest, LitmusError> {
-    let lexed = lex(text, file)?;
+    // The test name is the rest of the header line, whatever characters it uses (`2+2W`,
+    // `MP+rel+acq.gpu`): it is blanked out before tokenising (columns stay the same).
+    let first_len = text.find('\n').unwrap_or(text.len());
+    let arch_end = text[..first_len]
+        .trim_start()
+        .find(char::is_whitespace)
+        .map(|i| i + (first_len - text[..first_len].trim_start().len()))
+        .unwrap_or(first_len);
+    let blanked: String = text[..arch_end].to_string()
+        + &" ".repeat(text[arch_end..first_len].chars().count())
+        + &text[first_len..];
+    let lexed = lex(&blanked, file)?;
     let lines: Vec<&str> = text.lines().collect();
     let end = SrcLoc {
         line: lines.len().max(1) as u32,

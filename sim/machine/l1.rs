@@ -420,12 +420,10 @@ impl L1 {
         if self.live_mshrs >= self.max_mshrs {
             return false;
         }
-        // Sectors already valid in a present line need not travel again.
-        let need = match self.tags.probe(line) {
-            Some(w) => sectors & !self.valid[w.0 as usize],
-            None => sectors,
-        };
-        let need = if need == 0 { sectors } else { need };
+        // Every requested sector travels, also those still valid in a present line: the waiters are
+        // answered from the fill's own bytes, and a sector left out would read as zeros. (The local
+        // writes in a valid sector are not lost: they reached the slice earlier on this FIFO path.)
+        let need = sectors;
         let mi = self.mshrs.alloc(Mshr {
             line,
             epoch: self.epoch,

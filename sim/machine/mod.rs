@@ -4,6 +4,7 @@
 //! |---|---|
 //! | SM: warps, schedulers, SIMT, LSU/coalescer, shared memory, ordering rules | `sm.rs` |
 //! | scoped store buffer | `store_buffer.rs` |
+//! | memory-stress warps | `stress.rs` |
 //! | L1 data cache (+ L1 atomic unit) | `l1.rs` |
 //! | tag arrays | `cache.rs` |
 //! | interconnect | `xbar.rs` |
@@ -24,6 +25,7 @@ pub mod memory;
 mod msg;
 mod sm;
 mod store_buffer;
+mod stress;
 mod xbar;
 
 pub use api::*;

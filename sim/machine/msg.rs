@@ -215,6 +215,8 @@ pub enum Event {
     DramFill(u16, u64),
     /// Work-group dispatcher looks for room.
     Dispatch,
+    /// The SM's memory-stress warps issue their next accesses (`stress.stress_warps`).
+    Stress(u16),
 }
 
 /// What a handler may touch besides its own state: the queue, the payload pools, the coherent

@@ -30,6 +30,7 @@
 use super::memory::byte_mask;
 use super::msg::*;
 use super::store_buffer::{Forward, StoreBuffer};
+use super::stress::{StressAccess, StressWarps, STRESS_WARP};
 use crate::config::{GpuConfig, WarpPolicy, WorkGroupAtomicSite};
 use crate::engine::{Clock, Time};
 use crate::ir::*;
@@ -219,6 +220,7 @@ pub struct Sm {
     wseq_next: u64,
     wbase: u64,
     wacked: std::collections::VecDeque<bool>,
+    stress: Option<StressWarps>,
 }
 
 pub struct SmParams {
@@ -226,6 +228,8 @@ pub struct SmParams {
     pub kernel: Arc<Kernel>,
     pub geo: Geometry,
     pub capture_groups: Arc<std::collections::HashSet<u64>>,
+    /// Scratch region (base, bytes) of the stress warps, when the config has any.
+    pub scratch: Option<(u64, u64)>,
 }
 
 fn level_of(scope: Scope, svm: bool) -> Level {
@@ -282,6 +286,61 @@ impl Sm {
             wseq_next: 0,
             wbase: 0,
             wacked: std::collections::VecDeque::new(),
+            stress: p.scratch.map(|(base, bytes)| {
+                StressWarps::new(cfg.stress.stress_warps, base, bytes, cfg.l1.line_bytes)
+            }),
+        }
+    }
+
+    /// The stress warps issue what they can and sleep once no workload warp is resident.
+    pub fn stress_tick(&mut self, ctx: &mut Ctx) {
+        let resident = self.used_warps > 0;
+        let Some(st) = self.stress.as_mut() else {
+            return;
+        };
+        st.scheduled = false;
+        if !resident {
+            return;
+        }
+        for a in st.issue(ctx.rng) {
+            let req = match a {
+                StressAccess::Load { warp, line } => L1Req::Load {
+                    who: Who {
+                        warp: STRESS_WARP,
+                        op: warp,
+                    },
+                    line,
+                    mask: 0xF,
+                    level: Level::Sm,
+                },
+                StressAccess::Store { line } => {
+                    let seq = self.next_write_seq();
+                    L1Req::Store {
+                        who: Who {
+                            warp: STRESS_WARP,
+                            op: u32::MAX,
+                        },
+                        line,
+                        mask: 0xF,
+                        data: DataId(ctx.lines.alloc([0u8; MAX_LINE])),
+                        level: Level::L2,
+                        seq,
+                    }
+                }
+            };
+            ctx.q.after(0, Event::L1In(self.id, req));
+        }
+        let gap = 1 + ctx.rng.upto(7) as u64;
+        self.wake_stress(ctx, gap);
+    }
+
+    fn wake_stress(&mut self, ctx: &mut Ctx, cycles: u64) {
+        if let Some(st) = self.stress.as_mut() {
+            if !st.scheduled {
+                st.scheduled = true;
+                let t = self.clock.edge_at_or_after(ctx.now()) + self.clock.cycles(cycles);
+                ctx.q.at_or_now(t, Event::Stress(self.id));
+            }
         }
     }
 
@@ -393,6 +452,7 @@ impl Sm {
             local,
         });
         self.wake(ctx);
+        self.wake_stress(ctx, 0);
     }
 
     pub fn wake(&mut self, ctx: &mut Ctx) {
@@ -454,6 +514,22 @@ impl Sm {
     /// A response from the L1 or the SM's own units.
     pub fn receive(&mut self, r: CoreResp, ctx: &mut Ctx) {
         match r {
+            CoreResp::StoreAccepted { warp: STRESS_WARP } => return,
+            CoreResp::StoreAcked {
+                warp: STRESS_WARP,
+                seq,
+            } => {
+                self.write_acked(seq);
+                self.wake(ctx);
+                return;
+            }
+            CoreResp::LoadData { who, data, .. } if who.warp == STRESS_WARP => {
+                ctx.lines.release(data.0);
+                if let Some(st) = self.stress.as_mut() {
+                    st.done(who.op);
+                }
+                return;
+            }
             CoreResp::StoreAccepted { warp } => {
                 if let Some(w) = self.warps[warp as usize].as_mut() {
                     w.to_l1 -= 1;
