@@ -39,6 +39,7 @@ const PUNCT: &[&str] = &[
     ";", ",", "|", ":", "=", "~", "&", "*", "+", "-", "^", "<", ">", "!", "@", "/", "%",
 ];
 
+#[derive(Debug)]
 pub struct Lexed {
     pub tokens: Vec<Token>,
     pub comments: Vec<Comment>,
