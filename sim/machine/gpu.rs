@@ -16,7 +16,7 @@ use super::checks;
 use super::dram::Dram;
 use super::l1::L1;
 use super::l2::L2Slice;
-use super::memory::{GlobalMemory, GLOBAL_BASE};
+use super::memory::GlobalMemory;
 use super::msg::*;
 use super::sm::{Launch, Program, Sm};
 use super::xbar::Xbar;
@@ -72,6 +72,9 @@ macro_rules! ctx {
         }
     };
 }
+/// The contract tests build the same context around a single part.
+#[cfg(test)]
+pub(super) use ctx;
 
 /// Whether a work-group of `threads` work-items and `local_bytes` of local memory fits one empty SM;
 /// the error names `location`.
@@ -104,8 +107,18 @@ fn check_fits(
     Ok(())
 }
 
+/// Configs from files are validated when loaded; one built or changed in code is checked here, so
+/// that the parts never see a value they cannot handle.
+fn validate(cfg: &GpuConfig) -> Result<(), SimError> {
+    crate::config::validate::validate(cfg).map_err(|v| SimError::Unsupported {
+        location: format!("config \"{}\"", cfg.name),
+        message: format!("{} = {}: {}", v.key, v.value, v.allowed),
+    })
+}
+
 /// Runs `wl` on the GPU described by `cfg`.
 pub fn run(cfg: &GpuConfig, wl: &Workload, opts: &RunOptions) -> Result<RunResult, SimError> {
+    validate(cfg)?;
     let prepared = super::prepare::prepare(cfg, wl)?;
     let wl: &Workload = &prepared;
     let geo = wl.geometry;
@@ -119,7 +132,13 @@ pub fn run(cfg: &GpuConfig, wl: &Workload, opts: &RunOptions) -> Result<RunResul
         });
     }
     check_fits(cfg, gt, k.local_bytes, &whole)?;
-    let mem = GlobalMemory::new(&wl.buffers, 0);
+    // The stress warps' scratch region: twice the L1, so that their traffic also evicts lines.
+    let scratch = if cfg.stress.stress_warps > 0 {
+        2 * cfg.l1.size_bytes as u64
+    } else {
+        0
+    };
+    let mem = GlobalMemory::new(&wl.buffers, scratch);
     let mut params: Vec<(Reg, u64)> = Vec::new();
     for p in &wl.params {
         let v = match &p.value {
@@ -161,6 +180,7 @@ pub fn run(cfg: &GpuConfig, wl: &Workload, opts: &RunOptions) -> Result<RunResul
 /// each launch starts with empty L1s (as a kernel launch invalidates them) and the lines a
 /// `MemcpyHtoD` wrote leave every cache (the copy went to DRAM; its own duration is not simulated).
 pub fn run_trace(cfg: &GpuConfig, trace: &Trace, opts: &RunOptions) -> Result<RunResult, SimError> {
+    validate(cfg)?;
     let list = trace.list.display().to_string();
     if cfg.sm.warp_size != 32 {
         return Err(SimError::Unsupported {
@@ -269,6 +289,11 @@ impl<'c> Gpu<'c> {
         for (i, &(t, r)) in opts.capture.iter().enumerate() {
             captured.entry(t).or_default().push((i, r));
         }
+        let scratch = mem
+            .placed
+            .iter()
+            .find(|p| p.name == "<scratch>")
+            .map(|p| (p.base, p.bytes));
         Gpu {
             cfg,
             clock: Clock::from_mhz(cfg.clocks.core_mhz),
@@ -279,7 +304,7 @@ impl<'c> Gpu<'c> {
             xbar: Xbar::new(cfg),
             rng: SplitMix64::stream(opts.seed, 0x6770_7573),
             sms: (0..cfg.sm.count)
-                .map(|i| Sm::new(i as u16, cfg, &launch))
+                .map(|i| Sm::new(i as u16, cfg, &launch, scratch))
                 .collect(),
             l1s: (0..cfg.sm.count).map(|i| L1::new(i as u16, cfg)).collect(),
             slices: (0..cfg.l2.slices)
@@ -349,17 +374,30 @@ impl<'c> Gpu<'c> {
         self.event_loop()
     }
 
+    /// `stress.prewarm_l1`: each L1 starts holding the initial values of the workload's lines, in a
+    /// seeded order of its own, so that (when the buffers exceed the L1) every SM keeps a different
+    /// random subset: some later reads hit stale lines, others miss and see fresh values. The stress
+    /// warps' scratch region is not pre-warmed (it would push the workload's lines out).
     fn prewarm(&mut self) {
         let lb = self.cfg.l1.line_bytes as u64;
-        let end = GLOBAL_BASE + self.mem.len() - 256;
-        let mut line = GLOBAL_BASE;
-        while line < end {
-            let mut buf = [0u8; MAX_LINE];
-            self.mem.read_line(line, lb as u32, &mut buf);
-            for l1 in &mut self.l1s {
+        let mut lines: Vec<u64> = Vec::new();
+        for p in self.mem.placed.iter().filter(|p| p.name != "<scratch>") {
+            let mut line = p.base & !(lb - 1);
+            while line < p.base + p.bytes {
+                lines.push(line);
+                line += lb;
+            }
+        }
+        for l1 in &mut self.l1s {
+            for i in (1..lines.len()).rev() {
+                let j = self.rng.below(i as u64 + 1) as usize;
+                lines.swap(i, j);
+            }
+            for &line in &lines {
+                let mut buf = [0u8; MAX_LINE];
+                self.mem.read_line(line, lb as u32, &mut buf);
                 l1.prewarm(line, &buf);
             }
-            line += lb;
         }
     }
 
@@ -456,6 +494,10 @@ impl<'c> Gpu<'c> {
                     self.slices[i as usize].fill(line, &mut ctx, &mut self.dram);
                 }
                 Event::Dispatch => self.dispatch(),
+                Event::Stress(s) => {
+                    let mut ctx = ctx!(self);
+                    self.sms[s as usize].stress_tick(&mut ctx);
+                }
             }
             let p = self.progress + self.mem.changes;
             if p != last_progress.0 {

@@ -29,7 +29,7 @@ use std::collections::{HashMap, VecDeque};
 #[derive(Debug, Clone, Copy)]
 enum Waiter {
     Load { who: Who, overlays_seen: usize },
-    Atomic { who: Who, batch: BatchId },
+    Atomic { who: Who, batch: BatchId, seq: u64 },
 }
 
 struct Mshr {
@@ -42,6 +42,9 @@ struct Mshr {
     overlays: Vec<(LineBuf, u128)>,
     waiters: Vec<Waiter>,
     live: bool,
+    /// Detached from its line by a device-level access (see [`L1::drop_line`]): its data is handed
+    /// to the requests that merged before, never installed.
+    detached: bool,
 }
 
 /// What an interconnect response belongs to.
@@ -49,7 +52,7 @@ struct Mshr {
 enum Pending {
     FillPart { mshr: u32, sectors: u32 },
     Bypass { who: Who, system: bool },
-    Write { warp: u16, system: bool },
+    Write { warp: u16, system: bool, seq: u64 },
     Atomic { who: Who, system: bool },
 }
 
@@ -225,6 +228,7 @@ impl L1 {
             } => {
                 if level != Level::Sm {
                     self.stats.bypass_loads += 1;
+                    self.drop_line(line);
                     self.send(
                         ctx,
                         line,
@@ -274,6 +278,7 @@ impl L1 {
                 mask,
                 data,
                 level,
+                seq,
             } => {
                 self.stats.stores += 1;
                 let bytes = *ctx.lines.get(data.0);
@@ -287,6 +292,7 @@ impl L1 {
                     Pending::Write {
                         warp: who.warp,
                         system,
+                        seq,
                     },
                     mask.count_ones(),
                 );
@@ -298,22 +304,15 @@ impl L1 {
                 batch,
                 level,
                 at_l1,
+                seq,
             } => {
                 self.stats.atomics += 1;
                 if at_l1 {
-                    let mask = ctx.batches.get(batch.0).lanes.iter().fold(0u128, |m, l| {
-                        m | super::memory::byte_mask(
-                            (l.addr - line) as u32,
-                            ctx.batches.get(batch.0).ty.width().bytes(),
-                        )
-                    });
-                    let sectors = self.sectors_of(mask);
-                    if let Some(w) = self.hit_way(line, sectors) {
-                        self.atomic_on_line(ctx, who, batch, line, w.0 as usize);
-                        return true;
-                    }
-                    return self.miss(line, sectors, Waiter::Atomic { who, batch }, ctx);
+                    return self.atomic_at_l1(ctx, who, batch, line, seq);
                 }
+                // Performed at L2: this SM's copy of the line must not stay older than the value the
+                // atomic returns (see `drop_line`).
+                self.drop_line(line);
                 let n = ctx.batches.get(batch.0).lanes.len() as u32 * 8;
                 let system = level == Level::System;
                 self.send(
@@ -352,6 +351,23 @@ impl L1 {
                     self.valid[w as usize] = 0;
                 }
             }
+        }
+    }
+
+    /// Drops this SM's copy of `line` (and detaches an outstanding fill for it) because a request for
+    /// it is about to be served at L2. PTX causality: a value a thread has observed at L2 must not be
+    /// followed, for a thread it synchronises with inside this SM, by an older value from this L1
+    /// ("if W precedes R in causality order, R reads W or a later write"; also the same thread's
+    /// read-read coherence when a device-scope load is followed by a weak one). Later requests for
+    /// the line miss and are sent after this one on the same (FIFO) path, so they see at least what
+    /// it sees; a fill sent before it may carry older data and therefore is not installed.
+    fn drop_line(&mut self, line: u64) {
+        if let Some(w) = self.tags.probe(line) {
+            self.tags.invalidate(w);
+            self.valid[w.0 as usize] = 0;
+        }
+        if let Some(mi) = self.mshr_of_line.remove(&line) {
+            self.mshrs.get_mut(mi).detached = true;
         }
     }
 
@@ -412,12 +428,10 @@ impl L1 {
         if self.live_mshrs >= self.max_mshrs {
             return false;
         }
-        // Sectors already valid in a present line need not travel again.
-        let need = match self.tags.probe(line) {
-            Some(w) => sectors & !self.valid[w.0 as usize],
-            None => sectors,
-        };
-        let need = if need == 0 { sectors } else { need };
+        // Every requested sector travels, also those still valid in a present line: the waiters are
+        // answered from the fill's own bytes, and a sector left out would read as zeros. (The local
+        // writes in a valid sector are not lost: they reached the slice earlier on this FIFO path.)
+        let need = sectors;
         let mi = self.mshrs.alloc(Mshr {
             line,
             epoch: self.epoch,
@@ -427,6 +441,7 @@ impl L1 {
             overlays: Vec::new(),
             waiters: vec![waiter],
             live: true,
+            detached: false,
         });
         self.live_mshrs += 1;
         self.mshr_of_line.insert(line, mi);
@@ -446,7 +461,38 @@ impl L1 {
         );
     }
 
-    fn atomic_on_line(&mut self, ctx: &mut Ctx, who: Who, batch: BatchId, line: u64, way: usize) {
+    /// A work_group-scope atomic performed in this L1: on the line if its sectors are valid, else
+    /// after a fill. `false` if it must wait for a free MSHR.
+    fn atomic_at_l1(
+        &mut self,
+        ctx: &mut Ctx,
+        who: Who,
+        batch: BatchId,
+        line: u64,
+        seq: u64,
+    ) -> bool {
+        let b = ctx.batches.get(batch.0);
+        let width = b.ty.width().bytes();
+        let mask = b.lanes.iter().fold(0u128, |m, l| {
+            m | super::memory::byte_mask((l.addr - line) as u32, width)
+        });
+        let sectors = self.sectors_of(mask);
+        if let Some(w) = self.hit_way(line, sectors) {
+            self.atomic_on_line(ctx, who, batch, line, w.0 as usize, seq);
+            return true;
+        }
+        self.miss(line, sectors, Waiter::Atomic { who, batch, seq }, ctx)
+    }
+
+    fn atomic_on_line(
+        &mut self,
+        ctx: &mut Ctx,
+        who: Who,
+        batch: BatchId,
+        line: u64,
+        way: usize,
+        seq: u64,
+    ) {
         let done = self
             .atomic
             .schedule(ctx.now() + self.latency, ctx.batches.get(batch.0));
@@ -469,6 +515,7 @@ impl L1 {
             Pending::Write {
                 warp: who.warp,
                 system: false,
+                seq,
             },
             mask.count_ones(),
         );
@@ -495,8 +542,8 @@ impl L1 {
                     },
                 );
             }
-            (Pending::Write { warp, system }, RespKind::WriteAck) => {
-                self.respond(ctx, sys(system), CoreResp::StoreAcked { warp });
+            (Pending::Write { warp, system, seq }, RespKind::WriteAck) => {
+                self.respond(ctx, sys(system), CoreResp::StoreAcked { warp, seq });
             }
             (Pending::Atomic { who, system }, RespKind::AtomicDone(batch)) => {
                 self.respond(ctx, sys(system), CoreResp::AtomicDone { who, batch });
@@ -518,7 +565,7 @@ impl L1 {
     fn complete_fill(&mut self, mi: u32, ctx: &mut Ctx) {
         let m = self.mshrs.get_mut(mi);
         m.live = false;
-        let (line, epoch, sectors) = (m.line, m.epoch, m.sectors);
+        let (line, epoch, sectors, detached) = (m.line, m.epoch, m.sectors, m.detached);
         let waiters = std::mem::take(&mut m.waiters);
         let overlays = std::mem::take(&mut m.overlays);
         let base = m.data;
@@ -543,7 +590,7 @@ impl L1 {
         // Install only if no invalidation happened since the miss: an older fill must not make stale
         // data visible to requests that follow an acquire.
         let mut way = None;
-        if epoch == self.epoch {
+        if epoch == self.epoch && !detached {
             let w = match self.tags.lookup(line) {
                 Some(w) => Some(w),
                 None => self.tags.insert(line, |_| false).map(|(w, _)| {
@@ -577,21 +624,25 @@ impl L1 {
                         },
                     );
                 }
-                Waiter::Atomic { who, batch } => match way {
-                    Some(wi) => self.atomic_on_line(ctx, who, batch, line, wi),
+                Waiter::Atomic { who, batch, seq } => match way {
+                    Some(wi) => self.atomic_on_line(ctx, who, batch, line, wi, seq),
                     None => {
-                        // No room to install (or an invalidation intervened): run it at L2 instead,
-                        // which is the wider and therefore still correct point.
-                        let n = ctx.batches.get(batch.0).lanes.len() as u32 * 8;
-                        self.send(
-                            ctx,
-                            line,
-                            ReqKind::Atomic { batch },
-                            Pending::Atomic { who, system: false },
-                            n,
-                        );
-                        // The warp counted this atomic's write-through; there is none, so settle it.
-                        self.respond(ctx, 0, CoreResp::StoreAcked { warp: who.warp });
+                        // An invalidation came while the fill was outstanding, so its data may not be
+                        // installed. Running the atomic at L2 instead would lose updates: its result
+                        // would race with this L1's later write-throughs of the same word, computed on
+                        // fills that do not contain it. It joins the current epoch's access to the line
+                        // instead (after that miss's fill, or on the line if present).
+                        if !self.atomic_at_l1(ctx, who, batch, line, seq) {
+                            self.input.push_front(L1Req::Atomic {
+                                who,
+                                line,
+                                batch,
+                                level: Level::Sm,
+                                at_l1: true,
+                                seq,
+                            });
+                            self.blocked_since.get_or_insert(ctx.now());
+                        }
                     }
                 },
             }

@@ -28,6 +28,7 @@ pub struct Placed {
 }
 
 /// What backs device memory.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Backing {
     /// The bytes of every placed buffer, from [`GLOBAL_BASE`].
     Values(Vec<u8>),

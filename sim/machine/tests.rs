@@ -9,7 +9,7 @@ pub(crate) fn tiny() -> GpuConfig {
     parse_str(include_str!("../../configs/tiny.toml"), "tiny.toml", &[]).unwrap()
 }
 
-fn kernel(insts: Vec<Inst>, nregs: usize, local_bytes: u32) -> Kernel {
+pub(crate) fn kernel(insts: Vec<Inst>, nregs: usize, local_bytes: u32) -> Kernel {
     let n = insts.len();
     Kernel {
         name: "t".into(),
@@ -722,6 +722,20 @@ fn warps_exiting_with_atomics_in_flight_do_not_disturb_later_warps_in_their_slot
     );
     let r = run(&tiny(), &w, &RunOptions::default()).unwrap();
     assert_eq!(r.buffers[0][0], 64 * 256);
+}
+
+#[test]
+fn run_rejects_an_invalid_config_built_in_code() {
+    let mut cfg = tiny();
+    cfg.l2.ways = 3;
+    let w = wl(kernel(vec![Inst::Exit], 1, 0), 1, 32, vec![]);
+    let e = run(&cfg, &w, &RunOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("config \"tiny test GPU\": l2.size_bytes = 65536: must be"),
+        "{e}"
+    );
 }
 
 #[test]
