@@ -160,6 +160,9 @@ struct BenchCmd {
     /// Only the workloads whose name contains this.
     #[arg(long)]
     only: Option<String>,
+    /// Iterations of the litmus MP rate (tiny config, all cores); 0 skips it.
+    #[arg(long, default_value_t = 20_000)]
+    litmus_iterations: u64,
     /// Write the rows as JSON.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
@@ -172,9 +175,17 @@ fn cmd_bench(c: BenchCmd) -> Result<ExitCode> {
         sets: c.set,
         repeat: c.repeat,
         only: c.only,
+        litmus_iterations: c.litmus_iterations,
     };
     println!("{}", bench::table_header());
     let rows = bench::run(&opts, |r| println!("{}", bench::table_line(r)))?;
+    let litmus = bench::litmus_rate(&opts)?;
+    if let Some(l) = &litmus {
+        println!(
+            "litmus {} on {}: {} iterations in {:.3} s, {:.0} iterations/s",
+            l.test, l.config, l.iterations, l.seconds, l.iterations_per_second
+        );
+    }
     if let Some(path) = c.json {
         let report = bench::BenchReport {
             tool: format!("gpumemsim {}", env!("CARGO_PKG_VERSION")),
@@ -184,6 +195,7 @@ fn cmd_bench(c: BenchCmd) -> Result<ExitCode> {
                 .unwrap_or_else(|| config::DEFAULT_NAME.to_string()),
             repeat: opts.repeat,
             rows,
+            litmus,
         };
         let mut text = serde_json::to_string_pretty(&report)?;
         text.push('\n');
