@@ -60,6 +60,8 @@ pub struct BenchOptions {
     pub sets: Vec<String>,
     /// Runs per workload; the fastest counts.
     pub repeat: u32,
+    /// Threads simulating each run.
+    pub threads: usize,
     /// Only workloads whose name contains this.
     pub only: Option<String>,
     /// Iterations of the litmus MP rate (0: not measured).
@@ -72,6 +74,7 @@ impl Default for BenchOptions {
             config: None,
             sets: Vec::new(),
             repeat: 1,
+            threads: 1,
             only: None,
             litmus_iterations: 20_000,
         }
@@ -84,6 +87,7 @@ pub struct BenchRow {
     pub name: String,
     /// Config overrides this workload adds to the bench's config.
     pub sets: Vec<String>,
+    pub threads: usize,
     pub cycles: u64,
     /// Seconds to load and parse the input (not part of `wall_s`).
     pub load_s: f64,
@@ -116,6 +120,7 @@ pub struct BenchReport {
     pub tool: String,
     pub config: String,
     pub repeat: u32,
+    pub threads: usize,
     pub rows: Vec<BenchRow>,
     /// Litmus MP iterations per second on the tiny config, when measured.
     pub litmus: Option<crate::litmus::BenchRate>,
@@ -260,6 +265,7 @@ pub fn run(
         // The workloads' end-of-run checks are not simulation (and some are quadratic).
         let run_opts = RunOptions {
             skip_checks: true,
+            threads: opts.threads,
             ..Default::default()
         };
         reset_peak_rss();
@@ -288,6 +294,7 @@ pub fn run(
         let row = BenchRow {
             name: case.name.to_string(),
             sets: case.sets.iter().map(|s| s.to_string()).collect(),
+            threads: opts.threads,
             cycles: r.cycles,
             load_s,
             wall_s,
@@ -317,8 +324,16 @@ pub fn litmus_rate(opts: &BenchOptions) -> Result<Option<crate::litmus::BenchRat
     if opts.litmus_iterations == 0 {
         return Ok(None);
     }
-    let cfg = config::parse_str(include_str!("../configs/tiny.toml"), "configs/tiny.toml", &[])?;
-    Ok(Some(crate::litmus::mp_rate(&cfg, opts.litmus_iterations, 1)?))
+    let cfg = config::parse_str(
+        include_str!("../configs/tiny.toml"),
+        "configs/tiny.toml",
+        &[],
+    )?;
+    Ok(Some(crate::litmus::mp_rate(
+        &cfg,
+        opts.litmus_iterations,
+        1,
+    )?))
 }
 
 /// The table `gpumemsim bench` prints: a header, then one line per row.

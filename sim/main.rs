@@ -116,6 +116,10 @@ struct RunCmd {
     /// Detect data races and scope races.
     #[arg(long)]
     races: bool,
+    /// Threads simulating the run (the SMs and memory partitions in parallel); results are
+    /// identical for any number.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    threads: u16,
 }
 
 fn cmd_run(c: RunCmd) -> Result<ExitCode> {
@@ -133,6 +137,7 @@ fn cmd_run(c: RunCmd) -> Result<ExitCode> {
         json: c.json,
         csv: c.csv,
         races: c.races,
+        threads: c.threads as usize,
     })?;
     print!("{}", out.summary);
     let failed = out.failed_checks();
@@ -157,6 +162,9 @@ struct BenchCmd {
     /// Runs per workload; the fastest counts.
     #[arg(long, default_value_t = 1)]
     repeat: u32,
+    /// Threads simulating each run.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    threads: u16,
     /// Only the workloads whose name contains this.
     #[arg(long)]
     only: Option<String>,
@@ -174,6 +182,7 @@ fn cmd_bench(c: BenchCmd) -> Result<ExitCode> {
         config: c.config.clone(),
         sets: c.set,
         repeat: c.repeat,
+        threads: c.threads as usize,
         only: c.only,
         litmus_iterations: c.litmus_iterations,
     };
@@ -194,6 +203,7 @@ fn cmd_bench(c: BenchCmd) -> Result<ExitCode> {
                 .map(|p| p.display().to_string())
                 .unwrap_or_else(|| config::DEFAULT_NAME.to_string()),
             repeat: opts.repeat,
+            threads: opts.threads,
             rows,
             litmus,
         };

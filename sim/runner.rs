@@ -53,6 +53,8 @@ pub struct RunArgs {
     pub json: Option<PathBuf>,
     pub csv: Option<PathBuf>,
     pub races: bool,
+    /// Threads simulating the run (0 or 1: one); the results do not depend on it.
+    pub threads: usize,
 }
 
 /// What a workload path names.
@@ -138,6 +140,7 @@ pub fn execute(args: &RunArgs) -> Result<RunOutput, RunError> {
     let opts = RunOptions {
         seed: args.seed,
         races: args.races,
+        threads: args.threads,
         ..Default::default()
     };
     let result = match &input {

@@ -349,6 +349,12 @@ pub static KEYS: &[Key] = &[
         "Outstanding misses per slice; beyond them the slice stops accepting requests.",
     ),
     req(
+        "l2.partitions",
+        int(1, 4096),
+        "partitions",
+        "Memory partitions: consecutive slices with the DRAM channels behind them (a memory controller); divides l2.slices and dram.channels.",
+    ),
+    req(
         "atomics.combine_same_address_lanes",
         Kind::Bool,
         "",

@@ -175,6 +175,9 @@ pub struct L2Spec {
     pub latency: u32,
     /// Outstanding misses per slice.
     pub mshrs: u32,
+    /// Memory partitions: groups of `slices / partitions` consecutive slices with the
+    /// `dram.channels / partitions` DRAM channels behind them.
+    pub partitions: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -142,6 +142,18 @@ fn cross_rules(c: &GpuConfig) -> Result<(), Violation> {
             &["l2.line_bytes"],
         ));
     }
+    // A memory partition is a whole group of slices with whole DRAM channels behind it.
+    if c.l2.slices % c.l2.partitions != 0 || c.dram.channels % c.l2.partitions != 0 {
+        return Err(violation(
+            "l2.partitions",
+            c.l2.partitions,
+            format!(
+                "must divide both l2.slices = {} and dram.channels = {}",
+                c.l2.slices, c.dram.channels
+            ),
+            &["l2.slices", "dram.channels"],
+        ));
+    }
     orders("support.atomic_orders", &c.support.atomic_orders, true)?;
     orders("support.fence_orders", &c.support.fence_orders, false)?;
     scopes("support.atomic_scopes", &c.support.atomic_scopes)?;

@@ -230,6 +230,7 @@ fn launch(
             group_sm: Some(plan.group_sm.clone()),
             capture,
             skip_checks: true,
+            ..Default::default()
         },
     )
     .map_err(|source| LitmusError::Run {

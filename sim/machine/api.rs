@@ -17,6 +17,8 @@ pub struct RunOptions {
     pub capture: Vec<(u64, crate::ir::Reg)>,
     /// Skip the workload's checks (the litmus runner evaluates its own condition).
     pub skip_checks: bool,
+    /// Threads simulating the run (0 or 1: this thread only). The results do not depend on it.
+    pub threads: usize,
 }
 
 /// Outcome of one end-of-run check.

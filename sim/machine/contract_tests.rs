@@ -14,14 +14,13 @@
 //! The hierarchy as a whole is tested against a shadow memory in `traffic_tests.rs`.
 
 use super::dram::Dram;
-use super::gpu::ctx;
 use super::l1::L1;
 use super::l2::{AtomicUnit, L2Slice};
 use super::memory::{byte_mask, GlobalMemory, GLOBAL_BASE};
 use super::msg::*;
 use super::store_buffer::{Forward, StoreBuffer};
 use super::tests::tiny;
-use super::xbar::Xbar;
+use super::xbar::{SinkPort, SourcePort, XbarSpec};
 use crate::config::{DrainOrder, GpuConfig, SbPlacement, StoreBufferSpec};
 use crate::engine::{Clock, EventQueue, Time};
 use crate::ir::{RmwOp, SrcLoc, Ty};
@@ -31,15 +30,31 @@ use std::collections::HashMap;
 
 const LINE: u64 = 128;
 
-/// The world around one part: event queue, payload pools, coherent memory, interconnect, random source.
+/// The world around one part: event queue, payload pools, coherent memory, crossbar outbox (with a
+/// receiving port per destination), random source.
 struct Bench {
     q: EventQueue<Event>,
     lines: Pool<LineBuf>,
     batches: Pool<AtomicBatch>,
     mem: GlobalMemory,
-    xbar: Xbar,
+    out: Outbox,
+    sinks: HashMap<(u8, u16), SinkPort>,
     rng: SplitMix64,
     clock: Clock,
+}
+
+/// The context a part's handler gets, built from a [`Bench`].
+macro_rules! ctx {
+    ($b:expr) => {
+        Ctx {
+            q: &mut $b.q,
+            lines: &mut $b.lines,
+            batches: &mut $b.batches,
+            mem: &mut $b.mem,
+            out: &mut $b.out,
+            rng: &mut $b.rng,
+        }
+    };
 }
 
 impl Bench {
@@ -57,7 +72,8 @@ impl Bench {
             lines: Pool::default(),
             batches: Pool::default(),
             mem: GlobalMemory::new(&[buf], 0),
-            xbar: Xbar::new(cfg),
+            out: Outbox::default(),
+            sinks: HashMap::new(),
             rng: SplitMix64::new(seed),
             clock: Clock::from_mhz(cfg.clocks.core_mhz),
         }
@@ -65,6 +81,23 @@ impl Bench {
 
     fn cycle(&self, n: u64) -> Time {
         self.clock.cycles(n)
+    }
+
+    /// The crossbar's receiving side: every message the part sent enters the queue at its delivery
+    /// through its destination's port, its payload back in the bench's pools.
+    fn deliver(&mut self) {
+        for o in std::mem::take(&mut self.out.sent) {
+            let key = match o.event {
+                Event::SliceIn(slice, _) => (0, slice),
+                Event::L1FromXbar(sm, _) => (1, sm),
+                other => panic!("not a crossbar message: {other:?}"),
+            };
+            let now = self.q.now();
+            let sink = self.sinks.entry(key).or_insert_with(|| SinkPort::new(64));
+            let t = sink.receive(o.transit, o.src as usize, now);
+            let ev = o.arrive(&mut self.lines, &mut self.batches);
+            self.q.schedule(t, ev).expect("delivered after it was sent");
+        }
     }
 
     /// Asserts the drain contract's last clause: no payload is left alive.
@@ -164,7 +197,10 @@ fn run_l1(
     let mut got = Vec::new();
     let mut expected = HashMap::new();
     let mut atomics = HashMap::new();
-    while let Some((now, ev)) = b.q.pop() {
+    while let Some((now, ev)) = {
+        b.deliver();
+        b.q.pop()
+    } {
         match ev {
             Event::L1In(_, req) => {
                 // The L1 processes requests in the order it receives them (a blocked request holds
@@ -741,29 +777,35 @@ fn crossbar_full_queue_delays_never_drops_and_paths_stay_fifo() {
         let mut cfg = tiny();
         cfg.interconnect.queue_depth = depth;
         cfg.stress.interconnect_jitter = 30;
-        let mut x = Xbar::new(&cfg);
+        let x = XbarSpec::new(&cfg);
+        let mut srcs = vec![SourcePort::new(4); 4];
+        let mut sinks = vec![SinkPort::new(4); 4];
         let mut rng = SplitMix64::new(depth as u64);
-        let mut sent: Vec<(usize, usize, Time, Time)> = Vec::new();
+        // (source, destination, sent, uncontended arrival, delivered)
+        let mut sent: Vec<(usize, usize, Time, Time, Time)> = Vec::new();
         for i in 0..300u64 {
             let now = (i / 3) * 1000;
             let (src, dst) = (rng.below(4) as usize, rng.below(4) as usize);
-            let t = x.send_request(now, src, dst, 128, &mut rng);
+            let tr = srcs[src].send(&x, now, dst, 128, &mut rng);
+            let t = sinks[dst].receive(tr, src, now);
             assert!(t > now, "delivered after it was sent");
-            sent.push((src, dst, now, t));
+            sent.push((src, dst, now, tr.arrive, t));
         }
-        assert_eq!(x.stats().req_messages, 300, "every message counted once");
+        let messages: u64 = srcs.iter().map(|p| p.stats.messages).sum();
+        assert_eq!(messages, 300, "every message counted once");
         for s in 0..4 {
             let mine: Vec<_> = sent.iter().filter(|m| m.0 == s).collect();
             // FIFO per (source, destination) path.
             for d in 0..4 {
-                let path: Vec<Time> = mine.iter().filter(|m| m.1 == d).map(|m| m.3).collect();
+                let path: Vec<Time> = mine.iter().filter(|m| m.1 == d).map(|m| m.4).collect();
                 assert!(
                     path.windows(2).all(|w| w[0] <= w[1]),
                     "path {s}->{d} reordered"
                 );
             }
-            // A source has at most `depth` messages in flight: message k enters the network only when
-            // message k - depth has left it, so it arrives at least one latency later.
+            // A source has at most `depth` messages in flight (as far as it can tell, i.e. until their
+            // uncontended delivery): message k enters the network only when message k - depth has
+            // left it, so it arrives at least one latency later.
             let lat = Clock::from_mhz(cfg.clocks.l2_mhz).cycles(cfg.interconnect.latency as u64);
             for k in depth as usize..mine.len() {
                 assert!(
@@ -773,10 +815,8 @@ fn crossbar_full_queue_delays_never_drops_and_paths_stay_fifo() {
             }
         }
         if depth == 1 {
-            assert!(
-                x.stats().backpressure_ps > 0,
-                "a full queue makes senders wait"
-            );
+            let waited: Time = srcs.iter().map(|p| p.stats.backpressure_ps).sum();
+            assert!(waited > 0, "a full queue makes senders wait");
         }
     }
 }
@@ -796,7 +836,7 @@ enum SliceGot {
 fn slice_round(cfg: &GpuConfig, seed: u64, n: u32, nlines: u64) -> (L2Slice, Dram, Bench) {
     let mut b = Bench::new(cfg, nlines, seed);
     let mut slice = L2Slice::new(0, cfg);
-    let mut dram = Dram::new(cfg);
+    let mut dram = Dram::partition(cfg, 1);
     for tag in 0..n {
         let n_at = b.rng.below(4 * n as u64);
         let at = b.cycle(n_at);
@@ -859,7 +899,10 @@ fn slice_round(cfg: &GpuConfig, seed: u64, n: u32, nlines: u64) -> (L2Slice, Dra
     );
     let mut want: HashMap<u32, SliceGot> = HashMap::new();
     let mut got: HashMap<u32, Vec<SliceGot>> = HashMap::new();
-    while let Some((_, ev)) = b.q.pop() {
+    while let Some((_, ev)) = {
+        b.deliver();
+        b.q.pop()
+    } {
         match ev {
             Event::SliceIn(_, req) => {
                 let w = match req.kind {

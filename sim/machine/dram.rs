@@ -6,6 +6,11 @@
 //! waits for the oldest to finish. Requests are served first-come first-served. Every access also pays
 //! `controller_latency`: the memory controller, PHY and on-die path, which occupy no bank or bus.
 //!
+//! A memory partition (`l2.partitions`) has its own `dram.channels / partitions` channels: a line's
+//! channel is chosen among its partition's, by its line index; bank and row come from the line index
+//! divided by the total number of channels, as if the channels were interleaved across the whole
+//! device.
+//!
 //! Not modelled: refresh, read/write turnaround, FR-FCFS reordering, bank groups.
 
 use crate::config::GpuConfig;
@@ -26,6 +31,8 @@ struct Channel {
 pub struct Dram {
     clock: Clock,
     channels: Vec<Channel>,
+    /// Channels of the whole device (for the bank and row of a line).
+    all_channels: u64,
     line_bytes: u64,
     row_lines: u64,
     t_rcd: u64,
@@ -42,9 +49,11 @@ pub struct Dram {
 }
 
 impl Dram {
-    pub fn new(cfg: &GpuConfig) -> Dram {
+    /// The channels of one of `parts` memory partitions.
+    pub fn partition(cfg: &GpuConfig, parts: u32) -> Dram {
         let line = cfg.l2.line_bytes as u64;
-        let ch = (0..cfg.dram.channels)
+        let per = (cfg.dram.channels / parts.max(1)).max(1);
+        let ch = (0..per)
             .map(|_| Channel {
                 banks: (0..cfg.dram.banks)
                     .map(|_| Bank {
@@ -59,6 +68,7 @@ impl Dram {
         Dram {
             clock: Clock::from_mhz(cfg.clocks.dram_mhz),
             channels: ch,
+            all_channels: cfg.dram.channels.max(1) as u64,
             line_bytes: line,
             row_lines: (cfg.dram.row_bytes as u64 / line).max(1),
             t_rcd: cfg.dram.t_rcd as u64,
@@ -71,16 +81,15 @@ impl Dram {
             writes: 0,
             row_hits: 0,
             row_misses: 0,
-            busy_ps: vec![0; cfg.dram.channels as usize],
+            busy_ps: vec![0; per as usize],
         }
     }
 
     /// Accesses the line at `line_addr` at `now`; returns when its data has been transferred.
     pub fn access(&mut self, now: Time, line_addr: u64, write: bool) -> Time {
         let idx = line_addr / self.line_bytes;
-        let nch = self.channels.len() as u64;
-        let ch_i = (idx % nch) as usize;
-        let rest = idx / nch;
+        let ch_i = (idx % self.channels.len() as u64) as usize;
+        let rest = idx / self.all_channels;
         let nb = self.channels[ch_i].banks.len() as u64;
         let bank_i = ((rest / self.row_lines) % nb) as usize;
         let row = rest / (self.row_lines * nb);
@@ -125,10 +134,6 @@ impl Dram {
         }
         done + c.cycles(self.controller)
     }
-
-    pub fn line_bytes(&self) -> u64 {
-        self.line_bytes
-    }
 }
 
 #[cfg(test)]
@@ -138,7 +143,7 @@ mod tests {
     fn dram() -> Dram {
         let cfg =
             crate::config::parse_str(include_str!("../../configs/tiny.toml"), "tiny", &[]).unwrap();
-        Dram::new(&cfg)
+        Dram::partition(&cfg, 1)
     }
 
     #[test]
@@ -161,9 +166,9 @@ mod tests {
         let mut cfg =
             crate::config::parse_str(include_str!("../../configs/tiny.toml"), "tiny", &[]).unwrap();
         cfg.dram.controller_latency = 0;
-        let mut a = Dram::new(&cfg);
+        let mut a = Dram::partition(&cfg, 1);
         cfg.dram.controller_latency = 100;
-        let mut b = Dram::new(&cfg);
+        let mut b = Dram::partition(&cfg, 1);
         let c = Clock::from_mhz(cfg.clocks.dram_mhz);
         for (i, line) in [0u64, 128, 2 * 128 * 16].into_iter().enumerate() {
             let (ta, tb) = (a.access(0, line, false), b.access(0, line, false));

@@ -1,25 +1,42 @@
-//! The builder that wires a GPU from a config, the work-group dispatcher, the event loop with its
-//! watchdog, and the collection of statistics and results.
+//! The builder that wires a GPU from a config into simulation domains, the window-synchronous
+//! parallel event loop with its watchdog, and the collection of statistics and results.
 //!
-//! Dispatch: work-groups in linear order onto SMs round-robin, each when the SM has room for its
-//! threads, warps, local memory and a group slot (occupancy limits); an explicit placement
-//! (`RunOptions::group_sm`) pins groups to SMs. A group that cannot fit even an empty SM is an error
-//! before the run.
+//! Parallel discrete-event simulation, conservative and window-synchronous: the machine is split into
+//! fixed domains (`domain.rs`: one per SM with its L1, one per memory partition) that talk only over
+//! the crossbar, whose minimum transit is the lookahead `W` (`XbarSpec::min_transit`). Each window
+//! `[T, T + W)` — `T` the earliest pending event, so empty stretches of time are skipped — every
+//! domain with events in it runs them independently (in parallel with `RunOptions::threads` > 1,
+//! one after another otherwise: the same algorithm, so the results are identical by construction).
+//! At the barrier:
+//! - the messages the domains sent are delivered into their receivers in one deterministic order
+//!   (destination, arrival time, sending domain, order sent), the receiving port deciding its own
+//!   contention (`xbar.rs`);
+//! - what the SMs reported (finished groups, exits, errors) is applied in (time, SM) order: the
+//!   dispatcher (`dispatch.rs`) frees room and places waiting groups, which start one lookahead
+//!   after the report; the earliest error ends the run;
+//! - the watchdog checks progress.
+//!
+//! Each domain draws from its own seeded random stream; the dispatcher's stream also orders the L1
+//! pre-warming.
 //!
 //! Watchdog: the run stops with a diagnosis when `watchdog.max_cycles` is reached, or when for
 //! `watchdog.no_progress_cycles` no memory value changed, no lane exited, no barrier released and no
 //! group was dispatched (spinning warps re-read unchanged values: a deadlock or livelock), or when no
-//! event is left while warps are still live (a barrier that can never complete).
+//! event is left while warps are still live (a barrier that can never complete). It looks at whole
+//! windows.
 
 use super::api::*;
 use super::checks;
+use super::collect;
+use super::dispatch::Dispatcher;
+use super::domain::{PartDomain, SmDomain, Work};
 use super::dram::Dram;
 use super::l1::L1;
-use super::l2::L2Slice;
+use super::l2::{slice_of, L2Slice};
 use super::memory::GlobalMemory;
 use super::msg::*;
 use super::sm::{Launch, Program, Sm};
-use super::xbar::Xbar;
+use super::xbar::{SinkPort, XbarSpec};
 use crate::config::GpuConfig;
 use crate::engine::{Clock, EventQueue, Time};
 use crate::ir::Reg;
@@ -27,54 +44,38 @@ use crate::rng::SplitMix64;
 use crate::stats::Stats;
 use crate::trace::{Trace, TraceCommand};
 use crate::workload::{Geometry, ParamValue, Workload};
-use std::collections::{HashMap, VecDeque};
+use rayon::prelude::*;
+use std::collections::HashMap;
 use std::sync::Arc;
+
+/// Random stream ids: the dispatcher's (kept from the sequential machine), then one per domain.
+const DISPATCH_STREAM: u64 = 0x6770_7573;
+const SM_STREAM: u64 = 0x5300_0000;
+const PARTITION_STREAM: u64 = 0x5000_0000;
 
 /// The assembled machine.
 struct Gpu<'c> {
     cfg: &'c GpuConfig,
     clock: Clock,
-    q: EventQueue<Event>,
-    lines: Pool<LineBuf>,
-    batches: Pool<AtomicBatch>,
-    mem: GlobalMemory,
-    xbar: Xbar,
-    rng: SplitMix64,
-    sms: Vec<Sm>,
-    l1s: Vec<L1>,
-    slices: Vec<L2Slice>,
-    dram: Dram,
+    /// The lookahead: no crossbar message arrives sooner after it was sent.
+    window: Time,
+    sms: Vec<SmDomain>,
+    parts: Vec<PartDomain>,
+    slices_per_part: u16,
     /// The running launch (its program, geometry and captures).
     launch: Arc<Launch>,
-    pending: VecDeque<u64>,
-    placement: Option<Vec<u32>>,
-    next_sm: usize,
-    group_threads: u32,
-    group_warps: u32,
-    local_bytes: u32,
-    /// Work-groups of the running launch, and how many have finished.
-    groups_total: u64,
-    groups_done: u64,
-    progress: u64,
+    dispatcher: Dispatcher,
+    /// Groups placed so far (progress for the watchdog).
+    placed: u64,
+    /// The time of the last event simulated.
+    now: Time,
     captured: HashMap<u64, Vec<(usize, Reg)>>,
     capture_out: Vec<u64>,
+    /// Threads for the domains of a window; `None`: one after another on this thread.
+    pool: Option<rayon::ThreadPool>,
+    /// The barrier's messages: (destination domain, arrival, sending domain, order sent, message).
+    mail: Vec<(u32, Time, u32, u32, Outgoing)>,
 }
-
-macro_rules! ctx {
-    ($g:expr) => {
-        Ctx {
-            q: &mut $g.q,
-            lines: &mut $g.lines,
-            batches: &mut $g.batches,
-            mem: &mut $g.mem,
-            xbar: &mut $g.xbar,
-            rng: &mut $g.rng,
-        }
-    };
-}
-/// The contract tests build the same context around a single part.
-#[cfg(test)]
-pub(super) use ctx;
 
 /// Whether a work-group of `threads` work-items and `local_bytes` of local memory fits one empty SM;
 /// the error names `location`.
@@ -166,10 +167,7 @@ pub fn run(cfg: &GpuConfig, wl: &Workload, opts: &RunOptions) -> Result<RunResul
         geo,
         capture_groups: opts.capture.iter().map(|&(t, _)| t / gt as u64).collect(),
     });
-    let mut g = Gpu::new(cfg, mem, launch, opts);
-    if cfg.stress.prewarm_l1 {
-        g.prewarm();
-    }
+    let mut g = Gpu::new(cfg, mem, launch, opts)?;
     g.run_launch()?;
     let stats = g.collect_stats();
     g.finish(stats, Some(wl), opts)
@@ -226,7 +224,7 @@ pub fn run_trace(cfg: &GpuConfig, trace: &Trace, opts: &RunOptions) -> Result<Ru
             message: "the trace names no kernel".into(),
         });
     };
-    let mut g = Gpu::new(cfg, GlobalMemory::timing_only(), first.clone(), opts);
+    let mut g = Gpu::new(cfg, GlobalMemory::timing_only(), first.clone(), opts)?;
     let mut per_kernel: Vec<(String, u64, u64, u64)> = Vec::new();
     let mut next = launches.iter();
     for c in &trace.commands {
@@ -234,12 +232,12 @@ pub fn run_trace(cfg: &GpuConfig, trace: &Trace, opts: &RunOptions) -> Result<Ru
             TraceCommand::MemcpyHtoD { addr, bytes, .. } => g.memcpy_to_device(*addr, *bytes),
             TraceCommand::Kernel(k) => {
                 let launch = next.next().expect("one launch per kernel");
-                let start = g.q.now();
+                let start = g.now;
                 let before = g.instructions();
                 g.set_launch(launch);
                 g.run_launch()?;
                 let after = g.instructions();
-                let cycles = g.clock.cycle_of(g.q.now() - start);
+                let cycles = g.clock.cycle_of(g.now - start);
                 per_kernel.push((
                     format!("trace.kernel{}", k.id),
                     cycles,
@@ -278,13 +276,14 @@ fn internal(loc: &str, e: impl std::fmt::Display) -> SimError {
 }
 
 impl<'c> Gpu<'c> {
-    /// The one builder: every part from the config, wired through the event queue.
+    /// The one builder: every part from the config, in its domain. `mem` holds the initial values
+    /// (pre-warmed into the L1s if the config asks) and is then split among the partitions.
     fn new(
         cfg: &'c GpuConfig,
         mem: GlobalMemory,
         launch: Arc<Launch>,
         opts: &RunOptions,
-    ) -> Gpu<'c> {
+    ) -> Result<Gpu<'c>, SimError> {
         let mut captured: HashMap<u64, Vec<(usize, Reg)>> = HashMap::new();
         for (i, &(t, r)) in opts.capture.iter().enumerate() {
             captured.entry(t).or_default().push((i, r));
@@ -294,270 +293,314 @@ impl<'c> Gpu<'c> {
             .iter()
             .find(|p| p.name == "<scratch>")
             .map(|p| (p.base, p.bytes));
-        Gpu {
+        let xspec = XbarSpec::new(cfg);
+        let nsm = cfg.sm.count as usize;
+        let nparts = cfg.l2.partitions.max(1) as usize;
+        let spp = (cfg.l2.slices as usize / nparts).max(1);
+        let mut rng = SplitMix64::stream(opts.seed, DISPATCH_STREAM);
+        let mut l1s: Vec<L1> = (0..nsm).map(|i| L1::new(i as u16, cfg)).collect();
+        if cfg.stress.prewarm_l1 {
+            prewarm(cfg, &mem, &mut l1s, &mut rng);
+        }
+        let (lb, slices, hash) = (cfg.l2.line_bytes, cfg.l2.slices, cfg.l2.hash);
+        let (bounds, shards) = mem.split(lb, nparts, |line| {
+            slice_of(line, lb, slices, hash) as usize / spp
+        });
+        let sms = l1s
+            .into_iter()
+            .enumerate()
+            .map(|(i, l1)| SmDomain {
+                sm: Sm::new(i as u16, cfg, &launch, scratch),
+                l1,
+                q: EventQueue::new(),
+                lines: Pool::default(),
+                batches: Pool::default(),
+                mem: GlobalMemory {
+                    backing: bounds.backing.clone(),
+                    placed: bounds.placed.clone(),
+                    changes: 0,
+                },
+                out: Outbox::default(),
+                rng: SplitMix64::stream(opts.seed, SM_STREAM + i as u64),
+                sink: SinkPort::new(cfg.l2.slices as usize),
+                notices: Vec::new(),
+                progress: 0,
+                halted: false,
+                group_threads: 0,
+                group_warps: 0,
+                start_skew: cfg.stress.start_skew,
+            })
+            .collect();
+        let parts = shards
+            .into_iter()
+            .enumerate()
+            .map(|(p, mem)| PartDomain {
+                first: (p * spp) as u16,
+                slices: (p * spp..(p + 1) * spp)
+                    .map(|i| L2Slice::new(i as u16, cfg))
+                    .collect(),
+                dram: Dram::partition(cfg, nparts as u32),
+                q: EventQueue::new(),
+                lines: Pool::default(),
+                batches: Pool::default(),
+                mem,
+                out: Outbox::default(),
+                rng: SplitMix64::stream(opts.seed, PARTITION_STREAM + p as u64),
+                sinks: vec![SinkPort::new(nsm); spp],
+            })
+            .collect();
+        let pool = match opts.threads {
+            0 | 1 => None,
+            n => Some(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(n)
+                    .build()
+                    .map_err(|e| SimError::Unsupported {
+                        location: "--threads".into(),
+                        message: format!("cannot start {n} threads: {e}"),
+                    })?,
+            ),
+        };
+        Ok(Gpu {
             cfg,
             clock: Clock::from_mhz(cfg.clocks.core_mhz),
-            q: EventQueue::new(),
-            lines: Pool::default(),
-            batches: Pool::default(),
-            mem,
-            xbar: Xbar::new(cfg),
-            rng: SplitMix64::stream(opts.seed, 0x6770_7573),
-            sms: (0..cfg.sm.count)
-                .map(|i| Sm::new(i as u16, cfg, &launch, scratch))
-                .collect(),
-            l1s: (0..cfg.sm.count).map(|i| L1::new(i as u16, cfg)).collect(),
-            slices: (0..cfg.l2.slices)
-                .map(|i| L2Slice::new(i as u16, cfg))
-                .collect(),
-            dram: Dram::new(cfg),
+            window: xspec.min_transit(),
+            sms,
+            parts,
+            slices_per_part: spp as u16,
             launch,
-            pending: VecDeque::new(),
-            placement: opts.group_sm.clone(),
-            next_sm: 0,
-            group_threads: 0,
-            group_warps: 0,
-            local_bytes: 0,
-            groups_total: 0,
-            groups_done: 0,
-            progress: 0,
+            dispatcher: Dispatcher::new(cfg, opts.group_sm.clone()),
+            placed: 0,
+            now: 0,
             captured,
             capture_out: vec![0; opts.capture.len()],
-        }
+            pool,
+            mail: Vec::new(),
+        })
     }
 
     /// Makes `launch` the next kernel: its program on every SM, and empty L1s, as a kernel launch
     /// invalidates them. Called between kernels, when every part is idle.
     fn set_launch(&mut self, launch: &Arc<Launch>) {
         self.launch = launch.clone();
-        for sm in &mut self.sms {
-            sm.set_launch(launch);
-        }
-        for l1 in &mut self.l1s {
-            l1.invalidate_all();
+        for d in &mut self.sms {
+            d.sm.set_launch(launch);
+            d.l1.invalidate_all();
         }
     }
 
     /// A host-to-device copy of `[addr, addr + bytes)` happened: those lines are in DRAM only.
     fn memcpy_to_device(&mut self, addr: u64, bytes: u64) {
         let end = addr.saturating_add(bytes);
-        for l1 in &mut self.l1s {
-            l1.drop_range(addr, end);
+        for d in &mut self.sms {
+            d.l1.drop_range(addr, end);
         }
-        for s in &mut self.slices {
-            s.drop_range(addr, end);
+        for p in &mut self.parts {
+            for s in &mut p.slices {
+                s.drop_range(addr, end);
+            }
         }
     }
 
     /// Warp and thread instructions issued so far.
     fn instructions(&self) -> (u64, u64) {
-        self.sms.iter().fold((0, 0), |(w, t), sm| {
-            (w + sm.stats.warp_insts, t + sm.stats.thread_insts)
+        self.sms.iter().fold((0, 0), |(w, t), d| {
+            (w + d.sm.stats.warp_insts, t + d.sm.stats.thread_insts)
         })
+    }
+
+    /// Forward progress so far: groups placed, what the SMs counted, memory values changed.
+    fn progress(&self) -> u64 {
+        self.placed
+            + self.sms.iter().map(|d| d.progress).sum::<u64>()
+            + self.parts.iter().map(|p| p.mem.changes).sum::<u64>()
+    }
+
+    /// Places what fits; the groups start at `at`.
+    fn place(&mut self, at: Time) -> Result<(), SimError> {
+        for (s, group) in self.dispatcher.dispatch() {
+            self.placed += 1;
+            self.sms[s]
+                .q
+                .schedule(at, Event::Launch(s as u16, group))
+                .map_err(|e| internal("dispatcher", e))?;
+        }
+        Ok(())
     }
 
     /// Dispatches every work-group of the current launch and runs until all have finished and the
     /// memory system has drained.
     fn run_launch(&mut self) -> Result<(), SimError> {
         let geo = self.launch.geo;
-        self.group_threads = geo.group_threads();
-        self.group_warps = self.group_threads.div_ceil(self.cfg.sm.warp_size);
-        self.local_bytes = self.launch.program.local_bytes();
-        self.groups_total = geo.num_groups();
-        self.groups_done = 0;
-        self.pending = (0..geo.num_groups()).collect();
-        let now = self.q.now();
-        let loc = self.launch.program.where_is(0);
-        self.q
-            .schedule(now, Event::Dispatch)
-            .map_err(|e| internal(&loc, e))?;
+        let threads = geo.group_threads();
+        let warps = threads.div_ceil(self.cfg.sm.warp_size);
+        let local = self.launch.program.local_bytes();
+        self.dispatcher
+            .start(geo.num_groups(), threads, warps, local);
+        for d in &mut self.sms {
+            d.group_threads = threads;
+            d.group_warps = warps;
+        }
+        self.place(self.now)?;
         self.event_loop()
     }
 
-    /// `stress.prewarm_l1`: each L1 starts holding the initial values of the workload's lines, in a
-    /// seeded order of its own, so that (when the buffers exceed the L1) every SM keeps a different
-    /// random subset: some later reads hit stale lines, others miss and see fresh values. The stress
-    /// warps' scratch region is not pre-warmed (it would push the workload's lines out).
-    fn prewarm(&mut self) {
-        let lb = self.cfg.l1.line_bytes as u64;
-        let mut lines: Vec<u64> = Vec::new();
-        for p in self.mem.placed.iter().filter(|p| p.name != "<scratch>") {
-            let mut line = p.base & !(lb - 1);
-            while line < p.base + p.bytes {
-                lines.push(line);
-                line += lb;
+    /// The earliest pending event of any domain.
+    fn next_time(&self) -> Option<Time> {
+        let s = self.sms.iter().filter_map(|d| d.next()).min();
+        let p = self.parts.iter().filter_map(|d| d.next()).min();
+        s.into_iter().chain(p).min()
+    }
+
+    /// Every domain runs its events before `end`.
+    fn run_window(&mut self, end: Time) {
+        let mut work: Vec<Work> = self
+            .sms
+            .iter_mut()
+            .filter(|d| d.next().is_some_and(|t| t < end))
+            .map(Work::Sm)
+            .chain(
+                self.parts
+                    .iter_mut()
+                    .filter(|d| d.next().is_some_and(|t| t < end))
+                    .map(Work::Part),
+            )
+            .collect();
+        match &self.pool {
+            Some(pool) if work.len() > 1 => {
+                pool.install(|| work.par_iter_mut().for_each(|w| w.run_until(end)))
             }
-        }
-        for l1 in &mut self.l1s {
-            for i in (1..lines.len()).rev() {
-                let j = self.rng.below(i as u64 + 1) as usize;
-                lines.swap(i, j);
-            }
-            for &line in &lines {
-                let mut buf = [0u8; MAX_LINE];
-                self.mem.read_line(line, lb as u32, &mut buf);
-                l1.prewarm(line, &buf);
-            }
+            _ => work.iter_mut().for_each(|w| w.run_until(end)),
         }
     }
 
-    fn dispatch(&mut self) {
-        let cfg = self.cfg;
-        let shared = self.local_bytes;
-        let n = self.sms.len();
-        let mut i = 0;
-        while i < self.pending.len() {
-            let group = self.pending[i];
-            let target = match &self.placement {
-                Some(p) if (group as usize) < p.len() => {
-                    let s = p[group as usize] as usize;
-                    self.sms[s]
-                        .fits(self.group_threads, self.group_warps, shared, cfg)
-                        .then_some(s)
-                }
-                _ => (0..n)
-                    .map(|k| (self.next_sm + k) % n)
-                    .find(|&s| self.sms[s].fits(self.group_threads, self.group_warps, shared, cfg)),
-            };
-            match target {
-                Some(s) => {
-                    self.pending.remove(i);
-                    if self.placement.is_none() {
-                        self.next_sm = (s + 1) % n;
-                    }
-                    let skew = cfg.stress.start_skew;
-                    let now = self.q.now();
-                    let mut skews: Vec<u64> = (0..self.group_warps)
-                        .map(|_| self.rng.upto(skew) as u64)
-                        .collect();
-                    skews.reverse();
-                    let mut ctx = ctx!(self);
-                    self.sms[s].launch(
-                        group,
-                        self.group_threads,
-                        now,
-                        || skews.pop().unwrap_or(0),
-                        &mut ctx,
-                    );
-                    self.progress += 1;
-                }
-                None if self.placement.is_none() => break,
-                None => i += 1,
+    /// Delivers the crossbar messages of the window into their receivers (see the module header).
+    fn deliver(&mut self, end: Time) -> Result<(), SimError> {
+        let nsm = self.sms.len() as u32;
+        let spp = self.slices_per_part;
+        let dst = |o: &Outgoing| match o.event {
+            Event::SliceIn(slice, _) => nsm + (slice / spp) as u32,
+            Event::L1FromXbar(sm, _) => sm as u32,
+            _ => unreachable!("only requests and responses cross the crossbar"),
+        };
+        let mail = &mut self.mail;
+        let outs = self
+            .sms
+            .iter_mut()
+            .map(|d| &mut d.out)
+            .chain(self.parts.iter_mut().map(|p| &mut p.out));
+        for (from, out) in outs.enumerate() {
+            for (k, o) in out.sent.drain(..).enumerate() {
+                mail.push((dst(&o), o.transit.arrive, from as u32, k as u32, o));
             }
         }
+        mail.sort_unstable_by_key(|m| (m.0, m.1, m.2, m.3));
+        for (to, _, _, _, o) in mail.drain(..) {
+            let (q, t, ev) = if to < nsm {
+                let d = &mut self.sms[to as usize];
+                let t = d.sink.receive(o.transit, o.src as usize, end);
+                let ev = o.arrive(&mut d.lines, &mut d.batches);
+                (&mut d.q, t, ev)
+            } else {
+                let p = &mut self.parts[(to - nsm) as usize];
+                let Event::SliceIn(slice, _) = o.event else {
+                    unreachable!("a partition receives requests")
+                };
+                let t = p.sinks[(slice - p.first) as usize].receive(o.transit, o.src as usize, end);
+                let ev = o.arrive(&mut p.lines, &mut p.batches);
+                (&mut p.q, t, ev)
+            };
+            q.schedule(t, ev).map_err(|e| internal("crossbar", e))?;
+        }
+        Ok(())
+    }
+
+    /// Applies what the SMs reported in the window, in (time, SM) order.
+    fn reports(&mut self) -> Result<(), SimError> {
+        let mut notes: Vec<(Time, usize, super::sm::SmNotices)> = Vec::new();
+        for (s, d) in self.sms.iter_mut().enumerate() {
+            notes.extend(d.notices.drain(..).map(|(t, n)| (t, s, n)));
+        }
+        notes.sort_by_key(|n| (n.0, n.1));
+        let gt = self.launch.geo.group_threads() as u64;
+        let ws = self.cfg.sm.warp_size as usize;
+        for (t, s, n) in notes {
+            if let Some((pc, msg, thread, group)) = n.error {
+                return Err(SimError::Runtime {
+                    location: self.launch.program.where_is(pc),
+                    message: msg,
+                    thread,
+                    group,
+                });
+            }
+            for (group, first, regs) in n.exits {
+                for lane in 0..ws {
+                    let th = group * gt + first as u64 + lane as u64;
+                    if let Some(reqs) = self.captured.get(&th) {
+                        for &(i, r) in reqs {
+                            self.capture_out[i] = regs[r as usize * ws + lane];
+                        }
+                    }
+                }
+            }
+            for _ in &n.groups_done {
+                self.dispatcher.finished(s);
+            }
+            if !n.groups_done.is_empty() && self.dispatcher.waiting() > 0 {
+                self.place(t + self.window)?;
+            }
+        }
+        Ok(())
     }
 
     fn event_loop(&mut self) -> Result<(), SimError> {
         let wd = &self.cfg.watchdog;
-        let window = self.clock.cycles(wd.no_progress_cycles);
+        let stall = self.clock.cycles(wd.no_progress_cycles);
         let limit = self.clock.cycles(wd.max_cycles);
-        let mut last_progress: (u64, Time) = (0, 0);
-        let total = self.groups_total;
-        while let Some((now, ev)) = self.q.pop() {
-            match ev {
-                Event::SmTick(s) => {
-                    let mut ctx = ctx!(self);
-                    self.sms[s as usize].tick(&mut ctx);
-                    self.after_sm(s as usize)?;
-                }
-                Event::SmIn(s, r) => {
-                    let mut ctx = ctx!(self);
-                    self.sms[s as usize].receive(r, &mut ctx);
-                    self.after_sm(s as usize)?;
-                }
-                Event::SbDrain(s) => {
-                    let mut ctx = ctx!(self);
-                    self.sms[s as usize].drain(&mut ctx);
-                }
-                Event::L1In(s, r) => {
-                    let mut ctx = ctx!(self);
-                    self.l1s[s as usize].receive(r, &mut ctx);
-                }
-                Event::L1Retry(s) => {
-                    let mut ctx = ctx!(self);
-                    self.l1s[s as usize].retry(&mut ctx);
-                }
-                Event::L1FromXbar(s, r) => {
-                    let mut ctx = ctx!(self);
-                    self.l1s[s as usize].from_xbar(r, &mut ctx);
-                }
-                Event::SliceIn(i, r) => {
-                    let mut ctx = ctx!(self);
-                    self.slices[i as usize].receive(r, &mut ctx);
-                }
-                Event::SliceTick(i) => {
-                    let mut ctx = ctx!(self);
-                    self.slices[i as usize].tick(&mut ctx, &mut self.dram);
-                }
-                Event::DramFill(i, line) => {
-                    let mut ctx = ctx!(self);
-                    self.slices[i as usize].fill(line, &mut ctx, &mut self.dram);
-                }
-                Event::Dispatch => self.dispatch(),
-                Event::Stress(s) => {
-                    let mut ctx = ctx!(self);
-                    self.sms[s as usize].stress_tick(&mut ctx);
-                }
-            }
-            let p = self.progress + self.mem.changes;
+        let mut last_progress: (u64, Time) = (self.progress(), self.now);
+        while let Some(start) = self.next_time() {
+            let end = start + self.window;
+            self.run_window(end);
+            self.now = self.now.max(
+                self.sms
+                    .iter()
+                    .map(|d| d.q.now())
+                    .chain(self.parts.iter().map(|p| p.q.now()))
+                    .max()
+                    .unwrap_or(0),
+            );
+            self.deliver(end)?;
+            self.reports()?;
+            let p = self.progress();
             if p != last_progress.0 {
-                last_progress = (p, now);
-            } else if now - last_progress.1 > window {
+                last_progress = (p, start);
+            } else if start - last_progress.1 > stall {
                 return Err(SimError::NoProgress {
-                    cycle: self.clock.cycle_of(now),
+                    cycle: self.clock.cycle_of(start),
                     window: wd.no_progress_cycles,
                     diagnosis: self.diagnose(),
                 });
             }
-            if now > limit {
+            if start > limit {
                 return Err(SimError::MaxCycles {
-                    cycle: self.clock.cycle_of(now),
+                    cycle: self.clock.cycle_of(start),
                     limit: wd.max_cycles,
                     diagnosis: self.diagnose(),
                 });
             }
         }
-        if self.groups_done < total {
+        let (done, total) = (self.dispatcher.done, self.dispatcher.total);
+        if done < total {
             return Err(SimError::NoProgress {
-                cycle: self.clock.cycle_of(self.q.now()),
+                cycle: self.clock.cycle_of(self.now),
                 window: 0,
                 diagnosis: format!(
                     "every part is idle but {} of {total} work-groups have not finished (a barrier that not all \
                      work-items reach, or groups that never fit):\n{}",
-                    total - self.groups_done,
+                    total - done,
                     self.diagnose()
                 ),
             });
-        }
-        Ok(())
-    }
-
-    fn after_sm(&mut self, s: usize) -> Result<(), SimError> {
-        let n = std::mem::take(&mut self.sms[s].notices);
-        self.progress += n.progress;
-        if let Some((pc, msg, thread, group)) = n.error {
-            return Err(SimError::Runtime {
-                location: self.launch.program.where_is(pc),
-                message: msg,
-                thread,
-                group,
-            });
-        }
-        let gt = self.group_threads as u64;
-        let ws = self.cfg.sm.warp_size as usize;
-        for (group, first, regs) in n.exits {
-            for lane in 0..ws {
-                let t = group * gt + first as u64 + lane as u64;
-                if let Some(reqs) = self.captured.get(&t) {
-                    for &(i, r) in reqs {
-                        self.capture_out[i] = regs[r as usize * ws + lane];
-                    }
-                }
-            }
-        }
-        self.groups_done += n.groups_done.len() as u64;
-        if (!n.groups_done.is_empty() || n.slots_freed) && !self.pending.is_empty() {
-            self.q.after(0, Event::Dispatch);
         }
         Ok(())
     }
@@ -571,7 +614,7 @@ impl<'c> Gpu<'c> {
         let mut shown = 0;
         let mut hidden = 0;
         let mut at_barrier: Vec<(u32, u64)> = Vec::new();
-        for sm in &self.sms {
+        for sm in self.sms.iter().map(|d| &d.sm) {
             for (group, warp, pc, waiting, addr) in sm.stuck() {
                 if waiting == super::sm::BARRIER_WAIT {
                     match at_barrier.iter_mut().find(|(p, _)| *p == pc) {
@@ -607,7 +650,7 @@ impl<'c> Gpu<'c> {
                 self.launch.program.describe(pc as usize)
             ));
         }
-        let pending = self.pending.len();
+        let pending = self.dispatcher.waiting();
         if pending > 0 {
             out.push_str(&format!(
                 "  {pending} work-groups are waiting for an SM: they cannot become resident while the resident ones wait \
@@ -618,7 +661,7 @@ impl<'c> Gpu<'c> {
     }
 
     fn buffer_name(&self, a: u64) -> String {
-        for p in &self.mem.placed {
+        for p in self.sms.first().map(|d| &d.mem.placed[..]).unwrap_or(&[]) {
             if a >= p.base && a < p.base + p.bytes {
                 return format!(" ({}[{}])", p.name, (a - p.base) / p.elem_bytes as u64);
             }
@@ -628,8 +671,19 @@ impl<'c> Gpu<'c> {
 
     /// Cycles from the first launch to the end of the run.
     fn cycles(&self) -> u64 {
-        self.clock
-            .cycle_of(self.clock.edge_at_or_after(self.q.now()))
+        self.clock.cycle_of(self.clock.edge_at_or_after(self.now))
+    }
+
+    fn collect_stats(&mut self) -> Stats {
+        let cycles = self.cycles();
+        collect::collect(
+            self.cfg,
+            self.now,
+            cycles,
+            self.dispatcher.total,
+            &mut self.sms,
+            &self.parts,
+        )
     }
 
     /// The result: `stats`, and for a kernel workload its final buffers, checks and reports.
@@ -640,12 +694,14 @@ impl<'c> Gpu<'c> {
         opts: &RunOptions,
     ) -> Result<RunResult, SimError> {
         let cycles = self.cycles();
+        let shards: Vec<GlobalMemory> = self.parts.into_iter().map(|p| p.mem).collect();
+        let mem = GlobalMemory::join(&shards);
         let buffers: Vec<Vec<u64>> = wl
             .map(|wl| {
                 wl.buffers
                     .iter()
                     .enumerate()
-                    .map(|(i, b)| self.mem.buffer_values(b, i))
+                    .map(|(i, b)| mem.buffer_values(b, i))
                     .collect()
             })
             .unwrap_or_default();
@@ -665,236 +721,31 @@ impl<'c> Gpu<'c> {
             buffers,
         })
     }
+}
 
-    fn collect_stats(&mut self) -> Stats {
-        let cycles = self.cycles();
-        let mut s = Stats::default();
-        let now = self.q.now();
-        let cyc = |ps: Time, c: Clock| ps as f64 / c.period as f64;
-        let core = self.clock;
-        let l2c = Clock::from_mhz(self.cfg.clocks.l2_mhz);
-        let dc = Clock::from_mhz(self.cfg.clocks.dram_mhz);
-        s.push("kernel", "cycles", cycles as f64, "cycles");
-        s.push(
-            "kernel",
-            "time",
-            cycles as f64 * 1000.0 / self.cfg.clocks.core_mhz as f64,
-            "ns",
-        );
-        s.push("kernel", "work_groups", self.groups_total as f64, "groups");
-        s.push("kernel", "events", self.q.delivered() as f64, "events");
-        let (mut wi, mut ti, mut mi) = (0u64, 0u64, 0u64);
-        let (mut fence, mut sbfull, mut sbocc, mut sbmax, mut fwd) =
-            (0u64, 0u64, 0u128, 0usize, 0u64);
-        let (mut l1_loads, mut l1_hits, mut l1_inv, mut l1_bypass) = (0u64, 0u64, 0u64, 0u64);
-        let (mut sh_acc, mut sh_conf) = (0u64, 0u64);
-        for (sm, l1) in self.sms.iter_mut().zip(&self.l1s) {
-            sm.sb.finish(now);
-            let loc = format!("sm{}", sm.id);
-            let st = &sm.stats;
-            s.push(
-                &loc,
-                "warp_instructions",
-                st.warp_insts as f64,
-                "instructions",
-            );
-            s.push(
-                &loc,
-                "issue_active",
-                st.issue_cycles as f64 / cycles.max(1) as f64,
-                "fraction",
-            );
-            s.push(
-                format!("{loc}.l1"),
-                "loads",
-                l1.stats.loads as f64,
-                "requests",
-            );
-            s.push(
-                format!("{loc}.l1"),
-                "hits",
-                l1.stats.load_hits as f64,
-                "requests",
-            );
-            wi += st.warp_insts;
-            ti += st.thread_insts;
-            mi += st.mem_insts;
-            fence += st.fence_stall_ps;
-            sbfull += st.sb_full_stall_ps;
-            fwd += st.forwarded_loads;
-            sbocc += sm.sb.occupancy_ps;
-            sbmax = sbmax.max(sm.sb.max_occupancy);
-            sh_acc += st.shared_accesses;
-            sh_conf += st.bank_conflict_cycles;
-            l1_loads += l1.stats.loads;
-            l1_hits += l1.stats.load_hits;
-            l1_inv += l1.stats.invalidations;
-            l1_bypass += l1.stats.bypass_loads;
+/// `stress.prewarm_l1`: each L1 starts holding the initial values of the workload's lines, in a
+/// seeded order of its own, so that (when the buffers exceed the L1) every SM keeps a different
+/// random subset: some later reads hit stale lines, others miss and see fresh values. The stress
+/// warps' scratch region is not pre-warmed (it would push the workload's lines out).
+fn prewarm(cfg: &GpuConfig, mem: &GlobalMemory, l1s: &mut [L1], rng: &mut SplitMix64) {
+    let lb = cfg.l1.line_bytes as u64;
+    let mut lines: Vec<u64> = Vec::new();
+    for p in mem.placed.iter().filter(|p| p.name != "<scratch>") {
+        let mut line = p.base & !(lb - 1);
+        while line < p.base + p.bytes {
+            lines.push(line);
+            line += lb;
         }
-        let gpu = "gpu";
-        s.push(gpu, "warp_instructions", wi as f64, "instructions");
-        s.push(gpu, "thread_instructions", ti as f64, "instructions");
-        s.push(gpu, "memory_instructions", mi as f64, "instructions");
-        s.push(
-            gpu,
-            "ipc",
-            wi as f64 / cycles.max(1) as f64,
-            "warp instructions/cycle",
-        );
-        s.push("sm", "fence_stall", cyc(fence, core), "cycles");
-        s.push("sm", "shared_accesses", sh_acc as f64, "accesses");
-        s.push("sm", "bank_conflict", sh_conf as f64, "cycles");
-        s.push(
-            "store_buffer",
-            "store_buffer_full_stall",
-            cyc(sbfull, core),
-            "cycles",
-        );
-        s.push(
-            "store_buffer",
-            "mean_occupancy",
-            sbocc as f64 / now.max(1) as f64 / self.sms.len() as f64,
-            "entries per SM",
-        );
-        s.push("store_buffer", "max_occupancy", sbmax as f64, "entries");
-        s.push("store_buffer", "forwarded_loads", fwd as f64, "requests");
-        s.push(
-            "store_buffer",
-            "drained",
-            self.sms.iter().map(|m| m.sb.drained).sum::<u64>() as f64,
-            "entries",
-        );
-        s.push("l1", "loads", l1_loads as f64, "requests");
-        s.push(
-            "l1",
-            "hit_rate",
-            if l1_loads > 0 {
-                l1_hits as f64 / l1_loads as f64
-            } else {
-                0.0
-            },
-            "fraction",
-        );
-        s.push("l1", "bypass_loads", l1_bypass as f64, "requests");
-        s.push("l1", "invalidations", l1_inv as f64, "events");
-        let l1a: u64 = self.l1s.iter().map(|l| l.atomic.stats.ops).sum();
-        s.push("atomics.sm", "l1_ops", l1a as f64, "operations");
-        let sha: u64 = self.sms.iter().map(|m| m.shared_atomic.stats.ops).sum();
-        s.push("atomics.sm", "shared_ops", sha as f64, "operations");
-        let (mut r, mut w, mut a, mut h, mut m, mut wb) = (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
-        let (mut aops, mut alanes, mut abusy, mut aq, mut aser) = (0u64, 0u64, 0u64, 0u64, 0u64);
-        for sl in &self.slices {
-            r += sl.stats.reads;
-            w += sl.stats.writes;
-            a += sl.stats.atomics;
-            h += sl.stats.hits;
-            m += sl.stats.misses;
-            wb += sl.stats.writebacks;
-            aops += sl.atomic.stats.ops;
-            alanes += sl.atomic.stats.lane_ops;
-            abusy += sl.atomic.stats.busy_ps;
-            aq += sl.atomic.stats.queue_ps;
-            aser += sl.atomic.stats.serial_ps;
+    }
+    for l1 in l1s {
+        for i in (1..lines.len()).rev() {
+            let j = rng.below(i as u64 + 1) as usize;
+            lines.swap(i, j);
         }
-        for (i, sl) in self.slices.iter().enumerate() {
-            let loc = format!("l2.slice{i}");
-            s.push(
-                &loc,
-                "requests",
-                (sl.stats.reads + sl.stats.writes + sl.stats.atomics) as f64,
-                "requests",
-            );
-            s.push(&loc, "atomic_ops", sl.atomic.stats.ops as f64, "operations");
+        for &line in &lines {
+            let mut buf = [0u8; MAX_LINE];
+            mem.read_line(line, lb as u32, &mut buf);
+            l1.prewarm(line, &buf);
         }
-        s.push("l2", "reads", r as f64, "requests");
-        s.push("l2", "writes", w as f64, "requests");
-        s.push("l2", "atomics", a as f64, "requests");
-        s.push(
-            "l2",
-            "hit_rate",
-            if h + m > 0 {
-                h as f64 / (h + m) as f64
-            } else {
-                0.0
-            },
-            "fraction",
-        );
-        s.push("l2", "misses", m as f64, "requests");
-        s.push("l2", "writebacks", wb as f64, "lines");
-        let nsl = self.slices.len().max(1) as f64;
-        s.push("atomics.l2", "operations", aops as f64, "operations");
-        s.push("atomics.l2", "lane_operations", alanes as f64, "operations");
-        s.push(
-            "atomics.l2",
-            "utilisation",
-            cyc(abusy, l2c) / (cyc(now, l2c).max(1.0) * nsl),
-            "fraction",
-        );
-        s.push(
-            "atomics.l2",
-            "mean_queue_delay",
-            if aops > 0 {
-                cyc(aq, l2c) / a.max(1) as f64
-            } else {
-                0.0
-            },
-            "L2 cycles",
-        );
-        s.push(
-            "atomics.l2",
-            "same_address_wait",
-            cyc(aser, l2c),
-            "L2 cycles",
-        );
-        let x = self.xbar.stats();
-        s.push("interconnect", "request_bytes", x.req_bytes as f64, "bytes");
-        s.push(
-            "interconnect",
-            "response_bytes",
-            x.resp_bytes as f64,
-            "bytes",
-        );
-        s.push(
-            "interconnect",
-            "messages",
-            (x.req_messages + x.resp_messages) as f64,
-            "messages",
-        );
-        s.push(
-            "interconnect",
-            "backpressure",
-            cyc(x.backpressure_ps, l2c),
-            "L2 cycles",
-        );
-        let lb = self.dram.line_bytes() as f64;
-        s.push("dram", "reads", self.dram.reads as f64, "lines");
-        s.push("dram", "writes", self.dram.writes as f64, "lines");
-        s.push("dram", "row_hits", self.dram.row_hits as f64, "accesses");
-        s.push(
-            "dram",
-            "row_misses",
-            self.dram.row_misses as f64,
-            "accesses",
-        );
-        let bytes = (self.dram.reads + self.dram.writes) as f64 * lb;
-        s.push("dram", "bytes", bytes, "bytes");
-        s.push(
-            "dram",
-            "bandwidth",
-            if now > 0 {
-                bytes / (now as f64 / 1000.0)
-            } else {
-                0.0
-            },
-            "GB/s",
-        );
-        let busy: Time = self.dram.busy_ps.iter().sum();
-        s.push(
-            "dram",
-            "bus_utilisation",
-            cyc(busy, dc) / (cyc(now, dc).max(1.0) * self.dram.busy_ps.len().max(1) as f64),
-            "fraction",
-        );
-        s
     }
 }

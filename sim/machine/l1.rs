@@ -21,6 +21,7 @@
 use super::cache::{TagArray, Way};
 use super::l2::{slice_of, AtomicUnit};
 use super::msg::*;
+use super::xbar::{SourcePort, XbarSpec};
 use crate::config::{GpuConfig, L1WritePolicy, SliceHash};
 use crate::engine::{Clock, Time};
 use std::collections::{HashMap, VecDeque};
@@ -92,6 +93,9 @@ pub struct L1 {
     blocked_since: Option<Time>,
     epoch: u32,
     pub atomic: AtomicUnit,
+    /// This SM's sending port on the request network.
+    pub port: SourcePort,
+    xspec: XbarSpec,
     pub stats: L1Stats,
 }
 
@@ -128,6 +132,8 @@ impl L1 {
                 &cfg.atomics.sm,
                 cfg.atomics.combine_same_address_lanes,
             ),
+            port: SourcePort::new(cfg.l2.slices as usize),
+            xspec: XbarSpec::new(cfg),
             stats: L1Stats::default(),
         }
     }
@@ -191,20 +197,21 @@ impl L1 {
         let tag = self.pending.alloc(p);
         let slice = slice_of(line, self.line_bytes, self.slices, self.hash);
         let at = ctx.now() + self.latency;
-        let t = ctx
-            .xbar
-            .send_request(at, self.sm as usize, slice as usize, payload, ctx.rng);
-        ctx.q.at_or_now(
+        let t = self
+            .port
+            .send(&self.xspec, at, slice as usize, payload, ctx.rng);
+        let req = MemReq {
+            sm: self.sm,
+            tag,
+            line,
+            kind,
+        };
+        ctx.out.post(
             t,
-            Event::SliceIn(
-                slice,
-                MemReq {
-                    sm: self.sm,
-                    tag,
-                    line,
-                    kind,
-                },
-            ),
+            self.sm,
+            Event::SliceIn(slice, req),
+            ctx.lines,
+            ctx.batches,
         );
     }
 
@@ -652,6 +659,8 @@ impl L1 {
         }
     }
 
+    /// Nothing queued and nothing in flight (the contract tests' drain check).
+    #[cfg(test)]
     pub fn idle(&self) -> bool {
         self.input.is_empty() && self.pending.live() == 0
     }

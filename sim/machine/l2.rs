@@ -18,6 +18,7 @@
 use super::cache::TagArray;
 use super::dram::Dram;
 use super::msg::*;
+use super::xbar::{SourcePort, XbarSpec};
 use crate::config::{GpuConfig, SliceHash};
 use crate::engine::{Clock, Time};
 use std::collections::{HashMap, VecDeque};
@@ -186,6 +187,9 @@ pub struct L2Slice {
     tick_pending: bool,
     stalled_since: Option<Time>,
     pub atomic: AtomicUnit,
+    /// This slice's sending port on the response network.
+    pub port: SourcePort,
+    xspec: XbarSpec,
     pub stats: SliceStats,
 }
 
@@ -213,6 +217,8 @@ impl L2Slice {
                 &cfg.atomics.l2,
                 cfg.atomics.combine_same_address_lanes,
             ),
+            port: SourcePort::new(cfg.sm.count as usize),
+            xspec: XbarSpec::new(cfg),
             stats: SliceStats::default(),
         }
     }
@@ -320,22 +326,25 @@ impl L2Slice {
                 (RespKind::AtomicDone(batch), n, done)
             }
         };
-        let delivered =
-            ctx.xbar
-                .send_response(at, self.id as usize, req.sm as usize, payload, ctx.rng);
-        ctx.q.at_or_now(
-            delivered,
-            Event::L1FromXbar(
-                req.sm,
-                MemResp {
-                    tag: req.tag,
-                    line: req.line,
-                    kind,
-                },
-            ),
+        let t = self
+            .port
+            .send(&self.xspec, at, req.sm as usize, payload, ctx.rng);
+        let resp = MemResp {
+            tag: req.tag,
+            line: req.line,
+            kind,
+        };
+        ctx.out.post(
+            t,
+            self.id,
+            Event::L1FromXbar(req.sm, resp),
+            ctx.lines,
+            ctx.batches,
         );
     }
 
+    /// Nothing queued and no miss outstanding (the contract tests' drain check).
+    #[cfg(test)]
     pub fn idle(&self) -> bool {
         self.input.is_empty() && self.mshrs.is_empty()
     }

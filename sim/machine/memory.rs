@@ -12,8 +12,14 @@
 //!
 //! A replayed Accel-Sim trace has no values and addresses anywhere in a 47-bit space: its memory is
 //! [`GlobalMemory::timing_only`], which holds nothing, reads zero, ignores writes and bounds nothing.
+//!
+//! Sharding for parallel simulation ([`GlobalMemory::split`]): because each line is owned by one
+//! slice, the values split into one shard per memory partition, each holding only its slices' lines;
+//! the SMs keep a bounds-only view (they never read values from device memory, only through their
+//! L1). [`GlobalMemory::join`] puts the shards back together for the end-of-run checks.
 
 use crate::workload::Buffer;
+use std::sync::Arc;
 
 /// Byte address of the first buffer.
 pub const GLOBAL_BASE: u64 = 0x1000_0000;
@@ -32,8 +38,21 @@ pub struct Placed {
 pub enum Backing {
     /// The bytes of every placed buffer, from [`GLOBAL_BASE`].
     Values(Vec<u8>),
+    /// The lines one memory partition owns, packed in line order: line `i` (from [`GLOBAL_BASE`]) of
+    /// this partition is at `map.slot[i] * map.line_bytes`.
+    Shard { data: Vec<u8>, map: Arc<ShardMap> },
+    /// An SM's view: the buffers' bounds, no values (an SM reads values only through its L1).
+    BoundsOnly,
     /// No values (trace replay): reads return zero, writes are dropped, every address is in bounds.
     TimingOnly,
+}
+
+/// Which partition owns each line, and where in its shard the line is.
+#[derive(Debug, PartialEq, Eq)]
+pub struct ShardMap {
+    pub line_bytes: u32,
+    pub owner: Vec<u16>,
+    pub slot: Vec<u32>,
 }
 
 pub struct GlobalMemory {
@@ -94,14 +113,115 @@ impl GlobalMemory {
 
     /// Whether loads return values (false for a trace replay).
     pub fn has_values(&self) -> bool {
-        matches!(self.backing, Backing::Values(_))
+        !matches!(self.backing, Backing::TimingOnly)
+    }
+
+    /// Splits whole-memory values into one shard per partition (`owner(line)` names a line's) and a
+    /// bounds-only view. Timing-only memory splits into timing-only parts.
+    pub fn split(
+        self,
+        line_bytes: u32,
+        parts: usize,
+        owner: impl Fn(u64) -> usize,
+    ) -> (GlobalMemory, Vec<GlobalMemory>) {
+        let part = |backing| GlobalMemory {
+            backing,
+            placed: self.placed.clone(),
+            changes: 0,
+        };
+        let Backing::Values(data) = &self.backing else {
+            let b = self.backing.clone();
+            return (
+                part(b.clone()),
+                (0..parts).map(|_| part(b.clone())).collect(),
+            );
+        };
+        let lb = line_bytes as usize;
+        let n = data.len() / lb;
+        let mut shards: Vec<Vec<u8>> = vec![Vec::new(); parts];
+        let mut map = ShardMap {
+            line_bytes,
+            owner: Vec::with_capacity(n),
+            slot: Vec::with_capacity(n),
+        };
+        for (i, line) in data.chunks_exact(lb).enumerate() {
+            let p = owner(GLOBAL_BASE + (i * lb) as u64);
+            map.owner.push(p as u16);
+            map.slot.push((shards[p].len() / lb) as u32);
+            shards[p].extend_from_slice(line);
+        }
+        let map = Arc::new(map);
+        let shards = shards
+            .into_iter()
+            .map(|data| {
+                part(Backing::Shard {
+                    data,
+                    map: map.clone(),
+                })
+            })
+            .collect();
+        (part(Backing::BoundsOnly), shards)
+    }
+
+    /// The whole memory again from the shards [`GlobalMemory::split`] made (other backings: the
+    /// first part as it is).
+    pub fn join(shards: &[GlobalMemory]) -> GlobalMemory {
+        let placed = shards.first().map(|s| s.placed.clone()).unwrap_or_default();
+        let changes = shards.iter().map(|s| s.changes).sum();
+        let backing = match shards.first().map(|s| &s.backing) {
+            Some(Backing::Shard { map, .. }) => {
+                let lb = map.line_bytes as usize;
+                let mut data = vec![0u8; map.owner.len() * lb];
+                for (i, (&o, &slot)) in map.owner.iter().zip(&map.slot).enumerate() {
+                    if let Backing::Shard { data: d, .. } = &shards[o as usize].backing {
+                        let at = slot as usize * lb;
+                        data[i * lb..(i + 1) * lb].copy_from_slice(&d[at..at + lb]);
+                    }
+                }
+                Backing::Values(data)
+            }
+            Some(b) => b.clone(),
+            None => Backing::TimingOnly,
+        };
+        GlobalMemory {
+            backing,
+            placed,
+            changes,
+        }
+    }
+
+    /// The bytes at `addr` (`len` of them, within one line) and where they are, if values are held.
+    fn bytes_at(&mut self, addr: u64) -> Option<(&mut Vec<u8>, usize)> {
+        let o = Self::off(addr);
+        match &mut self.backing {
+            Backing::Values(d) => Some((d, o)),
+            Backing::Shard { data, map } => {
+                let lb = map.line_bytes as usize;
+                Some((data, map.slot[o / lb] as usize * lb + o % lb))
+            }
+            Backing::BoundsOnly => unreachable!("an SM reads device memory only through its L1"),
+            Backing::TimingOnly => None,
+        }
+    }
+
+    fn bytes_ref(&self, addr: u64) -> Option<(&Vec<u8>, usize)> {
+        let o = Self::off(addr);
+        match &self.backing {
+            Backing::Values(d) => Some((d, o)),
+            Backing::Shard { data, map } => {
+                let lb = map.line_bytes as usize;
+                Some((data, map.slot[o / lb] as usize * lb + o % lb))
+            }
+            Backing::BoundsOnly => unreachable!("an SM reads device memory only through its L1"),
+            Backing::TimingOnly => None,
+        }
     }
 
     /// Bytes of the value store (0 without values).
     pub fn len(&self) -> u64 {
         match &self.backing {
-            Backing::Values(d) => d.len() as u64,
-            Backing::TimingOnly => 0,
+            Backing::Values(d) | Backing::Shard { data: d, .. } => d.len() as u64,
+            Backing::BoundsOnly | Backing::TimingOnly => 0,
         }
     }
 
@@ -111,7 +231,7 @@ impl GlobalMemory {
 
     /// Whether `[addr, addr+len)` lies inside one buffer.
     pub fn in_bounds(&self, addr: u64, len: u64) -> bool {
-        if !self.has_values() {
+        if matches!(self.backing, Backing::TimingOnly) {
             return true;
         }
         // Buffers are sorted by base.
@@ -128,35 +248,32 @@ impl GlobalMemory {
     }
 
     pub fn read(&self, addr: u64, len: u32) -> u64 {
-        let Backing::Values(data) = &self.backing else {
+        let Some((data, o)) = self.bytes_ref(addr) else {
             return 0;
         };
-        let o = Self::off(addr);
         let mut b = [0u8; 8];
         b[..len as usize].copy_from_slice(&data[o..o + len as usize]);
         u64::from_le_bytes(b)
     }
 
     pub fn write(&mut self, addr: u64, len: u32, v: u64) {
-        let Backing::Values(data) = &mut self.backing else {
+        let Some((data, o)) = self.bytes_at(addr) else {
             return;
         };
-        let o = Self::off(addr);
         let bytes = &v.to_le_bytes()[..len as usize];
         if &data[o..o + len as usize] != bytes {
-            self.changes += 1;
             data[o..o + len as usize].copy_from_slice(bytes);
+            self.changes += 1;
         }
     }
 
     /// Copies a line's bytes (zero outside the store).
     pub fn read_line(&self, line_addr: u64, line_bytes: u32, out: &mut [u8]) {
         let n = line_bytes as usize;
-        let Backing::Values(data) = &self.backing else {
+        let Some((data, o)) = self.bytes_ref(line_addr) else {
             out[..n].fill(0);
             return;
         };
-        let o = Self::off(line_addr);
         let end = (o + n).min(data.len());
         out[..end - o].copy_from_slice(&data[o..end]);
         out[end - o..n].fill(0);
@@ -164,19 +281,20 @@ impl GlobalMemory {
 
     /// Writes the bytes selected by `mask` (bit i = byte i of the line).
     pub fn write_masked(&mut self, line_addr: u64, bytes: &[u8], mask: u128) {
-        let Backing::Values(data) = &mut self.backing else {
+        let Some((data, o)) = self.bytes_at(line_addr) else {
             return;
         };
-        let o = Self::off(line_addr);
+        let mut changes = 0;
         let mut m = mask;
         while m != 0 {
             let i = m.trailing_zeros() as usize;
             m &= m - 1;
             if o + i < data.len() && data[o + i] != bytes[i] {
                 data[o + i] = bytes[i];
-                self.changes += 1;
+                changes += 1;
             }
         }
+        self.changes += changes;
     }
 
     /// Final contents of buffer `idx` as raw element values.

@@ -7,17 +7,24 @@
 //! | memory-stress warps | `stress.rs` |
 //! | L1 data cache (+ L1 atomic unit) | `l1.rs` |
 //! | tag arrays | `cache.rs` |
-//! | interconnect | `xbar.rs` |
+//! | interconnect (sending and receiving ports) | `xbar.rs` |
 //! | L2 slices and their atomic units | `l2.rs` |
 //! | DRAM | `dram.rs` |
 //! | coherent values of device memory | `memory.rs` |
-//! | messages and payload pools | `msg.rs` |
+//! | messages, payload pools, crossbar outbox | `msg.rs` |
+//! | work-group dispatcher | `dispatch.rs` |
+//! | simulation domains (an SM with its L1; a memory partition) | `domain.rs` |
+//! | builder, window-synchronous parallel event loop, watchdog | `gpu.rs` |
+//! | statistics of a run | `collect.rs` |
 //! | end-of-run checks | `checks.rs` |
 //! | load-time capability check and config-dependent lowering | `prepare.rs` |
 
 pub mod api;
 pub mod cache;
 mod checks;
+mod collect;
+mod dispatch;
+mod domain;
 mod dram;
 mod gpu;
 mod l1;

@@ -7,7 +7,7 @@ use crate::ir::{RmwOp, Ty};
 use crate::rng::SplitMix64;
 
 use super::memory::GlobalMemory;
-use super::xbar::Xbar;
+use super::xbar::Transit;
 
 /// Handle of a line-sized data buffer in the [`Pool`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,10 +62,16 @@ impl<T> Pool<T> {
     pub fn get_mut(&mut self, i: u32) -> &mut T {
         &mut self.items[i as usize]
     }
+    /// Moves the value out of slot `i` (leaving `filler`) and frees the slot.
+    pub fn take(&mut self, i: u32, filler: T) -> T {
+        self.free.push(i);
+        std::mem::replace(&mut self.items[i as usize], filler)
+    }
     pub fn release(&mut self, i: u32) {
         self.free.push(i);
     }
     /// Slots in use.
+    #[cfg(test)]
     pub fn live(&self) -> usize {
         self.items.len() - self.free.len()
     }
@@ -225,20 +231,151 @@ pub enum Event {
     SliceTick(u16),
     /// DRAM returned a line to a slice.
     DramFill(u16, u64),
-    /// Work-group dispatcher looks for room.
-    Dispatch,
+    /// The dispatcher's work-group (linear id) starts on the SM.
+    Launch(u16, u64),
     /// The SM's memory-stress warps issue their next accesses (`stress.stress_warps`).
     Stress(u16),
 }
 
-/// What a handler may touch besides its own state: the queue, the payload pools, the coherent
-/// memory values (for the parts that serve from them), the interconnect and the run's random source.
+/// A payload travelling with a message between simulation domains (each domain has its own pools).
+#[derive(Debug, Clone)]
+pub enum Payload {
+    None,
+    Line(LineBuf),
+    Batch(AtomicBatch),
+}
+
+/// A crossbar message leaving its sender's simulation domain: its timing at the sending port, the
+/// sending port, and the event it becomes at the receiver, whose payload (if any) travels by value
+/// (the event's payload handle is re-issued by the receiver's pool).
+#[derive(Debug, Clone)]
+pub struct Outgoing {
+    pub transit: Transit,
+    /// The sending port: an SM (requests) or a slice (responses).
+    pub src: u16,
+    pub event: Event,
+    pub payload: Payload,
+}
+
+/// The messages a domain sent over the crossbar, in the order it sent them.
+#[derive(Debug, Default)]
+pub struct Outbox {
+    pub sent: Vec<Outgoing>,
+}
+
+impl Outbox {
+    /// Sends `event` (an `SliceIn` request or an `L1FromXbar` response) from port `src`; its payload
+    /// leaves the sender's pools.
+    pub fn post(
+        &mut self,
+        transit: Transit,
+        src: u16,
+        event: Event,
+        lines: &mut Pool<LineBuf>,
+        batches: &mut Pool<AtomicBatch>,
+    ) {
+        let payload = match event {
+            Event::SliceIn(
+                _,
+                MemReq {
+                    kind: ReqKind::Write { data, .. },
+                    ..
+                },
+            )
+            | Event::L1FromXbar(
+                _,
+                MemResp {
+                    kind: RespKind::Data(data),
+                    ..
+                },
+            ) => Payload::Line(lines.take(data.0, [0; MAX_LINE])),
+            Event::SliceIn(
+                _,
+                MemReq {
+                    kind: ReqKind::Atomic { batch },
+                    ..
+                },
+            )
+            | Event::L1FromXbar(
+                _,
+                MemResp {
+                    kind: RespKind::AtomicDone(batch),
+                    ..
+                },
+            ) => Payload::Batch(batches.take(
+                batch.0,
+                AtomicBatch {
+                    kind: AtomicKind::Cas,
+                    ty: Ty::U32,
+                    lanes: Vec::new(),
+                },
+            )),
+            _ => Payload::None,
+        };
+        self.sent.push(Outgoing {
+            transit,
+            src,
+            event,
+            payload,
+        });
+    }
+}
+
+impl Outgoing {
+    /// The event as the receiver sees it: its payload placed in the receiver's pools.
+    pub fn arrive(self, lines: &mut Pool<LineBuf>, batches: &mut Pool<AtomicBatch>) -> Event {
+        let mut ev = self.event;
+        match (&mut ev, self.payload) {
+            (
+                Event::SliceIn(
+                    _,
+                    MemReq {
+                        kind: ReqKind::Write { data, .. },
+                        ..
+                    },
+                )
+                | Event::L1FromXbar(
+                    _,
+                    MemResp {
+                        kind: RespKind::Data(data),
+                        ..
+                    },
+                ),
+                Payload::Line(b),
+            ) => *data = DataId(lines.alloc(b)),
+            (
+                Event::SliceIn(
+                    _,
+                    MemReq {
+                        kind: ReqKind::Atomic { batch },
+                        ..
+                    },
+                )
+                | Event::L1FromXbar(
+                    _,
+                    MemResp {
+                        kind: RespKind::AtomicDone(batch),
+                        ..
+                    },
+                ),
+                Payload::Batch(b),
+            ) => *batch = BatchId(batches.alloc(b)),
+            _ => {}
+        }
+        ev
+    }
+}
+
+/// What a handler may touch besides its own state — all of it belonging to the handler's simulation
+/// domain: the queue, the payload pools, device memory (the bounds of buffers for an SM; the values
+/// of the lines its slices own for a memory partition), the crossbar outbox and the domain's random
+/// source.
 pub struct Ctx<'a> {
     pub q: &'a mut EventQueue<Event>,
     pub lines: &'a mut Pool<LineBuf>,
     pub batches: &'a mut Pool<AtomicBatch>,
     pub mem: &'a mut GlobalMemory,
-    pub xbar: &'a mut Xbar,
+    pub out: &'a mut Outbox,
     pub rng: &'a mut SplitMix64,
 }
 
@@ -350,24 +487,6 @@ pub fn perform_batch(b: &mut AtomicBatch, store: &mut impl ValueStore) {
         };
         store.write(l.addr, w, new);
     }
-}
-
-/// Distinct addresses of a batch and the largest number of lanes on one address.
-pub fn batch_shape(b: &AtomicBatch) -> (u32, u32) {
-    let mut addrs: [u64; 64] = [0; 64];
-    let mut counts: [u32; 64] = [0; 64];
-    let mut n = 0usize;
-    for l in &b.lanes {
-        match addrs[..n].iter().position(|&a| a == l.addr) {
-            Some(i) => counts[i] += 1,
-            None => {
-                addrs[n] = l.addr;
-                counts[n] = 1;
-                n += 1;
-            }
-        }
-    }
-    (n as u32, counts[..n].iter().copied().max().unwrap_or(0))
 }
 
 #[cfg(test)]

@@ -340,8 +340,6 @@ pub struct SmNotices {
     pub groups_done: Vec<(usize, u64)>,
     pub error: Option<(usize, String, u64, u64)>,
     pub progress: u64,
-    /// An exited warp released its slot: a waiting work-group may fit now.
-    pub slots_freed: bool,
     /// (group id, lane-local thread index, final registers) for captured threads.
     pub exits: Vec<(u64, u32, Vec<u64>)>,
 }
@@ -551,14 +549,6 @@ impl Sm {
         let w = self.warps[wi].as_mut().expect("live");
         let mark = *w.fence_mark.get_or_insert(next);
         self.wbase >= mark
-    }
-
-    /// Whether a group of `threads` threads, `warps` warps and `shared` bytes fits now.
-    pub fn fits(&self, threads: u32, warps: u32, shared: u32, cfg: &GpuConfig) -> bool {
-        self.groups.iter().any(|g| g.is_none())
-            && self.used_warps + warps <= cfg.sm.max_warps
-            && self.used_threads + threads <= cfg.sm.max_threads
-            && self.used_shared + shared <= cfg.sm.max_shared_bytes
     }
 
     /// Makes work-group `group` resident and starts its warps (after `skew(i)` cycles each).
@@ -2351,10 +2341,6 @@ impl Sm {
         true
     }
 
-    pub fn idle(&self) -> bool {
-        self.warps.iter().all(|w| w.is_none()) && self.sb.entries.is_empty()
-    }
-
     /// Live warps for a no-progress diagnosis: (group, warp in group, pc, what it waits for, last address).
     pub fn stuck(&self) -> Vec<(u64, u32, u32, &'static str, Option<u64>)> {
         self.warps
@@ -2375,11 +2361,6 @@ impl Sm {
                 (g, w.warp_in_group, w.last_pc, waiting, w.last_addr)
             })
             .collect()
-    }
-
-    /// Whether every in-flight operation of resident warps is settled (for end-of-run checks).
-    pub fn quiet(&self) -> bool {
-        self.warps.iter().flatten().all(|w| w.quiet())
     }
 }
 

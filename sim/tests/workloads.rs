@@ -279,6 +279,7 @@ fn run_args(name: &str, out: &Path, tag: &str) -> RunArgs {
         json: Some(out.join(format!("{tag}.json"))),
         csv: Some(out.join(format!("{tag}.csv"))),
         races: false,
+        threads: 1,
     }
 }
 

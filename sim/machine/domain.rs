@@ -1,0 +1,194 @@
+//! Simulation domains: the fixed parts of the machine that simulate independently between barriers.
+//!
+//! - an SM domain: one SM (warps, schedulers, store buffer, shared memory, stress warps) with its L1
+//!   and the receiving port of its crossbar responses;
+//! - a partition domain: the consecutive L2 slices of one memory partition (`l2.partitions`), the DRAM
+//!   channels behind them, the values of the lines they own, and the receiving ports of their
+//!   requests.
+//!
+//! Each domain has its own event queue, payload pools, random stream and crossbar outbox; its parts
+//! talk to other domains only by crossbar messages, which take at least the crossbar's lookahead to
+//! arrive (`XbarSpec::min_transit`). So within a window shorter than the lookahead, no domain can
+//! receive anything another domain sends in the same window: domains run the window independently, in
+//! any order or in parallel, and the barrier delivers what they sent (see `gpu.rs`). The domains do
+//! not depend on the number of threads, so neither do the results.
+
+use super::dram::Dram;
+use super::l1::L1;
+use super::l2::L2Slice;
+use super::memory::GlobalMemory;
+use super::msg::*;
+use super::sm::{Sm, SmNotices};
+use super::xbar::SinkPort;
+use crate::engine::{EventQueue, Time};
+use crate::rng::SplitMix64;
+
+/// An SM with its L1.
+pub struct SmDomain {
+    pub sm: Sm,
+    pub l1: L1,
+    pub q: EventQueue<Event>,
+    pub lines: Pool<LineBuf>,
+    pub batches: Pool<AtomicBatch>,
+    /// Bounds of the buffers (no values: an SM reads values through its L1).
+    pub mem: GlobalMemory,
+    pub out: Outbox,
+    pub rng: SplitMix64,
+    /// The receiving side of this SM's response port.
+    pub sink: SinkPort,
+    /// What the SM reported during the window, with when: finished groups, exits, errors.
+    pub notices: Vec<(Time, SmNotices)>,
+    /// Forward progress counted by the SM (lanes exited, barriers released, ...).
+    pub progress: u64,
+    /// The SM reported an error: it simulates no further.
+    pub halted: bool,
+    /// Work-items and warps of each group of the running launch, and the start skew of its warps.
+    pub group_threads: u32,
+    pub group_warps: u32,
+    pub start_skew: u32,
+}
+
+/// The slices of one memory partition and the DRAM behind them.
+pub struct PartDomain {
+    /// Id of the first slice; the others follow.
+    pub first: u16,
+    pub slices: Vec<L2Slice>,
+    pub dram: Dram,
+    pub q: EventQueue<Event>,
+    pub lines: Pool<LineBuf>,
+    pub batches: Pool<AtomicBatch>,
+    /// The values of the lines these slices own.
+    pub mem: GlobalMemory,
+    pub out: Outbox,
+    pub rng: SplitMix64,
+    /// The receiving side of each slice's request port.
+    pub sinks: Vec<SinkPort>,
+}
+
+/// A domain with work in the current window.
+pub enum Work<'a> {
+    Sm(&'a mut SmDomain),
+    Part(&'a mut PartDomain),
+}
+
+impl Work<'_> {
+    pub fn run_until(&mut self, end: Time) {
+        match self {
+            Work::Sm(d) => d.run_until(end),
+            Work::Part(d) => d.run_until(end),
+        }
+    }
+}
+
+macro_rules! dctx {
+    ($d:expr) => {
+        Ctx {
+            q: &mut $d.q,
+            lines: &mut $d.lines,
+            batches: &mut $d.batches,
+            mem: &mut $d.mem,
+            out: &mut $d.out,
+            rng: &mut $d.rng,
+        }
+    };
+}
+
+impl SmDomain {
+    /// Time of the next event, if any (none once halted).
+    pub fn next(&self) -> Option<Time> {
+        if self.halted {
+            None
+        } else {
+            self.q.peek_time()
+        }
+    }
+
+    /// Processes every event before `end`.
+    pub fn run_until(&mut self, end: Time) {
+        while self.q.peek_time().is_some_and(|t| t < end) && !self.halted {
+            let (now, ev) = self.q.pop().expect("peeked");
+            let mut ctx = dctx!(self);
+            let id = self.sm.id;
+            match ev {
+                Event::SmTick(s) | Event::SbDrain(s) | Event::Stress(s) | Event::L1Retry(s) => {
+                    debug_assert_eq!(s, id, "event for another SM");
+                }
+                Event::SmIn(s, _) | Event::L1In(s, _) | Event::L1FromXbar(s, _) => {
+                    debug_assert_eq!(s, id, "event for another SM");
+                }
+                Event::Launch(s, _) => debug_assert_eq!(s, id, "launch on another SM"),
+                _ => {}
+            }
+            match ev {
+                Event::SmTick(_) => self.sm.tick(&mut ctx),
+                Event::SmIn(_, r) => self.sm.receive(r, &mut ctx),
+                Event::SbDrain(_) => self.sm.drain(&mut ctx),
+                Event::Stress(_) => self.sm.stress_tick(&mut ctx),
+                Event::L1In(_, r) => {
+                    self.l1.receive(r, &mut ctx);
+                    continue;
+                }
+                Event::L1Retry(_) => {
+                    self.l1.retry(&mut ctx);
+                    continue;
+                }
+                Event::L1FromXbar(_, r) => {
+                    self.l1.from_xbar(r, &mut ctx);
+                    continue;
+                }
+                Event::Launch(_, group) => {
+                    let (skew, warps) = (self.start_skew, self.group_warps);
+                    // Each warp's skew, drawn in warp order before the launch.
+                    let mut skews: Vec<u64> =
+                        (0..warps).map(|_| ctx.rng.upto(skew) as u64).collect();
+                    skews.reverse();
+                    self.sm.launch(
+                        group,
+                        self.group_threads,
+                        now,
+                        || skews.pop().unwrap_or(0),
+                        &mut ctx,
+                    );
+                }
+                Event::SliceIn(..) | Event::SliceTick(_) | Event::DramFill(..) => {
+                    unreachable!("a partition's event in an SM domain")
+                }
+            }
+            self.take_notices(now);
+        }
+    }
+
+    /// Moves what the SM reported into the window's notices.
+    fn take_notices(&mut self, now: Time) {
+        let n = &mut self.sm.notices;
+        self.progress += std::mem::take(&mut n.progress);
+        if n.error.is_some() || !n.groups_done.is_empty() || !n.exits.is_empty() {
+            self.halted = n.error.is_some();
+            self.notices.push((now, std::mem::take(n)));
+        }
+    }
+}
+
+impl PartDomain {
+    pub fn next(&self) -> Option<Time> {
+        self.q.peek_time()
+    }
+
+    /// Processes every event before `end`.
+    pub fn run_until(&mut self, end: Time) {
+        while self.q.peek_time().is_some_and(|t| t < end) {
+            let (_, ev) = self.q.pop().expect("peeked");
+            let mut ctx = dctx!(self);
+            match ev {
+                Event::SliceIn(i, r) => self.slices[(i - self.first) as usize].receive(r, &mut ctx),
+                Event::SliceTick(i) => {
+                    self.slices[(i - self.first) as usize].tick(&mut ctx, &mut self.dram)
+                }
+                Event::DramFill(i, line) => {
+                    self.slices[(i - self.first) as usize].fill(line, &mut ctx, &mut self.dram)
+                }
+                _ => unreachable!("an SM's event in a partition domain"),
+            }
+        }
+    }
+}
