@@ -7,13 +7,15 @@
 //! - [`engine`]: the deterministic discrete-event core;
 //! - [`machine`]: the GPU parts (SM, store buffer, L1, interconnect, L2, atomic units, DRAM) and the
 //!   builder that wires them from a config;
-//! - [`stats`]: tidy statistics; [`rng`]: the seeded random source.
+//! - [`stats`]: tidy statistics; [`rng`]: the seeded random source;
+//! - [`report`]: charts (PNG, SVG) and HTML reports.
 
 pub mod config;
 pub mod engine;
 pub mod ir;
 pub mod kernel;
 pub mod machine;
+pub mod report;
 pub mod rng;
 pub mod stats;
 pub mod workload;
