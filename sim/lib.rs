@@ -7,6 +7,7 @@
 //! - [`engine`]: the deterministic discrete-event core;
 //! - [`machine`]: the GPU parts (SM, store buffer, L1, interconnect, L2, atomic units, DRAM) and the
 //!   builder that wires them from a config;
+//! - [`trace`]: Accel-Sim SASS traces (timing-only replay);
 //! - [`stats`]: tidy statistics; [`rng`]: the seeded random source;
 //! - [`report`]: charts (PNG, SVG) and HTML reports.
 
@@ -18,4 +19,5 @@ pub mod machine;
 pub mod report;
 pub mod rng;
 pub mod stats;
+pub mod trace;
 pub mod workload;
