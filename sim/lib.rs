@@ -9,7 +9,7 @@
 //!   builder that wires them from a config;
 //! - [`trace`]: Accel-Sim SASS traces (timing-only replay);
 //! - [`stats`]: tidy statistics; [`rng`]: the seeded random source;
-//! - [`report`]: charts (PNG, SVG) and HTML reports.
+//! - [`report`]: charts (PNG, SVG) and HTML reports; [`sweep`]: parameter sweeps over runs.
 
 pub mod config;
 pub mod engine;
@@ -19,5 +19,6 @@ pub mod machine;
 pub mod report;
 pub mod rng;
 pub mod stats;
+pub mod sweep;
 pub mod trace;
 pub mod workload;

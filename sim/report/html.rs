@@ -116,7 +116,14 @@ impl Report {
             let links: Vec<String> = self
                 .files
                 .iter()
-                .map(|(f, d)| format!("<a href=\"{}\">{}</a> ({})", escape(f), escape(f), escape(d)))
+                .map(|(f, d)| {
+                    format!(
+                        "<a href=\"{}\">{}</a> ({})",
+                        escape(f),
+                        escape(f),
+                        escape(d)
+                    )
+                })
                 .collect();
             o.push_str(&links.join(", "));
             o.push_str("</p>\n");
@@ -140,7 +147,11 @@ impl Report {
                 let _ = writeln!(o, "<p>{}</p>", escape(p));
             }
             if s.collapsed && !s.tables.is_empty() {
-                let _ = writeln!(o, "<details><summary>{} rows</summary>", s.tables.iter().map(|t| t.rows.len()).sum::<usize>());
+                let _ = writeln!(
+                    o,
+                    "<details><summary>{} rows</summary>",
+                    s.tables.iter().map(|t| t.rows.len()).sum::<usize>()
+                );
             }
             for t in &s.tables {
                 t.write(&mut o);

@@ -13,6 +13,7 @@
 //! - output: [`plot::Chart::save`] writes `stem.png` and `stem.svg` atomically; [`plot::Chart::render`]
 //!   returns the bytes.
 
+pub mod html;
 pub mod metrics;
 pub mod plot;
 pub mod svg;

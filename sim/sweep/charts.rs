@@ -30,6 +30,19 @@ pub enum ChartKind {
     StackedBar,
 }
 
+impl std::str::FromStr for ChartKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<ChartKind, String> {
+        match s {
+            "line" => Ok(ChartKind::Line),
+            "scatter" => Ok(ChartKind::Scatter),
+            "bar" => Ok(ChartKind::Bar),
+            "stacked_bar" => Ok(ChartKind::StackedBar),
+            _ => Err(format!("{s}: allowed: line, bar, stacked_bar, scatter")),
+        }
+    }
+}
+
 /// One value or a list of accepted values (for `where`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -171,10 +184,15 @@ impl ChartSpec {
         match self.kind {
             ChartKind::StackedBar => {
                 if self.layers.is_empty() || self.y.is_some() {
-                    return Err("kind = \"stacked_bar\" takes `layers = [{ name, y }, ...]` and no `y`".into());
+                    return Err(
+                        "kind = \"stacked_bar\" takes `layers = [{ name, y }, ...]` and no `y`"
+                            .into(),
+                    );
                 }
                 if !self.series.is_empty() {
-                    return Err("kind = \"stacked_bar\" takes no `series` (each layer is one)".into());
+                    return Err(
+                        "kind = \"stacked_bar\" takes no `series` (each layer is one)".into(),
+                    );
                 }
             }
             _ => {
@@ -203,7 +221,13 @@ impl ChartSpec {
         if self.kind != ChartKind::Scatter {
             named.push(&self.x);
         }
-        for c in named.iter().chain(self.filter.keys().map(String::as_str).collect::<Vec<_>>().iter()) {
+        for c in named.iter().chain(
+            self.filter
+                .keys()
+                .map(String::as_str)
+                .collect::<Vec<_>>()
+                .iter(),
+        ) {
             if !is_param(m, c) {
                 return Err(format!(
                     "`{c}` is no parameter of this sweep (parameters: {})",
@@ -229,16 +253,22 @@ impl ChartSpec {
             .filter(|p| self.kind == ChartKind::Scatter || point_value(p, &self.x).is_some())
             .collect();
         if charted.is_empty() {
-            return Err(format!("no point of this sweep has x = `{}` and passes `where`", self.x));
+            return Err(format!(
+                "no point of this sweep has x = `{}` and passes `where`",
+                self.x
+            ));
         }
         if self.kind == ChartKind::Line {
-            if let Some(p) = charted.iter().find(|p| {
-                point_value(p, &self.x).and_then(|v| v.as_f64()).is_none()
-            }) {
+            if let Some(p) = charted
+                .iter()
+                .find(|p| point_value(p, &self.x).and_then(|v| v.as_f64()).is_none())
+            {
                 return Err(format!(
                     "x = `{}` takes the non-numeric value {} (workload {}): use kind = \"bar\"",
                     self.x,
-                    point_value(p, &self.x).map(|v| v.to_string()).unwrap_or_default(),
+                    point_value(p, &self.x)
+                        .map(|v| v.to_string())
+                        .unwrap_or_default(),
                     p.workload
                 ));
             }
@@ -268,7 +298,11 @@ impl ChartSpec {
         if self.title.is_empty() {
             self.title = match (&self.y, self.kind) {
                 (Some(y), _) => format!("{} vs {}", self.y_label.as_deref().unwrap_or(y), self.x),
-                (None, _) => format!("{} by {}", self.y_label.as_deref().unwrap_or("breakdown"), self.x),
+                (None, _) => format!(
+                    "{} by {}",
+                    self.y_label.as_deref().unwrap_or("breakdown"),
+                    self.x
+                ),
             };
         }
         Ok(())
@@ -320,7 +354,8 @@ pub fn check_columns(m: &Manifest, sample: &PointResult) -> Result<(), SweepErro
                     "chart \"{}\": no statistic is called `{col}`{}",
                     c.name,
                     if near.is_empty() {
-                        " (see the columns of results.csv, e.g. kernel.cycles, l2.hit_rate)".to_string()
+                        " (see the columns of results.csv, e.g. kernel.cycles, l2.hit_rate)"
+                            .to_string()
                     } else {
                         format!(" (at `{loc}` there are: {})", near.join(", "))
                     }
@@ -352,14 +387,17 @@ fn position<T: PartialEq>(v: &mut Vec<T>, x: T) -> usize {
 }
 
 /// Builds the chart and its data table from the combined results.
-pub fn build(spec: &ChartSpec, m: &Manifest, table: &Table) -> Result<(Chart, DataTable), SweepError> {
+pub fn build(
+    spec: &ChartSpec,
+    m: &Manifest,
+    table: &Table,
+) -> Result<(Chart, DataTable), SweepError> {
     let err = |message: String| SweepError::Plan(format!("chart \"{}\": {message}", spec.name));
     let parse = |t: &str| Expr::parse(t).map_err(|e| err(format!("{t:?}: {e}")));
     let num = |row: usize| move |c: &str| table.get(row, c).and_then(Value::as_f64);
     let rows: Vec<usize> = (0..table.rows.len())
         .filter(|&r| {
-            table.get(r, "status") == Some(&Value::Str("ok".into()))
-                && spec.keeps(&m.points[r])
+            table.get(r, "status") == Some(&Value::Str("ok".into())) && spec.keeps(&m.points[r])
         })
         .collect();
     let series_of = |r: usize| -> Vec<String> {
@@ -379,7 +417,13 @@ pub fn build(spec: &ChartSpec, m: &Manifest, table: &Table) -> Result<(Chart, Da
                 .series
                 .iter()
                 .zip(key)
-                .map(|(c, v)| if c == "workload" { v.clone() } else { format!("{c}={v}") })
+                .map(|(c, v)| {
+                    if c == "workload" {
+                        v.clone()
+                    } else {
+                        format!("{c}={v}")
+                    }
+                })
                 .collect::<Vec<_>>()
                 .join(", "),
         }
@@ -388,7 +432,11 @@ pub fn build(spec: &ChartSpec, m: &Manifest, table: &Table) -> Result<(Chart, Da
         given.clone().unwrap_or_else(|| {
             Expr::parse(text)
                 .ok()
-                .and_then(|e| e.as_column().and_then(|c| table.column(c)).map(|c| c.unit.clone()))
+                .and_then(|e| {
+                    e.as_column()
+                        .and_then(|c| table.column(c))
+                        .map(|c| c.unit.clone())
+                })
                 .unwrap_or_default()
         })
     };
@@ -425,12 +473,21 @@ pub fn build(spec: &ChartSpec, m: &Manifest, table: &Table) -> Result<(Chart, Da
                 }
                 let g = &mut groups[k];
                 // A scatter keeps every run; a line averages the runs at one x (seeds).
-                match g.iter_mut().find(|(gx, _)| spec.kind == ChartKind::Line && *gx == xv) {
+                match g
+                    .iter_mut()
+                    .find(|(gx, _)| spec.kind == ChartKind::Line && *gx == xv)
+                {
                     Some((_, ys)) => ys.push(yv),
                     None => g.push((xv, vec![yv])),
                 }
             }
-            header.extend([x_axis.label.clone(), format!("{} (mean)", y_axis.label), "min".into(), "max".into(), "runs".into()]);
+            header.extend([
+                x_axis.label.clone(),
+                format!("{} (mean)", y_axis.label),
+                "min".into(),
+                "max".into(),
+                "runs".into(),
+            ]);
             let mut series = Vec::new();
             for (key, g) in keys.iter().zip(&groups) {
                 let mut pts = Vec::new();
@@ -440,7 +497,13 @@ pub fn build(spec: &ChartSpec, m: &Manifest, table: &Table) -> Result<(Chart, Da
                     pts.push((*xv, mean));
                     spread.push((lo, hi));
                     let mut row = key.clone();
-                    row.extend([plot::format_tick(*xv), fmt(mean), fmt(lo), fmt(hi), ys.len().to_string()]);
+                    row.extend([
+                        plot::format_tick(*xv),
+                        fmt(mean),
+                        fmt(lo),
+                        fmt(hi),
+                        ys.len().to_string(),
+                    ]);
                     data.push(row);
                 }
                 let s = Series::new(series_name(key), pts);
@@ -471,7 +534,9 @@ pub fn build(spec: &ChartSpec, m: &Manifest, table: &Table) -> Result<(Chart, Da
             // (category, series key, layer) → values
             let mut cells: BTreeMap<(usize, usize, usize), Vec<f64>> = BTreeMap::new();
             for &r in &rows {
-                let Some(xv) = table.get(r, &spec.x) else { continue };
+                let Some(xv) = table.get(r, &spec.x) else {
+                    continue;
+                };
                 let c = position(&mut cats, xv.to_string());
                 let k = position(&mut keys, series_of(r));
                 for (li, (_, e)) in layers.iter().enumerate() {
@@ -481,20 +546,30 @@ pub fn build(spec: &ChartSpec, m: &Manifest, table: &Table) -> Result<(Chart, Da
                 }
             }
             let mean = |c: usize, k: usize, li: usize| {
-                cells.get(&(c, k, li)).map(|v| summarise(v).0).unwrap_or(f64::NAN)
+                cells
+                    .get(&(c, k, li))
+                    .map(|v| summarise(v).0)
+                    .unwrap_or(f64::NAN)
             };
             header.insert(0, x_axis.label.clone());
             let bars: Vec<BarSeries> = if spec.kind == ChartKind::Bar {
                 header.push(format!("{} (mean)", y_axis.label));
                 (0..keys.len())
-                    .map(|k| BarSeries::new(series_name(&keys[k]), (0..cats.len()).map(|c| mean(c, k, 0)).collect()))
+                    .map(|k| {
+                        BarSeries::new(
+                            series_name(&keys[k]),
+                            (0..cats.len()).map(|c| mean(c, k, 0)).collect(),
+                        )
+                    })
                     .collect()
             } else {
                 header.extend(layers.iter().map(|(n, _)| n.clone()));
                 layers
                     .iter()
                     .enumerate()
-                    .map(|(li, (n, _))| BarSeries::new(n.clone(), (0..cats.len()).map(|c| mean(c, 0, li)).collect()))
+                    .map(|(li, (n, _))| {
+                        BarSeries::new(n.clone(), (0..cats.len()).map(|c| mean(c, 0, li)).collect())
+                    })
                     .collect()
             };
             for (c, cat) in cats.iter().enumerate() {
@@ -522,6 +597,9 @@ fn fmt(v: f64) -> String {
     } else if v.fract() == 0.0 || v.abs() >= 1000.0 {
         format!("{v:.0}")
     } else {
-        format!("{:.4}", v).trim_end_matches('0').trim_end_matches('.').to_string()
+        format!("{:.4}", v)
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .to_string()
     }
 }

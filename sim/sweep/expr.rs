@@ -54,7 +54,8 @@ fn lex(s: &str) -> Result<Vec<(usize, Tok)>, ExprError> {
         let start = i;
         if c.is_whitespace() {
             i += 1;
-        } else if c.is_ascii_digit() || (c == '.' && cs.get(i + 1).is_some_and(|d| d.is_ascii_digit()))
+        } else if c.is_ascii_digit()
+            || (c == '.' && cs.get(i + 1).is_some_and(|d| d.is_ascii_digit()))
         {
             while i < cs.len()
                 && (cs[i].is_ascii_digit()
@@ -88,7 +89,9 @@ fn lex(s: &str) -> Result<Vec<(usize, Tok)>, ExprError> {
         } else {
             return Err(ExprError {
                 col: start + 1,
-                message: format!("unexpected `{c}` (allowed: numbers, column names, + - * / and parentheses)"),
+                message: format!(
+                    "unexpected `{c}` (allowed: numbers, column names, + - * / and parentheses)"
+                ),
             });
         }
     }

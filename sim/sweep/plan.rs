@@ -52,6 +52,14 @@ impl Value {
         }
     }
 
+    /// A command-line value: a TOML scalar (`16`, `0.5`, `true`, `"x"`), else the text as a string.
+    pub fn parse_cli(s: &str) -> Value {
+        toml::from_str::<toml::Table>(&format!("v = {s}"))
+            .ok()
+            .and_then(|t| t.get("v").and_then(Value::from_toml))
+            .unwrap_or_else(|| Value::Str(s.to_string()))
+    }
+
     /// Numbers are numbers; booleans, strings are not.
     pub fn as_f64(&self) -> Option<f64> {
         match self {
@@ -85,11 +93,7 @@ impl Job {
     fn digest(&self) -> u64 {
         match self {
             // Serialisation of an in-memory workload cannot fail (no maps with non-string keys).
-            Job::Kernel(w) => fnv64(
-                serde_json::to_string(w)
-                    .unwrap_or_default()
-                    .as_bytes(),
-            ),
+            Job::Kernel(w) => fnv64(serde_json::to_string(w).unwrap_or_default().as_bytes()),
         }
     }
 }
@@ -170,7 +174,9 @@ impl Plan {
         seeds: &[u64],
     ) -> Result<Plan, SweepError> {
         if variants.is_empty() {
-            return Err(SweepError::Plan("a sweep needs at least one workload".into()));
+            return Err(SweepError::Plan(
+                "a sweep needs at least one workload".into(),
+            ));
         }
         if seeds.is_empty() {
             return Err(SweepError::Plan("a sweep needs at least one seed".into()));

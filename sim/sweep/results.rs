@@ -132,7 +132,10 @@ impl Table {
                             Value::Int(checks.iter().filter(|c| !c.passed).count() as i64),
                         );
                         for s in stats {
-                            set(&format!("{}.{}", s.location, s.metric), Value::Float(s.value));
+                            set(
+                                &format!("{}.{}", s.location, s.metric),
+                                Value::Float(s.value),
+                            );
                         }
                         for (n, v) in reports {
                             set(&format!("report.{n}"), Value::Int(*v));
@@ -230,7 +233,10 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest, SweepError> {
     let path = dir.join(MANIFEST);
     let text = std::fs::read_to_string(&path).map_err(|e| SweepError::Output {
         path: path.display().to_string(),
-        message: format!("cannot read ({e}); is {} a sweep output folder?", dir.display()),
+        message: format!(
+            "cannot read ({e}); is {} a sweep output folder?",
+            dir.display()
+        ),
     })?;
     serde_json::from_str(&text).map_err(|e| SweepError::Output {
         path: path.display().to_string(),
