@@ -149,7 +149,7 @@ impl Report {
             if s.collapsed && !s.tables.is_empty() {
                 let _ = writeln!(
                     o,
-                    "<details><summary>{} rows</summary>",
+                    "<details><summary>Table ({} rows)</summary>",
                     s.tables.iter().map(|t| t.rows.len()).sum::<usize>()
                 );
             }

@@ -699,9 +699,23 @@ impl Coord {
             Scale::Log => {
                 let (mut lo, mut hi) = fixed.filter(|(a, b)| *a > 0.0 && b > a).unwrap_or((lo, hi));
                 if fixed.is_none() {
-                    lo = 10f64.powf(lo.log10().floor());
-                    hi = 10f64.powf(hi.log10().ceil());
+                    // Snap outwards to 1, 2 or 5 times a power of ten: whole decades over wide ranges,
+                    // without a decade of empty space around a narrow one.
+                    let steps = |v: f64| {
+                        let d = 10f64.powf(v.log10().floor());
+                        [d, 2.0 * d, 5.0 * d, 10.0 * d]
+                    };
+                    lo = steps(lo)
+                        .into_iter()
+                        .rfind(|s| *s <= lo * (1.0 + 1e-9))
+                        .unwrap_or(lo);
+                    hi = steps(hi)
+                        .into_iter()
+                        .find(|s| *s >= hi * (1.0 - 1e-9))
+                        .unwrap_or(hi);
                     if hi <= lo {
+                        let both = steps(lo);
+                        lo = if both[0] < lo { both[0] } else { lo / 2.0 };
                         hi = lo * 10.0;
                     }
                 }
@@ -1211,8 +1225,9 @@ mod tests {
         let c = Coord::fit(Scale::Log, (1.0, 65536.0), None, false);
         assert_eq!((c.lo, c.hi), (1.0, 100000.0));
         assert_eq!(c.major, vec![1.0, 10.0, 100.0, 1000.0, 10000.0, 100000.0]);
-        let short = Coord::fit(Scale::Log, (20.0, 80.0), None, false);
-        assert_eq!(short.major, vec![10.0, 20.0, 50.0, 100.0]);
+        let short = Coord::fit(Scale::Log, (64.0, 256.0), None, false);
+        assert_eq!((short.lo, short.hi), (50.0, 500.0));
+        assert_eq!(short.major, vec![50.0, 100.0, 200.0, 500.0]);
     }
 
     #[test]
