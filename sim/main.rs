@@ -6,7 +6,7 @@
 //! that returns the process exit code.
 
 use anyhow::{Context, Result};
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use gpumemsim::config;
 use gpumemsim::sweep;
 use std::path::PathBuf;
@@ -32,9 +32,11 @@ enum Command {
     Sweep(SweepArgs),
     /// Draw one chart (PNG or SVG by extension) from a sweep's output folder.
     Plot(PlotArgs),
+    /// Run a workload and print a summary; exit 1 when a check fails or the run cannot complete.
+    Run(RunCmd),
 }
 
-#[derive(clap::Args)]
+#[derive(Args)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 struct SweepArgs {
     #[command(subcommand)]
@@ -65,7 +67,7 @@ enum SweepCmd {
     },
 }
 
-#[derive(clap::Args)]
+#[derive(Args)]
 struct PlotArgs {
     /// A sweep output folder (holding sweep.json and points/).
     #[arg(value_name = "DIR")]
@@ -305,10 +307,66 @@ fn cmd_config(c: ConfigCmd) -> Result<ExitCode> {
     }
 }
 
+#[derive(Args)]
+struct RunCmd {
+    /// Workload file (`workloads/*.kern`).
+    kernel: PathBuf,
+    /// Hardware config (TOML); default: the embedded preset.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Seed of the run's random source.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Override a config value, e.g. `--set l2.slices=8` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Override a workload parameter, e.g. `--param N=4096` (repeatable).
+    #[arg(long = "param", value_name = "NAME=VALUE")]
+    param: Vec<String>,
+    /// Write the full statistics as JSON.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Write the statistics as tidy CSV rows `location,metric,value,unit`.
+    #[arg(long, value_name = "FILE")]
+    csv: Option<PathBuf>,
+    /// Detect data races and scope races.
+    #[arg(long)]
+    races: bool,
+}
+
+fn cmd_run(c: RunCmd) -> Result<ExitCode> {
+    let params = c
+        .param
+        .iter()
+        .map(|p| gpumemsim::runner::parse_param(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let out = gpumemsim::runner::execute(&gpumemsim::runner::RunArgs {
+        input: c.kernel,
+        config: c.config,
+        seed: c.seed,
+        sets: c.set,
+        params,
+        json: c.json,
+        csv: c.csv,
+        races: c.races,
+    })?;
+    print!("{}", out.summary);
+    let failed = out.failed_checks();
+    if failed > 0 {
+        eprintln!(
+            "error: {failed} of {} checks failed",
+            out.result.checks.len()
+        );
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result: Result<ExitCode> = match cli.command {
         Command::Config(c) => cmd_config(c),
+        Command::Run(c) => cmd_run(c),
         Command::Sweep(a) => cmd_sweep(a),
         Command::Plot(a) => cmd_plot(a),
     };

@@ -317,6 +317,7 @@ fn chase(cfg: &GpuConfig, nodes: &[u64], loads: usize) -> u64 {
         }],
         checks: vec![],
         reports: vec![],
+        parameters: vec![],
     };
     run(cfg, &wl, &RunOptions::default()).unwrap().cycles
 }

@@ -56,6 +56,7 @@ fn wl(k: Kernel, groups: u32, size: u32, buffers: Vec<Buffer>) -> Workload {
         params,
         checks: vec![],
         reports: vec![],
+        parameters: vec![],
     }
 }
 
@@ -685,4 +686,40 @@ fn mp_relaxed_shows_weak_outcome_under_stress() {
         .map(|s| mp_weak_count(&cfg, StoreOrd::Relaxed, LoadOrd::Relaxed, false, 16, s))
         .sum();
     assert!(weak > 0, "relaxed MP never weak under stress");
+}
+
+#[test]
+fn warps_exiting_with_atomics_in_flight_do_not_disturb_later_warps_in_their_slot() {
+    // Each thread loads 1 and adds it with a non-returning atomic, then exits; 8x more groups than
+    // fit, so warp slots are reused while the previous warp's atomics are still on their way and the
+    // new warp waits for its own load.
+    let insts = vec![
+        Inst::Load {
+            dst: 2,
+            space: Space::Global,
+            addr: addr(1),
+            ty: Ty::U32,
+            ord: LoadOrd::Plain,
+            scope: Scope::Device,
+        },
+        Inst::Rmw {
+            dst: None,
+            op: RmwOp::Add,
+            space: Space::Global,
+            addr: addr(0),
+            operand: R(2),
+            ty: Ty::U32,
+            ord: RmwOrd::Relaxed,
+            scope: Scope::Device,
+        },
+        Inst::Exit,
+    ];
+    let w = wl(
+        kernel(insts, 3, 0),
+        64,
+        256,
+        vec![buf("count", 1, Init::Zero), buf("one", 1, Init::Fill(1))],
+    );
+    let r = run(&tiny(), &w, &RunOptions::default()).unwrap();
+    assert_eq!(r.buffers[0][0], 64 * 256);
 }

@@ -289,10 +289,7 @@ pub fn parse(text: &str, file: &str, dir: &Path, stem: &str) -> Result<Plan, Swe
     Ok(plan)
 }
 
-/// Loads a kernel file with its launch parameters.
+/// Loads a kernel file with its launch parameters (errors carry the kernel's file:line:col).
 fn load_kernel(path: &Path, params: &[(String, i64)]) -> Result<Workload, String> {
-    // The kernel front end (`kernel::load`) is being merged by its owner; until it is on main, a spec
-    // with kernel workloads cannot be loaded.
-    let _ = (path, params);
-    Err("kernel workloads need the kernel front end (kernel::load), which is not merged yet".into())
+    crate::kernel::load(path, params).map_err(|e| e.to_string())
 }
