@@ -862,7 +862,7 @@ const PALETTE: [RGBColor; 10] = [
     RGBColor(230, 159, 0),
     RGBColor(86, 180, 233),
     RGBColor(120, 120, 120),
-    RGBColor(240, 228, 66),
+    RGBColor(110, 60, 160),
     RGBColor(0, 0, 0),
     RGBColor(150, 75, 0),
 ];

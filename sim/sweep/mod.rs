@@ -221,7 +221,7 @@ pub fn finish(dir: &Path) -> Result<Finished, SweepError> {
     }
 
     let mut facts = vec![
-        ("Config".to_string(), m.config.clone()),
+        ("Config".to_string(), m.configs.join(", ")),
         (
             "Runs".to_string(),
             format!(

@@ -16,7 +16,7 @@ use super::SweepError;
 use crate::config::{self, GpuConfig};
 use crate::workload::Workload;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::sync::Arc;
 
@@ -98,18 +98,23 @@ impl Job {
     }
 }
 
-/// One loaded workload with one assignment of its launch parameters.
+/// One loaded workload with one assignment of its launch parameters, and of the config overrides that
+/// apply to this workload only (the spec's per-workload `set`).
 #[derive(Debug, Clone)]
 pub struct Variant {
     /// The workload's label (the spec's `name`).
     pub workload: String,
     pub params: Vec<(String, Value)>,
+    /// Config key paths set for this workload only, applied after the sweep-wide parameters.
+    pub set: Vec<(String, Value)>,
     pub job: Job,
 }
 
-/// The base config every point starts from, and where it came from.
+/// A base config every point starts from, and where it came from.
 #[derive(Debug, Clone)]
 pub struct BaseConfig {
+    /// Short label (the file's stem); the `config` column when a sweep has several.
+    pub name: String,
     pub text: String,
     /// Names it in errors.
     pub file: String,
@@ -119,6 +124,7 @@ impl BaseConfig {
     /// The embedded default (H100 preset).
     pub fn embedded() -> BaseConfig {
         BaseConfig {
+            name: "h100".into(),
             text: config::DEFAULT_TOML.to_string(),
             file: config::DEFAULT_NAME.to_string(),
         }
@@ -142,8 +148,8 @@ pub struct PointInfo {
 pub struct Manifest {
     pub name: String,
     pub description: String,
-    /// The base config's file name, for the report.
-    pub config: String,
+    /// The base configs' files, for the report.
+    pub configs: Vec<String>,
     /// Parameter columns in output order: config key paths, then workload parameters.
     pub columns: Vec<String>,
     pub seeds: Vec<u64>,
@@ -162,17 +168,24 @@ pub struct Plan {
 /// Names of the columns every output row has before the parameters.
 pub const META_COLUMNS: [&str; 3] = ["point", "workload", "seed"];
 
+/// The parameter column naming the base config, present when a sweep has several.
+pub const CONFIG_COLUMN: &str = "config";
+
 impl Plan {
-    /// The cross product. `config_params` are TOML key paths with their values; every combination is
-    /// validated as a config (errors name the combination). `variants` come grouped by workload.
+    /// The cross product: base configs × sweep-wide `config_params` (TOML key paths with their values)
+    /// × `variants` (grouped by workload) × seeds. Every config that results is validated; an error
+    /// names the base and the assignment that made it.
     pub fn cross(
         name: &str,
         description: &str,
-        base: &BaseConfig,
+        bases: &[BaseConfig],
         config_params: &[(String, Vec<Value>)],
         variants: Vec<Variant>,
         seeds: &[u64],
     ) -> Result<Plan, SweepError> {
+        if bases.is_empty() {
+            return Err(SweepError::Plan("a sweep needs a base config".into()));
+        }
         if variants.is_empty() {
             return Err(SweepError::Plan(
                 "a sweep needs at least one workload".into(),
@@ -181,35 +194,28 @@ impl Plan {
         if seeds.is_empty() {
             return Err(SweepError::Plan("a sweep needs at least one seed".into()));
         }
+        let many = bases.len() > 1;
         let combos = combinations(config_params);
-        let mut configs = Vec::with_capacity(combos.len());
-        for combo in &combos {
-            let overrides: Vec<String> = combo
-                .iter()
-                .map(|(k, v)| format!("{k}={}", v.to_toml()))
-                .collect();
-            let cfg = config::parse_str(&base.text, &base.file, &overrides).map_err(|e| {
-                SweepError::Plan(format!(
-                    "config with {}: {e}",
-                    combo
-                        .iter()
-                        .map(|(k, v)| format!("{k} = {}", v.to_toml()))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ))
-            })?;
-            let digest = fnv64(serde_json::to_string(&cfg).unwrap_or_default().as_bytes());
-            configs.push((Arc::new(cfg), digest));
-        }
 
-        let mut columns: Vec<String> = config_params.iter().map(|(k, _)| k.clone()).collect();
-        for v in &variants {
-            for (k, _) in &v.params {
-                if !columns.contains(k) {
-                    columns.push(k.clone());
-                }
+        let mut columns: Vec<String> = Vec::new();
+        let mut add = |k: &String| {
+            if !columns.contains(k) {
+                columns.push(k.clone());
             }
+        };
+        if many {
+            add(&CONFIG_COLUMN.to_string());
         }
+        config_params.iter().for_each(|(k, _)| add(k));
+        variants
+            .iter()
+            .flat_map(|v| &v.set)
+            .for_each(|(k, _)| add(k));
+        variants
+            .iter()
+            .flat_map(|v| &v.params)
+            .for_each(|(k, _)| add(k));
+
         let mut names: Vec<&str> = Vec::new();
         for v in &variants {
             if !names.contains(&v.workload.as_str()) {
@@ -220,33 +226,67 @@ impl Plan {
             .iter()
             .map(|v| (Arc::new(v.job.clone()), v.job.digest()))
             .collect();
+        // One validated config per (base, overrides), shared by every point that uses it.
+        let mut configs: HashMap<(usize, Vec<String>), (Arc<GpuConfig>, u64)> = HashMap::new();
 
         let mut points = Vec::new();
         let mut runs = Vec::new();
         for name in names {
-            for ((cfg, cdig), combo) in configs.iter().zip(&combos) {
-                for (v, (job, jdig)) in variants.iter().zip(&jobs) {
-                    if v.workload != name {
-                        continue;
-                    }
-                    for &seed in seeds {
-                        let params: BTreeMap<String, Value> =
-                            combo.iter().chain(v.params.iter()).cloned().collect();
-                        let label: Vec<String> = params
+            for (bi, base) in bases.iter().enumerate() {
+                for combo in &combos {
+                    for (v, (job, jdig)) in variants.iter().zip(&jobs) {
+                        if v.workload != name {
+                            continue;
+                        }
+                        let assigned: Vec<&(String, Value)> = combo.iter().chain(&v.set).collect();
+                        let overrides: Vec<String> = assigned
                             .iter()
                             .map(|(k, v)| format!("{k}={}", v.to_toml()))
                             .collect();
-                        let key = format!(
-                            "{name}|{}|seed={seed}|config={cdig:016x}|job={jdig:016x}",
-                            label.join(",")
-                        );
-                        points.push(PointInfo {
-                            id: format!("{:016x}", fnv64(key.as_bytes())),
-                            workload: name.to_string(),
-                            seed,
-                            params,
-                        });
-                        runs.push((cfg.clone(), job.clone()));
+                        let key = (bi, overrides);
+                        if !configs.contains_key(&key) {
+                            let cfg =
+                                config::parse_str(&base.text, &base.file, &key.1).map_err(|e| {
+                                    SweepError::Plan(format!(
+                                        "config {}{}: {e}",
+                                        base.name,
+                                        if key.1.is_empty() {
+                                            String::new()
+                                        } else {
+                                            format!(" with {}", key.1.join(", "))
+                                        }
+                                    ))
+                                })?;
+                            let digest =
+                                fnv64(serde_json::to_string(&cfg).unwrap_or_default().as_bytes());
+                            configs.insert(key.clone(), (Arc::new(cfg), digest));
+                        }
+                        let (cfg, cdig) = &configs[&key];
+                        for &seed in seeds {
+                            let mut params: BTreeMap<String, Value> = assigned
+                                .iter()
+                                .map(|(k, v)| (k.clone(), v.clone()))
+                                .chain(v.params.iter().cloned())
+                                .collect();
+                            if many {
+                                params.insert(CONFIG_COLUMN.into(), Value::Str(base.name.clone()));
+                            }
+                            let label: Vec<String> = params
+                                .iter()
+                                .map(|(k, v)| format!("{k}={}", v.to_toml()))
+                                .collect();
+                            let key = format!(
+                                "{name}|{}|seed={seed}|config={cdig:016x}|job={jdig:016x}",
+                                label.join(",")
+                            );
+                            points.push(PointInfo {
+                                id: format!("{:016x}", fnv64(key.as_bytes())),
+                                workload: name.to_string(),
+                                seed,
+                                params,
+                            });
+                            runs.push((cfg.clone(), job.clone()));
+                        }
                     }
                 }
             }
@@ -264,7 +304,7 @@ impl Plan {
             manifest: Manifest {
                 name: name.to_string(),
                 description: description.to_string(),
-                config: base.file.clone(),
+                configs: bases.iter().map(|b| b.file.clone()).collect(),
                 columns,
                 seeds: seeds.to_vec(),
                 points,

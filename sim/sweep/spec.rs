@@ -4,7 +4,8 @@
 //! ```toml
 //! name = "l2-slices"                      # report title; default: the file's stem
 //! description = "What more L2 slices buy under contention."
-//! config = "../configs/h100.toml"          # relative to this file; default: the embedded H100 preset
+//! config = "../configs/h100.toml"          # relative to this file, or a list of files (a `config`
+//!                                          # column names each by its stem); default: embedded H100
 //! seeds = [1, 2, 3]                        # default [0]
 //!
 //! [params]                                 # config key paths → values (a list, or one value)
@@ -15,6 +16,7 @@
 //! name = "contention"                      # default: the file's stem
 //! kernel = "../workloads/contention.kern"  # relative to this file
 //! params = { T = [1, 32, 1024], K = 1 }    # the kernel's `param`s: integers, a list or one value
+//! set = { "atomics.float_add" = ["native", "cas_loop"] }   # config values for this workload only
 //!
 //! [[chart]]                                # see charts.rs
 //! x = "T"
@@ -29,7 +31,9 @@
 //! file:line:col); the charts against the plan.
 
 use super::charts::ChartSpec;
-use super::plan::{combinations, BaseConfig, Job, Plan, Value, Variant, META_COLUMNS};
+use super::plan::{
+    combinations, BaseConfig, Job, Plan, Value, Variant, CONFIG_COLUMN, META_COLUMNS,
+};
 use super::SweepError;
 use crate::config;
 use crate::workload::Workload;
@@ -42,7 +46,7 @@ struct RawSpec {
     name: Option<String>,
     #[serde(default)]
     description: String,
-    config: Option<String>,
+    config: Option<OneOrList>,
     seeds: Option<Vec<i64>>,
     #[serde(default)]
     params: toml::Table,
@@ -53,12 +57,22 @@ struct RawSpec {
 }
 
 #[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum OneOrList {
+    One(String),
+    List(Vec<String>),
+}
+
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawWorkload {
     name: Option<String>,
     kernel: Option<String>,
     #[serde(default)]
     params: toml::Table,
+    /// Config key paths → values for this workload only.
+    #[serde(default)]
+    set: toml::Table,
 }
 
 /// The default output folder of a spec: its path without the extension (`reports/l2.toml` →
@@ -131,40 +145,76 @@ pub fn parse(text: &str, file: &str, dir: &Path, stem: &str) -> Result<Plan, Swe
     let raw: RawSpec =
         toml::from_str(text).map_err(|e| err(e.to_string().trim_end().to_string()))?;
 
-    let base = match &raw.config {
-        None => BaseConfig::embedded(),
-        Some(p) => {
-            let path = dir.join(p);
-            let text = std::fs::read_to_string(&path).map_err(|e| {
-                err(format!(
-                    "config = {p:?}: cannot read {}: {e}",
-                    path.display()
-                ))
-            })?;
-            BaseConfig {
-                text,
-                file: path.display().to_string(),
+    let bases: Vec<BaseConfig> = match &raw.config {
+        None => vec![BaseConfig::embedded()],
+        Some(c) => {
+            let files: Vec<&String> = match c {
+                OneOrList::One(f) => vec![f],
+                OneOrList::List(l) if l.is_empty() => {
+                    return Err(err(
+                        "config = []: an empty list (give at least one file)".into()
+                    ))
+                }
+                OneOrList::List(l) => l.iter().collect(),
+            };
+            let mut out: Vec<BaseConfig> = Vec::new();
+            for (i, f) in files.iter().enumerate() {
+                let path = dir.join(f);
+                let at = if files.len() > 1 {
+                    format!("config[{i}]")
+                } else {
+                    "config".into()
+                };
+                let text = std::fs::read_to_string(&path).map_err(|e| {
+                    err(format!("{at} = {f:?}: cannot read {}: {e}", path.display()))
+                })?;
+                let name = path
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().to_string())
+                    .unwrap_or_else(|| f.to_string());
+                if out.iter().any(|b| b.name == name) {
+                    return Err(err(format!(
+                        "{at} = {f:?}: another config is also called {name:?} (configs are named by file stem)"
+                    )));
+                }
+                out.push(BaseConfig {
+                    name,
+                    text,
+                    file: path.display().to_string(),
+                });
             }
+            out
         }
     };
-    // The base config alone must be valid before any parameter is blamed.
-    config::parse_str(&base.text, &base.file, &[]).map_err(|e| err(format!("config: {e}")))?;
-
-    let mut flat = Vec::new();
-    flatten("", &raw.params, &mut flat);
-    let mut config_params: Vec<(String, Vec<Value>)> = Vec::new();
-    for (key, v) in flat {
-        let vals = values(&format!("params.{key}"), v).map_err(&err)?;
-        for (i, val) in vals.iter().enumerate() {
-            config::parse_str(
-                &base.text,
-                &base.file,
-                &[format!("{key}={}", val.to_toml())],
-            )
-            .map_err(|e| err(format!("params.{key}[{i}] = {}: {e}", val.to_toml())))?;
-        }
-        config_params.push((key, vals));
+    // Each base config alone must be valid before any parameter is blamed.
+    for b in &bases {
+        config::parse_str(&b.text, &b.file, &[]).map_err(|e| err(format!("config: {e}")))?;
     }
+    // Each value alone, on each base: the error names the spec key and the config's own complaint.
+    let config_values = |at: &str,
+                         t: &toml::Table|
+     -> Result<Vec<(String, Vec<Value>)>, SweepError> {
+        let mut flat = Vec::new();
+        flatten("", t, &mut flat);
+        let mut out: Vec<(String, Vec<Value>)> = Vec::new();
+        for (key, v) in flat {
+            if key == CONFIG_COLUMN {
+                return Err(err(format!(
+                    "{at}.{key}: `config` names the base config files, not a key"
+                )));
+            }
+            let vals = values(&format!("{at}.{key}"), v).map_err(&err)?;
+            for (i, val) in vals.iter().enumerate() {
+                for b in &bases {
+                    config::parse_str(&b.text, &b.file, &[format!("{key}={}", val.to_toml())])
+                        .map_err(|e| err(format!("{at}.{key}[{i}] = {}: {e}", val.to_toml())))?;
+                }
+            }
+            out.push((key, vals));
+        }
+        Ok(out)
+    };
+    let config_params = config_values("params", &raw.params)?;
 
     let seeds: Vec<u64> = match &raw.seeds {
         None => vec![0],
@@ -212,7 +262,11 @@ pub fn parse(text: &str, file: &str, dir: &Path, stem: &str) -> Result<Plan, Swe
         let at = format!("workload {name:?}");
         let mut params: Vec<(String, Vec<Value>)> = Vec::new();
         for (k, v) in &w.params {
-            if k.contains('.') || META_COLUMNS.contains(&k.as_str()) || k == "status" {
+            if k.contains('.')
+                || META_COLUMNS.contains(&k.as_str())
+                || k == "status"
+                || k == CONFIG_COLUMN
+            {
                 return Err(err(format!(
                     "{at}: params.{k}: not a kernel parameter name (letters, digits and _; not point, workload, seed, status)"
                 )));
@@ -230,6 +284,16 @@ pub fn parse(text: &str, file: &str, dir: &Path, stem: &str) -> Result<Plan, Swe
             }
             params.push((k.clone(), vals));
         }
+        let set = config_values(&format!("{at}: set"), &w.set)?;
+        if let Some((k, _)) = set
+            .iter()
+            .find(|(k, _)| config_params.iter().any(|(c, _)| c == k))
+        {
+            return Err(err(format!(
+                "{at}: set.{k}: already swept by [params] (set a key in one place)"
+            )));
+        }
+        let set_combos = combinations(&set);
         for combo in combinations(&params) {
             let ints: Vec<(String, i64)> = combo
                 .iter()
@@ -249,11 +313,14 @@ pub fn parse(text: &str, file: &str, dir: &Path, stem: &str) -> Result<Plan, Swe
                     }
                 ))
             })?;
-            variants.push(Variant {
-                workload: name.clone(),
-                params: combo,
-                job: Job::Kernel(wl),
-            });
+            for s in &set_combos {
+                variants.push(Variant {
+                    workload: name.clone(),
+                    params: combo.clone(),
+                    set: s.clone(),
+                    job: Job::Kernel(wl.clone()),
+                });
+            }
         }
     }
 
@@ -261,7 +328,7 @@ pub fn parse(text: &str, file: &str, dir: &Path, stem: &str) -> Result<Plan, Swe
     let mut plan = Plan::cross(
         &name,
         &raw.description,
-        &base,
+        &bases,
         &config_params,
         variants,
         &seeds,

@@ -109,11 +109,13 @@ fn contention(t: u32, k: u64) -> Workload {
             forall: None,
         }],
         reports: vec![],
+        parameters: vec![("T".into(), t as i64), ("K".into(), k as i64)],
     }
 }
 
 fn tiny() -> BaseConfig {
     BaseConfig {
+        name: "tiny".into(),
         text: TINY.to_string(),
         file: "configs/tiny.toml".into(),
     }
@@ -134,6 +136,7 @@ fn small_plan() -> Plan {
                     ("T".into(), Value::Int(t as i64)),
                     ("K".into(), Value::Int(k as i64)),
                 ],
+                set: vec![],
                 job: Job::Kernel(contention(t, k)),
             });
         }
@@ -141,7 +144,7 @@ fn small_plan() -> Plan {
     let mut plan = Plan::cross(
         "small",
         "test sweep",
-        &tiny(),
+        &[tiny()],
         &[("l2.slices".into(), vec![Value::Int(2), Value::Int(4)])],
         variants,
         &[1, 2],
