@@ -527,10 +527,16 @@ impl Chart {
                     )
                 } else {
                     let lines = matches!(self.body, Body::Lines(_));
-                    (
-                        Coord::fit(xs, xe, self.x.range, false),
-                        Coord::fit(ys, ye, self.y.range, lines),
-                    )
+                    let mut x = Coord::fit(xs, xe, self.x.range, false);
+                    // A swept parameter with a few values on a log axis (25, 50, 100, 200, 400
+                    // slices) reads best with a tick at each value rather than at 1-2-5 steps.
+                    let mut vals: Vec<f64> = pts().map(|p| p.0).collect();
+                    vals.sort_by(f64::total_cmp);
+                    vals.dedup();
+                    if lines && xs == Scale::Log && (2..=8).contains(&vals.len()) {
+                        x.major = vals;
+                    }
+                    (x, Coord::fit(ys, ye, self.y.range, lines))
                 };
                 Ok(Plan {
                     x,

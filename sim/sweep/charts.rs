@@ -3,8 +3,8 @@
 //! results.
 //!
 //! Kinds: `line` (a parameter on x, an expression on y, one line per combination of the `series`
-//! columns), `bar` (x as categories, grouped by series), `stacked_bar` (x as categories, one layer per
-//! `layers` entry: a latency or time breakdown), `scatter` (two expressions, one point per run; with
+//! columns), `bar` (x as categories, grouped by series, or one bar per `layers` entry),
+//! `stacked_bar` (x as categories, one layer per `layers` entry: a latency or time breakdown), `scatter` (two expressions, one point per run; with
 //! `identity = true` a y = x line). `where` keeps the rows whose parameters have the given value(s).
 //!
 //! Rows that differ only in `seed` are averaged; the spread (min–max) is drawn as a bar. A parameter
@@ -87,7 +87,7 @@ pub struct ChartSpec {
     /// An expression (all kinds but `stacked_bar`).
     #[serde(default)]
     pub y: Option<String>,
-    /// `stacked_bar`: the parts, bottom first.
+    /// `stacked_bar`: the parts, bottom first; `bar`: bars side by side (instead of `y`).
     #[serde(default)]
     pub layers: Vec<Layer>,
     /// Columns whose value combinations make separate lines, bar groups or point colours.
@@ -195,9 +195,14 @@ impl ChartSpec {
                     );
                 }
             }
+            ChartKind::Bar if !self.layers.is_empty() => {
+                if self.y.is_some() || !self.series.is_empty() {
+                    return Err("kind = \"bar\" takes either `y` (with `series`) or `layers` (one bar each), not both".into());
+                }
+            }
             _ => {
                 if self.y.is_none() || !self.layers.is_empty() {
-                    return Err("needs `y` (an expression) and no `layers` (only for kind = \"stacked_bar\")".into());
+                    return Err("needs `y` (an expression) and no `layers` (only for kind = \"bar\" or \"stacked_bar\")".into());
                 }
             }
         }
@@ -274,24 +279,41 @@ impl ChartSpec {
             }
         }
         if self.kind != ChartKind::Scatter {
-            for col in std::iter::once("workload").chain(m.columns.iter().map(String::as_str)) {
-                if col == self.x || self.series.iter().any(|s| s == col) {
-                    continue;
-                }
-                let mut seen: Vec<Value> = Vec::new();
-                for p in &charted {
-                    if let Some(v) = point_value(p, col) {
-                        if !seen.iter().any(|s| values_equal(s, &v)) {
-                            seen.push(v);
+            // Runs that land on one mark (same x, same series) are averaged: they may differ in
+            // their seed only. A column fixed by the workload (K of "1 address") is no problem.
+            let mut groups: Vec<(Vec<Option<Value>>, &PointInfo)> = Vec::new();
+            for p in &charted {
+                let key: Vec<Option<Value>> = std::iter::once(&self.x)
+                    .chain(&self.series)
+                    .map(|c| point_value(p, c))
+                    .collect();
+                match groups.iter().find(|(k, _)| *k == key) {
+                    None => groups.push((key, p)),
+                    Some((_, first)) => {
+                        for col in
+                            std::iter::once("workload").chain(m.columns.iter().map(String::as_str))
+                        {
+                            let (a, b) = (point_value(first, col), point_value(p, col));
+                            let same = match (&a, &b) {
+                                (Some(a), Some(b)) => values_equal(a, b),
+                                (None, None) => true,
+                                _ => false,
+                            };
+                            if !same {
+                                let show = |v: &Option<Value>| {
+                                    v.as_ref()
+                                        .map(|v| v.to_string())
+                                        .unwrap_or_else(|| "(none)".into())
+                                };
+                                return Err(format!(
+                                    "`{col}` differs ({} and {}) between runs drawn as one mark \
+                                     (same x and series): make it a series or fix it with `where`",
+                                    show(&a),
+                                    show(&b)
+                                ));
+                            }
                         }
                     }
-                }
-                if seen.len() > 1 {
-                    return Err(format!(
-                        "`{col}` takes {} values among the charted runs but is neither x, a series \
-                         nor fixed by `where`: the chart would average over it",
-                        seen.len()
-                    ));
                 }
             }
         }
@@ -330,16 +352,21 @@ fn param_list(m: &Manifest) -> String {
     v.join(", ")
 }
 
-/// Checks the statistics named by the charts against one completed run, so that a misspelt name
-/// fails the sweep after one point instead of at the end.
-pub fn check_columns(m: &Manifest, sample: &PointResult) -> Result<(), SweepError> {
-    let Outcome::Ok { stats, reports, .. } = &sample.outcome else {
+/// Checks the statistics named by the charts against one completed run's statistics, and reported
+/// quantities (`report.NAME`) against `reports` (every name a workload of the sweep declares), so that
+/// a misspelt name fails the sweep after one point instead of at the end.
+pub fn check_columns(
+    m: &Manifest,
+    sample: &PointResult,
+    reports: &[String],
+) -> Result<(), SweepError> {
+    let Outcome::Ok { stats, .. } = &sample.outcome else {
         return Ok(());
     };
     let known: Vec<String> = stats
         .iter()
         .map(|s| format!("{}.{}", s.location, s.metric))
-        .chain(reports.iter().map(|(n, _)| format!("report.{n}")))
+        .chain(reports.iter().map(|n| format!("report.{n}")))
         .collect();
     for c in &m.charts {
         for col in c.stat_columns(m) {
@@ -521,7 +548,7 @@ pub fn build(
             }
         }
         ChartKind::Bar | ChartKind::StackedBar => {
-            let layers: Vec<(String, Expr)> = if spec.kind == ChartKind::Bar {
+            let layers: Vec<(String, Expr)> = if spec.layers.is_empty() {
                 vec![(String::new(), parse(&y_text)?)]
             } else {
                 spec.layers
@@ -552,7 +579,7 @@ pub fn build(
                     .unwrap_or(f64::NAN)
             };
             header.insert(0, x_axis.label.clone());
-            let bars: Vec<BarSeries> = if spec.kind == ChartKind::Bar {
+            let bars: Vec<BarSeries> = if spec.layers.is_empty() {
                 header.push(format!("{} (mean)", y_axis.label));
                 (0..keys.len())
                     .map(|k| {

@@ -267,7 +267,7 @@ pub fn execute(
             }
         }
         if let Some(s) = &sample {
-            super::charts::check_columns(&plan.manifest, s)?;
+            super::charts::check_columns(&plan.manifest, s, &plan.report_names())?;
         }
     }
     let flags: Vec<bool> = pool.install(|| {

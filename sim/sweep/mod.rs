@@ -72,11 +72,21 @@ pub fn plot(dir: &Path, mut chart: charts::ChartSpec, out: &Path) -> Result<(), 
     let res = results::load_results(dir, &m)?;
     let mut with_chart = m.clone();
     with_chart.charts = vec![chart.clone()];
+    let mut reports: Vec<String> = Vec::new();
+    for r in &res {
+        if let exec::Outcome::Ok { reports: q, .. } = &r.outcome {
+            for (n, _) in q {
+                if !reports.contains(n) {
+                    reports.push(n.clone());
+                }
+            }
+        }
+    }
     if let Some(sample) = res
         .iter()
         .find(|r| matches!(r.outcome, exec::Outcome::Ok { .. }))
     {
-        charts::check_columns(&with_chart, sample)?;
+        charts::check_columns(&with_chart, sample, &reports)?;
     }
     let table = results::Table::build(&m, &res);
     let (c, _) = charts::build(&chart, &m, &table)?;

@@ -315,6 +315,22 @@ impl Plan {
     }
 }
 
+impl Plan {
+    /// Names of the quantities the workloads report (`report NAME = ...`), each once.
+    pub fn report_names(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for (_, job) in &self.runs {
+            let Job::Kernel(w) = job.as_ref();
+            for q in &w.reports {
+                if !out.contains(&q.name) {
+                    out.push(q.name.clone());
+                }
+            }
+        }
+        out
+    }
+}
+
 /// Every combination of the listed values, the last key varying fastest.
 pub fn combinations(params: &[(String, Vec<Value>)]) -> Vec<Vec<(String, Value)>> {
     let mut out: Vec<Vec<(String, Value)>> = vec![vec![]];

@@ -412,7 +412,7 @@ fn charts_that_would_average_over_a_parameter_are_rejected() {
            series = ["K"]"#,
     );
     let e = c.validate(0, &plan.manifest).unwrap_err();
-    assert!(e.contains("`l2.slices` takes 2 values"), "{e}");
+    assert!(e.contains("`l2.slices` differs (2 and 4)"), "{e}");
     let mut typo = chart(
         r#"x = "TT"
            y = "kernel.cycles""#,
