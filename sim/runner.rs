@@ -165,7 +165,7 @@ fn summary(
     };
     let _ = writeln!(
         s,
-        "workload          {} ({input}): {} groups of {} work-items{}",
+        "workload          {} ({input}): {} work-groups × {} work-items{}",
         wl.kernel.name,
         dims(g.groups),
         dims(g.group_size),
@@ -184,8 +184,5 @@ fn summary(
     );
     let _ = writeln!(s, "config            {config_name}, seed {}", args.seed);
     s.push_str(&r.summary(cfg));
-    if args.races && r.races.is_empty() {
-        s.push_str("races             none found\n");
-    }
     s
 }

@@ -74,7 +74,8 @@ pub enum ConfigError {
 fn position(file: &str, text: &str, offset: Option<usize>) -> String {
     match offset {
         Some(o) => {
-            let before = &text[..o.min(text.len())];
+            // Spans start at tokens, so on character boundaries; be safe anyway.
+            let before = text.get(..o).unwrap_or(text);
             let line = before.matches('\n').count() + 1;
             let col = before
                 .rsplit_once('\n')

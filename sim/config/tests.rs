@@ -283,21 +283,8 @@ fn chase(cfg: &GpuConfig, nodes: &[u64], loads: usize) -> u64 {
         scope: Scope::Device,
     }));
     insts.push(Inst::Exit);
-    let n = insts.len();
     let wl = Workload {
-        kernel: Kernel {
-            name: "chase".into(),
-            file: "chase".into(),
-            insts,
-            locs: (0..n)
-                .map(|i| SrcLoc {
-                    line: i as u32 + 1,
-                    col: 1,
-                })
-                .collect(),
-            reg_names: vec!["chain".into(), "p".into()],
-            local_bytes: 0,
-        },
+        kernel: crate::machine::tests::kernel(insts, 2, 0),
         geometry: Geometry {
             groups: [1, 1, 1],
             group_size: [1, 1, 1],

@@ -85,345 +85,15 @@ pub fn lower(stmts: &[Stmt], file: &str, overrides: &[(String, i64)]) -> R<Workl
         labels: HashMap::new(),
         fixups: Vec::new(),
     };
-    let err = |loc: SrcLoc, m: String| KernelError::at(file, loc.line, loc.col, m);
-
-    // Parameters, in order: a default may use the parameters declared before it.
-    let mut parameters: Vec<(String, i64)> = Vec::new();
-    let mut param_locs: HashMap<String, SrcLoc> = HashMap::new();
-    for s in stmts {
-        if let StmtKind::Param { name, value } = &s.kind {
-            if let Some(first) = param_locs.get(name) {
-                return Err(err(
-                    s.loc,
-                    format!("parameter `{name}` is declared twice (first at {first})"),
-                ));
-            }
-            if BUILTINS.contains(&name.as_str()) {
-                return Err(err(
-                    s.loc,
-                    format!(
-                        "`{name}` is a built-in launch constant and cannot be a parameter name"
-                    ),
-                ));
-            }
-            let v = match overrides.iter().rev().find(|(n, _)| n == name) {
-                Some(&(_, v)) => v,
-                None => l.int(value, "a parameter's value")?,
-            };
-            param_locs.insert(name.clone(), s.loc);
-            parameters.push((name.clone(), v));
-            l.consts.push((name.clone(), v));
-        }
-    }
-    if let Some((name, _)) = overrides.iter().find(|(n, _)| !param_locs.contains_key(n)) {
-        return Err(KernelError::UnknownParam {
-            file: file.to_string(),
-            name: name.clone(),
-            declared: if parameters.is_empty() {
-                "none".into()
-            } else {
-                parameters
-                    .iter()
-                    .map(|(n, _)| n.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            },
-        });
-    }
-
-    // Geometry.
-    let mut kernel: Option<(String, SrcLoc)> = None;
-    let mut groups: Option<[u32; 3]> = None;
-    let mut group_size: Option<[u32; 3]> = None;
-    for s in stmts {
-        match &s.kind {
-            StmtKind::Kernel { name } => {
-                if let Some((_, first)) = &kernel {
-                    return Err(err(
-                        s.loc,
-                        format!("a second kernel block (the first is at {first}); a file holds one kernel"),
-                    ));
-                }
-                kernel = Some((name.clone(), s.loc));
-            }
-            StmtKind::Groups(d) | StmtKind::GroupSize(d) => {
-                let is_groups = matches!(s.kind, StmtKind::Groups(_));
-                let slot = if is_groups {
-                    &mut groups
-                } else {
-                    &mut group_size
-                };
-                let what = if is_groups { "groups" } else { "group_size" };
-                if slot.is_some() {
-                    return Err(err(s.loc, format!("`{what}` is given twice")));
-                }
-                let mut v = [1u32; 3];
-                for (i, e) in d.iter().enumerate() {
-                    let n = l.int(e, "a launch dimension")?;
-                    if n < 1 || n > u32::MAX as i64 {
-                        return Err(err(
-                            e.loc().unwrap_or(s.loc),
-                            format!("{what} dimension {i} = {n}: must be from 1 to {}", u32::MAX),
-                        ));
-                    }
-                    v[i] = n as u32;
-                }
-                *slot = Some(v);
-            }
-            _ => {}
-        }
-    }
-    let Some((kname, kloc)) = kernel else {
-        return Err(err(
-            SrcLoc { line: 1, col: 1 },
-            "found no kernel: expected a block `kernel NAME { ... }`".into(),
-        ));
-    };
-    let (Some(groups), Some(group_size)) = (groups, group_size) else {
-        return Err(err(
-            kloc,
-            "the launch geometry is missing: expected `groups N` and `group_size M` declarations"
-                .into(),
-        ));
-    };
-    let geometry = Geometry { groups, group_size };
-    let ng = geometry.num_groups();
-    let gt = geometry.group_threads() as u64;
-    if ng.checked_mul(gt).is_none_or(|t| t > 1 << 40) {
-        return Err(err(kloc, "the launch has more than 2^40 work-items".into()));
-    }
-    l.consts.push(("global_size".into(), (ng * gt) as i64));
-    l.consts.push(("num_groups".into(), ng as i64));
-    l.consts.push(("group_size".into(), gt as i64));
-
-    for s in stmts {
-        if let StmtKind::Require { cond, message } = &s.kind {
-            if l.eval(cond)? == Num::Int(0) {
-                let values: Vec<String> = names_in(cond)
-                    .into_iter()
-                    .filter_map(|n| l.constant(&n).map(|v| format!("{n} = {v}")))
-                    .collect();
-                return Err(err(
-                    s.loc,
-                    format!(
-                        "requirement does not hold{}{}",
-                        if values.is_empty() {
-                            String::new()
-                        } else {
-                            format!(" ({})", values.join(", "))
-                        },
-                        message
-                            .as_ref()
-                            .map(|m| format!(": {m}"))
-                            .unwrap_or_default()
-                    ),
-                ));
-            }
-        }
-    }
-
-    // Names: buffers, local arrays, arguments, registers.
-    let mut names: HashMap<String, SrcLoc> = parameters
-        .iter()
-        .map(|(n, _)| (n.clone(), param_locs[n]))
-        .collect();
-    let mut claim = |name: &str, loc: SrcLoc| -> R<()> {
-        if BUILTINS.contains(&name) {
-            return Err(err(loc, format!("`{name}` is a built-in launch constant")));
-        }
-        match names.insert(name.to_string(), loc) {
-            Some(first) => Err(err(
-                loc,
-                format!("the name `{name}` is already declared at {first}"),
-            )),
-            None => Ok(()),
-        }
-    };
-    let mut total_bytes = 0u64;
-    for s in stmts {
-        match &s.kind {
-            StmtKind::Buffer {
-                name,
-                ty,
-                len,
-                init,
-            } => {
-                claim(name, s.loc)?;
-                let elem = l.ty(ty)?;
-                let n = l.length(len, s.loc)?;
-                total_bytes =
-                    total_bytes.saturating_add(n.saturating_mul(elem.width().bytes() as u64));
-                if total_bytes > MAX_BUFFER_BYTES {
-                    return Err(err(
-                        s.loc,
-                        format!("buffers total more than {MAX_BUFFER_BYTES} bytes (here `{name}` with {n} elements)"),
-                    ));
-                }
-                let init = l.init(init, elem, n, s.loc)?;
-                l.reg_names.push(name.clone());
-                l.buffers.push(Buffer {
-                    name: name.clone(),
-                    elem,
-                    len: n,
-                    init,
-                    loc: s.loc,
-                });
-            }
-            StmtKind::Local { name, ty, len } => {
-                claim(name, s.loc)?;
-                let t = l.ty(ty)?;
-                let n = l.length(len, s.loc)?;
-                let b = t.width().bytes() as u64;
-                let offset = l.local_bytes.div_ceil(b) * b;
-                l.local_bytes = offset + n.saturating_mul(b);
-                if l.local_bytes > u32::MAX as u64 {
-                    return Err(err(s.loc, "local arrays total more than 4 GiB".into()));
-                }
-                l.locals.insert(
-                    name.clone(),
-                    LocalArr {
-                        offset: offset as u32,
-                        ty: t,
-                        len: n,
-                    },
-                );
-            }
-            _ => {}
-        }
-    }
-    let mut params: Vec<Param> = l
-        .buffers
-        .iter()
-        .enumerate()
-        .map(|(i, b)| Param {
-            name: b.name.clone(),
-            reg: i as Reg,
-            value: ParamValue::BufferAddr(b.name.clone()),
-        })
-        .collect();
-    for s in stmts {
-        match &s.kind {
-            StmtKind::Arg { name, ty, value } => {
-                let t = l.ty(ty)?;
-                let v = l.eval(value)?;
-                let raw = l.typed(v, t, value.loc().unwrap_or(s.loc))?;
-                let r = l.new_reg(name, RegKind::Arg, s.loc)?;
-                params.push(Param {
-                    name: format!("%{name}"),
-                    reg: r,
-                    value: ParamValue::Scalar(raw),
-                });
-            }
-            StmtKind::Reg(list) => {
-                for (name, loc) in list {
-                    l.new_reg(name, RegKind::Declared, *loc)?;
-                }
-            }
-            _ => {}
-        }
-    }
-
-    // The kernel body, then its branch targets.
-    let mut end = kloc;
-    let mut in_body = false;
-    for s in stmts {
-        match &s.kind {
-            StmtKind::Kernel { .. } => in_body = true,
-            StmtKind::EndKernel => {
-                in_body = false;
-                end = s.loc;
-            }
-            StmtKind::Label(name) if in_body => {
-                if let Some((_, first)) = l.labels.get(name) {
-                    return Err(err(
-                        s.loc,
-                        format!("label `{name}` is defined twice (first at {first})"),
-                    ));
-                }
-                l.labels.insert(name.clone(), (l.insts.len() as u32, s.loc));
-            }
-            StmtKind::Inst(i) => l.inst(i)?,
-            _ => {}
-        }
-    }
-    // Falling off the end exits; the explicit instruction gives trailing labels a target.
-    l.emit(Inst::Exit, end);
-    for (at, name, loc) in std::mem::take(&mut l.fixups) {
-        let Some(&(pc, _)) = l.labels.get(&name) else {
-            let mut known: Vec<&str> = l.labels.keys().map(|s| s.as_str()).collect();
-            known.sort();
-            return Err(err(
-                loc,
-                format!(
-                    "unknown label `{name}` (labels: {})",
-                    if known.is_empty() {
-                        "none".into()
-                    } else {
-                        known.join(", ")
-                    }
-                ),
-            ));
-        };
-        if let Inst::Branch { target, .. } = &mut l.insts[at] {
-            *target = pc;
-        }
-    }
-    if l.reg_names.len() > Reg::MAX as usize {
-        return Err(err(kloc, format!("more than {} registers", Reg::MAX)));
-    }
-
-    // Checks and reported quantities.
-    let mut checks = Vec::new();
-    let mut reports = Vec::new();
-    for s in stmts {
-        match &s.kind {
-            StmtKind::Check { forall, expr, text } => {
-                let (lhs, op, rhs) = match expr {
-                    Expr::Bin(op, a, b, _) if op.is_comparison() => (a, *op, b),
-                    _ => {
-                        return Err(err(
-                            s.loc,
-                            "a check compares two values: expected `==`, `!=`, `<`, `<=`, `>` or `>=` at its top level"
-                                .into(),
-                        ))
-                    }
-                };
-                let var = match forall {
-                    Some((v, b, bloc)) => {
-                        if !l.buffers.iter().any(|x| &x.name == b) {
-                            return Err(err(*bloc, l.unknown_buffer(b)));
-                        }
-                        Some((v.clone(), b.clone()))
-                    }
-                    None => None,
-                };
-                let forall_var = var.as_ref().map(|(v, _)| v.as_str());
-                checks.push(workload::Check {
-                    text: text.clone(),
-                    loc: s.loc,
-                    lhs: l.check_expr(lhs, forall_var, &mut Vec::new())?,
-                    op: check_op(op),
-                    rhs: l.check_expr(rhs, forall_var, &mut Vec::new())?,
-                    forall: var.map(|(_, b)| b),
-                });
-            }
-            StmtKind::Report { name, expr } => {
-                if reports.iter().any(|q: &Quantity| &q.name == name) {
-                    return Err(err(s.loc, format!("quantity `{name}` is reported twice")));
-                }
-                reports.push(Quantity {
-                    name: name.clone(),
-                    loc: s.loc,
-                    expr: l.check_expr(expr, None, &mut Vec::new())?,
-                });
-            }
-            _ => {}
-        }
-    }
-
+    let (parameters, param_locs) = l.parameters(stmts, overrides)?;
+    let (name, kloc, geometry) = l.geometry(stmts)?;
+    l.requirements(stmts)?;
+    let params = l.declarations(stmts, &param_locs)?;
+    l.body(stmts, kloc)?;
+    let (checks, reports) = l.checks(stmts)?;
     Ok(Workload {
         kernel: Kernel {
-            name: kname,
+            name,
             file: file.to_string(),
             insts: l.insts,
             locs: l.locs,
@@ -437,6 +107,349 @@ pub fn lower(stmts: &[Stmt], file: &str, overrides: &[(String, i64)]) -> R<Workl
         reports,
         parameters,
     })
+}
+
+/// `a, b, c`, or `none`.
+fn listing<'s>(names: impl IntoIterator<Item = &'s str>) -> String {
+    let v: Vec<&str> = names.into_iter().collect();
+    if v.is_empty() {
+        "none".into()
+    } else {
+        v.join(", ")
+    }
+}
+
+type Params = (Vec<(String, i64)>, HashMap<String, SrcLoc>);
+
+impl Lower<'_> {
+    /// Parameters in order (a default may use the parameters declared before it), with overrides.
+    fn parameters(&mut self, stmts: &[Stmt], overrides: &[(String, i64)]) -> R<Params> {
+        let mut parameters: Vec<(String, i64)> = Vec::new();
+        let mut locs: HashMap<String, SrcLoc> = HashMap::new();
+        for s in stmts {
+            let StmtKind::Param { name, value } = &s.kind else {
+                continue;
+            };
+            if let Some(first) = locs.get(name) {
+                return Err(self.err(
+                    s.loc,
+                    format!("parameter `{name}` is declared twice (first at {first})"),
+                ));
+            }
+            if BUILTINS.contains(&name.as_str()) {
+                return Err(self.err(
+                    s.loc,
+                    format!(
+                        "`{name}` is a built-in launch constant and cannot be a parameter name"
+                    ),
+                ));
+            }
+            let v = match overrides.iter().rev().find(|(n, _)| n == name) {
+                Some(&(_, v)) => v,
+                None => self.int(value, "a parameter's value")?,
+            };
+            locs.insert(name.clone(), s.loc);
+            parameters.push((name.clone(), v));
+            self.consts.push((name.clone(), v));
+        }
+        if let Some((name, _)) = overrides.iter().find(|(n, _)| !locs.contains_key(n)) {
+            return Err(KernelError::UnknownParam {
+                file: self.file.to_string(),
+                name: name.clone(),
+                declared: listing(parameters.iter().map(|(n, _)| n.as_str())),
+            });
+        }
+        Ok((parameters, locs))
+    }
+
+    /// The kernel's name and place, and the launch geometry; defines the built-in launch constants.
+    fn geometry(&mut self, stmts: &[Stmt]) -> R<(String, SrcLoc, Geometry)> {
+        let mut kernel: Option<(String, SrcLoc)> = None;
+        let mut groups: Option<[u32; 3]> = None;
+        let mut group_size: Option<[u32; 3]> = None;
+        for s in stmts {
+            let (dims, what, slot) = match &s.kind {
+                StmtKind::Kernel { name } => {
+                    if let Some((_, first)) = &kernel {
+                        return Err(self.err(
+                            s.loc,
+                            format!("a second kernel block (the first is at {first}); a file holds one kernel"),
+                        ));
+                    }
+                    kernel = Some((name.clone(), s.loc));
+                    continue;
+                }
+                StmtKind::Groups(d) => (d, "groups", &mut groups),
+                StmtKind::GroupSize(d) => (d, "group_size", &mut group_size),
+                _ => continue,
+            };
+            if slot.is_some() {
+                return Err(self.err(s.loc, format!("`{what}` is given twice")));
+            }
+            let mut v = [1u32; 3];
+            for (i, e) in dims.iter().enumerate() {
+                let n = self.int(e, "a launch dimension")?;
+                if n < 1 || n > u32::MAX as i64 {
+                    return Err(self.err(
+                        e.loc(),
+                        format!("{what} dimension {i} = {n}: must be from 1 to {}", u32::MAX),
+                    ));
+                }
+                v[i] = n as u32;
+            }
+            *slot = Some(v);
+        }
+        let Some((name, kloc)) = kernel else {
+            return Err(self.err(
+                SrcLoc { line: 1, col: 1 },
+                "found no kernel: expected a block `kernel NAME { ... }`",
+            ));
+        };
+        let (Some(groups), Some(group_size)) = (groups, group_size) else {
+            return Err(self.err(
+                kloc,
+                "the launch geometry is missing: expected `groups N` and `group_size M` declarations",
+            ));
+        };
+        let total = |d: [u32; 3]| d.iter().map(|&x| x as u128).product::<u128>();
+        if total(groups) * total(group_size) > 1 << 40 || total(group_size) > u32::MAX as u128 {
+            return Err(self.err(
+                kloc,
+                "the launch has more than 2^40 work-items (or a work-group more than 2^32)",
+            ));
+        }
+        let geometry = Geometry { groups, group_size };
+        let ng = geometry.num_groups();
+        let gt = geometry.group_threads() as u64;
+        self.consts.push(("global_size".into(), (ng * gt) as i64));
+        self.consts.push(("num_groups".into(), ng as i64));
+        self.consts.push(("group_size".into(), gt as i64));
+        Ok((name, kloc, geometry))
+    }
+
+    fn requirements(&self, stmts: &[Stmt]) -> R<()> {
+        for s in stmts {
+            let StmtKind::Require { cond, message } = &s.kind else {
+                continue;
+            };
+            if self.eval(cond)? != Num::Int(0) {
+                continue;
+            }
+            let values: Vec<String> = names_in(cond)
+                .into_iter()
+                .filter_map(|n| self.constant(&n).map(|v| format!("{n} = {v}")))
+                .collect();
+            let values = if values.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", values.join(", "))
+            };
+            let message = message
+                .as_ref()
+                .map(|m| format!(": {m}"))
+                .unwrap_or_default();
+            return Err(self.err(s.loc, format!("requirement does not hold{values}{message}")));
+        }
+        Ok(())
+    }
+
+    /// Buffers, local arrays, launch arguments and registers; returns the launch parameters.
+    fn declarations(
+        &mut self,
+        stmts: &[Stmt],
+        param_locs: &HashMap<String, SrcLoc>,
+    ) -> R<Vec<Param>> {
+        // Buffers, local arrays and parameters share one name space.
+        let mut names = param_locs.clone();
+        let claim = |l: &Self, names: &mut HashMap<String, SrcLoc>, name: &str, loc: SrcLoc| {
+            if BUILTINS.contains(&name) {
+                return Err(l.err(loc, format!("`{name}` is a built-in launch constant")));
+            }
+            match names.insert(name.to_string(), loc) {
+                Some(first) => Err(l.err(
+                    loc,
+                    format!("the name `{name}` is already declared at {first}"),
+                )),
+                None => Ok(()),
+            }
+        };
+        let mut total_bytes = 0u64;
+        for s in stmts {
+            match &s.kind {
+                StmtKind::Buffer {
+                    name,
+                    ty,
+                    len,
+                    init,
+                } => {
+                    claim(self, &mut names, name, s.loc)?;
+                    let elem = self.ty(ty)?;
+                    let n = self.length(len)?;
+                    total_bytes =
+                        total_bytes.saturating_add(n.saturating_mul(elem.width().bytes() as u64));
+                    if total_bytes > MAX_BUFFER_BYTES {
+                        return Err(self.err(
+                            s.loc,
+                            format!("buffers total more than {MAX_BUFFER_BYTES} bytes (here `{name}` with {n} elements)"),
+                        ));
+                    }
+                    let init = self.init(init, elem, n, s.loc)?;
+                    self.reg_names.push(name.clone());
+                    self.buffers.push(Buffer {
+                        name: name.clone(),
+                        elem,
+                        len: n,
+                        init,
+                        loc: s.loc,
+                    });
+                }
+                StmtKind::Local { name, ty, len } => {
+                    claim(self, &mut names, name, s.loc)?;
+                    let t = self.ty(ty)?;
+                    let n = self.length(len)?;
+                    let b = t.width().bytes() as u64;
+                    let offset = self.local_bytes.div_ceil(b) * b;
+                    self.local_bytes = offset + n.saturating_mul(b);
+                    if self.local_bytes > u32::MAX as u64 {
+                        return Err(self.err(s.loc, "local arrays total more than 4 GiB"));
+                    }
+                    self.locals.insert(
+                        name.clone(),
+                        LocalArr {
+                            offset: offset as u32,
+                            ty: t,
+                            len: n,
+                        },
+                    );
+                }
+                _ => {}
+            }
+        }
+        // Buffer registers come first: register i holds buffer i's address.
+        let mut params: Vec<Param> = self
+            .buffers
+            .iter()
+            .enumerate()
+            .map(|(i, b)| Param {
+                name: b.name.clone(),
+                reg: i as Reg,
+                value: ParamValue::BufferAddr(b.name.clone()),
+            })
+            .collect();
+        for s in stmts {
+            match &s.kind {
+                StmtKind::Arg { name, ty, value } => {
+                    let t = self.ty(ty)?;
+                    let v = self.eval(value)?;
+                    let raw = self.typed(v, t, value.loc())?;
+                    let r = self.new_reg(name, RegKind::Arg, s.loc)?;
+                    params.push(Param {
+                        name: format!("%{name}"),
+                        reg: r,
+                        value: ParamValue::Scalar(raw),
+                    });
+                }
+                StmtKind::Reg(list) => {
+                    for (name, loc) in list {
+                        self.new_reg(name, RegKind::Declared, *loc)?;
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(params)
+    }
+
+    /// The kernel block's labels and instructions, then the branch targets.
+    fn body(&mut self, stmts: &[Stmt], kloc: SrcLoc) -> R<()> {
+        let mut end = kloc;
+        for s in stmts {
+            match &s.kind {
+                StmtKind::EndKernel => end = s.loc,
+                StmtKind::Label(name) => {
+                    if let Some((_, first)) = self.labels.get(name) {
+                        return Err(self.err(
+                            s.loc,
+                            format!("label `{name}` is defined twice (first at {first})"),
+                        ));
+                    }
+                    self.labels
+                        .insert(name.clone(), (self.insts.len() as u32, s.loc));
+                }
+                StmtKind::Inst(i) => self.inst(i)?,
+                _ => {}
+            }
+        }
+        // Falling off the end exits; the explicit instruction gives trailing labels a target.
+        self.emit(Inst::Exit, end);
+        for (at, name, loc) in std::mem::take(&mut self.fixups) {
+            let Some(&(pc, _)) = self.labels.get(&name) else {
+                let mut known: Vec<&str> = self.labels.keys().map(|s| s.as_str()).collect();
+                known.sort();
+                return Err(self.err(
+                    loc,
+                    format!("unknown label `{name}` (labels: {})", listing(known)),
+                ));
+            };
+            if let Inst::Branch { target, .. } = &mut self.insts[at] {
+                *target = pc;
+            }
+        }
+        if self.reg_names.len() > Reg::MAX as usize {
+            return Err(self.err(kloc, format!("more than {} registers", Reg::MAX)));
+        }
+        Ok(())
+    }
+
+    fn checks(&self, stmts: &[Stmt]) -> R<(Vec<workload::Check>, Vec<Quantity>)> {
+        let mut checks = Vec::new();
+        let mut reports: Vec<Quantity> = Vec::new();
+        for s in stmts {
+            match &s.kind {
+                StmtKind::Check { forall, expr, text } => {
+                    let Expr::Bin(op, lhs, rhs, _) = expr else {
+                        return Err(self.not_a_comparison(s.loc));
+                    };
+                    if !op.is_comparison() {
+                        return Err(self.not_a_comparison(s.loc));
+                    }
+                    if let Some((_, b, bloc)) = forall {
+                        if !self.buffers.iter().any(|x| &x.name == b) {
+                            return Err(self.err(*bloc, self.unknown_buffer(b)));
+                        }
+                    }
+                    let var = forall.as_ref().map(|(v, _, _)| v.as_str());
+                    checks.push(workload::Check {
+                        text: text.clone(),
+                        loc: s.loc,
+                        lhs: self.check_expr(lhs, var, &mut Vec::new())?,
+                        op: check_op(*op),
+                        rhs: self.check_expr(rhs, var, &mut Vec::new())?,
+                        forall: forall.as_ref().map(|(_, b, _)| b.clone()),
+                    });
+                }
+                StmtKind::Report { name, expr } => {
+                    if reports.iter().any(|q| &q.name == name) {
+                        return Err(self.err(s.loc, format!("quantity `{name}` is reported twice")));
+                    }
+                    reports.push(Quantity {
+                        name: name.clone(),
+                        loc: s.loc,
+                        expr: self.check_expr(expr, None, &mut Vec::new())?,
+                    });
+                }
+                _ => {}
+            }
+        }
+        Ok((checks, reports))
+    }
+
+    fn not_a_comparison(&self, loc: SrcLoc) -> KernelError {
+        self.err(
+            loc,
+            "a check compares two values: expected `==`, `!=`, `<`, `<=`, `>` or `>=` at its top level",
+        )
+    }
 }
 
 fn check_op(op: BinOp) -> CheckOp {
@@ -459,7 +472,7 @@ fn names_in(e: &Expr) -> Vec<String> {
                     out.push(n.clone())
                 }
             }
-            Expr::Int(_) | Expr::Float(_) => {}
+            Expr::Int(..) | Expr::Float(..) => {}
             Expr::Index(_, i, _) => walk(i, out),
             Expr::Call(_, a, _) => a.iter().for_each(|x| walk(x, out)),
             Expr::Fold { from, to, body, .. } => {
@@ -599,14 +612,9 @@ impl Lower<'_> {
     }
 
     fn unknown_buffer(&self, name: &str) -> String {
-        let known: Vec<&str> = self.buffers.iter().map(|b| b.name.as_str()).collect();
         format!(
             "unknown buffer `{name}` (buffers: {})",
-            if known.is_empty() {
-                "none".into()
-            } else {
-                known.join(", ")
-            }
+            listing(self.buffers.iter().map(|b| b.name.as_str()))
         )
     }
 
@@ -615,8 +623,8 @@ impl Lower<'_> {
     fn eval(&self, e: &Expr) -> R<Num> {
         use Num::*;
         Ok(match e {
-            Expr::Int(v) => Int(*v),
-            Expr::Float(v) => Float(*v),
+            Expr::Int(v, _) => Int(*v),
+            Expr::Float(v, _) => Float(*v),
             Expr::Name(n, loc) => match self.constant(n) {
                 Some(v) => Int(v),
                 None => {
@@ -627,19 +635,14 @@ impl Lower<'_> {
                     } else if BUILTINS.contains(&n.as_str()) {
                         format!("`{n}` is not known yet: the launch geometry may only use parameters")
                     } else {
-                        let known: Vec<&str> = self
+                        let known = self
                             .consts
                             .iter()
                             .map(|(n, _)| n.as_str())
-                            .filter(|n| !BUILTINS.contains(n))
-                            .collect();
+                            .filter(|n| !BUILTINS.contains(n));
                         format!(
                             "unknown name `{n}` in a constant expression (parameters declared so far: {})",
-                            if known.is_empty() {
-                                "none".into()
-                            } else {
-                                known.join(", ")
-                            }
+                            listing(known)
                         )
                     };
                     return Err(self.err(*loc, what));
@@ -783,20 +786,16 @@ impl Lower<'_> {
     fn int(&self, e: &Expr, what: &str) -> R<i64> {
         match self.eval(e)? {
             Num::Int(v) => Ok(v),
-            Num::Float(v) => Err(self.err(
-                e.loc().unwrap_or_default(),
-                format!("found {v} but {what} must be an integer"),
-            )),
+            Num::Float(v) => {
+                Err(self.err(e.loc(), format!("found {v} but {what} must be an integer")))
+            }
         }
     }
 
-    fn length(&self, e: &Expr, at: SrcLoc) -> R<u64> {
+    fn length(&self, e: &Expr) -> R<u64> {
         let n = self.int(e, "a length")?;
         if n < 1 {
-            return Err(self.err(
-                e.loc().unwrap_or(at),
-                format!("length {n}: must be at least 1"),
-            ));
+            return Err(self.err(e.loc(), format!("length {n}: must be at least 1")));
         }
         Ok(n as u64)
     }
@@ -838,7 +837,7 @@ impl Lower<'_> {
             InitSyn::Zero => Init::Zero,
             InitSyn::Fill(e) => {
                 let v = self.eval(e)?;
-                Init::Fill(self.typed(v, elem, e.loc().unwrap_or(loc))?)
+                Init::Fill(self.typed(v, elem, e.loc())?)
             }
             InitSyn::Iota if elem == Ty::F32 => {
                 if len > 1 << 24 {
@@ -858,7 +857,7 @@ impl Lower<'_> {
                 let m = self.int(modulo, "a modulus")?;
                 if m < 0 {
                     return Err(self.err(
-                        modulo.loc().unwrap_or(loc),
+                        modulo.loc(),
                         format!("random modulus {m}: must be at least 0 (0 means any value)"),
                     ));
                 }
@@ -880,7 +879,7 @@ impl Lower<'_> {
                 let mut out = Vec::with_capacity(vs.len());
                 for e in vs {
                     let v = self.eval(e)?;
-                    out.push(self.typed(v, elem, e.loc().unwrap_or(loc))?);
+                    out.push(self.typed(v, elem, e.loc())?);
                 }
                 Init::Values(out)
             }
@@ -1855,14 +1854,14 @@ impl Lower<'_> {
                     } else if let Some(a) = self.locals.get(name) {
                         (Space::Local, a.ty.width().bytes(), a.len, Some(a.offset), a.ty)
                     } else {
-                        let mut known: Vec<&str> =
-                            self.buffers.iter().map(|b| b.name.as_str()).collect();
-                        known.extend(self.locals.keys().map(|s| s.as_str()));
+                        let mut locals: Vec<&str> = self.locals.keys().map(|s| s.as_str()).collect();
+                        locals.sort();
+                        let known = self.buffers.iter().map(|b| b.name.as_str()).chain(locals);
                         return Err(self.err(
                             *loc,
                             format!(
                                 "unknown buffer or local array `{name}` (declared: {})",
-                                if known.is_empty() { "none".into() } else { known.join(", ") }
+                                listing(known)
                             ),
                         ));
                     };
@@ -2025,8 +2024,8 @@ impl Lower<'_> {
         use workload::Expr as W;
         let b = |x: W| Box::new(x);
         Ok(match e {
-            Expr::Int(v) => W::Const(*v),
-            Expr::Float(v) => W::ConstF(*v),
+            Expr::Int(v, _) => W::Const(*v),
+            Expr::Float(v, _) => W::ConstF(*v),
             Expr::Name(n, loc) => {
                 if let Some(d) = folds.iter().rposition(|v| v == n) {
                     W::Bound(d as u32)

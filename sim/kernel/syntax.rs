@@ -100,8 +100,8 @@ impl BinOp {
 /// An expression as written (constant expressions and check expressions share this syntax).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Expr {
-    Int(i64),
-    Float(f64),
+    Int(i64, SrcLoc),
+    Float(f64, SrcLoc),
     /// A parameter, buffer, bound variable or built-in constant (`global_size`, ...).
     Name(String, SrcLoc),
     /// `buffer[index]` (checks only).
@@ -123,16 +123,17 @@ pub enum Expr {
 }
 
 impl Expr {
-    pub fn loc(&self) -> Option<SrcLoc> {
+    pub fn loc(&self) -> SrcLoc {
         match self {
-            Expr::Int(_) | Expr::Float(_) => None,
-            Expr::Name(_, l)
+            Expr::Int(_, l)
+            | Expr::Float(_, l)
+            | Expr::Name(_, l)
             | Expr::Index(_, _, l)
             | Expr::Call(_, _, l)
             | Expr::Fold { loc: l, .. }
             | Expr::Neg(_, l)
             | Expr::Not(_, l)
-            | Expr::Bin(_, _, _, l) => Some(*l),
+            | Expr::Bin(_, _, _, l) => *l,
         }
     }
 }
@@ -253,9 +254,26 @@ pub struct Stmt {
     pub loc: SrcLoc,
 }
 
+/// Statements that only appear outside the kernel block.
+const DECLARATIONS: [&str; 9] = [
+    "param",
+    "require",
+    "groups",
+    "group_size",
+    "buffer",
+    "arg",
+    "check",
+    "report",
+    "kernel",
+];
+
+/// Deepest nesting of parentheses and unary operators in one expression.
+const MAX_NESTING: usize = 256;
+
 struct Parser<'a> {
     toks: Vec<Token>,
     pos: usize,
+    depth: usize,
     file: &'a str,
     lines: Vec<&'a str>,
 }
@@ -267,6 +285,7 @@ pub fn parse(toks: Vec<Token>, text: &str, file: &str) -> R<Vec<Stmt>> {
     let mut p = Parser {
         toks,
         pos: 0,
+        depth: 0,
         file,
         lines: text.lines().collect(),
     };
@@ -312,6 +331,12 @@ pub fn parse(toks: Vec<Token>, text: &str, file: &str) -> R<Vec<Stmt>> {
                 StmtKind::Local { name, ty, len }
             }
             (Some(_), false) => p.declaration()?,
+            (Some(w), true) if DECLARATIONS.contains(&w) => {
+                return Err(p.err(
+                    loc,
+                    format!("`{w}` declarations go outside the kernel block (only labels, instructions, reg and local are inside)"),
+                ))
+            }
             (_, true) => {
                 // A label `name:` (possibly followed by an instruction on the same line).
                 if let (Tok::Ident(name), Some(Tok::Punct(":"))) = (p.peek(), p.peek_at(1)) {
@@ -699,6 +724,20 @@ impl Parser<'_> {
 
     fn unary(&mut self) -> R<Expr> {
         let loc = self.loc();
+        // Bounded nesting, so that a pathological file is an error rather than a stack overflow.
+        self.depth += 1;
+        if self.depth > MAX_NESTING {
+            return Err(self.err(
+                loc,
+                format!("expression nested more than {MAX_NESTING} levels deep"),
+            ));
+        }
+        let e = self.unary_inner(loc);
+        self.depth -= 1;
+        e
+    }
+
+    fn unary_inner(&mut self, loc: SrcLoc) -> R<Expr> {
         if self.eat("-") {
             return Ok(Expr::Neg(Box::new(self.unary()?), loc));
         }
@@ -713,11 +752,11 @@ impl Parser<'_> {
         match self.peek().clone() {
             Tok::Int(v) => {
                 self.pos += 1;
-                Ok(Expr::Int(v))
+                Ok(Expr::Int(v, loc))
             }
             Tok::Float(v) => {
                 self.pos += 1;
-                Ok(Expr::Float(v))
+                Ok(Expr::Float(v, loc))
             }
             Tok::Punct("(") => {
                 self.pos += 1;
@@ -883,7 +922,8 @@ impl Parser<'_> {
         let offset = match base {
             BaseSyn::None => Some(self.expr()?),
             _ if matches!(self.peek(), Tok::Punct("+") | Tok::Punct("-")) => {
-                Some(self.climb(Expr::Int(0), 0)?)
+                let at = self.loc();
+                Some(self.climb(Expr::Int(0, at), 0)?)
             }
             _ => None,
         };

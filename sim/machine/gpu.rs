@@ -67,9 +67,20 @@ macro_rules! ctx {
         }
     };
 }
+/// The contract tests build the same context around a single part.
+#[cfg(test)]
+pub(super) use ctx;
 
 /// Runs `wl` on the GPU described by `cfg`.
 pub fn run(cfg: &GpuConfig, wl: &Workload, opts: &RunOptions) -> Result<RunResult, SimError> {
+    // Configs from files are validated when loaded; one built or changed in code is checked here, so
+    // that the parts never see a value they cannot handle.
+    if let Err(v) = crate::config::validate::validate(cfg) {
+        return Err(SimError::Unsupported {
+            location: format!("config \"{}\"", cfg.name),
+            message: format!("{} = {}: {}", v.key, v.value, v.allowed),
+        });
+    }
     let prepared = super::prepare::prepare(cfg, wl)?;
     let wl: &Workload = &prepared;
     let geo = wl.geometry;

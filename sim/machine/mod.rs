@@ -31,4 +31,8 @@ mod xbar;
 pub use api::*;
 pub use gpu::run;
 #[cfg(test)]
-mod tests;
+mod contract_tests;
+#[cfg(test)]
+pub(crate) mod tests;
+#[cfg(test)]
+mod traffic_tests;

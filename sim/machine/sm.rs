@@ -1456,7 +1456,16 @@ impl Sm {
             e.2[o..o + bytes as usize].copy_from_slice(&v.to_le_bytes()[..bytes as usize]);
         }
         let system = scope == Scope::System && self.svm && ord != StoreOrd::Plain;
-        let buffered = self.sb.enabled() && !ord.is_release();
+        // A store scattered over more lines than the buffer holds can never enter it: it goes to
+        // the L1 directly, after the warp's buffered stores (same-address order).
+        let oversize = self.sb.enabled() && !self.sb.can_hold(lines_.len());
+        if oversize && self.warps[wi].as_ref().expect("live").sb_count > 0 {
+            let w = self.warps[wi].as_mut().expect("live");
+            w.waiting = "store larger than the store buffer waits for it to drain";
+            self.wake_drain(ctx, now);
+            return false;
+        }
+        let buffered = self.sb.enabled() && !ord.is_release() && !oversize;
         if buffered {
             let ls: Vec<u64> = lines_.iter().map(|x| x.0).collect();
             if !self.sb.has_room(wi as u16, &ls) {
