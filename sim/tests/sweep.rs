@@ -509,3 +509,94 @@ fn bad_specs_fail_before_any_run_naming_the_key() {
     );
     assert!(config::parse_str(TINY, "tiny", &["l2.slices=0".into()]).is_err());
 }
+
+/// The real thing: the `gpumemsim` binary is killed (SIGKILL) in the middle of a sweep, and a rerun
+/// completes it with the results of an uninterrupted run, running only what was missing.
+#[test]
+fn a_killed_sweep_process_restarts_to_the_same_results() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let d = scratch("kill");
+    let spec = d.join("kill.toml");
+    // Jitter makes each seed a different run; 40 points of about 0.1 s each.
+    std::fs::write(
+        &spec,
+        format!(
+            "config = {:?}\nseeds = [{}]\n[params]\n\"stress.interconnect_jitter\" = 4\n\
+             [[workload]]\nkernel = {:?}\nparams = {{ T = 65536, K = [1, 8] }}\n",
+            root.join("configs/tiny.toml"),
+            (1..=20)
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            root.join("workloads/contention.kern"),
+        ),
+    )
+    .unwrap();
+    let exe = env!("CARGO_BIN_EXE_gpumemsim");
+    let sweep = |out: &Path| {
+        std::process::Command::new(exe)
+            .arg("sweep")
+            .arg(&spec)
+            .arg("--out")
+            .arg(out)
+            .args(["--jobs", "2"])
+            .output()
+            .unwrap()
+    };
+    let (clean, killed) = (d.join("clean"), d.join("killed"));
+    let whole = sweep(&clean);
+    assert!(
+        whole.status.success(),
+        "{}",
+        String::from_utf8_lossy(&whole.stderr)
+    );
+
+    let mut child = std::process::Command::new(exe)
+        .arg("sweep")
+        .arg(&spec)
+        .arg("--out")
+        .arg(&killed)
+        .args(["--jobs", "2"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let results = |dir: &Path| -> usize {
+        std::fs::read_dir(dir.join("points"))
+            .map(|it| {
+                it.filter(|e| {
+                    let p = e.as_ref().unwrap().path();
+                    p.extension().is_some_and(|x| x == "json")
+                        && !p.file_name().unwrap().to_string_lossy().starts_with('.')
+                })
+                .count()
+            })
+            .unwrap_or(0)
+    };
+    let start = std::time::Instant::now();
+    while results(&killed) < 4 && start.elapsed() < std::time::Duration::from_secs(120) {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let written = results(&killed);
+    assert!(
+        (4..40).contains(&written) && !killed.join("results.csv").exists(),
+        "killed after {written} of 40 points"
+    );
+
+    let rerun = sweep(&killed);
+    assert!(
+        rerun.status.success(),
+        "{}",
+        String::from_utf8_lossy(&rerun.stderr)
+    );
+    let said = String::from_utf8_lossy(&rerun.stdout);
+    assert!(
+        said.contains(&format!("{} ran now, {written} were done", 40 - written)),
+        "{said}"
+    );
+    for f in ["results.csv", "results.json"] {
+        assert_eq!(read(&killed.join(f)), read(&clean.join(f)), "{f} differs");
+    }
+}
