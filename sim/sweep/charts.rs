@@ -331,7 +331,7 @@ impl ChartSpec {
     }
 
     /// The statistics this chart reads (names with a dot that are not parameters).
-    fn stat_columns<'a>(&'a self, m: &Manifest) -> Vec<String> {
+    fn stat_columns(&self, m: &Manifest) -> Vec<String> {
         let mut out = Vec::new();
         for (_, text) in self.expressions() {
             if let Ok(e) = Expr::parse(text) {
