@@ -184,6 +184,19 @@ pub(crate) fn xml_escape(s: &str) -> String {
     o
 }
 
+/// Attributes of a filled shape, or of its outline.
+fn shape_paint<S: BackendStyle>(s: &S, fill: bool) -> String {
+    if fill {
+        paint("fill", s.color())
+    } else {
+        format!(
+            r#"fill="none" {} stroke-width="{}""#,
+            paint("stroke", s.color()),
+            s.stroke_width()
+        )
+    }
+}
+
 fn color(c: BackendColor) -> String {
     format!("#{:02x}{:02x}{:02x}", c.rgb.0, c.rgb.1, c.rgb.2)
 }
@@ -250,15 +263,7 @@ impl DrawingBackend for &mut SvgCanvas {
         fill: bool,
     ) -> R {
         if s.color().alpha > 0.0 {
-            let look = if fill {
-                paint("fill", s.color())
-            } else {
-                format!(
-                    r#"fill="none" {} stroke-width="{}""#,
-                    paint("stroke", s.color()),
-                    s.stroke_width()
-                )
-            };
+            let look = shape_paint(s, fill);
             let _ = writeln!(
                 self.body,
                 r#"<rect x="{}" y="{}" width="{}" height="{}" {look}/>"#,
@@ -296,15 +301,7 @@ impl DrawingBackend for &mut SvgCanvas {
         fill: bool,
     ) -> R {
         if s.color().alpha > 0.0 {
-            let look = if fill {
-                paint("fill", s.color())
-            } else {
-                format!(
-                    r#"fill="none" {} stroke-width="{}""#,
-                    paint("stroke", s.color()),
-                    s.stroke_width()
-                )
-            };
+            let look = shape_paint(s, fill);
             let _ = writeln!(
                 self.body,
                 r#"<circle cx="{}" cy="{}" r="{radius}" {look}/>"#,

@@ -186,44 +186,40 @@ impl Table {
         s
     }
 
+    /// `{"sweep": NAME, "columns": [{name, unit, kind}], "rows": [[cell, ...], ...]}`: each row an array
+    /// aligned with `columns` (`null` where a run has no value), one row per line.
     pub fn to_json(&self, sweep: &str) -> String {
-        #[derive(Serialize)]
-        struct Doc<'a> {
-            sweep: &'a str,
-            columns: &'a [Column],
-            rows: Vec<serde_json::Map<String, serde_json::Value>>,
-        }
-        let rows = self
-            .rows
-            .iter()
-            .map(|row| {
-                self.columns
-                    .iter()
-                    .zip(row)
-                    .filter_map(|(c, v)| {
-                        let v = v.as_ref()?;
-                        let j = match v {
-                            Value::Bool(b) => serde_json::Value::Bool(*b),
-                            Value::Int(i) => serde_json::Value::from(*i),
-                            // Non-finite statistics have no JSON number: null.
-                            Value::Float(f) => serde_json::Number::from_f64(*f)
-                                .map(serde_json::Value::Number)
-                                .unwrap_or(serde_json::Value::Null),
-                            Value::Str(s) => serde_json::Value::String(s.clone()),
-                        };
-                        Some((c.name.clone(), j))
-                    })
-                    .collect()
-            })
-            .collect();
-        let doc = Doc {
-            sweep,
-            columns: &self.columns,
-            rows,
+        let cell = |v: &Option<Value>| match v {
+            None => serde_json::Value::Null,
+            Some(Value::Bool(b)) => serde_json::Value::Bool(*b),
+            Some(Value::Int(i)) => serde_json::Value::from(*i),
+            // Non-finite statistics have no JSON number: null.
+            Some(Value::Float(f)) => serde_json::Number::from_f64(*f)
+                .map(serde_json::Value::Number)
+                .unwrap_or(serde_json::Value::Null),
+            Some(Value::Str(s)) => serde_json::Value::String(s.clone()),
         };
-        // Plain data: serialisation cannot fail.
-        serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
+        let mut s = String::from("{\n");
+        let _ = writeln!(s, "\"sweep\": {},", compact(&sweep));
+        let _ = writeln!(s, "\"columns\": [");
+        for (i, c) in self.columns.iter().enumerate() {
+            let sep = if i + 1 < self.columns.len() { "," } else { "" };
+            let _ = writeln!(s, "  {}{sep}", compact(c));
+        }
+        let _ = writeln!(s, "],\n\"rows\": [");
+        for (i, row) in self.rows.iter().enumerate() {
+            let cells: Vec<serde_json::Value> = row.iter().map(cell).collect();
+            let sep = if i + 1 < self.rows.len() { "," } else { "" };
+            let _ = writeln!(s, "  {}{sep}", compact(&cells));
+        }
+        s.push_str("]\n}\n");
+        s
     }
+}
+
+/// Compact JSON of plain data (which cannot fail to serialise).
+fn compact<T: Serialize>(v: &T) -> String {
+    serde_json::to_string(v).unwrap_or_default()
 }
 
 pub const RESULTS_CSV: &str = "results.csv";

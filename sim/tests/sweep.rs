@@ -251,6 +251,23 @@ fn the_table_carries_each_runs_own_statistics() {
             .sum()
     };
     assert!(ops(1) < ops(8), "{} vs {}", ops(1), ops(8));
+    // results.json: the same rows, as arrays aligned with the columns, which carry the units.
+    let j: serde_json::Value = serde_json::from_slice(&read(&dir.join("results.json"))).unwrap();
+    let cols = j["columns"].as_array().unwrap();
+    let rows = j["rows"].as_array().unwrap();
+    assert_eq!((cols.len(), rows.len()), (t.columns.len(), t.rows.len()));
+    assert!(rows
+        .iter()
+        .all(|r| r.as_array().unwrap().len() == cols.len()));
+    let at = cols
+        .iter()
+        .position(|c| c["name"] == "kernel.cycles")
+        .unwrap();
+    assert_eq!(cols[at]["unit"], "cycles");
+    assert_eq!(
+        rows[0][at].as_f64(),
+        t.get(0, "kernel.cycles").and_then(Value::as_f64)
+    );
 }
 
 #[test]
