@@ -134,10 +134,9 @@ impl Report {
                 let _ = writeln!(
                     o,
                     "<figure><a href=\"{}\"><img src=\"{}\" alt=\"{}\"></a>\
-                     <figcaption>{} — <a href=\"{}\">PNG</a>, <a href=\"{}\">SVG</a></figcaption></figure>",
+                     <figcaption>Files: <a href=\"{}\">PNG</a>, <a href=\"{}\">SVG</a></figcaption></figure>",
                     escape(&f.svg),
                     escape(&f.svg),
-                    escape(&f.alt),
                     escape(&f.alt),
                     escape(&f.png),
                     escape(&f.svg)

@@ -99,6 +99,17 @@ pub fn finish(dir: &Path) -> Result<Finished, SweepError> {
     let (m, table) = results::combine(dir)?;
     let chart_dir = dir.join("charts");
     std::fs::create_dir_all(&chart_dir).map_err(exec::io_err(&chart_dir))?;
+    // Charts of an earlier version of the spec would outlive their `[[chart]]`: the folder is the
+    // report's own, so drawings no chart of this sweep names are removed.
+    let entries = std::fs::read_dir(&chart_dir).map_err(exec::io_err(&chart_dir))?;
+    for e in entries.flatten() {
+        let p = e.path();
+        let drawing = p.extension().is_some_and(|x| x == "png" || x == "svg");
+        let stem = p.file_stem().map(|s| s.to_string_lossy().to_string());
+        if drawing && !m.charts.iter().any(|c| Some(&c.name) == stem.as_ref()) {
+            std::fs::remove_file(&p).map_err(exec::io_err(&p))?;
+        }
+    }
 
     let failed_rows: Vec<usize> = (0..table.rows.len())
         .filter(|&r| {
@@ -235,9 +246,13 @@ pub fn finish(dir: &Path) -> Result<Finished, SweepError> {
         (
             "Runs".to_string(),
             format!(
-                "{} ({} seeds each: {})",
+                "{} ({} each: {})",
                 m.points.len(),
-                m.seeds.len(),
+                if m.seeds.len() == 1 {
+                    "one seed".to_string()
+                } else {
+                    format!("{} seeds", m.seeds.len())
+                },
                 m.seeds
                     .iter()
                     .map(|s| s.to_string())

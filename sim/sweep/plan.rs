@@ -90,10 +90,16 @@ pub enum Job {
 }
 
 impl Job {
+    /// What determines the job's result. The kernel's file name is left out: it says where the file
+    /// was read from (which depends on the folder the sweep started in), not what runs.
     fn digest(&self) -> u64 {
         match self {
-            // Serialisation of an in-memory workload cannot fail (no maps with non-string keys).
-            Job::Kernel(w) => fnv64(serde_json::to_string(w).unwrap_or_default().as_bytes()),
+            Job::Kernel(w) => {
+                let mut w = w.clone();
+                w.kernel.file.clear();
+                // Serialisation of an in-memory workload cannot fail (no maps with non-string keys).
+                fnv64(serde_json::to_string(&w).unwrap_or_default().as_bytes())
+            }
         }
     }
 }
@@ -116,8 +122,11 @@ pub struct BaseConfig {
     /// Short label (the file's stem); the `config` column when a sweep has several.
     pub name: String,
     pub text: String,
-    /// Names it in errors.
+    /// The file as read (from the current folder); names it in errors.
     pub file: String,
+    /// The file as the spec names it (relative to the spec): what the manifest and report show, the
+    /// same from whichever folder the sweep is started.
+    pub source: String,
 }
 
 impl BaseConfig {
@@ -127,6 +136,7 @@ impl BaseConfig {
             name: "h100".into(),
             text: config::DEFAULT_TOML.to_string(),
             file: config::DEFAULT_NAME.to_string(),
+            source: config::DEFAULT_NAME.to_string(),
         }
     }
 }
@@ -148,7 +158,7 @@ pub struct PointInfo {
 pub struct Manifest {
     pub name: String,
     pub description: String,
-    /// The base configs' files, for the report.
+    /// The base configs: `name: file as the spec gives it`, for the report.
     pub configs: Vec<String>,
     /// Parameter columns in output order: config key paths, then workload parameters.
     pub columns: Vec<String>,
@@ -304,7 +314,10 @@ impl Plan {
             manifest: Manifest {
                 name: name.to_string(),
                 description: description.to_string(),
-                configs: bases.iter().map(|b| b.file.clone()).collect(),
+                configs: bases
+                    .iter()
+                    .map(|b| format!("{}: {}", b.name, b.source))
+                    .collect(),
                 columns,
                 seeds: seeds.to_vec(),
                 points,

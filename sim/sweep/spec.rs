@@ -181,6 +181,7 @@ pub fn parse(text: &str, file: &str, dir: &Path, stem: &str) -> Result<Plan, Swe
                     name,
                     text,
                     file: path.display().to_string(),
+                    source: f.to_string(),
                 });
             }
             out

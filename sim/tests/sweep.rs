@@ -118,6 +118,7 @@ fn tiny() -> BaseConfig {
         name: "tiny".into(),
         text: TINY.to_string(),
         file: "configs/tiny.toml".into(),
+        source: "configs/tiny.toml".into(),
     }
 }
 
@@ -616,4 +617,25 @@ fn a_killed_sweep_process_restarts_to_the_same_results() {
     for f in ["results.csv", "results.json"] {
         assert_eq!(read(&killed.join(f)), read(&clean.join(f)), "{f} differs");
     }
+}
+
+/// Shards started from different folders (or through different spellings of the spec's path) plan
+/// the same points, so that `sweep merge` accepts them and reruns find their results.
+#[test]
+fn the_plan_does_not_depend_on_the_folder_the_sweep_starts_from() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let d = scratch("cwd");
+    std::fs::create_dir_all(d.join("sub")).unwrap();
+    std::fs::write(d.join("tiny.toml"), TINY).unwrap();
+    std::fs::copy(root.join("workloads/contention.kern"), d.join("c.kern")).unwrap();
+    let spec = d.join("s.toml");
+    std::fs::write(
+        &spec,
+        "config = \"tiny.toml\"\n[[workload]]\nkernel = \"c.kern\"\nparams = { T = [64, 128] }\n",
+    )
+    .unwrap();
+    let a = sweep::spec::load(&spec).unwrap();
+    let b = sweep::spec::load(&d.join("sub").join("..").join(".").join("s.toml")).unwrap();
+    assert_eq!(a.manifest, b.manifest);
+    assert_eq!(a.manifest.configs, vec!["tiny: tiny.toml".to_string()]);
 }
