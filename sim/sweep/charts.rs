@@ -4,7 +4,9 @@
 //!
 //! Kinds: `line` (a parameter on x, an expression on y, one line per combination of the `series`
 //! columns), `bar` (x as categories, grouped by series, or one bar per `layers` entry),
-//! `stacked_bar` (x as categories, one layer per `layers` entry: a latency or time breakdown), `scatter` (two expressions, one point per run; with
+//! `stacked_bar` (x as categories, one layer per `layers` entry: a latency or time breakdown),
+//! `outcomes` (a litmus workload's final states with their counts, witnesses of its condition marked;
+//! runs summed, bar groups per series), `scatter` (two expressions, one point per run; with
 //! `identity = true` a y = x line). `where` keeps the rows whose parameters have the given value(s).
 //!
 //! Rows that differ only in `seed` are averaged; the spread (min–max) is drawn as a bar. A parameter
@@ -28,6 +30,8 @@ pub enum ChartKind {
     Scatter,
     Bar,
     StackedBar,
+    /// A litmus test's final states with their counts (witnesses of its condition marked).
+    Outcomes,
 }
 
 impl std::str::FromStr for ChartKind {
@@ -38,7 +42,10 @@ impl std::str::FromStr for ChartKind {
             "scatter" => Ok(ChartKind::Scatter),
             "bar" => Ok(ChartKind::Bar),
             "stacked_bar" => Ok(ChartKind::StackedBar),
-            _ => Err(format!("{s}: allowed: line, bar, stacked_bar, scatter")),
+            "outcomes" => Ok(ChartKind::Outcomes),
+            _ => Err(format!(
+                "{s}: allowed: line, bar, stacked_bar, scatter, outcomes"
+            )),
         }
     }
 }
@@ -82,7 +89,9 @@ pub struct ChartSpec {
     pub title: String,
     #[serde(default)]
     pub kind: ChartKind,
-    /// A parameter column (`line`, `bar`, `stacked_bar`) or an expression (`scatter`).
+    /// A parameter column (`line`, `bar`, `stacked_bar`) or an expression (`scatter`); none for
+    /// `outcomes`.
+    #[serde(default)]
     pub x: String,
     /// An expression (all kinds but `stacked_bar`).
     #[serde(default)]
@@ -182,6 +191,12 @@ impl ChartSpec {
             ));
         }
         match self.kind {
+            ChartKind::Outcomes => {
+                if self.y.is_some() || !self.layers.is_empty() || !self.x.is_empty() {
+                    return Err("kind = \"outcomes\" takes no `x`, `y` or `layers`: it counts the final states of one litmus workload (choose it with `where`)".into());
+                }
+            }
+            _ if self.x.is_empty() => return Err("needs `x`".into()),
             ChartKind::StackedBar => {
                 if self.layers.is_empty() || self.y.is_some() {
                     return Err(
@@ -223,7 +238,7 @@ impl ChartSpec {
             }
         }
         let mut named: Vec<&str> = self.series.iter().map(String::as_str).collect();
-        if self.kind != ChartKind::Scatter {
+        if !matches!(self.kind, ChartKind::Scatter | ChartKind::Outcomes) {
             named.push(&self.x);
         }
         for c in named.iter().chain(
@@ -255,13 +270,27 @@ impl ChartSpec {
             .points
             .iter()
             .filter(|p| self.keeps(p))
-            .filter(|p| self.kind == ChartKind::Scatter || point_value(p, &self.x).is_some())
+            .filter(|p| {
+                matches!(self.kind, ChartKind::Scatter | ChartKind::Outcomes)
+                    || point_value(p, &self.x).is_some()
+            })
             .collect();
         if charted.is_empty() {
             return Err(format!(
                 "no point of this sweep has x = `{}` and passes `where`",
                 self.x
             ));
+        }
+        if self.kind == ChartKind::Outcomes {
+            if let Some(other) = charted.iter().find(|p| p.workload != charted[0].workload) {
+                return Err(format!(
+                    "an outcomes chart shows one litmus workload; `where` lets through {} and {}",
+                    charted[0].workload, other.workload
+                ));
+            }
+            if self.title.is_empty() {
+                self.title = format!("Final states of {}", charted[0].workload);
+            }
         }
         if self.kind == ChartKind::Line {
             if let Some(p) = charted
@@ -484,6 +513,87 @@ pub fn build(
     let mut data = Vec::new();
 
     let chart = match spec.kind {
+        ChartKind::Outcomes => {
+            // Final states over the chosen runs (seeds summed), one bar group per series.
+            let rows: Vec<usize> = (0..table.rows.len())
+                .filter(|&r| spec.keeps(&m.points[r]) && !table.states[r].is_empty())
+                .collect();
+            if rows.is_empty() {
+                return Err(err("no litmus results among the chosen runs".into()));
+            }
+            let mut states: Vec<(String, bool)> = Vec::new();
+            let mut keys: Vec<Vec<String>> = Vec::new();
+            let mut counts: BTreeMap<(usize, usize), f64> = BTreeMap::new();
+            for &r in &rows {
+                let k = position(&mut keys, series_of(r));
+                for c in &table.states[r] {
+                    let i = position(&mut states, (c.state.clone(), c.witness));
+                    *counts.entry((k, i)).or_default() += c.count as f64;
+                }
+            }
+            let count = |k: usize, i: usize| counts.get(&(k, i)).copied().unwrap_or(0.0);
+            let y_axis = Axis {
+                label: spec.y_label.clone().unwrap_or_else(|| "runs".into()),
+                unit: spec.y_unit.clone().unwrap_or_default(),
+                ..y_axis
+            };
+            let x_axis = Axis {
+                label: spec
+                    .x_label
+                    .clone()
+                    .unwrap_or_else(|| "final state (* witness of the condition)".into()),
+                ..x_axis
+            };
+            let cats: Vec<String> = states
+                .iter()
+                .map(|(s, w)| if *w { format!("{s} *") } else { s.clone() })
+                .collect();
+            header.insert(0, "final state".into());
+            header.extend(["witness".to_string(), "runs".to_string()]);
+            for (k, key) in keys.iter().enumerate() {
+                for (i, (st, w)) in states.iter().enumerate() {
+                    let mut row = vec![st.clone()];
+                    row.extend(key.iter().cloned());
+                    row.extend([if *w { "yes" } else { "no" }.to_string(), fmt(count(k, i))]);
+                    data.push(row);
+                }
+            }
+            if spec.series.is_empty() {
+                let layer = |witness: bool, name: &str| {
+                    BarSeries::new(
+                        name,
+                        states
+                            .iter()
+                            .enumerate()
+                            .map(|(i, (_, w))| if *w == witness { count(0, i) } else { 0.0 })
+                            .collect(),
+                    )
+                };
+                Chart::bars(
+                    &spec.title,
+                    x_axis,
+                    y_axis,
+                    cats,
+                    vec![
+                        layer(false, "other states"),
+                        layer(true, "witness of the condition"),
+                    ],
+                    BarLayout::Stacked,
+                )
+            } else {
+                let bars = keys
+                    .iter()
+                    .enumerate()
+                    .map(|(k, key)| {
+                        BarSeries::new(
+                            series_name(key),
+                            (0..states.len()).map(|i| count(k, i)).collect(),
+                        )
+                    })
+                    .collect();
+                Chart::bars(&spec.title, x_axis, y_axis, cats, bars, BarLayout::Grouped)
+            }
+        }
         ChartKind::Line | ChartKind::Scatter => {
             let y = parse(&y_text)?;
             let x = parse(&spec.x)?;

@@ -10,12 +10,14 @@
 //! - *Shards*: `--shard I/N` takes the points whose plan index is `I mod N` (round robin, so that the
 //!   expensive points of one workload spread over all shards).
 //!
+//! A point is a kernel run on the machine or a litmus test run for its iterations (outcomes counted).
 //! A run that fails (simulation error, watchdog) is a result too: it is recorded with its message so
 //! that a rerun does not repeat it, and shows in the outputs with status `error`. A panic inside the
 //! simulator is caught and recorded the same way (it is a simulator bug, named as such).
 
 use super::plan::{Job, Plan, PointInfo};
 use super::SweepError;
+use crate::litmus;
 use crate::machine::{self, CheckOutcome};
 use crate::stats::Stat;
 use rayon::prelude::*;
@@ -86,10 +88,12 @@ pub struct PointResult {
 pub enum Outcome {
     /// The run completed (its checks may still have failed).
     Ok {
-        cycles: u64,
         stats: Vec<Stat>,
         reports: Vec<(String, i64)>,
         checks: Vec<CheckOutcome>,
+        /// A litmus test's final states with their counts (empty for a kernel).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        states: Vec<StateCount>,
     },
     /// The run stopped with an error.
     Error { error: String },
@@ -104,6 +108,16 @@ impl Outcome {
             Outcome::Error { .. } => "error",
         }
     }
+}
+
+/// One final state of a litmus test and how often it was observed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StateCount {
+    /// `P0:r0=0; P1:r0=0;`
+    pub state: String,
+    pub count: u64,
+    /// A witness of the test's condition (the outcome the test asks about).
+    pub witness: bool,
 }
 
 /// Told about progress; the CLI draws a bar with it. Called from worker threads.
@@ -169,11 +183,27 @@ pub fn run_point(plan: &Plan, index: usize) -> PointResult {
             };
             match machine::run(cfg, w, &opts) {
                 Ok(r) => Outcome::Ok {
-                    cycles: r.cycles,
                     stats: r.stats.rows,
                     reports: r.reports,
                     checks: r.checks,
+                    states: vec![],
                 },
+                Err(e) => Outcome::Error {
+                    error: e.to_string(),
+                },
+            }
+        }
+        Job::Litmus(l) => {
+            let opts = litmus::LitmusOptions {
+                iterations: l.iterations,
+                seed: info.seed,
+                races: false,
+                instances: l.instances,
+                // Launches spread over the cores the sweep leaves idle; the counts do not depend on it.
+                parallel: true,
+            };
+            match litmus::run(&l.test, cfg, &opts) {
+                Ok(r) => litmus_outcome(&r),
                 Err(e) => Outcome::Error {
                     error: e.to_string(),
                 },
@@ -192,6 +222,51 @@ pub fn run_point(plan: &Plan, index: usize) -> PointResult {
     PointResult {
         point: info.clone(),
         outcome,
+    }
+}
+
+/// A litmus result as a point's outcome: statistics at location `litmus`, one check when the test
+/// declares its witness forbidden (observing it is a soundness bug), and the states with their counts.
+/// A required witness that never appeared is a statistic, not a failure: a sweep that shrinks the
+/// store buffer expects exactly that.
+fn litmus_outcome(r: &litmus::LitmusResult) -> Outcome {
+    let mut s = crate::stats::Stats::default();
+    let n = r.iterations.max(1) as f64;
+    s.push("litmus", "iterations", r.iterations as f64, "runs");
+    s.push("litmus", "launches", r.launches as f64, "launches");
+    s.push("litmus", "witnesses", r.witnesses as f64, "runs");
+    s.push("litmus", "witness_rate", r.witnesses as f64 / n, "fraction");
+    s.push("litmus", "prop_true", r.prop_true as f64, "runs");
+    s.push("litmus", "states", r.outcomes.len() as f64, "states");
+    let required_missing = r.check() == litmus::CheckStatus::RequiredMissing;
+    s.push(
+        "litmus",
+        "required_missing",
+        required_missing as u8 as f64,
+        "flag",
+    );
+    let checks = match r.expectation {
+        Some(e) if e.expect == litmus::Expect::Forbidden => vec![CheckOutcome {
+            text: format!("forbidden witness of `{}` never observed", r.condition),
+            location: r.file.clone(),
+            passed: r.witnesses == 0,
+            detail: (r.witnesses > 0).then(|| format!("observed in {} runs", r.witnesses)),
+        }],
+        _ => vec![],
+    };
+    Outcome::Ok {
+        stats: s.rows,
+        reports: vec![],
+        checks,
+        states: r
+            .outcomes
+            .iter()
+            .map(|o| StateCount {
+                state: r.state_string(&o.values),
+                count: o.count,
+                witness: o.witness,
+            })
+            .collect(),
     }
 }
 

@@ -14,6 +14,7 @@
 use super::charts::ChartSpec;
 use super::SweepError;
 use crate::config::{self, GpuConfig};
+use crate::litmus::LitmusTest;
 use crate::workload::Workload;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
@@ -87,10 +88,22 @@ impl fmt::Display for Value {
 pub enum Job {
     /// A kernel launched on the machine.
     Kernel(Workload),
+    /// A litmus test run for many iterations (its outcomes counted).
+    Litmus(LitmusJob),
+}
+
+#[derive(Debug, Clone)]
+pub struct LitmusJob {
+    pub test: LitmusTest,
+    /// The test file's text: what the point id hashes (the parsed test has no serial form).
+    pub text: String,
+    pub iterations: u64,
+    /// Instances per launch (`None`: as many as the GPU holds).
+    pub instances: Option<u32>,
 }
 
 impl Job {
-    /// What determines the job's result. The kernel's file name is left out: it says where the file
+    /// What determines the job's result. A kernel's file name is left out: it says where the file
     /// was read from (which depends on the folder the sweep started in), not what runs.
     fn digest(&self) -> u64 {
         match self {
@@ -99,6 +112,9 @@ impl Job {
                 w.kernel.file.clear();
                 // Serialisation of an in-memory workload cannot fail (no maps with non-string keys).
                 fnv64(serde_json::to_string(&w).unwrap_or_default().as_bytes())
+            }
+            Job::Litmus(l) => {
+                fnv64(format!("litmus|{}|{}|{:?}", l.text, l.iterations, l.instances).as_bytes())
             }
         }
     }
@@ -333,7 +349,9 @@ impl Plan {
     pub fn report_names(&self) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
         for (_, job) in &self.runs {
-            let Job::Kernel(w) = job.as_ref();
+            let Job::Kernel(w) = job.as_ref() else {
+                continue;
+            };
             for q in &w.reports {
                 if !out.contains(&q.name) {
                     out.push(q.name.clone());

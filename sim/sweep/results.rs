@@ -5,10 +5,11 @@
 //! Columns: `point, workload, seed`, the parameter columns (config key paths, then workload
 //! parameters), `status` (`ok`, `check_failed`, `error`), `error`, `checks_failed`, then every statistic
 //! as `location.metric` in order of first appearance over the rows, then reported quantities as
-//! `report.NAME`. A cell a row does not have (a parameter of another workload, statistics of a failed
+//! `report.NAME`, then a litmus test's final states as `outcome: P0:r0=0; P1:r0=0;` (runs that ended
+//! in that state). A cell a row does not have (a parameter of another workload, statistics of a failed
 //! run) is empty in CSV and absent in JSON. Units are in `results.json` (`columns[].unit`).
 
-use super::exec::{self, point_path, read_point, Outcome, PointResult, MANIFEST};
+use super::exec::{self, point_path, read_point, Outcome, PointResult, StateCount, MANIFEST};
 use super::plan::{Manifest, Value, META_COLUMNS};
 use super::SweepError;
 use serde::{Deserialize, Serialize};
@@ -27,6 +28,8 @@ pub enum ColumnKind {
     Outcome,
     Stat,
     Report,
+    /// A litmus test's final state: how many runs ended in it.
+    State,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -42,6 +45,8 @@ pub struct Table {
     pub columns: Vec<Column>,
     /// One per point, in plan order; aligned with `columns`.
     pub rows: Vec<Vec<Option<Value>>>,
+    /// Per row, a litmus test's final states (empty for kernels), for outcome charts.
+    pub states: Vec<Vec<StateCount>>,
     index: HashMap<String, usize>,
 }
 
@@ -74,11 +79,21 @@ impl Table {
             .map(|(i, c)| (c.name.clone(), i))
             .collect();
         let mut reports: Vec<String> = Vec::new();
+        let mut states: Vec<String> = Vec::new();
         for r in results {
             if let Outcome::Ok {
-                stats, reports: q, ..
+                stats,
+                reports: q,
+                states: st,
+                ..
             } = &r.outcome
             {
+                for c in st {
+                    let name = state_column(&c.state);
+                    if !states.contains(&name) {
+                        states.push(name);
+                    }
+                }
                 for s in stats {
                     let name = format!("{}.{}", s.location, s.metric);
                     if !index.contains_key(&name) {
@@ -98,14 +113,19 @@ impl Table {
                 }
             }
         }
-        for name in reports {
-            if !index.contains_key(&name) {
-                index.insert(name.clone(), columns.len());
-                columns.push(Column {
-                    name,
-                    unit: String::new(),
-                    kind: ColumnKind::Report,
-                });
+        for (names, kind, unit) in [
+            (reports, ColumnKind::Report, ""),
+            (states, ColumnKind::State, "runs"),
+        ] {
+            for name in names {
+                if !index.contains_key(&name) {
+                    index.insert(name.clone(), columns.len());
+                    columns.push(Column {
+                        name,
+                        unit: unit.into(),
+                        kind,
+                    });
+                }
             }
         }
         let rows = results
@@ -125,8 +145,11 @@ impl Table {
                         stats,
                         reports,
                         checks,
-                        ..
+                        states,
                     } => {
+                        for c in states {
+                            set(&state_column(&c.state), Value::Int(c.count as i64));
+                        }
                         set(
                             "checks_failed",
                             Value::Int(checks.iter().filter(|c| !c.passed).count() as i64),
@@ -146,9 +169,17 @@ impl Table {
                 row
             })
             .collect();
+        let states = results
+            .iter()
+            .map(|r| match &r.outcome {
+                Outcome::Ok { states, .. } => states.clone(),
+                Outcome::Error { .. } => vec![],
+            })
+            .collect();
         Table {
             columns,
             rows,
+            states,
             index,
         }
     }
@@ -220,6 +251,11 @@ impl Table {
 /// Compact JSON of plain data (which cannot fail to serialise).
 fn compact<T: Serialize>(v: &T) -> String {
     serde_json::to_string(v).unwrap_or_default()
+}
+
+/// The column of a litmus final state: `outcome: P0:r0=0; P1:r0=0;`.
+fn state_column(state: &str) -> String {
+    format!("outcome: {state}")
 }
 
 pub const RESULTS_CSV: &str = "results.csv";

@@ -18,6 +18,10 @@
 //! params = { T = [1, 32, 1024], K = 1 }    # the kernel's `param`s: integers, a list or one value
 //! set = { "atomics.float_add" = ["native", "cas_loop"] }   # config values for this workload only
 //!
+//! [[workload]]
+//! litmus = "../workloads/litmus/ptx/sb_relaxed_gpu.litmus"  # a litmus test instead of a kernel
+//! iterations = 4000                        # runs per point (default 10000); `instances` per launch
+//!
 //! [[chart]]                                # see charts.rs
 //! x = "T"
 //! y = "kernel.cycles / T"
@@ -32,7 +36,7 @@
 
 use super::charts::ChartSpec;
 use super::plan::{
-    combinations, BaseConfig, Job, Plan, Value, Variant, CONFIG_COLUMN, META_COLUMNS,
+    combinations, BaseConfig, Job, LitmusJob, Plan, Value, Variant, CONFIG_COLUMN, META_COLUMNS,
 };
 use super::SweepError;
 use crate::config;
@@ -68,6 +72,12 @@ enum OneOrList {
 struct RawWorkload {
     name: Option<String>,
     kernel: Option<String>,
+    /// A litmus test file (instead of `kernel`).
+    litmus: Option<String>,
+    /// Litmus: runs of the test per point.
+    iterations: Option<u64>,
+    /// Litmus: instances per simulated launch.
+    instances: Option<u32>,
     #[serde(default)]
     params: toml::Table,
     /// Config key paths → values for this workload only.
@@ -245,10 +255,21 @@ pub fn parse(text: &str, file: &str, dir: &Path, stem: &str) -> Result<Plan, Swe
     let mut names: Vec<String> = Vec::new();
     for (wi, w) in raw.workloads.iter().enumerate() {
         let at = format!("workload[{wi}]");
-        let Some(kernel) = &w.kernel else {
-            return Err(err(format!("{at}: needs `kernel = \"path/to/file.kern\"`")));
+        let (file, is_litmus) = match (&w.kernel, &w.litmus) {
+            (Some(k), None) => (k, false),
+            (None, Some(l)) => (l, true),
+            _ => {
+                return Err(err(format!(
+                    "{at}: needs one of `kernel = \"file.kern\"` or `litmus = \"file.litmus\"`"
+                )))
+            }
         };
-        let path = dir.join(kernel);
+        if !is_litmus && (w.iterations.is_some() || w.instances.is_some()) {
+            return Err(err(format!(
+                "{at}: `iterations` and `instances` are for litmus workloads"
+            )));
+        }
+        let path = dir.join(file);
         let name = w.name.clone().unwrap_or_else(|| {
             path.file_stem()
                 .map(|s| s.to_string_lossy().to_string())
@@ -286,6 +307,42 @@ pub fn parse(text: &str, file: &str, dir: &Path, stem: &str) -> Result<Plan, Swe
             params.push((k.clone(), vals));
         }
         let set = config_values(&format!("{at}: set"), &w.set)?;
+        if is_litmus {
+            if !params.is_empty() {
+                return Err(err(format!(
+                    "{at}: params: a litmus test has no parameters (vary the config with [params] or `set`)"
+                )));
+            }
+            let iterations = w.iterations.unwrap_or(10_000);
+            if iterations == 0 {
+                return Err(err(format!("{at}: iterations = 0: at least 1")));
+            }
+            if w.instances == Some(0) {
+                return Err(err(format!("{at}: instances = 0: at least 1")));
+            }
+            let text = std::fs::read_to_string(&path).map_err(|e| {
+                err(format!(
+                    "{at}: litmus = {file:?}: cannot read {}: {e}",
+                    path.display()
+                ))
+            })?;
+            let test = crate::litmus::parse(&text, &path.display().to_string())
+                .map_err(|e| err(format!("{at}: {e}")))?;
+            for s in combinations(&set) {
+                variants.push(Variant {
+                    workload: name.clone(),
+                    params: vec![],
+                    set: s,
+                    job: Job::Litmus(LitmusJob {
+                        test: test.clone(),
+                        text: text.clone(),
+                        iterations,
+                        instances: w.instances,
+                    }),
+                });
+            }
+            continue;
+        }
         if let Some((k, _)) = set
             .iter()
             .find(|(k, _)| config_params.iter().any(|(c, _)| c == k))

@@ -639,3 +639,67 @@ fn the_plan_does_not_depend_on_the_folder_the_sweep_starts_from() {
     assert_eq!(a.manifest, b.manifest);
     assert_eq!(a.manifest.configs, vec!["tiny: tiny.toml".to_string()]);
 }
+
+/// A litmus workload in a sweep: its weak-outcome rate becomes a statistic, its final states columns
+/// and an outcomes chart, and a forbidden test observed weak would fail its check.
+#[test]
+fn litmus_workloads_sweep_their_weak_outcome_rate() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let d = scratch("litmus");
+    let spec = d.join("sb.toml");
+    std::fs::write(
+        &spec,
+        format!(
+            "config = {:?}\n[params]\n\"store_buffer.entries\" = [0, 32]\n\
+             \"stress.interconnect_jitter\" = 80\n\"stress.drain_jitter\" = 80\n\
+             \"stress.start_skew\" = 150\n\"stress.randomise_placement\" = true\n\
+             [[workload]]\nname = \"SB\"\nlitmus = {:?}\niterations = 2000\n\
+             [[workload]]\nname = \"MP+rel/acq\"\nlitmus = {:?}\niterations = 2000\n\
+             [[chart]]\nname = \"rate\"\nkind = \"bar\"\nx = \"store_buffer.entries\"\n\
+             y = \"litmus.witness_rate\"\nseries = [\"workload\"]\n\
+             [[chart]]\nname = \"states\"\nkind = \"outcomes\"\nseries = [\"store_buffer.entries\"]\n\
+             where = {{ workload = \"SB\" }}\n",
+            root.join("configs/tiny.toml"),
+            root.join("workloads/litmus/ptx/sb_relaxed_gpu.litmus"),
+            root.join("workloads/litmus/ptx/mp_rel_acq_gpu.litmus"),
+        ),
+    )
+    .unwrap();
+    let plan = sweep::spec::load(&spec).unwrap();
+    let out = d.join("out");
+    run_all(&plan, &out, 2);
+    let (_, t) = results::combine(&out).unwrap();
+    let rate = |w: &str, e: i64| -> f64 {
+        let r = (0..t.rows.len())
+            .find(|&r| {
+                t.get(r, "workload") == Some(&Value::Str(w.into()))
+                    && t.get(r, "store_buffer.entries") == Some(&Value::Int(e))
+            })
+            .unwrap();
+        assert_eq!(
+            t.get(r, "status"),
+            Some(&Value::Str("ok".into())),
+            "{w} {e}"
+        );
+        t.get(r, "litmus.witness_rate")
+            .and_then(Value::as_f64)
+            .unwrap()
+    };
+    // No buffer, no store buffering; a big one shows it. The forbidden outcome never appears.
+    assert_eq!(rate("SB", 0), 0.0);
+    assert!(rate("SB", 32) > 0.0);
+    assert_eq!(rate("MP+rel/acq", 32), 0.0);
+    let weak = t
+        .column("outcome: P0:r0=0; P1:r0=0;")
+        .expect("a column per final state");
+    assert_eq!(weak.unit, "runs");
+    let svg = String::from_utf8(read(&out.join("charts/states.svg"))).unwrap();
+    assert!(
+        svg.contains("aria-label=\"P0:r0=0; P1:r0=0; *\""),
+        "the witness is marked"
+    );
+    // Two workloads in one outcomes chart are refused before anything runs.
+    let mut both = chart("kind = \"outcomes\"");
+    let e = both.validate(0, &plan.manifest).unwrap_err();
+    assert!(e.contains("one litmus workload"), "{e}");
+}
