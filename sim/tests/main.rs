@@ -2,4 +2,5 @@
 
 mod config_cli;
 mod kernel_lang;
+mod sweep;
 mod workloads;
