@@ -1,6 +1,6 @@
 //! Charts and reports: the plotting layer ([`plot`]; its SVG writer with embedded glyph outlines is
 //! [`svg`]), error metrics for simulated-versus-measured comparisons ([`metrics`]), and the offline
-//! HTML report writer.
+//! HTML report writer ([`html`]).
 //!
 //! Everything here turns numbers into files; nothing here simulates. The sweep runner and the compare
 //! command build [`plot::Chart`]s from their results and hand them over:

@@ -70,25 +70,21 @@ pub fn plot(dir: &Path, mut chart: charts::ChartSpec, out: &Path) -> Result<(), 
         .validate(0, &m)
         .map_err(|e| SweepError::Plan(format!("chart: {e}")))?;
     let res = results::load_results(dir, &m)?;
+    let table = results::Table::build(&m, &res);
+    let reports: Vec<String> = table
+        .columns
+        .iter()
+        .filter(|c| c.kind == ColumnKind::Report)
+        .map(|c| c.name.trim_start_matches("report.").to_string())
+        .collect();
     let mut with_chart = m.clone();
     with_chart.charts = vec![chart.clone()];
-    let mut reports: Vec<String> = Vec::new();
-    for r in &res {
-        if let exec::Outcome::Ok { reports: q, .. } = &r.outcome {
-            for (n, _) in q {
-                if !reports.contains(n) {
-                    reports.push(n.clone());
-                }
-            }
-        }
-    }
     if let Some(sample) = res
         .iter()
         .find(|r| matches!(r.outcome, exec::Outcome::Ok { .. }))
     {
         charts::check_columns(&with_chart, sample, &reports)?;
     }
-    let table = results::Table::build(&m, &res);
     let (c, _) = charts::build(&chart, &m, &table)?;
     c.save_as(out)?;
     Ok(())
