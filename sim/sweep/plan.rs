@@ -363,8 +363,8 @@ impl Plan {
 }
 
 /// Every combination of the listed values, the last key varying fastest.
-pub fn combinations(params: &[(String, Vec<Value>)]) -> Vec<Vec<(String, Value)>> {
-    let mut out: Vec<Vec<(String, Value)>> = vec![vec![]];
+pub fn combinations<T: Clone>(params: &[(String, Vec<T>)]) -> Vec<Vec<(String, T)>> {
+    let mut out: Vec<Vec<(String, T)>> = vec![vec![]];
     for (k, vals) in params {
         out = out
             .into_iter()

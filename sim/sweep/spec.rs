@@ -282,7 +282,7 @@ pub fn parse(text: &str, file: &str, dir: &Path, stem: &str) -> Result<Plan, Swe
         }
         names.push(name.clone());
         let at = format!("workload {name:?}");
-        let mut params: Vec<(String, Vec<Value>)> = Vec::new();
+        let mut params: Vec<(String, Vec<i64>)> = Vec::new();
         for (k, v) in &w.params {
             if k.contains('.')
                 || META_COLUMNS.contains(&k.as_str())
@@ -294,17 +294,18 @@ pub fn parse(text: &str, file: &str, dir: &Path, stem: &str) -> Result<Plan, Swe
                 )));
             }
             let vals = values(&format!("{at}: params.{k}"), v).map_err(&err)?;
-            if let Some((i, bad)) = vals
+            let ints = vals
                 .iter()
                 .enumerate()
-                .find(|(_, v)| !matches!(v, Value::Int(_)))
-            {
-                return Err(err(format!(
-                    "{at}: params.{k}[{i}] = {}: must be an integer (kernel parameters are integers)",
-                    bad.to_toml()
-                )));
-            }
-            params.push((k.clone(), vals));
+                .map(|(i, v)| match v {
+                    Value::Int(n) => Ok(*n),
+                    bad => Err(err(format!(
+                        "{at}: params.{k}[{i}] = {}: must be an integer (kernel parameters are integers)",
+                        bad.to_toml()
+                    ))),
+                })
+                .collect::<Result<Vec<i64>, SweepError>>()?;
+            params.push((k.clone(), ints));
         }
         let set = config_values(&format!("{at}: set"), &w.set)?;
         if is_litmus {
@@ -352,14 +353,7 @@ pub fn parse(text: &str, file: &str, dir: &Path, stem: &str) -> Result<Plan, Swe
             )));
         }
         let set_combos = combinations(&set);
-        for combo in combinations(&params) {
-            let ints: Vec<(String, i64)> = combo
-                .iter()
-                .map(|(k, v)| match v {
-                    Value::Int(i) => (k.clone(), *i),
-                    _ => unreachable!("checked above: kernel parameters are integers"),
-                })
-                .collect();
+        for ints in combinations(&params) {
             let wl = load_kernel(&path, &ints).map_err(|e| {
                 let set: Vec<String> = ints.iter().map(|(k, v)| format!("{k}={v}")).collect();
                 err(format!(
@@ -374,7 +368,10 @@ pub fn parse(text: &str, file: &str, dir: &Path, stem: &str) -> Result<Plan, Swe
             for s in &set_combos {
                 variants.push(Variant {
                     workload: name.clone(),
-                    params: combo.clone(),
+                    params: ints
+                        .iter()
+                        .map(|(k, v)| (k.clone(), Value::Int(*v)))
+                        .collect(),
                     set: s.clone(),
                     job: Job::Kernel(wl.clone()),
                 });
