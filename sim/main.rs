@@ -80,9 +80,9 @@ struct PlotArgs {
     /// line, bar, stacked_bar or scatter.
     #[arg(long, default_value = "line")]
     kind: sweep::charts::ChartKind,
-    /// Column on x (a parameter; an expression for scatter).
+    /// Column on x (a parameter; an expression for scatter; none for outcomes).
     #[arg(long)]
-    x: String,
+    x: Option<String>,
     /// Expression on y, e.g. `kernel.cycles / T`.
     #[arg(long)]
     y: Option<String>,
@@ -234,7 +234,7 @@ fn cmd_plot(a: PlotArgs) -> Result<ExitCode> {
         name: "plot".into(),
         title: a.title.unwrap_or_default(),
         kind: a.kind,
-        x: a.x,
+        x: a.x.unwrap_or_default(),
         y: a.y,
         layers,
         series: a.series,
