@@ -446,6 +446,7 @@ pub fn workload(test: &LitmusTest, lay: &Layout, plan: &Plan) -> Workload {
         params,
         checks: Vec::new(),
         reports: Vec::new(),
+        parameters: Vec::new(),
     }
 }
 

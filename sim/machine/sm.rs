@@ -38,6 +38,8 @@ use crate::workload::Geometry;
 use std::sync::Arc;
 
 const NEVER: Time = Time::MAX;
+/// What a warp whose live lanes all wait at a barrier waits on (for diagnoses).
+pub const BARRIER_WAIT: &str = "barrier";
 /// Backward branches a divergent lane group may take before the scheduler rotates to other lanes.
 const SPIN_ROTATE: u32 = 16;
 
@@ -62,12 +64,11 @@ pub struct Warp {
     pub last_addr: Option<u64>,
     pub last_pc: u32,
     pub waiting: &'static str,
-    /// Every lane has exited; the slot is kept until the warp's memory operations have settled, so
-    /// that their responses never reach a warp that later reuses the slot, and captured registers
-    /// hold the values of loads still in flight at the exit.
-    exited: bool,
     /// SM write frontier a device-scope release waits for (see [`Sm::frontier_reached`]).
     fence_mark: Option<u64>,
+    /// Set at exit when the warp's registers are captured: the work-group id. They are read when
+    /// the warp retires, so that loads still in flight at the exit have written their registers.
+    capture: Option<u64>,
 }
 
 impl Warp {
@@ -126,11 +127,8 @@ impl Warp {
 
 pub struct GroupSlot {
     pub group: u64,
-    /// Warps with live lanes (barrier participants).
     pub warps: Vec<u16>,
     pub live_warps: u32,
-    /// Warps holding a slot: live ones plus exited ones whose memory operations are in flight.
-    resident_warps: u32,
     arrived: u32,
     pub threads: u32,
     pub local: Vec<u8>,
@@ -176,6 +174,8 @@ pub struct SmNotices {
     pub groups_done: Vec<(usize, u64)>,
     pub error: Option<(usize, String, u64, u64)>,
     pub progress: u64,
+    /// An exited warp released its slot: a waiting work-group may fit now.
+    pub slots_freed: bool,
     /// (group id, lane-local thread index, final registers) for captured threads.
     pub exits: Vec<(u64, u32, Vec<u64>)>,
 }
@@ -292,6 +292,39 @@ impl Sm {
         }
     }
 
+    /// Numbers a write the SM sends to its L1.
+    fn next_write_seq(&mut self) -> u64 {
+        self.wacked.push_back(false);
+        self.wseq_next += 1;
+        self.wseq_next - 1
+    }
+
+    fn write_acked(&mut self, seq: u64) {
+        if let Some(i) = seq.checked_sub(self.wbase) {
+            if let Some(a) = self.wacked.get_mut(i as usize) {
+                *a = true;
+            }
+        }
+        while self.wacked.front() == Some(&true) {
+            self.wacked.pop_front();
+            self.wbase += 1;
+        }
+    }
+
+    /// Cumulativity of a release at device scope or wider: writes of *other* warps of this SM that
+    /// the L1 accepted are visible to this warp's loads before they reach L2 (the L1 is shared and
+    /// write-through), so a value this warp observed may come from one of them. PTX orders such an
+    /// observed write before the release for every thread the release synchronises with (causality
+    /// order goes through observation), so the release waits until every write the SM sent before
+    /// it is acknowledged. The mark is taken only once the warp's own loads have returned, so no
+    /// later observation can escape it.
+    fn frontier_reached(&mut self, wi: usize) -> bool {
+        let next = self.wseq_next;
+        let w = self.warps[wi].as_mut().expect("live");
+        let mark = *w.fence_mark.get_or_insert(next);
+        self.wbase >= mark
+    }
+
     /// The stress warps issue what they can and sleep once no workload warp is resident.
     pub fn stress_tick(&mut self, ctx: &mut Ctx) {
         let resident = self.used_warps > 0;
@@ -344,39 +377,6 @@ impl Sm {
         }
     }
 
-    /// Numbers a write the SM sends to its L1.
-    fn next_write_seq(&mut self) -> u64 {
-        self.wacked.push_back(false);
-        self.wseq_next += 1;
-        self.wseq_next - 1
-    }
-
-    fn write_acked(&mut self, seq: u64) {
-        if let Some(i) = seq.checked_sub(self.wbase) {
-            if let Some(a) = self.wacked.get_mut(i as usize) {
-                *a = true;
-            }
-        }
-        while self.wacked.front() == Some(&true) {
-            self.wacked.pop_front();
-            self.wbase += 1;
-        }
-    }
-
-    /// Cumulativity of a release at device scope or wider: writes of *other* warps of this SM that
-    /// the L1 accepted are visible to this warp's loads before they reach L2 (the L1 is shared and
-    /// write-through), so a value this warp observed may come from one of them. PTX orders such an
-    /// observed write before the release for every thread the release synchronises with (causality
-    /// order goes through observation), so the release waits until every write the SM sent before
-    /// it is acknowledged. The mark is taken only once the warp's own loads have returned, so no
-    /// later observation can escape it.
-    fn frontier_reached(&mut self, wi: usize) -> bool {
-        let next = self.wseq_next;
-        let w = self.warps[wi].as_mut().expect("live");
-        let mark = *w.fence_mark.get_or_insert(next);
-        self.wbase >= mark
-    }
-
     /// Whether a group of `threads` threads, `warps` warps and `shared` bytes fits now.
     pub fn fits(&self, threads: u32, warps: u32, shared: u32, cfg: &GpuConfig) -> bool {
         self.groups.iter().any(|g| g.is_none())
@@ -426,8 +426,8 @@ impl Sm {
                 last_addr: None,
                 last_pc: 0,
                 waiting: "ready",
-                exited: false,
                 fence_mark: None,
+                capture: None,
             };
             warp.live = warp.full_mask();
             for &(r, v) in self.params.iter() {
@@ -445,7 +445,6 @@ impl Sm {
         self.groups[gs] = Some(GroupSlot {
             group,
             live_warps: slots.len() as u32,
-            resident_warps: slots.len() as u32,
             warps: slots,
             arrived: 0,
             threads,
@@ -534,14 +533,14 @@ impl Sm {
                 if let Some(w) = self.warps[warp as usize].as_mut() {
                     w.to_l1 -= 1;
                 }
-                self.retire_if_settled(warp as usize);
+                self.retire_if_quiet(warp as usize);
             }
             CoreResp::StoreAcked { warp, seq } => {
                 self.write_acked(seq);
                 if let Some(w) = self.warps[warp as usize].as_mut() {
                     w.to_l2 -= 1;
                 }
-                self.retire_if_settled(warp as usize);
+                self.retire_if_quiet(warp as usize);
             }
             CoreResp::LoadData { who, line, data } => {
                 let bytes = *ctx.lines.get(data.0);
@@ -609,7 +608,7 @@ impl Sm {
                 ctx.q.after(0, Event::L1In(self.id, L1Req::InvalidateAll));
             }
         }
-        self.retire_if_settled(warp as usize);
+        self.retire_if_quiet(warp as usize);
     }
 
     /// Warp schedulers: issue what can issue this cycle; sleep when nothing can.
@@ -1184,44 +1183,44 @@ impl Sm {
             self.maybe_release_barrier(wi, ctx);
             return;
         }
-        // No lane is left: the warp leaves the group's barrier now, and its slot once its memory
-        // operations have settled.
-        w.exited = true;
-        w.waiting = "exited; memory operations in flight";
+        // The warp leaves its group now, but keeps its slot (with no live lanes, so it never issues)
+        // until its memory operations have completed: their responses and store acknowledgements
+        // are addressed by slot and must not reach a later warp placed in the same slot.
         let gs = w.group_slot;
-        let g = self.groups[gs].as_mut().expect("resident");
-        g.live_warps -= 1;
-        g.warps.retain(|&s| s as usize != wi);
-        if g.live_warps > 0 {
-            self.try_release_group(gs, ctx);
-        }
-        self.retire_if_settled(wi);
-    }
-
-    /// Frees the slot of an exited warp whose memory operations have all settled, and finishes its
-    /// work-group when it was the last one.
-    fn retire_if_settled(&mut self, wi: usize) {
-        if !self.warps[wi]
-            .as_ref()
-            .is_some_and(|w| w.exited && w.quiet())
-        {
-            return;
-        }
-        let w = self.warps[wi].take().expect("checked");
-        let gs = w.group_slot;
+        let first_lane = w.warp_in_group * self.ws;
         let g = self.groups[gs].as_mut().expect("resident");
         if self.capture_groups.contains(&g.group) {
-            self.notices
-                .exits
-                .push((g.group, w.warp_in_group * self.ws, w.regs));
+            w.capture = Some(g.group);
         }
-        g.resident_warps -= 1;
-        self.used_warps -= 1;
-        if g.resident_warps == 0 {
+        let _ = first_lane;
+        g.live_warps -= 1;
+        g.warps.retain(|&s| s as usize != wi);
+        self.retire_if_quiet(wi);
+        let g = self.groups[gs].as_mut().expect("resident");
+        if g.live_warps == 0 {
             let g = self.groups[gs].take().expect("resident");
             self.used_threads -= g.threads;
             self.used_shared -= self.kernel.local_bytes;
             self.notices.groups_done.push((gs, g.group));
+        } else {
+            self.try_release_group(gs, ctx);
+        }
+    }
+
+    /// Frees the slot of an exited warp whose memory operations have all completed.
+    fn retire_if_quiet(&mut self, wi: usize) {
+        if self.warps[wi]
+            .as_ref()
+            .is_some_and(|w| w.live == 0 && w.quiet())
+        {
+            let w = self.warps[wi].take().expect("checked");
+            if let Some(group) = w.capture {
+                self.notices
+                    .exits
+                    .push((group, w.warp_in_group * self.ws, w.regs));
+            }
+            self.used_warps -= 1;
+            self.notices.slots_freed = true;
         }
     }
 
@@ -1595,7 +1594,16 @@ impl Sm {
             e.2[o..o + bytes as usize].copy_from_slice(&v.to_le_bytes()[..bytes as usize]);
         }
         let system = scope == Scope::System && self.svm && ord != StoreOrd::Plain;
-        let buffered = self.sb.enabled() && !ord.is_release();
+        // A store scattered over more lines than the buffer holds can never enter it: it goes to
+        // the L1 directly, after the warp's buffered stores (same-address order).
+        let oversize = self.sb.enabled() && !self.sb.can_hold(lines_.len());
+        if oversize && self.warps[wi].as_ref().expect("live").sb_count > 0 {
+            let w = self.warps[wi].as_mut().expect("live");
+            w.waiting = "store larger than the store buffer waits for it to drain";
+            self.wake_drain(ctx, now);
+            return false;
+        }
+        let buffered = self.sb.enabled() && !ord.is_release() && !oversize;
         if buffered {
             let ls: Vec<u64> = lines_.iter().map(|x| x.0).collect();
             if !self.sb.has_room(wi as u16, &ls) {
@@ -1811,12 +1819,19 @@ impl Sm {
         self.warps
             .iter()
             .flatten()
+            .filter(|w| w.live != 0)
             .map(|w| {
                 let g = self.groups[w.group_slot]
                     .as_ref()
                     .map(|g| g.group)
                     .unwrap_or(0);
-                (g, w.warp_in_group, w.last_pc, w.waiting, w.last_addr)
+                // `waiting` is overwritten once the barrier instruction has issued.
+                let waiting = if w.at_bar != 0 && w.at_bar & w.live == w.live {
+                    BARRIER_WAIT
+                } else {
+                    w.waiting
+                };
+                (g, w.warp_in_group, w.last_pc, waiting, w.last_addr)
             })
             .collect()
     }

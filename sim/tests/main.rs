@@ -1,1 +1,5 @@
-//! Integration tests: one binary (being built).
+//! Integration tests: one binary. Each file under `sim/tests/` is a module here.
+
+mod config_cli;
+mod kernel_lang;
+mod workloads;
