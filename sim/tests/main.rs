@@ -2,4 +2,5 @@
 
 mod config_cli;
 mod kernel_lang;
+mod litmus;
 mod workloads;
