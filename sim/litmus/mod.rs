@@ -27,7 +27,7 @@ mod report;
 mod run;
 mod test;
 
-pub use bench::{mp_rate, BenchRate};
+pub use bench::{mp_rate, BenchRate, MP_TEST};
 pub use cond::{Condition, Quantifier};
 pub use expect::{apply_expectations, load_expectations, ExpectEntry};
 pub use parse::parse;
