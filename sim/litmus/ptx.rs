@@ -103,19 +103,7 @@ pub fn parse_threads(
     let mut threads = Vec::with_capacity(n);
     for (ti, (name, cta, at)) in names.into_iter().enumerate() {
         let mut b = ThreadBuilder::new(c.file, locations, name.clone(), cta, at);
-        for (t, r, init, rat) in reg_init {
-            if *t == name {
-                if b.t.reg_named(r).is_some() {
-                    return Err(b.error(*rat, format!("{t}:{r} is initialised twice")));
-                }
-                let reg = b.reg(r);
-                b.t.reg_init.push((reg, *init));
-                if let RegInit::Address(l) = init {
-                    b.addr_reg(*l);
-                    b.set_ty(reg, Ty::U64);
-                }
-            }
-        }
+        b.init_regs(reg_init)?;
         for (row_loc, cells) in &rows[1..] {
             if cells.len() != n {
                 return Err(b.error(

@@ -15,7 +15,10 @@
 //! - plain/relaxed stores go to the store buffer (or straight to L1 without one);
 //! - a release (store, RMW, fence, barrier) waits until every earlier load has returned and every
 //!   earlier store has been accepted by the L1 (work_group scope and narrower) or acknowledged by
-//!   L2 (device) / the system point (system);
+//!   L2 (device) / the system point (system); at device scope or wider it also waits until every
+//!   write the SM sent to its L1 before it is acknowledged (the SM's write frontier): the L1 is shared
+//!   and write-through, so the warp may have read another warp's write before it reached L2, and PTX
+//!   orders writes a thread observed before its release (cumulativity);
 //! - an acquire (load, RMW, fence) blocks every later memory operation until it completes; at device
 //!   scope or wider it then invalidates the SM's L1;
 //! - seq_cst is both, and waits for everything earlier to complete: all seq_cst operations are then
@@ -23,6 +26,11 @@
 //! - atomics at work_group scope or narrower run at the SM (shared-memory unit, or the L1 with
 //!   `work_group_global_at = "l1"`), wider ones at the L2 slice; local-memory atomics narrow to
 //!   work_group (SYCL rule); relaxed operations impose no ordering.
+//!
+//! An exited warp keeps its slot until its memory operations have settled; captured registers are
+//! read then, so loads in flight at the exit have written theirs. With `stress.stress_warps`, the SM
+//! also runs memory-stress traffic (`stress.rs`); with `RunOptions::races`, it reports every access,
+//! atomic read completion, fence and barrier as a race event (`races.rs`).
 //!
 //! Not modelled: instruction fetch and caches, register-bank conflicts, dual issue of one warp,
 //! predicated execution other than branches, the carve-out between L1 and shared memory.
@@ -599,7 +607,7 @@ impl Sm {
         let vals = op.vals;
         let (race_read, addrs) = (op.race_read, op.addr);
         if let Some((space, scope, acq)) = race_read {
-            for l in lanes_of(lanes) {
+            for l in crate::machine::sm::lanes(lanes) {
                 let (_, tid) = self.thread_ids(warp as usize, l);
                 self.notices.races.push(RaceEvent::ReadDone {
                     tid,
@@ -2024,11 +2032,6 @@ impl ValueStore for LocalView<'_> {
         let o = addr as usize;
         self.mem[o..o + len as usize].copy_from_slice(&v.to_le_bytes()[..len as usize]);
     }
-}
-
-/// Iterates the set bits of a lane mask.
-pub fn lanes_of(mask: u64) -> impl Iterator<Item = usize> {
-    lanes(mask)
 }
 
 /// Iterates the set bits of a lane mask.
