@@ -187,7 +187,7 @@ impl Plan {
         };
         let mut perm: Vec<u32> = (0..s).collect();
         let mut order: Vec<u32> = (0..blocks).collect();
-        if let Some(r) = rng.as_deref_mut() {
+        if let Some(r) = rng {
             shuffle(&mut perm, r);
             shuffle(&mut order, r);
         }

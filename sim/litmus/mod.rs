@@ -63,7 +63,7 @@ pub enum LitmusError {
         launch: u64,
         seed: u64,
         #[source]
-        source: SimError,
+        source: Box<SimError>,
     },
 }
 

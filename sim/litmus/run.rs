@@ -237,7 +237,7 @@ fn launch(
         file: test.file.clone(),
         launch: index,
         seed: opts.seed,
-        source,
+        source: Box::new(source),
     })?;
     let nregs = observed
         .iter()
