@@ -1233,12 +1233,10 @@ impl Sm {
         // until its memory operations have completed: their responses and store acknowledgements
         // are addressed by slot and must not reach a later warp placed in the same slot.
         let gs = w.group_slot;
-        let first_lane = w.warp_in_group * self.ws;
         let g = self.groups[gs].as_mut().expect("resident");
         if self.capture_groups.contains(&g.group) {
             w.capture = Some(g.group);
         }
-        let _ = first_lane;
         g.live_warps -= 1;
         g.warps.retain(|&s| s as usize != wi);
         self.retire_if_quiet(wi);
