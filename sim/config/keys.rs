@@ -514,7 +514,7 @@ pub static KEYS: &[Key] = &[
         "stress.stress_warps",
         int(0, 1024),
         "warps",
-        "Memory-stress warps per SM: random loads and stores of a scratch region (twice the L1) through the L1, interconnect and L2 while workload warps are resident.",
+        "Memory-stress pseudo-warps per SM loading and storing a scratch region while workload warps are resident.",
     ),
     opt(
         "stress.prewarm_l1",
@@ -526,7 +526,7 @@ pub static KEYS: &[Key] = &[
         "stress.randomise_placement",
         Kind::Bool,
         "",
-        "Litmus runner: draw each launch's lanes, SMs and interleaving of instances' locations at random (seeded).",
+        "Litmus runner: seeded random lanes, SMs and location interleaving per launch instead of the fixed layout.",
     ),
     opt(
         "watchdog.max_cycles",

@@ -75,11 +75,12 @@ pub struct Warp {
     pub last_addr: Option<u64>,
     pub last_pc: u32,
     pub waiting: &'static str,
+    /// Every lane has exited; the slot is kept until the warp's memory operations have settled, so
+    /// that their responses never reach a warp that later reuses the slot, and captured registers
+    /// hold the values of loads still in flight at the exit.
+    exited: bool,
     /// SM write frontier a device-scope release waits for (see [`Sm::frontier_reached`]).
     fence_mark: Option<u64>,
-    /// Set at exit when the warp's registers are captured: the work-group id. They are read when
-    /// the warp retires, so that loads still in flight at the exit have written their registers.
-    capture: Option<u64>,
 }
 
 impl Warp {
@@ -138,8 +139,11 @@ impl Warp {
 
 pub struct GroupSlot {
     pub group: u64,
+    /// Warps with live lanes (barrier participants).
     pub warps: Vec<u16>,
     pub live_warps: u32,
+    /// Warps holding a slot: live ones plus exited ones whose memory operations are in flight.
+    resident_warps: u32,
     arrived: u32,
     pub threads: u32,
     pub local: Vec<u8>,
@@ -311,39 +315,6 @@ impl Sm {
         }
     }
 
-    /// Numbers a write the SM sends to its L1.
-    fn next_write_seq(&mut self) -> u64 {
-        self.wacked.push_back(false);
-        self.wseq_next += 1;
-        self.wseq_next - 1
-    }
-
-    fn write_acked(&mut self, seq: u64) {
-        if let Some(i) = seq.checked_sub(self.wbase) {
-            if let Some(a) = self.wacked.get_mut(i as usize) {
-                *a = true;
-            }
-        }
-        while self.wacked.front() == Some(&true) {
-            self.wacked.pop_front();
-            self.wbase += 1;
-        }
-    }
-
-    /// Cumulativity of a release at device scope or wider: writes of *other* warps of this SM that
-    /// the L1 accepted are visible to this warp's loads before they reach L2 (the L1 is shared and
-    /// write-through), so a value this warp observed may come from one of them. PTX orders such an
-    /// observed write before the release for every thread the release synchronises with (causality
-    /// order goes through observation), so the release waits until every write the SM sent before
-    /// it is acknowledged. The mark is taken only once the warp's own loads have returned, so no
-    /// later observation can escape it.
-    fn frontier_reached(&mut self, wi: usize) -> bool {
-        let next = self.wseq_next;
-        let w = self.warps[wi].as_mut().expect("live");
-        let mark = *w.fence_mark.get_or_insert(next);
-        self.wbase >= mark
-    }
-
     /// The stress warps issue what they can and sleep once no workload warp is resident.
     pub fn stress_tick(&mut self, ctx: &mut Ctx) {
         let resident = self.used_warps > 0;
@@ -396,6 +367,39 @@ impl Sm {
         }
     }
 
+    /// Numbers a write the SM sends to its L1.
+    fn next_write_seq(&mut self) -> u64 {
+        self.wacked.push_back(false);
+        self.wseq_next += 1;
+        self.wseq_next - 1
+    }
+
+    fn write_acked(&mut self, seq: u64) {
+        if let Some(i) = seq.checked_sub(self.wbase) {
+            if let Some(a) = self.wacked.get_mut(i as usize) {
+                *a = true;
+            }
+        }
+        while self.wacked.front() == Some(&true) {
+            self.wacked.pop_front();
+            self.wbase += 1;
+        }
+    }
+
+    /// Cumulativity of a release at device scope or wider: writes of *other* warps of this SM that
+    /// the L1 accepted are visible to this warp's loads before they reach L2 (the L1 is shared and
+    /// write-through), so a value this warp observed may come from one of them. PTX orders such an
+    /// observed write before the release for every thread the release synchronises with (causality
+    /// order goes through observation), so the release waits until every write the SM sent before
+    /// it is acknowledged. The mark is taken only once the warp's own loads have returned, so no
+    /// later observation can escape it.
+    fn frontier_reached(&mut self, wi: usize) -> bool {
+        let next = self.wseq_next;
+        let w = self.warps[wi].as_mut().expect("live");
+        let mark = *w.fence_mark.get_or_insert(next);
+        self.wbase >= mark
+    }
+
     /// Whether a group of `threads` threads, `warps` warps and `shared` bytes fits now.
     pub fn fits(&self, threads: u32, warps: u32, shared: u32, cfg: &GpuConfig) -> bool {
         self.groups.iter().any(|g| g.is_none())
@@ -446,8 +450,8 @@ impl Sm {
                 last_addr: None,
                 last_pc: 0,
                 waiting: "ready",
+                exited: false,
                 fence_mark: None,
-                capture: None,
             };
             warp.live = warp.full_mask();
             for &(r, v) in self.params.iter() {
@@ -465,6 +469,7 @@ impl Sm {
         self.groups[gs] = Some(GroupSlot {
             group,
             live_warps: slots.len() as u32,
+            resident_warps: slots.len() as u32,
             warps: slots,
             arrived: 0,
             threads,
@@ -553,14 +558,14 @@ impl Sm {
                 if let Some(w) = self.warps[warp as usize].as_mut() {
                     w.to_l1 -= 1;
                 }
-                self.retire_if_quiet(warp as usize);
+                self.retire_if_settled(warp as usize);
             }
             CoreResp::StoreAcked { warp, seq } => {
                 self.write_acked(seq);
                 if let Some(w) = self.warps[warp as usize].as_mut() {
                     w.to_l2 -= 1;
                 }
-                self.retire_if_quiet(warp as usize);
+                self.retire_if_settled(warp as usize);
             }
             CoreResp::LoadData { who, line, data } => {
                 let bytes = *ctx.lines.get(data.0);
@@ -641,7 +646,7 @@ impl Sm {
                 ctx.q.after(0, Event::L1In(self.id, L1Req::InvalidateAll));
             }
         }
-        self.retire_if_quiet(warp as usize);
+        self.retire_if_settled(warp as usize);
     }
 
     /// Warp schedulers: issue what can issue this cycle; sleep when nothing can.
@@ -1229,42 +1234,44 @@ impl Sm {
             self.maybe_release_barrier(wi, ctx);
             return;
         }
-        // The warp leaves its group now, but keeps its slot (with no live lanes, so it never issues)
-        // until its memory operations have completed: their responses and store acknowledgements
-        // are addressed by slot and must not reach a later warp placed in the same slot.
+        // No lane is left: the warp leaves the group's barrier now, and its slot once its memory
+        // operations have settled.
+        w.exited = true;
+        w.waiting = "exited; memory operations in flight";
+        let gs = w.group_slot;
+        let g = self.groups[gs].as_mut().expect("resident");
+        g.live_warps -= 1;
+        g.warps.retain(|&s| s as usize != wi);
+        if g.live_warps > 0 {
+            self.try_release_group(gs, ctx);
+        }
+        self.retire_if_settled(wi);
+    }
+
+    /// Frees the slot of an exited warp whose memory operations have all settled, and finishes its
+    /// work-group when it was the last one.
+    fn retire_if_settled(&mut self, wi: usize) {
+        if !self.warps[wi]
+            .as_ref()
+            .is_some_and(|w| w.exited && w.quiet())
+        {
+            return;
+        }
+        let w = self.warps[wi].take().expect("checked");
         let gs = w.group_slot;
         let g = self.groups[gs].as_mut().expect("resident");
         if self.capture_groups.contains(&g.group) {
-            w.capture = Some(g.group);
+            self.notices
+                .exits
+                .push((g.group, w.warp_in_group * self.ws, w.regs));
         }
-        g.live_warps -= 1;
-        g.warps.retain(|&s| s as usize != wi);
-        self.retire_if_quiet(wi);
-        let g = self.groups[gs].as_mut().expect("resident");
-        if g.live_warps == 0 {
+        g.resident_warps -= 1;
+        self.used_warps -= 1;
+        if g.resident_warps == 0 {
             let g = self.groups[gs].take().expect("resident");
             self.used_threads -= g.threads;
             self.used_shared -= self.kernel.local_bytes;
             self.notices.groups_done.push((gs, g.group));
-        } else {
-            self.try_release_group(gs, ctx);
-        }
-    }
-
-    /// Frees the slot of an exited warp whose memory operations have all completed.
-    fn retire_if_quiet(&mut self, wi: usize) {
-        if self.warps[wi]
-            .as_ref()
-            .is_some_and(|w| w.live == 0 && w.quiet())
-        {
-            let w = self.warps[wi].take().expect("checked");
-            if let Some(group) = w.capture {
-                self.notices
-                    .exits
-                    .push((group, w.warp_in_group * self.ws, w.regs));
-            }
-            self.used_warps -= 1;
-            self.notices.slots_freed = true;
         }
     }
 
