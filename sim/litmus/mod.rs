@@ -56,6 +56,8 @@ pub enum LitmusError {
     },
     #[error("{file}: no litmus tests (*.litmus) found")]
     Empty { file: String },
+    #[error("{file}: {message}")]
+    TooLarge { file: String, message: String },
     #[error("test {test} ({file}), launch {launch} of seed {seed}: {source}")]
     Run {
         test: String,
