@@ -368,10 +368,10 @@ fn cmd_run(c: RunCmd) -> Result<ExitCode> {
 struct LitmusArgs {
     /// Test files, or folders searched for *.litmus.
     #[arg(required = true)]
-    paths: Vec<std::path::PathBuf>,
+    paths: Vec<PathBuf>,
     /// Hardware config (default: the embedded H100 preset).
     #[arg(long)]
-    config: Option<std::path::PathBuf>,
+    config: Option<PathBuf>,
     /// Override a config value, e.g. `--set stress.drain_jitter=40` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
@@ -382,13 +382,13 @@ struct LitmusArgs {
     seed: u64,
     /// Write the results as a JSON array (one object per test).
     #[arg(long, value_name = "FILE")]
-    json: Option<std::path::PathBuf>,
+    json: Option<PathBuf>,
     /// Report data races and scope races.
     #[arg(long)]
     races: bool,
     /// Expectations file (`TEST allowed|forbidden [required]` per line), overriding the tests' own.
     #[arg(long, value_name = "FILE")]
-    expect: Option<std::path::PathBuf>,
+    expect: Option<PathBuf>,
     /// Exit with status 1 when a forbidden witness was observed or a required one never appeared.
     #[arg(long)]
     check: bool,

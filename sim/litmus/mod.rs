@@ -27,7 +27,7 @@ mod report;
 mod run;
 mod test;
 
-pub use bench::{mp_rate, BenchRate};
+pub use bench::{mp_rate, BenchRate, MP_TEST};
 pub use cond::{Condition, Quantifier};
 pub use expect::{apply_expectations, load_expectations, ExpectEntry};
 pub use parse::parse;
@@ -56,6 +56,8 @@ pub enum LitmusError {
     },
     #[error("{file}: no litmus tests (*.litmus) found")]
     Empty { file: String },
+    #[error("{file}: {message}")]
+    TooLarge { file: String, message: String },
     #[error("test {test} ({file}), launch {launch} of seed {seed}: {source}")]
     Run {
         test: String,
@@ -63,7 +65,7 @@ pub enum LitmusError {
         launch: u64,
         seed: u64,
         #[source]
-        source: SimError,
+        source: Box<SimError>,
     },
 }
 

@@ -18,6 +18,7 @@ use super::l1::L1;
 use super::l2::L2Slice;
 use super::memory::{GlobalMemory, GLOBAL_BASE};
 use super::msg::*;
+use super::races::RaceDetector;
 use super::sm::{Sm, SmParams};
 use super::xbar::Xbar;
 use crate::config::GpuConfig;
@@ -53,6 +54,8 @@ struct Gpu<'c> {
     progress: u64,
     captured: HashMap<u64, Vec<(usize, Reg)>>,
     capture_out: Vec<u64>,
+    /// `RunOptions::races`: the detector the SMs' race events feed.
+    races: Option<RaceDetector>,
 }
 
 macro_rules! ctx {
@@ -134,6 +137,7 @@ pub fn run(cfg: &GpuConfig, wl: &Workload, opts: &RunOptions) -> Result<RunResul
         geo,
         capture_groups: Arc::new(capture_groups),
         scratch: (scratch > 0).then(|| (mem.base_of("<scratch>").unwrap_or(GLOBAL_BASE), scratch)),
+        races: opts.races,
     };
     let mut g = Gpu {
         cfg,
@@ -162,6 +166,7 @@ pub fn run(cfg: &GpuConfig, wl: &Workload, opts: &RunOptions) -> Result<RunResul
         progress: 0,
         captured,
         capture_out: vec![0; opts.capture.len()],
+        races: opts.races.then(|| RaceDetector::new(gt, cfg.sm.warp_size)),
     };
     if let Some(p) = &g.placement {
         if let Some(bad) = p.iter().find(|&&s| s >= cfg.sm.count) {
@@ -347,8 +352,13 @@ impl Gpu<'_> {
     }
 
     fn after_sm(&mut self, s: usize, wl: &Workload) -> Result<(), SimError> {
-        let n = std::mem::take(&mut self.sms[s].notices);
+        let mut n = std::mem::take(&mut self.sms[s].notices);
         self.progress += n.progress;
+        if let Some(d) = self.races.as_mut() {
+            for ev in n.races.drain(..) {
+                d.apply(ev);
+            }
+        }
         if let Some((pc, msg, thread, group)) = n.error {
             return Err(SimError::Runtime {
                 location: wl.kernel.where_is(pc),
@@ -462,7 +472,11 @@ impl Gpu<'_> {
             stats,
             checks,
             reports,
-            races: Vec::new(),
+            races: self
+                .races
+                .as_ref()
+                .map(|d| d.reports(&wl.kernel))
+                .unwrap_or_default(),
             captured: self.capture_out,
             buffers,
         })

@@ -15,7 +15,10 @@
 //! - plain/relaxed stores go to the store buffer (or straight to L1 without one);
 //! - a release (store, RMW, fence, barrier) waits until every earlier load has returned and every
 //!   earlier store has been accepted by the L1 (work_group scope and narrower) or acknowledged by
-//!   L2 (device) / the system point (system);
+//!   L2 (device) / the system point (system); at device scope or wider it also waits until every
+//!   write the SM sent to its L1 before it is acknowledged (the SM's write frontier): the L1 is shared
+//!   and write-through, so the warp may have read another warp's write before it reached L2, and PTX
+//!   orders writes a thread observed before its release (cumulativity);
 //! - an acquire (load, RMW, fence) blocks every later memory operation until it completes; at device
 //!   scope or wider it then invalidates the SM's L1;
 //! - seq_cst is both, and waits for everything earlier to complete: all seq_cst operations are then
@@ -24,11 +27,17 @@
 //!   `work_group_global_at = "l1"`), wider ones at the L2 slice; local-memory atomics narrow to
 //!   work_group (SYCL rule); relaxed operations impose no ordering.
 //!
+//! An exited warp keeps its slot until its memory operations have settled; captured registers are
+//! read then, so loads in flight at the exit have written theirs. With `stress.stress_warps`, the SM
+//! also runs memory-stress traffic (`stress.rs`); with `RunOptions::races`, it reports every access,
+//! atomic read completion, fence and barrier as a race event (`races.rs`).
+//!
 //! Not modelled: instruction fetch and caches, register-bank conflicts, dual issue of one warp,
 //! predicated execution other than branches, the carve-out between L1 and shared memory.
 
 use super::memory::byte_mask;
 use super::msg::*;
+use super::races::{Access, AccessKind, RaceEvent};
 use super::store_buffer::{Forward, StoreBuffer};
 use super::stress::{StressAccess, StressWarps, STRESS_WARP};
 use crate::config::{GpuConfig, WarpPolicy, WorkGroupAtomicSite};
@@ -45,6 +54,8 @@ const SPIN_ROTATE: u32 = 16;
 
 pub struct Warp {
     pub group_slot: usize,
+    /// The work-group's id (kept for the warp's in-flight operations after its group has finished).
+    group: u64,
     pub warp_in_group: u32,
     pub nlanes: u32,
     pub live: u64,
@@ -156,6 +167,8 @@ struct MemOp {
     parts: u32,
     /// Invalidate the L1 when this acquire completes.
     acquire: Option<Level>,
+    /// Race detection: an atomic read reports its completion (space, scope, acquire).
+    race_read: Option<(Space, Scope, bool)>,
 }
 
 #[derive(Default)]
@@ -182,6 +195,8 @@ pub struct SmNotices {
     pub slots_freed: bool,
     /// (group id, lane-local thread index, final registers) for captured threads.
     pub exits: Vec<(u64, u32, Vec<u64>)>,
+    /// Race detection: what happened, in order (empty unless `RunOptions::races`).
+    pub races: Vec<RaceEvent>,
 }
 
 pub struct Sm {
@@ -225,6 +240,7 @@ pub struct Sm {
     wbase: u64,
     wacked: std::collections::VecDeque<bool>,
     stress: Option<StressWarps>,
+    races: bool,
 }
 
 pub struct SmParams {
@@ -234,6 +250,8 @@ pub struct SmParams {
     pub capture_groups: Arc<std::collections::HashSet<u64>>,
     /// Scratch region (base, bytes) of the stress warps, when the config has any.
     pub scratch: Option<(u64, u64)>,
+    /// Report [`RaceEvent`]s.
+    pub races: bool,
 }
 
 fn level_of(scope: Scope, svm: bool) -> Level {
@@ -293,6 +311,7 @@ impl Sm {
             stress: p.scratch.map(|(base, bytes)| {
                 StressWarps::new(cfg.stress.stress_warps, base, bytes, cfg.l1.line_bytes)
             }),
+            races: p.races,
         }
     }
 
@@ -411,6 +430,7 @@ impl Sm {
             let nl = (threads - w * self.ws).min(self.ws);
             let mut warp = Warp {
                 group_slot: gs,
+                group,
                 warp_in_group: w,
                 nlanes: nl,
                 live: 0,
@@ -590,6 +610,19 @@ impl Sm {
         let now = ctx.now();
         let (warp, dst, kind, acquire, lanes) = (op.warp, op.dst, op.kind, op.acquire, op.lanes);
         let vals = op.vals;
+        let (race_read, addrs) = (op.race_read, op.addr);
+        if let Some((space, scope, acq)) = race_read {
+            for l in crate::machine::sm::lanes(lanes) {
+                let (_, tid) = self.thread_ids(warp as usize, l);
+                self.notices.races.push(RaceEvent::ReadDone {
+                    tid,
+                    space,
+                    addr: addrs[l],
+                    scope,
+                    acquire: acq,
+                });
+            }
+        }
         self.ops.release(opi);
         let Some(w) = self.warps[warp as usize].as_mut() else {
             return;
@@ -886,9 +919,8 @@ impl Sm {
 
     fn thread_ids(&self, wi: usize, lane: usize) -> (u64, u64) {
         let w = self.warps[wi].as_ref().expect("live warp");
-        let g = self.groups[w.group_slot].as_ref().expect("resident group");
         let local = w.warp_in_group as u64 * self.ws as u64 + lane as u64;
-        (g.group, g.group * self.geo.group_threads() as u64 + local)
+        (w.group, w.group * self.geo.group_threads() as u64 + local)
     }
 
     fn special(&self, wi: usize, lane: usize, s: Special, now: Time) -> u64 {
@@ -1098,6 +1130,18 @@ impl Sm {
                 self.exit_lanes(wi, mask, ctx);
             }
             Inst::Fence { ord, scope, .. } => {
+                if self.races {
+                    for l in lanes(mask) {
+                        let (_, tid) = self.thread_ids(wi, l);
+                        self.notices.races.push(RaceEvent::Fence {
+                            tid,
+                            acquire: ord.is_acquire(),
+                            release: ord.is_release(),
+                            seq_cst: ord == FenceOrd::SeqCst,
+                            scope,
+                        });
+                    }
+                }
                 let w = self.warps[wi].as_mut().expect("live");
                 Self::advance(w, mask);
                 if ord.is_acquire() && level_of(scope, self.svm) >= Level::L2 {
@@ -1148,6 +1192,7 @@ impl Sm {
                     expected: None,
                     ty,
                     acquire: ord.is_acquire(),
+                    order: ord.order(),
                     scope,
                 };
                 return self.atomic(wi, pc, mask, spec, now, ctx);
@@ -1172,6 +1217,7 @@ impl Sm {
                     expected: Some(expected),
                     ty,
                     acquire: success.is_acquire(),
+                    order: success.order(),
                     scope,
                 };
                 return self.atomic(wi, pc, mask, spec, now, ctx);
@@ -1248,6 +1294,10 @@ impl Sm {
                     let m = w.at_bar;
                     w.at_bar = 0;
                     Self::advance(w, m);
+                    if self.races {
+                        let tids = lanes(m).map(|l| self.thread_ids(wi, l).1).collect();
+                        self.notices.races.push(RaceEvent::Barrier { tids });
+                    }
                 }
             }
             BarrierKind::WorkGroup => {
@@ -1278,6 +1328,16 @@ impl Sm {
         }
         g.arrived = 0;
         let warps = g.warps.clone();
+        if self.races {
+            let mut tids = Vec::new();
+            for &s in &warps {
+                let m = self.warps[s as usize].as_ref().map_or(0, |w| w.at_bar);
+                for l in lanes(m) {
+                    tids.push(self.thread_ids(s as usize, l).1);
+                }
+            }
+            self.notices.races.push(RaceEvent::Barrier { tids });
+        }
         let mut invalidate = false;
         for s in warps {
             if let Some(w) = self.warps[s as usize].as_mut() {
@@ -1360,7 +1420,43 @@ impl Sm {
             vals: [0; 64],
             parts: 0,
             acquire: None,
+            race_read: None,
         })
+    }
+
+    /// Race detection: reports the accesses of one instruction, lane by lane.
+    #[allow(clippy::too_many_arguments)]
+    fn race_access(
+        &mut self,
+        wi: usize,
+        pc: u32,
+        mask: u64,
+        addrs: &[u64; 64],
+        space: Space,
+        bytes: u32,
+        kind: AccessKind,
+        order: Option<MemOrder>,
+        scope: Scope,
+    ) {
+        // SYCL: an atomic on local memory narrows to work_group scope.
+        let scope = if space == Space::Local {
+            scope.min(Scope::WorkGroup)
+        } else {
+            scope
+        };
+        for l in lanes(mask) {
+            let (_, tid) = self.thread_ids(wi, l);
+            self.notices.races.push(RaceEvent::Access(Access {
+                tid,
+                pc,
+                space,
+                addr: addrs[l],
+                bytes,
+                kind,
+                order,
+                scope,
+            }));
+        }
     }
 
     /// Shared-memory pipeline: serialises accesses; returns when this one's data is ready.
@@ -1407,9 +1503,27 @@ impl Sm {
         let Some(addrs) = self.addresses(wi, pc, mask, space, addr, bytes, ctx) else {
             return true;
         };
+        let race_read = ord.atomic_order().map(|_| (space, scope, ord.is_acquire()));
         if space == Space::Local {
             let gs = self.warps[wi].as_ref().expect("live").group_slot;
+            if self.races {
+                let o = ord.atomic_order();
+                self.race_access(
+                    wi,
+                    pc,
+                    mask,
+                    &addrs,
+                    space,
+                    bytes,
+                    AccessKind::Load,
+                    o,
+                    scope,
+                );
+            }
             let opi = self.new_op(wi, Some(dst), ty, OpKind::Local, mask, addrs);
+            if self.races {
+                self.ops.get_mut(opi).race_read = race_read;
+            }
             {
                 let g = self.groups[gs].as_ref().expect("resident");
                 let op = self.ops.get_mut(opi);
@@ -1478,6 +1592,21 @@ impl Sm {
             _ => level_of(scope, self.svm),
         };
         let opi = self.new_op(wi, Some(dst), ty, OpKind::Load, mask, addrs);
+        if self.races {
+            let o = ord.atomic_order();
+            self.race_access(
+                wi,
+                pc,
+                mask,
+                &addrs,
+                space,
+                bytes,
+                AccessKind::Load,
+                o,
+                scope,
+            );
+            self.ops.get_mut(opi).race_read = race_read;
+        }
         let mut parts = 0;
         for (i, &(line, m)) in lines_[..n].iter().enumerate() {
             match forwarded[i] {
@@ -1555,7 +1684,25 @@ impl Sm {
         };
         let w = self.warps[wi].as_ref().expect("live");
         let vals: Vec<(usize, u64)> = lanes(mask).map(|l| (l, self.val(w, src, l))).collect();
+        let race = |sm: &mut Sm| {
+            if sm.races {
+                let o = ord.atomic_order();
+                sm.race_access(
+                    wi,
+                    pc,
+                    mask,
+                    &addrs,
+                    space,
+                    bytes,
+                    AccessKind::Store,
+                    o,
+                    scope,
+                );
+            }
+        };
         if space == Space::Local {
+            race(self);
+            let w = self.warps[wi].as_ref().expect("live");
             let gs = w.group_slot;
             let g = self.groups[gs].as_mut().expect("resident");
             for &(l, v) in &vals {
@@ -1618,6 +1765,7 @@ impl Sm {
                 self.wake_drain(ctx, now);
                 return false;
             }
+            race(self);
             let ready = now
                 + self
                     .clock
@@ -1636,6 +1784,7 @@ impl Sm {
             return true;
         }
         let level = if system { Level::System } else { Level::L2 };
+        race(self);
         for (line, m, data) in lines_ {
             let seq = self.next_write_seq();
             let w = self.warps[wi].as_mut().expect("live");
@@ -1691,8 +1840,17 @@ impl Sm {
         };
         let all = mk_lanes(self, w);
         let level = self.eff_level(a.space, a.scope, self.svm);
+        let race = |sm: &mut Sm| -> Option<(Space, Scope, bool)> {
+            if !sm.races {
+                return None;
+            }
+            let (o, k) = (Some(a.order), AccessKind::Rmw);
+            sm.race_access(wi, pc, mask, &addrs, a.space, bytes, k, o, a.scope);
+            Some((a.space, a.scope, a.acquire))
+        };
         if a.space == Space::Local {
             let gs = w.group_slot;
+            let race_read = race(self);
             let mut batch = AtomicBatch {
                 kind: a.kind,
                 ty: a.ty,
@@ -1708,6 +1866,7 @@ impl Sm {
             self.notices.progress += 1;
             let opi = self.new_op(wi, a.dst, a.ty, OpKind::Local, mask, addrs);
             let op = self.ops.get_mut(opi);
+            op.race_read = race_read;
             for l in &batch.lanes {
                 op.vals[l.lane as usize] = l.result;
             }
@@ -1756,7 +1915,9 @@ impl Sm {
             return false;
         }
         let at_l1 = level == Level::Sm && self.wg_atomics_l1;
+        let race_read = race(self);
         let opi = self.new_op(wi, a.dst, a.ty, OpKind::Atomic, mask, addrs);
+        self.ops.get_mut(opi).race_read = race_read;
         let mut parts = 0;
         for &line in &lines_ {
             let ls: Vec<LaneAtomic> = all
@@ -1856,6 +2017,8 @@ struct AtomicSpec {
     expected: Option<Operand>,
     ty: Ty,
     acquire: bool,
+    /// The whole order (race reports name it; the release part is enforced before issue).
+    order: MemOrder,
     scope: Scope,
 }
 

@@ -2,5 +2,6 @@
 
 mod config_cli;
 mod kernel_lang;
+mod litmus;
 mod sweep;
 mod workloads;
