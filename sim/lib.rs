@@ -11,6 +11,7 @@
 
 pub mod config;
 pub mod engine;
+pub mod gpu;
 pub mod ir;
 pub mod kernel;
 pub mod machine;

@@ -1,1 +1,2 @@
 //! Integration tests: one binary (being built).
+mod gpu;

@@ -1,0 +1,275 @@
+//! The measurement suite file: which kernels of `workloads/` to measure, with which parameter values.
+//!
+//! A suite is TOML (`workloads/measure/*.toml`): a name, default warm-up and repetitions, and a list of
+//! benchmarks, each a kernel with fixed parameter overrides, swept parameters (every combination is one
+//! case) and optionally the swept parameter over which a latency slope is fitted. Kernel paths are
+//! relative to the suite file's folder. The same file drives `measure` (on the adapter) and, through the
+//! measurement file it produces, `compare` (on the simulator).
+//!
+//! Unknown keys and impossible values are errors naming the key path and what is allowed.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum SuiteError {
+    #[error("{file}: cannot read: {source}")]
+    Io {
+        file: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{file}: {message}")]
+    Parse { file: String, message: String },
+    #[error("{file}: {key} = {value}: {allowed}")]
+    Invalid {
+        file: String,
+        key: String,
+        value: String,
+        allowed: String,
+    },
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SuiteSpec {
+    name: String,
+    #[serde(default = "default_warmup")]
+    warmup: u32,
+    #[serde(default = "default_reps")]
+    reps: u32,
+    #[serde(default)]
+    bench: Vec<BenchSpec>,
+}
+
+fn default_warmup() -> u32 {
+    2
+}
+fn default_reps() -> u32 {
+    10
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BenchSpec {
+    name: String,
+    group: String,
+    kernel: String,
+    #[serde(default)]
+    params: BTreeMap<String, i64>,
+    #[serde(default)]
+    sweep: BTreeMap<String, Vec<i64>>,
+    /// Swept parameter over which to fit ns per unit.
+    slope: Option<String>,
+}
+
+/// One benchmark of a suite.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bench {
+    pub name: String,
+    pub group: String,
+    /// The kernel path as written in the suite (relative to the suite's folder).
+    pub kernel: String,
+    /// The kernel path resolved against the suite's folder.
+    pub kernel_path: PathBuf,
+    pub params: BTreeMap<String, i64>,
+    pub sweep: BTreeMap<String, Vec<i64>>,
+    pub slope: Option<String>,
+}
+
+/// One case: a benchmark with every parameter fixed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Case {
+    /// Index of the benchmark in [`Suite::benches`].
+    pub bench: usize,
+    /// `NAME=VALUE,...` of the swept parameters (empty: the benchmark has no sweep).
+    pub label: String,
+    /// Every override: fixed and swept.
+    pub params: BTreeMap<String, i64>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Suite {
+    pub file: String,
+    pub name: String,
+    pub warmup: u32,
+    pub reps: u32,
+    pub benches: Vec<Bench>,
+}
+
+impl Suite {
+    pub fn load(path: &Path) -> Result<Suite, SuiteError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| SuiteError::Io {
+            file: file.clone(),
+            source,
+        })?;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        Suite::parse(&text, &file, dir)
+    }
+
+    /// Parses a suite's text; kernel paths resolve against `dir`.
+    pub fn parse(text: &str, file: &str, dir: &Path) -> Result<Suite, SuiteError> {
+        let spec: SuiteSpec = toml::from_str(text).map_err(|e| SuiteError::Parse {
+            file: file.to_string(),
+            message: e.to_string(),
+        })?;
+        let invalid = |key: String, value: String, allowed: &str| SuiteError::Invalid {
+            file: file.to_string(),
+            key,
+            value,
+            allowed: allowed.to_string(),
+        };
+        if spec.reps == 0 {
+            return Err(invalid("reps".into(), "0".into(), "must be at least 1"));
+        }
+        if spec.bench.is_empty() {
+            return Err(invalid(
+                "bench".into(),
+                "[]".into(),
+                "a suite needs at least one [[bench]]",
+            ));
+        }
+        let mut names = std::collections::HashSet::new();
+        let mut benches = Vec::new();
+        for (i, b) in spec.bench.into_iter().enumerate() {
+            let key = |k: &str| format!("bench[{i}].{k}");
+            if b.name.is_empty() || !names.insert(b.name.clone()) {
+                return Err(invalid(
+                    key("name"),
+                    format!("{:?}", b.name),
+                    "must be non-empty and unique in the suite",
+                ));
+            }
+            if b.group.is_empty() {
+                return Err(invalid(key("group"), "\"\"".into(), "must be non-empty"));
+            }
+            for (p, vals) in &b.sweep {
+                if vals.is_empty() {
+                    return Err(invalid(
+                        key(&format!("sweep.{p}")),
+                        "[]".into(),
+                        "a swept parameter needs at least one value",
+                    ));
+                }
+                if b.params.contains_key(p) {
+                    return Err(invalid(
+                        key(&format!("sweep.{p}")),
+                        format!("{vals:?}"),
+                        "a parameter is either fixed (params) or swept, not both",
+                    ));
+                }
+            }
+            if let Some(s) = &b.slope {
+                if b.sweep.get(s).is_none_or(|v| v.len() < 2) {
+                    return Err(invalid(
+                        key("slope"),
+                        format!("{s:?}"),
+                        "must name a swept parameter with at least two values",
+                    ));
+                }
+            }
+            benches.push(Bench {
+                kernel_path: dir.join(&b.kernel),
+                name: b.name,
+                group: b.group,
+                kernel: b.kernel,
+                params: b.params,
+                sweep: b.sweep,
+                slope: b.slope,
+            });
+        }
+        Ok(Suite {
+            file: file.to_string(),
+            name: spec.name,
+            warmup: spec.warmup,
+            reps: spec.reps,
+            benches,
+        })
+    }
+
+    /// Every case of every benchmark, in suite order; swept parameters vary last-name-fastest.
+    pub fn cases(&self) -> Vec<Case> {
+        let mut out = Vec::new();
+        for (bi, b) in self.benches.iter().enumerate() {
+            let mut combos: Vec<Vec<(String, i64)>> = vec![vec![]];
+            for (p, vals) in &b.sweep {
+                combos = combos
+                    .into_iter()
+                    .flat_map(|c| {
+                        vals.iter().map(move |v| {
+                            let mut c = c.clone();
+                            c.push((p.clone(), *v));
+                            c
+                        })
+                    })
+                    .collect();
+            }
+            for c in combos {
+                let mut params = b.params.clone();
+                params.extend(c.iter().cloned());
+                out.push(Case {
+                    bench: bi,
+                    label: c
+                        .iter()
+                        .map(|(k, v)| format!("{k}={v}"))
+                        .collect::<Vec<_>>()
+                        .join(","),
+                    params,
+                });
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OK: &str = r#"
+name = "t"
+reps = 3
+[[bench]]
+name = "chain"
+group = "atomic_latency"
+kernel = "k.kern"
+params = { T = 1 }
+sweep = { L = [8, 16], W = [1, 2] }
+slope = "L"
+"#;
+
+    #[test]
+    fn sweeps_expand_to_every_combination() {
+        let s = Suite::parse(OK, "s.toml", Path::new("w")).unwrap();
+        assert_eq!(s.reps, 3);
+        assert_eq!(s.warmup, 2);
+        assert_eq!(s.benches[0].kernel_path, Path::new("w/k.kern"));
+        let labels: Vec<String> = s.cases().into_iter().map(|c| c.label).collect();
+        assert_eq!(labels, ["L=8,W=1", "L=8,W=2", "L=16,W=1", "L=16,W=2"]);
+        assert_eq!(s.cases()[3].params.get("T"), Some(&1));
+    }
+
+    #[test]
+    fn bad_suites_name_the_key() {
+        let cases = [
+            (
+                OK.replace("slope = \"L\"", "slope = \"T\""),
+                "bench[0].slope",
+            ),
+            (OK.replace("reps = 3", "reps = 0"), "reps = 0"),
+            (OK.replace("L = [8, 16]", "L = []"), "bench[0].sweep.L"),
+            (OK.replace("T = 1", "W = 1"), "bench[0].sweep.W"),
+            (OK.replace("group", "grp"), "unknown field"),
+        ];
+        for (text, want) in cases {
+            let e = Suite::parse(&text, "s.toml", Path::new("."))
+                .unwrap_err()
+                .to_string();
+            assert!(e.starts_with("s.toml"), "{e}");
+            assert!(e.contains(want), "{want}: {e}");
+        }
+    }
+}

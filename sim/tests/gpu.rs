@@ -1,0 +1,717 @@
+//! The physical-GPU backend: IR → WGSL translation (validated by naga, no adapter needed), rejection of
+//! what WGSL cannot express, and — on an adapter (lavapipe in CI) — differential runs against the
+//! simulator, faults, barriers and timing.
+//!
+//! Adapter tests skip with a message where no adapter exists, unless `GPUMEMSIM_REQUIRE_ADAPTER=1`
+//! (CI sets it), in which case a missing adapter fails them. [`adapter_or_skip`] is the one place
+//! that decides.
+
+use gpumemsim::config::{parse_str, GpuConfig};
+use gpumemsim::gpu::wgsl::{self, Caps, Options};
+use gpumemsim::gpu::{Gpu, GpuError};
+use gpumemsim::ir::*;
+use gpumemsim::machine::{self, RunOptions};
+use gpumemsim::workload::*;
+
+/// The adapter for a test, or `None` (with a skip message) where there is none and
+/// `GPUMEMSIM_REQUIRE_ADAPTER` is not `1`.
+pub fn adapter_or_skip(test: &str) -> Option<Gpu> {
+    let required = std::env::var("GPUMEMSIM_REQUIRE_ADAPTER").as_deref() == Ok("1");
+    match Gpu::open(None) {
+        Ok(g) => Some(g),
+        Err(GpuError::NoAdapter) if !required => {
+            eprintln!(
+                "skipped {test}: no adapter ({}); set GPUMEMSIM_REQUIRE_ADAPTER=1 to make this a failure",
+                gpumemsim::gpu::adapter::INSTALL_HINT
+            );
+            None
+        }
+        Err(e) => panic!("{test}: no usable adapter: {e}"),
+    }
+}
+
+pub fn tiny() -> GpuConfig {
+    parse_str(include_str!("../../configs/tiny.toml"), "tiny.toml", &[]).unwrap()
+}
+
+const R: fn(Reg) -> Operand = Operand::Reg;
+const I: fn(u64) -> Operand = Operand::Imm;
+
+pub fn at(base: Reg, offset: i64) -> Address {
+    Address {
+        base: R(base),
+        offset,
+    }
+}
+
+pub fn kernel(insts: Vec<Inst>, nregs: usize, local_bytes: u32) -> Kernel {
+    let n = insts.len();
+    Kernel {
+        name: "t".into(),
+        file: "test.kern".into(),
+        insts,
+        locs: (0..n)
+            .map(|i| SrcLoc {
+                line: i as u32 + 1,
+                col: 1,
+            })
+            .collect(),
+        reg_names: (0..nregs).map(|i| format!("r{i}")).collect(),
+        local_bytes,
+    }
+}
+
+/// A 1-D workload whose buffers' addresses are preloaded into registers 0, 1, … in order.
+pub fn workload(
+    k: Kernel,
+    groups: u32,
+    size: u32,
+    buffers: Vec<(&str, Ty, u64, Init)>,
+) -> Workload {
+    let buffers: Vec<Buffer> = buffers
+        .into_iter()
+        .map(|(name, elem, len, init)| Buffer {
+            name: name.into(),
+            elem,
+            len,
+            init,
+            loc: SrcLoc::default(),
+        })
+        .collect();
+    let params = buffers
+        .iter()
+        .enumerate()
+        .map(|(i, b)| Param {
+            name: b.name.clone(),
+            reg: i as Reg,
+            value: ParamValue::BufferAddr(b.name.clone()),
+        })
+        .collect();
+    Workload {
+        kernel: k,
+        geometry: Geometry {
+            groups: [groups, 1, 1],
+            group_size: [size, 1, 1],
+        },
+        buffers,
+        params,
+        checks: vec![],
+        reports: vec![],
+    }
+}
+
+/// `dst = base + 4 * gid` (u64 address arithmetic, as front ends emit it); gid in `gid_reg`.
+pub fn index(dst: Reg, base: Reg, gid_reg: Reg, shift: u64) -> Vec<Inst> {
+    vec![
+        Inst::ReadSpecial {
+            dst: gid_reg,
+            which: Special::GlobalLinearId,
+        },
+        Inst::Alu {
+            op: AluOp::Shl,
+            ty: Ty::U64,
+            dst,
+            a: R(gid_reg),
+            b: I(shift),
+        },
+        Inst::Alu {
+            op: AluOp::Add,
+            ty: Ty::U64,
+            dst,
+            a: R(dst),
+            b: R(base),
+        },
+    ]
+}
+
+pub fn load(dst: Reg, space: Space, addr: Address, ty: Ty) -> Inst {
+    Inst::Load {
+        dst,
+        space,
+        addr,
+        ty,
+        ord: LoadOrd::Plain,
+        scope: Scope::Device,
+    }
+}
+
+pub fn store(space: Space, addr: Address, src: Operand, ty: Ty) -> Inst {
+    Inst::Store {
+        space,
+        addr,
+        src,
+        ty,
+        ord: StoreOrd::Plain,
+        scope: Scope::Device,
+    }
+}
+
+pub fn rmw(dst: Option<Reg>, op: RmwOp, space: Space, addr: Address, v: Operand, ty: Ty) -> Inst {
+    Inst::Rmw {
+        dst,
+        op,
+        space,
+        addr,
+        operand: v,
+        ty,
+        ord: RmwOrd::Relaxed,
+        scope: Scope::Device,
+    }
+}
+
+fn wg_barrier(spaces: SpaceSet) -> Inst {
+    Inst::Barrier {
+        kind: BarrierKind::WorkGroup,
+        spaces,
+        scope: Scope::WorkGroup,
+    }
+}
+
+fn alu(op: AluOp, ty: Ty, dst: Reg, a: Operand, b: Operand) -> Inst {
+    Inst::Alu { op, ty, dst, a, b }
+}
+
+/// Every ALU operation on every type, plus compares, selects and conversions: thread i reads
+/// `a[i]`, `b[i]` and writes one result per operation into `out[i * per + j]` (raw 64-bit bits).
+fn arithmetic_workload(threads: u32) -> (Workload, usize) {
+    use AluOp::*;
+    // r0 = a, r1 = b, r2 = out; r3 gid; r4 &a[i]; r5 &b[i]; r6 x; r7 y; r8 &out[i*per]; r9 result
+    let mut insts = index(4, 0, 3, 3);
+    insts.extend(index(5, 1, 3, 3));
+    insts.push(load(6, Space::Global, at(4, 0), Ty::U64));
+    insts.push(load(7, Space::Global, at(5, 0), Ty::U64));
+    // Keep divisors non-zero and away from MIN / -1.
+    insts.push(alu(Or, Ty::U64, 7, R(7), I(1)));
+    insts.push(alu(And, Ty::U64, 7, R(7), I(0x7FFF_FFFF_7FFF_FFFF)));
+    let mut ops: Vec<Inst> = Vec::new();
+    for ty in [Ty::U32, Ty::I32, Ty::U64, Ty::I64] {
+        for op in [Add, Sub, Mul, Div, Rem, Min, Max, And, Or, Xor, Shl, Shr] {
+            ops.push(alu(op, ty, 9, R(6), R(7)));
+        }
+        for op in [
+            CmpOp::Eq,
+            CmpOp::Ne,
+            CmpOp::Lt,
+            CmpOp::Le,
+            CmpOp::Gt,
+            CmpOp::Ge,
+        ] {
+            ops.push(Inst::Cmp {
+                op,
+                ty,
+                dst: 9,
+                a: R(6),
+                b: R(7),
+            });
+        }
+    }
+    // Immediates, negative offsets of i32, selects.
+    ops.push(alu(Add, Ty::I32, 9, R(6), I((-7i64) as u64)));
+    ops.push(alu(Shr, Ty::I32, 9, R(6), I(3)));
+    ops.push(alu(Shr, Ty::I64, 9, R(6), I(61)));
+    ops.push(Inst::Select {
+        dst: 9,
+        cond: 6,
+        a: R(7),
+        b: I(5),
+    });
+    // Conversions from every type to every type; f32 from small integers so that results are exact.
+    for from in [Ty::U32, Ty::I32, Ty::U64, Ty::I64] {
+        for to in [Ty::U32, Ty::I32, Ty::U64, Ty::I64] {
+            ops.push(Inst::Cvt {
+                dst: 9,
+                src: 6,
+                from,
+                to,
+            });
+        }
+    }
+    // Result j of thread i at out[j * threads + i], so that a warp's stores coalesce.
+    let per = ops.len() + 6;
+    let slot = |j: usize| 8 * (j as i64) * threads as i64;
+    insts.extend(index(8, 2, 3, 3));
+    for (j, op) in ops.into_iter().enumerate() {
+        insts.push(op);
+        insts.push(store(Space::Global, at(8, slot(j)), R(9), Ty::U64));
+    }
+    // f32: small integers converted, then add/sub/mul/min/max and back.
+    let j0 = per - 6;
+    insts.push(alu(And, Ty::U32, 10, R(6), I(0xFFFF)));
+    insts.push(alu(And, Ty::U32, 11, R(7), I(0xFF)));
+    insts.push(Inst::Cvt {
+        dst: 10,
+        src: 10,
+        from: Ty::U32,
+        to: Ty::F32,
+    });
+    insts.push(Inst::Cvt {
+        dst: 11,
+        src: 11,
+        from: Ty::I32,
+        to: Ty::F32,
+    });
+    for (j, op) in [Add, Sub, Mul, Min, Max].into_iter().enumerate() {
+        insts.push(alu(op, Ty::F32, 9, R(10), R(11)));
+        insts.push(store(Space::Global, at(8, slot(j0 + j)), R(9), Ty::U64));
+    }
+    insts.push(Inst::Cvt {
+        dst: 9,
+        src: 10,
+        from: Ty::F32,
+        to: Ty::I32,
+    });
+    insts.push(store(Space::Global, at(8, slot(j0 + 5)), R(9), Ty::U64));
+    insts.push(Inst::Exit);
+    let n = threads as u64;
+    let w = workload(
+        kernel(insts, 12, 0),
+        threads / 32,
+        32,
+        vec![
+            ("a", Ty::U64, n, Init::Random { seed: 1, modulo: 0 }),
+            ("b", Ty::U64, n, Init::Random { seed: 2, modulo: 0 }),
+            ("out", Ty::U64, n * per as u64, Init::Zero),
+        ],
+    );
+    (w, per)
+}
+
+/// Work-group reduction through local memory with barriers, then one global atomic per group.
+fn local_reduction_workload(groups: u32, size: u32) -> Workload {
+    use AluOp::*;
+    // r0 = data, r1 = total; r2 gid; r3 &data[i]; r4 v; r5 lid; r6 local addr; r7 stride; r8 partner
+    let mut insts = index(3, 0, 2, 2);
+    insts.push(load(4, Space::Global, at(3, 0), Ty::U32));
+    insts.push(Inst::ReadSpecial {
+        dst: 5,
+        which: Special::LocalLinearId,
+    });
+    insts.push(alu(Shl, Ty::U32, 6, R(5), I(2)));
+    insts.push(store(Space::Local, at(6, 0), R(4), Ty::U32));
+    insts.push(wg_barrier(SpaceSet::LOCAL));
+    insts.push(Inst::Mov {
+        dst: 7,
+        src: I(size as u64 / 2),
+    });
+    // loop (pc = 10): if lid < stride { local[lid] += local[lid + stride] }; barrier; stride >>= 1
+    let top = insts.len() as u32;
+    insts.push(Inst::Cmp {
+        op: CmpOp::Lt,
+        ty: Ty::U32,
+        dst: 8,
+        a: R(5),
+        b: R(7),
+    });
+    let skip_at = insts.len();
+    insts.push(Inst::Branch {
+        target: 0,
+        cond: Some((8, false)),
+    });
+    insts.push(alu(Add, Ty::U32, 8, R(5), R(7)));
+    insts.push(alu(Shl, Ty::U32, 8, R(8), I(2)));
+    insts.push(load(9, Space::Local, at(8, 0), Ty::U32));
+    insts.push(load(4, Space::Local, at(6, 0), Ty::U32));
+    insts.push(alu(Add, Ty::U32, 4, R(4), R(9)));
+    insts.push(store(Space::Local, at(6, 0), R(4), Ty::U32));
+    let after = insts.len() as u32;
+    insts[skip_at] = Inst::Branch {
+        target: after,
+        cond: Some((8, false)),
+    };
+    insts.push(wg_barrier(SpaceSet::LOCAL));
+    insts.push(alu(Shr, Ty::U32, 7, R(7), I(1)));
+    insts.push(Inst::Branch {
+        target: top,
+        cond: Some((7, true)),
+    });
+    // lid == 0: atomic add of local[0] into total
+    let exit_at = insts.len() as u32 + 4;
+    insts.push(Inst::Branch {
+        target: exit_at,
+        cond: Some((5, true)),
+    });
+    insts.push(load(4, Space::Local, at(6, 0), Ty::U32));
+    insts.push(rmw(
+        None,
+        RmwOp::Add,
+        Space::Global,
+        at(1, 0),
+        R(4),
+        Ty::U32,
+    ));
+    insts.push(Inst::Exit);
+    insts.push(Inst::Exit);
+    let n = (groups * size) as u64;
+    let mut w = workload(
+        kernel(insts, 10, size * 4),
+        groups,
+        size,
+        vec![
+            ("data", Ty::U32, n, Init::Iota),
+            ("total", Ty::U32, 1, Init::Zero),
+        ],
+    );
+    w.checks.push(Check {
+        text: "total[0] == n(n-1)/2".into(),
+        loc: SrcLoc { line: 99, col: 1 },
+        lhs: Expr::Elem {
+            buffer: "total".into(),
+            index: Box::new(Expr::Const(0)),
+        },
+        op: CheckOp::Eq,
+        rhs: Expr::Const((n * (n - 1) / 2) as i64),
+        forall: None,
+    });
+    w
+}
+
+/// Every atomic operation on one counter per operation, by every thread, native and emulated.
+fn atomics_workload(groups: u32, size: u32) -> Workload {
+    // r0 = c32, r1 = c64, r2 = ci32; r3 gid; r4 results
+    let mut insts = vec![Inst::ReadSpecial {
+        dst: 3,
+        which: Special::GlobalLinearId,
+    }];
+    let ops32 = [
+        RmwOp::Add,
+        RmwOp::Sub,
+        RmwOp::And,
+        RmwOp::Or,
+        RmwOp::Xor,
+        RmwOp::Min,
+        RmwOp::Max,
+        RmwOp::Inc,
+        RmwOp::Dec,
+    ];
+    for (j, op) in ops32.iter().enumerate() {
+        insts.push(rmw(
+            None,
+            *op,
+            Space::Global,
+            at(0, 4 * j as i64),
+            R(3),
+            Ty::U32,
+        ));
+        insts.push(rmw(
+            None,
+            *op,
+            Space::Global,
+            at(1, 8 * j as i64),
+            R(3),
+            Ty::U64,
+        ));
+    }
+    insts.push(rmw(
+        None,
+        RmwOp::Min,
+        Space::Global,
+        at(2, 0),
+        R(3),
+        Ty::I32,
+    ));
+    insts.push(rmw(
+        None,
+        RmwOp::Max,
+        Space::Global,
+        at(2, 4),
+        R(3),
+        Ty::I32,
+    ));
+    insts.push(Inst::Cvt {
+        dst: 4,
+        src: 3,
+        from: Ty::U32,
+        to: Ty::F32,
+    });
+    insts.push(rmw(
+        None,
+        RmwOp::Add,
+        Space::Global,
+        at(2, 8),
+        R(4),
+        Ty::F32,
+    ));
+    insts.push(Inst::Exit);
+    workload(
+        kernel(insts, 5, 0),
+        groups,
+        size,
+        vec![
+            ("c32", Ty::U32, 9, Init::Fill(1000)),
+            ("c64", Ty::U64, 9, Init::Fill(1000)),
+            ("ci32", Ty::I32, 3, Init::Values(vec![0, 0, 0])),
+        ],
+    )
+}
+
+fn translates(w: &Workload) -> wgsl::Translation {
+    let t = wgsl::translate(w, Caps::ALL, Options::default()).unwrap();
+    if let Err(e) = wgsl::validate(&t.wgsl) {
+        panic!("naga rejects the translation:\n{e}\n{}", t.wgsl);
+    }
+    t
+}
+
+#[test]
+fn translation_of_arithmetic_barriers_and_atomics_is_valid_wgsl() {
+    let t = translates(&arithmetic_workload(64).0);
+    assert!(t.needs.int64, "64-bit registers need SHADER_INT64");
+    let t = translates(&local_reduction_workload(2, 64));
+    assert!(t.wgsl.contains("workgroupUniformLoad"));
+    assert!(!t.needs.int64 || t.wgsl.contains("u64"));
+    let t = translates(&atomics_workload(2, 64));
+    let emulated = t.emulated.join("\n");
+    for what in ["inc on u32", "dec on u32", "inc on u64", "add on f32"] {
+        assert!(emulated.contains(what), "{what} not listed in {emulated}");
+    }
+    assert!(
+        !emulated.contains("add on u32") && !emulated.contains("min on i32"),
+        "native atomics listed as emulated: {emulated}"
+    );
+}
+
+#[test]
+fn registers_holding_32_bit_values_stay_32_bit() {
+    // A kernel with only 32-bit arithmetic and addresses needs no 64-bit integers.
+    let insts = vec![
+        Inst::ReadSpecial {
+            dst: 1,
+            which: Special::GlobalLinearId,
+        },
+        alu(AluOp::Shl, Ty::U32, 2, R(1), I(2)),
+        alu(AluOp::Add, Ty::U32, 2, R(2), R(0)),
+        store(Space::Global, at(2, 0), R(1), Ty::U32),
+        Inst::Exit,
+    ];
+    let w = workload(
+        kernel(insts, 3, 0),
+        1,
+        32,
+        vec![("d", Ty::U32, 32, Init::Zero)],
+    );
+    let t = translates(&w);
+    assert!(!t.needs.int64, "{}", t.wgsl);
+    assert!(!t.wgsl.contains("u64"), "{}", t.wgsl);
+}
+
+/// What WGSL cannot express is rejected, naming the instruction's line.
+#[test]
+fn orders_fences_and_wide_barriers_are_rejected_with_their_location() {
+    let cases: Vec<(Inst, &str)> = vec![
+        (
+            Inst::Load {
+                dst: 1,
+                space: Space::Global,
+                addr: at(0, 0),
+                ty: Ty::U32,
+                ord: LoadOrd::Acquire,
+                scope: Scope::Device,
+            },
+            "acquire",
+        ),
+        (
+            Inst::Store {
+                space: Space::Global,
+                addr: at(0, 0),
+                src: I(1),
+                ty: Ty::U32,
+                ord: StoreOrd::Release,
+                scope: Scope::Device,
+            },
+            "release",
+        ),
+        (
+            Inst::Rmw {
+                dst: None,
+                op: RmwOp::Add,
+                space: Space::Global,
+                addr: at(0, 0),
+                operand: I(1),
+                ty: Ty::U32,
+                ord: RmwOrd::AcqRel,
+                scope: Scope::Device,
+            },
+            "acq_rel",
+        ),
+        (
+            Inst::Fence {
+                ord: FenceOrd::SeqCst,
+                scope: Scope::Device,
+                spaces: SpaceSet::GLOBAL,
+            },
+            "no fences",
+        ),
+        (
+            Inst::Barrier {
+                kind: BarrierKind::WorkGroup,
+                spaces: SpaceSet::GLOBAL,
+                scope: Scope::Device,
+            },
+            "device scope",
+        ),
+        (
+            Inst::ReadSpecial {
+                dst: 1,
+                which: Special::Clock,
+            },
+            "clock",
+        ),
+    ];
+    for (inst, what) in cases {
+        let insts = vec![Inst::Mov { dst: 1, src: I(0) }, inst.clone(), Inst::Exit];
+        let w = workload(
+            kernel(insts, 2, 0),
+            1,
+            32,
+            vec![("d", Ty::U32, 4, Init::Zero)],
+        );
+        let e = wgsl::translate(&w, Caps::ALL, Options::default()).unwrap_err();
+        assert_eq!(e.location, "test.kern:2:1", "{inst:?}");
+        assert!(e.message.contains(what), "{inst:?}: {}", e.message);
+    }
+    // 64-bit values need SHADER_INT64: rejected on an adapter without it.
+    let (w, _) = arithmetic_workload(32);
+    let e = wgsl::translate(&w, Caps::default(), Options::default()).unwrap_err();
+    assert!(e.message.contains("SHADER_INT64"), "{e}");
+    assert!(e.location.starts_with("test.kern:"), "{e}");
+}
+
+fn sim(w: &Workload) -> machine::RunResult {
+    machine::run(&tiny(), w, &RunOptions::default()).expect("simulates")
+}
+
+/// The same workload gives the same final memory on the simulator and on the adapter.
+#[test]
+fn arithmetic_on_the_adapter_matches_the_simulator_bit_for_bit() {
+    let Some(gpu) = adapter_or_skip("arithmetic_on_the_adapter_matches_the_simulator_bit_for_bit")
+    else {
+        return;
+    };
+    let (w, _) = arithmetic_workload(64);
+    let expect = sim(&w);
+    let p = gpu.prepare(&w, Options::default()).unwrap();
+    let (got, _) = p.run_checked().unwrap();
+    let out = 2;
+    let mut diffs = Vec::new();
+    for (i, (g, e)) in got.buffers[out]
+        .iter()
+        .zip(&expect.buffers[out])
+        .enumerate()
+    {
+        if g != e {
+            diffs.push(format!(
+                "op {} thread {}: gpu {g:#x} sim {e:#x}",
+                i / 64,
+                i % 64
+            ));
+        }
+    }
+    assert!(
+        diffs.is_empty(),
+        "{} differences:\n{}",
+        diffs.len(),
+        diffs[..diffs.len().min(20)].join("\n")
+    );
+    assert_eq!(got.buffers[0], expect.buffers[0]);
+}
+
+#[test]
+fn barriers_and_local_memory_reduce_correctly_on_the_adapter() {
+    let Some(gpu) = adapter_or_skip("barriers_and_local_memory_reduce_correctly_on_the_adapter")
+    else {
+        return;
+    };
+    let w = local_reduction_workload(8, 64);
+    assert!(sim(&w).all_checks_pass());
+    let p = gpu.prepare(&w, Options::default()).unwrap();
+    let (got, checks) = p.run_checked().unwrap();
+    assert!(checks.iter().all(|c| c.passed));
+    assert_eq!(got.buffers[1][0], 511 * 512 / 2);
+}
+
+#[test]
+fn atomics_native_and_emulated_agree_with_the_simulator() {
+    let Some(gpu) = adapter_or_skip("atomics_native_and_emulated_agree_with_the_simulator") else {
+        return;
+    };
+    let w = atomics_workload(4, 64);
+    let expect = sim(&w);
+    let p = gpu.prepare(&w, Options::default()).unwrap();
+    let (got, _) = p.run_checked().unwrap();
+    // Add, sub, and, or, xor, min, max commute; inc and dec do not, so only their bounds are pinned.
+    for j in 0..7 {
+        assert_eq!(got.buffers[0][j], expect.buffers[0][j], "u32 op {j}");
+        assert_eq!(got.buffers[1][j], expect.buffers[1][j], "u64 op {j}");
+    }
+    assert_eq!(got.buffers[2], expect.buffers[2], "i32 min/max, f32 add");
+}
+
+#[test]
+fn out_of_bounds_access_is_a_fault_naming_the_instruction() {
+    let Some(gpu) = adapter_or_skip("out_of_bounds_access_is_a_fault_naming_the_instruction")
+    else {
+        return;
+    };
+    let mut insts = index(2, 0, 1, 2);
+    insts.push(store(Space::Global, at(2, 0), I(7), Ty::U32));
+    insts.push(Inst::Exit);
+    // 64 threads, 40 elements: threads 40.. write out of bounds.
+    let w = workload(
+        kernel(insts, 3, 0),
+        2,
+        32,
+        vec![("d", Ty::U32, 40, Init::Zero)],
+    );
+    let sim_err = machine::run(&tiny(), &w, &RunOptions::default()).unwrap_err();
+    let p = gpu.prepare(&w, Options::default()).unwrap();
+    let e = p.run_once().unwrap_err().to_string();
+    assert!(
+        e.starts_with("test.kern:4:1: out-of-bounds global access of 4 bytes"),
+        "{e}"
+    );
+    assert!(sim_err
+        .to_string()
+        .contains("out-of-bounds global access of 4 bytes"));
+    assert!(e.contains("24 faulting work-items"), "{e}");
+}
+
+#[test]
+fn a_loop_that_never_ends_hits_the_step_limit_instead_of_hanging() {
+    let Some(gpu) =
+        adapter_or_skip("a_loop_that_never_ends_hits_the_step_limit_instead_of_hanging")
+    else {
+        return;
+    };
+    let insts = vec![
+        load(1, Space::Global, at(0, 0), Ty::U32),
+        Inst::Branch {
+            target: 0,
+            cond: Some((1, false)),
+        },
+        Inst::Exit,
+    ];
+    let w = workload(
+        kernel(insts, 2, 0),
+        1,
+        32,
+        vec![("flag", Ty::U32, 1, Init::Zero)],
+    );
+    let p = gpu.prepare(&w, Options { max_steps: 10_000 }).unwrap();
+    let e = p.run_once().unwrap_err().to_string();
+    assert!(e.contains("exceeded 10000 basic-block steps"), "{e}");
+}
+
+#[test]
+fn timestamps_time_every_repetition() {
+    let Some(gpu) = adapter_or_skip("timestamps_time_every_repetition") else {
+        return;
+    };
+    let w = local_reduction_workload(4, 64);
+    let p = gpu.prepare(&w, Options::default()).unwrap();
+    let (t, _) = p.measure(1, 5).unwrap();
+    assert_eq!(t.samples_ns.len(), 5);
+    assert!(
+        t.min_ns > 0.0 && t.min_ns <= t.median_ns && t.median_ns <= t.max_ns,
+        "{t:?}"
+    );
+}
