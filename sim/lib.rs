@@ -7,7 +7,9 @@
 //! - [`engine`]: the deterministic discrete-event core;
 //! - [`machine`]: the GPU parts (SM, store buffer, L1, interconnect, L2, atomic units, DRAM) and the
 //!   builder that wires them from a config;
-//! - [`stats`]: tidy statistics; [`rng`]: the seeded random source.
+//! - [`trace`]: Accel-Sim SASS traces (timing-only replay);
+//! - [`stats`]: tidy statistics; [`rng`]: the seeded random source;
+//! - [`runner`]: `gpumemsim run` (config + workload → run → summary, JSON, CSV).
 
 pub mod config;
 pub mod engine;
@@ -16,5 +18,7 @@ pub mod ir;
 pub mod kernel;
 pub mod machine;
 pub mod rng;
+pub mod runner;
 pub mod stats;
+pub mod trace;
 pub mod workload;

@@ -6,7 +6,9 @@
 //! that returns the process exit code.
 
 use anyhow::Result;
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
+use gpumemsim::config;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -21,11 +23,130 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
-enum Command {}
+enum Command {
+    /// Validate, show and document hardware configs (TOML).
+    #[command(subcommand)]
+    Config(ConfigCmd),
+    /// Run a workload and print a summary; exit 1 when a check fails or the run cannot complete.
+    Run(RunCmd),
+}
+
+#[derive(Subcommand)]
+enum ConfigCmd {
+    /// Validate config files: prints `FILE: ok` or the error for each; exit 1 if any is invalid.
+    Check {
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+    },
+    /// Print the resolved config as TOML (without FILE: the embedded H100 default).
+    Show {
+        file: Option<PathBuf>,
+        /// Override one key, e.g. `--set l2.slices=8` (repeatable; checked like the file).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+    },
+    /// Print every key with its type, unit, allowed values, default and description.
+    Doc {
+        /// As the markdown table of README.md's configuration reference.
+        #[arg(long)]
+        markdown: bool,
+    },
+}
+
+fn cmd_config(c: ConfigCmd) -> Result<ExitCode> {
+    match c {
+        ConfigCmd::Check { files } => {
+            let mut failed = false;
+            for f in &files {
+                match config::load(Some(f), &[]) {
+                    Ok(_) => println!("{}: ok", f.display()),
+                    Err(e) => {
+                        failed = true;
+                        eprintln!("{e}");
+                    }
+                }
+            }
+            Ok(ExitCode::from(failed as u8))
+        }
+        ConfigCmd::Show { file, set } => {
+            let cfg = config::load(file.as_deref(), &set)?;
+            print!("{}", config::to_toml(&cfg)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        ConfigCmd::Doc { markdown } => {
+            let cfg = config::default_config()?;
+            let out = if markdown {
+                config::doc::markdown(&cfg, config::DEFAULT_NAME)?
+            } else {
+                config::doc::text(&cfg)?
+            };
+            print!("{out}");
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+#[derive(Args)]
+struct RunCmd {
+    /// Workload file (`workloads/*.kern`).
+    kernel: PathBuf,
+    /// Hardware config (TOML); default: the embedded preset.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Seed of the run's random source.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Override a config value, e.g. `--set l2.slices=8` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Override a workload parameter, e.g. `--param N=4096` (repeatable).
+    #[arg(long = "param", value_name = "NAME=VALUE")]
+    param: Vec<String>,
+    /// Write the full statistics as JSON.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Write the statistics as tidy CSV rows `location,metric,value,unit`.
+    #[arg(long, value_name = "FILE")]
+    csv: Option<PathBuf>,
+    /// Detect data races and scope races.
+    #[arg(long)]
+    races: bool,
+}
+
+fn cmd_run(c: RunCmd) -> Result<ExitCode> {
+    let params = c
+        .param
+        .iter()
+        .map(|p| gpumemsim::runner::parse_param(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let out = gpumemsim::runner::execute(&gpumemsim::runner::RunArgs {
+        input: c.kernel,
+        config: c.config,
+        seed: c.seed,
+        sets: c.set,
+        params,
+        json: c.json,
+        csv: c.csv,
+        races: c.races,
+    })?;
+    print!("{}", out.summary);
+    let failed = out.failed_checks();
+    if failed > 0 {
+        eprintln!(
+            "error: {failed} of {} checks failed",
+            out.result.checks.len()
+        );
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result: Result<ExitCode> = match cli.command {};
+    let result: Result<ExitCode> = match cli.command {
+        Command::Config(c) => cmd_config(c),
+        Command::Run(c) => cmd_run(c),
+    };
     match result {
         Ok(code) => code,
         Err(e) => {

@@ -92,6 +92,8 @@ pub struct Param {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Expr {
     Const(i64),
+    /// A non-integral constant (for f32 buffers).
+    ConstF(f64),
     /// `buffer[index]` as the buffer's element type (signed types sign-extended).
     Elem {
         buffer: String,
@@ -107,11 +109,35 @@ pub enum Expr {
     GroupSize,
     /// Bound variable of a `forall` check.
     Var,
+    /// Variable of the enclosing [`Expr::Fold`]s: 0 is the outermost.
+    Bound(u32),
     Add(Box<Expr>, Box<Expr>),
     Sub(Box<Expr>, Box<Expr>),
     Mul(Box<Expr>, Box<Expr>),
     Div(Box<Expr>, Box<Expr>),
     Rem(Box<Expr>, Box<Expr>),
+    /// `a << b` = `a * 2^b` (exact in f64 for the set encodings checks use).
+    Shl(Box<Expr>, Box<Expr>),
+    Min(Box<Expr>, Box<Expr>),
+    Max(Box<Expr>, Box<Expr>),
+    /// 1 when `a op b` holds, else 0 (so that `sum(i = 0 .. n: x[i] == v)` counts).
+    Cmp(CheckOp, Box<Expr>, Box<Expr>),
+    /// `op` over `body` for the bound variable in `from .. to` (half-open); the variable is
+    /// `Bound(depth)` inside `body`, where depth is the number of enclosing folds.
+    Fold {
+        op: FoldOp,
+        from: Box<Expr>,
+        to: Box<Expr>,
+        body: Box<Expr>,
+    },
+}
+
+/// Reduction of an [`Expr::Fold`]. Over an empty range sum is 0; min and max are errors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FoldOp {
+    Sum,
+    Min,
+    Max,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -155,4 +181,7 @@ pub struct Workload {
     pub params: Vec<Param>,
     pub checks: Vec<Check>,
     pub reports: Vec<Quantity>,
+    /// The workload's named parameters as resolved for this launch (defaults with the caller's
+    /// overrides applied), in declaration order, so that reports and sweeps can print them.
+    pub parameters: Vec<(String, i64)>,
 }

@@ -1,19 +1,39 @@
 //! Hardware configuration: TOML → [`GpuConfig`] (serde, unknown keys denied) → validation.
 //!
-//! The H100 preset is embedded so that a run needs no file. `--set KEY=VALUE` overrides edit the TOML
-//! tree before deserialisation, so an override is checked exactly like a value in the file.
+//! Parsing goes in four steps, each with errors that name the place and what is allowed:
+//! 1. TOML syntax (`file:line:col: message`);
+//! 2. a walk of the parsed document against the key table (`keys.rs`): unknown keys (with the keys
+//!    allowed there), missing keys, values of the wrong kind or out of range — at the key's or value's
+//!    `file:line:col`;
+//! 3. `--set KEY=VALUE` overrides, each checked against the same table (`--set arg: ...`);
+//! 4. deserialisation into the typed spec and the cross-key rules of `validate.rs`, blamed on the
+//!    key's position in the file, or on the override that set one of the keys involved.
+//!
+//! The H100 preset is embedded so that a run needs no file ([`DEFAULT_TOML`]); every preset is
+//! embedded in [`PRESETS`] so that a unit test proves each one valid.
 
+pub mod doc;
+pub mod keys;
 pub mod spec;
 pub mod validate;
 
 pub use spec::*;
 
+use serde::Deserialize;
 use std::path::Path;
 use thiserror::Error;
 
 /// The embedded default: the H100 preset.
 pub const DEFAULT_TOML: &str = include_str!("../../configs/h100.toml");
 pub const DEFAULT_NAME: &str = "configs/h100.toml (embedded)";
+
+/// Every preset shipped in `configs/`, by file name.
+pub const PRESETS: &[(&str, &str)] = &[
+    ("configs/h100.toml", DEFAULT_TOML),
+    ("configs/a100.toml", include_str!("../../configs/a100.toml")),
+    ("configs/v100.toml", include_str!("../../configs/v100.toml")),
+    ("configs/tiny.toml", include_str!("../../configs/tiny.toml")),
+];
 
 #[derive(Debug, Error)]
 pub enum ConfigError {
@@ -23,43 +43,218 @@ pub enum ConfigError {
         #[source]
         source: std::io::Error,
     },
-    #[error("{file}: {message}")]
-    Parse { file: String, message: String },
-    #[error("{file}: {key} = {value}: {allowed}")]
+    /// TOML syntax, or (rarely, after the key walk) a value serde cannot take.
+    #[error("{at}: {message}")]
+    Parse { at: String, message: String },
+    #[error("{at}: {key} = {value}: {allowed}")]
     Invalid {
-        file: String,
+        /// `file` or `file:line:col`.
+        at: String,
         key: String,
         value: String,
         allowed: String,
+    },
+    #[error("{at}: {message}")]
+    UnknownKey {
+        at: String,
+        key: String,
+        message: String,
+    },
+    #[error("{at}: missing key `{key}` ({expected})")]
+    Missing {
+        at: String,
+        key: String,
+        expected: String,
     },
     #[error("--set {arg}: {message}")]
     Override { arg: String, message: String },
 }
 
+/// `file:line:col` of byte `offset` in `text` (1-based line and column, column in characters).
+fn position(file: &str, text: &str, offset: Option<usize>) -> String {
+    match offset {
+        Some(o) => {
+            // Spans start at tokens, so on character boundaries; be safe anyway.
+            let before = text.get(..o).unwrap_or(text);
+            let line = before.matches('\n').count() + 1;
+            let col = before
+                .rsplit_once('\n')
+                .map_or(before, |(_, l)| l)
+                .chars()
+                .count()
+                + 1;
+            format!("{file}:{line}:{col}")
+        }
+        None => file.to_string(),
+    }
+}
+
+/// The same value as a `toml::Value` (which `keys::Key::check` takes).
+fn plain(v: &toml_edit::Value) -> toml::Value {
+    use toml_edit::Value as E;
+    match v {
+        E::String(s) => toml::Value::String(s.value().clone()),
+        E::Integer(i) => toml::Value::Integer(*i.value()),
+        E::Float(f) => toml::Value::Float(*f.value()),
+        E::Boolean(b) => toml::Value::Boolean(*b.value()),
+        E::Datetime(d) => toml::Value::String(d.value().to_string()),
+        E::Array(a) => toml::Value::Array(a.iter().map(plain).collect()),
+        E::InlineTable(t) => {
+            toml::Value::Table(t.iter().map(|(k, v)| (k.to_string(), plain(v))).collect())
+        }
+    }
+}
+
+/// Step 2: unknown keys, values of the wrong kind or range, missing keys.
+fn check_document(doc: &toml_edit::Table, file: &str, text: &str) -> Result<(), ConfigError> {
+    fn walk(
+        t: &dyn toml_edit::TableLike,
+        prefix: &str,
+        file: &str,
+        text: &str,
+    ) -> Result<(), ConfigError> {
+        for (name, item) in t.iter() {
+            let path = if prefix.is_empty() {
+                name.to_string()
+            } else {
+                format!("{prefix}.{name}")
+            };
+            let key_at = t
+                .get_key_value(name)
+                .and_then(|(k, _)| k.span())
+                .map(|s| s.start);
+            let at = |span: Option<usize>| position(file, text, span.or(key_at));
+            if let Some(key) = keys::find(&path) {
+                let Some(v) = item.as_value() else {
+                    return Err(ConfigError::Invalid {
+                        at: at(None),
+                        key: path,
+                        value: "(a table)".into(),
+                        allowed: format!(
+                            "expected {} ({})",
+                            key.kind.type_name(),
+                            key.kind.allowed()
+                        ),
+                    });
+                };
+                let pv = plain(v);
+                key.check(&pv).map_err(|allowed| ConfigError::Invalid {
+                    at: at(v.span().map(|s| s.start)),
+                    key: path.clone(),
+                    value: pv.to_string(),
+                    allowed,
+                })?;
+            } else if keys::is_table(&path) {
+                let Some(sub) = item.as_table_like() else {
+                    return Err(ConfigError::UnknownKey {
+                        at: at(None),
+                        message: format!(
+                            "`{path}` must be a table with keys: {}",
+                            keys::describe_children(&path)
+                        ),
+                        key: path,
+                    });
+                };
+                walk(sub, &path, file, text)?;
+            } else {
+                return Err(ConfigError::UnknownKey {
+                    at: at(None),
+                    message: validate::unknown_key_message(&path),
+                    key: path,
+                });
+            }
+        }
+        Ok(())
+    }
+    walk(doc, "", file, text)?;
+    for key in keys::KEYS.iter().filter(|k| k.required) {
+        let mut item: Option<&toml_edit::Item> = None;
+        let mut table: Option<&dyn toml_edit::TableLike> = Some(doc);
+        for part in key.path.split('.') {
+            item = table.and_then(|t| t.get(part));
+            table = item.and_then(|i| i.as_table_like());
+        }
+        if item.is_none() {
+            return Err(ConfigError::Missing {
+                at: file.to_string(),
+                key: key.path.to_string(),
+                expected: format!(
+                    "{}: {}{}",
+                    key.kind.type_name(),
+                    key.kind.allowed(),
+                    if key.unit.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", {}", key.unit)
+                    }
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Byte offset of the value of `path` in the document (or of the table that holds it).
+fn span_of(doc: &toml_edit::Table, path: &str) -> Option<usize> {
+    let mut table: &dyn toml_edit::TableLike = doc;
+    let mut last = None;
+    for part in path.split('.') {
+        let (k, item) = table.get_key_value(part)?;
+        last = item.span().or_else(|| k.span()).map(|s| s.start);
+        match item.as_table_like() {
+            Some(t) => table = t,
+            None => {
+                return item
+                    .as_value()
+                    .and_then(|v| v.span())
+                    .map(|s| s.start)
+                    .or(last)
+            }
+        }
+    }
+    last
+}
+
 /// Parses and validates a config held in memory; `file` names it in errors.
 pub fn parse_str(text: &str, file: &str, overrides: &[String]) -> Result<GpuConfig, ConfigError> {
-    let mut value: toml::Table = toml::from_str(text).map_err(|e| ConfigError::Parse {
-        file: file.to_string(),
-        message: e.to_string(),
+    let doc = toml_edit::ImDocument::parse(text).map_err(|e| ConfigError::Parse {
+        at: position(file, text, e.span().map(|s| s.start)),
+        message: e.message().trim().to_string(),
     })?;
+    check_document(doc.as_table(), file, text)?;
+    let mut table: toml::Table = toml::from_str(text).map_err(|e| ConfigError::Parse {
+        at: position(file, text, e.span().map(|s| s.start)),
+        message: e.message().trim().to_string(),
+    })?;
+    let mut overridden: Vec<(&'static str, &String)> = Vec::new();
     for o in overrides {
-        validate::apply_override(&mut value, o)?;
+        overridden.push((validate::apply_override(&mut table, o)?, o));
     }
-    let cfg: GpuConfig =
-        GpuConfig::deserialize(toml::Value::Table(value)).map_err(|e| ConfigError::Parse {
-            file: file.to_string(),
+    let cfg =
+        GpuConfig::deserialize(toml::Value::Table(table)).map_err(|e| ConfigError::Parse {
+            at: file.to_string(),
             message: e.to_string(),
         })?;
-    validate::validate(&cfg).map_err(|(key, value, allowed)| ConfigError::Invalid {
-        file: file.to_string(),
-        key,
-        value,
-        allowed,
+    validate::validate(&cfg).map_err(|v| {
+        let cause = overridden
+            .iter()
+            .rev()
+            .find(|(k, _)| *k == v.key || v.related.contains(k));
+        match cause {
+            Some((_, arg)) => ConfigError::Override {
+                arg: arg.to_string(),
+                message: format!("{} = {}: {}", v.key, v.value, v.allowed),
+            },
+            None => ConfigError::Invalid {
+                at: position(file, text, span_of(doc.as_table(), &v.key)),
+                key: v.key,
+                value: v.value,
+                allowed: v.allowed,
+            },
+        }
     })?;
     Ok(cfg)
 }
-
-use serde::Deserialize;
 
 /// Loads `path`, or the embedded default when `None`.
 pub fn load(path: Option<&Path>, overrides: &[String]) -> Result<GpuConfig, ConfigError> {
@@ -76,8 +271,19 @@ pub fn load(path: Option<&Path>, overrides: &[String]) -> Result<GpuConfig, Conf
     }
 }
 
-/// The embedded default config, already validated.
-pub fn default_config() -> GpuConfig {
-    // The embedded preset is validated by a unit test, so this cannot fail at run time.
-    parse_str(DEFAULT_TOML, DEFAULT_NAME, &[]).expect("embedded default config is valid")
+/// The embedded default config (H100). A unit test proves the embedded preset valid, so callers may
+/// treat an error here as a build defect; it is returned, not panicked on.
+pub fn default_config() -> Result<GpuConfig, ConfigError> {
+    parse_str(DEFAULT_TOML, DEFAULT_NAME, &[])
 }
+
+/// The resolved config as TOML (what `gpumemsim config show` prints).
+pub fn to_toml(cfg: &GpuConfig) -> Result<String, ConfigError> {
+    toml::to_string(cfg).map_err(|e| ConfigError::Parse {
+        at: "(resolved config)".into(),
+        message: e.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,5 +1,6 @@
 //! The hardware description, mirroring the TOML one struct per table. Every struct denies unknown keys;
 //! `validate.rs` checks the values after parsing and names the key path, the value and what is allowed.
+//! Each field has one row in `keys.rs` (kind, range, unit, description); `keys.rs` says how to add a key.
 //!
 //! Units: latencies of SM-side parts (`sm`, `l1`, `shared_memory`, `store_buffer`, `atomics.sm`) are in
 //! core cycles; `interconnect`, `l2` and `atomics.l2` in L2 cycles; `dram` in DRAM command-clock cycles;
@@ -234,6 +235,8 @@ pub struct DramSpec {
     pub bytes_per_cycle: u32,
     /// Requests one channel queues.
     pub queue_depth: u32,
+    /// Fixed latency of the memory controller, PHY and on-die path, added to every access, DRAM cycles.
+    pub controller_latency: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -1,44 +1,456 @@
-//! Value checks after deserialisation, and `--set` overrides. (Filled in by the config work.)
+//! Value checks after deserialisation, and `--set` overrides.
+//!
+//! Two layers: every value against its own row in `keys.rs` (kind, range, power of two), then the rules
+//! that tie keys together (`cross_rules`). The cross rules are the machine's assumptions, each stated
+//! where it is checked, so that a validated config can never make the machine panic, divide by zero or
+//! wait forever for something the hardware cannot do.
 
+use super::keys::{self, Key, Kind};
 use super::{ConfigError, GpuConfig};
+use crate::ir::{MemOrder, Scope};
 
-/// Checks every value; on failure returns (key path, value, what is allowed).
-pub fn validate(_cfg: &GpuConfig) -> Result<(), (String, String, String)> {
+/// A value that is not allowed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Violation {
+    /// The key blamed (its value is shown).
+    pub key: String,
+    pub value: String,
+    /// What is allowed instead.
+    pub allowed: String,
+    /// Other keys the rule involves (an override of one of them is named as the cause).
+    pub related: Vec<&'static str>,
+}
+
+fn violation(
+    key: &str,
+    value: impl ToString,
+    allowed: String,
+    related: &[&'static str],
+) -> Violation {
+    Violation {
+        key: key.to_string(),
+        value: value.to_string(),
+        allowed,
+        related: related.to_vec(),
+    }
+}
+
+/// Every `(path, value)` leaf of a config (sorted by name within each table).
+pub fn leaves(cfg: &GpuConfig) -> Result<Vec<(String, toml::Value)>, String> {
+    fn walk(prefix: &str, v: &toml::Value, out: &mut Vec<(String, toml::Value)>) {
+        match v {
+            toml::Value::Table(t) => {
+                for (k, v) in t {
+                    let p = if prefix.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{prefix}.{k}")
+                    };
+                    walk(&p, v, out);
+                }
+            }
+            _ => out.push((prefix.to_string(), v.clone())),
+        }
+    }
+    let v = toml::Value::try_from(cfg).map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    walk("", &v, &mut out);
+    Ok(out)
+}
+
+/// Checks every value; the first violation found.
+pub fn validate(cfg: &GpuConfig) -> Result<(), Violation> {
+    let all = leaves(cfg).map_err(|e| violation("(config)", "", e, &[]))?;
+    for (path, v) in &all {
+        // A leaf without a row is a spec/table mismatch that a unit test reports; nothing to check.
+        if let Some(k) = keys::find(path) {
+            k.check(v)
+                .map_err(|allowed| violation(path, v, allowed, &[]))?;
+        }
+    }
+    cross_rules(cfg)
+}
+
+fn cross_rules(c: &GpuConfig) -> Result<(), Violation> {
+    // Lane masks are u64 and the warp slots bound the threads a group may bring.
+    let slots = c.sm.max_warps as u64 * c.sm.warp_size as u64;
+    if c.sm.max_threads as u64 > slots {
+        return Err(violation(
+            "sm.max_threads",
+            c.sm.max_threads,
+            format!(
+                "must be at most sm.max_warps × sm.warp_size = {} × {} = {slots}",
+                c.sm.max_warps, c.sm.warp_size
+            ),
+            &["sm.max_warps", "sm.warp_size"],
+        ));
+    }
+    // The tag array indexes sets with a mask: their number must be a power of two.
+    geometry(
+        "l1.size_bytes",
+        c.l1.size_bytes as u64,
+        1,
+        c.l1.line_bytes,
+        c.l1.ways,
+        &["l1.line_bytes", "l1.ways"],
+    )?;
+    if c.l1.sector_bytes > c.l1.line_bytes {
+        return Err(violation(
+            "l1.sector_bytes",
+            c.l1.sector_bytes,
+            format!("must be at most l1.line_bytes = {}", c.l1.line_bytes),
+            &["l1.line_bytes"],
+        ));
+    }
+    // The L1 keeps sector valid bits in a u32 and fills all sectors with `(1 << n) - 1`.
+    if c.l1.line_bytes / c.l1.sector_bytes > 16 {
+        return Err(violation(
+            "l1.sector_bytes",
+            c.l1.sector_bytes,
+            format!(
+                "a line holds at most 16 sectors: must be at least l1.line_bytes / 16 = {}",
+                c.l1.line_bytes / 16
+            ),
+            &["l1.line_bytes"],
+        ));
+    }
+    // Requests carry L1 line addresses to the slices, which cache and fill whole L2 lines.
+    if c.l2.line_bytes != c.l1.line_bytes {
+        return Err(violation(
+            "l2.line_bytes",
+            c.l2.line_bytes,
+            format!("must equal l1.line_bytes = {}", c.l1.line_bytes),
+            &["l1.line_bytes"],
+        ));
+    }
+    geometry(
+        "l2.size_bytes",
+        c.l2.size_bytes,
+        c.l2.slices,
+        c.l2.line_bytes,
+        c.l2.ways,
+        &["l2.slices", "l2.line_bytes", "l2.ways"],
+    )?;
+    if c.dram.row_bytes % c.l2.line_bytes != 0 {
+        return Err(violation(
+            "dram.row_bytes",
+            c.dram.row_bytes,
+            format!(
+                "must be a multiple of l2.line_bytes = {} (rows hold whole lines)",
+                c.l2.line_bytes
+            ),
+            &["l2.line_bytes"],
+        ));
+    }
+    orders("support.atomic_orders", &c.support.atomic_orders, true)?;
+    orders("support.fence_orders", &c.support.fence_orders, false)?;
+    scopes("support.atomic_scopes", &c.support.atomic_scopes)?;
+    scopes("support.fence_scopes", &c.support.fence_scopes)?;
+    if c.stress.stress_warps != 0 {
+        return Err(violation(
+            "stress.stress_warps",
+            c.stress.stress_warps,
+            "must be 0: stress warps are not simulated yet".into(),
+            &[],
+        ));
+    }
     Ok(())
 }
 
-/// Applies one `KEY.PATH=VALUE` override to the TOML tree.
-pub fn apply_override(table: &mut toml::Table, arg: &str) -> Result<(), ConfigError> {
-    let (key, val) = arg.split_once('=').ok_or_else(|| ConfigError::Override {
-        arg: arg.to_string(),
-        message: "expected KEY=VALUE".into(),
-    })?;
-    let key = key.trim();
-    let parsed: toml::Value = toml::from_str::<toml::Table>(&format!("v = {}", val.trim()))
-        .map(|mut t| {
-            t.remove("v")
-                .unwrap_or(toml::Value::String(val.trim().to_string()))
-        })
-        .unwrap_or_else(|_| toml::Value::String(val.trim().to_string()));
-    let mut cur = table;
-    let parts: Vec<&str> = key.split('.').collect();
-    for (i, p) in parts.iter().enumerate() {
-        if i + 1 == parts.len() {
-            cur.insert(p.to_string(), parsed);
-            return Ok(());
+/// `size` split over `parts` slices of `line`-byte lines in `ways` ways: a whole, power-of-two number of
+/// sets per part.
+fn geometry(
+    key: &str,
+    size: u64,
+    parts: u32,
+    line: u32,
+    ways: u32,
+    related: &[&'static str],
+) -> Result<(), Violation> {
+    let unit = parts as u64 * line as u64 * ways as u64;
+    let sets = size / unit;
+    if size % unit != 0 || !sets.is_power_of_two() {
+        let per = if parts > 1 {
+            format!(" × slices {parts}")
+        } else {
+            String::new()
+        };
+        return Err(violation(
+            key,
+            size,
+            format!(
+                "must be line {line} × ways {ways}{per} × a power-of-two number of sets (it gives {:.2} sets); e.g. {} or {}",
+                size as f64 / unit as f64,
+                unit * prev_pow2(sets.max(1)),
+                unit * prev_pow2(sets.max(1)) * 2
+            ),
+            related,
+        ));
+    }
+    Ok(())
+}
+
+fn prev_pow2(x: u64) -> u64 {
+    1u64 << (63 - x.leading_zeros())
+}
+
+fn orders(key: &str, list: &[MemOrder], need_relaxed: bool) -> Result<(), Violation> {
+    let has = |o: MemOrder| list.contains(&o);
+    let shown = || {
+        let names: Vec<&str> = list.iter().map(|o| o.name()).collect();
+        format!("[{}]", names.join(", "))
+    };
+    // SYCL 2020: every device supports relaxed atomics.
+    if need_relaxed && !has(MemOrder::Relaxed) {
+        return Err(violation(
+            key,
+            shown(),
+            "must include relaxed (every device supports relaxed atomics)".into(),
+            &[],
+        ));
+    }
+    // acq_rel is acquire and release together; seq_cst is acq_rel plus a total order.
+    if has(MemOrder::AcqRel) && !(has(MemOrder::Acquire) && has(MemOrder::Release)) {
+        return Err(violation(
+            key,
+            shown(),
+            "acq_rel needs acquire and release".into(),
+            &[],
+        ));
+    }
+    if has(MemOrder::SeqCst) && !has(MemOrder::AcqRel) {
+        return Err(violation(key, shown(), "seq_cst needs acq_rel".into(), &[]));
+    }
+    Ok(())
+}
+
+fn scopes(key: &str, list: &[Scope]) -> Result<(), Violation> {
+    // A scope includes every narrower one, so supporting it means supporting them.
+    if let Some(widest) = list.iter().max() {
+        if let Some(missing) = Scope::ALL.iter().find(|s| *s < widest && !list.contains(s)) {
+            let names: Vec<&str> = list.iter().map(|s| s.name()).collect();
+            return Err(violation(
+                key,
+                format!("[{}]", names.join(", ")),
+                format!("{widest} is listed, so the narrower {missing} must be too"),
+                &[],
+            ));
         }
-        cur = match cur
+    }
+    Ok(())
+}
+
+/// Applies one `KEY.PATH=VALUE` override to the TOML tree; returns the key path it set.
+pub fn apply_override(table: &mut toml::Table, arg: &str) -> Result<&'static str, ConfigError> {
+    let fail = |message: String| ConfigError::Override {
+        arg: arg.to_string(),
+        message,
+    };
+    let (path, raw) = arg
+        .split_once('=')
+        .ok_or_else(|| fail("expected KEY=VALUE, e.g. l2.slices=8".into()))?;
+    let (path, raw) = (path.trim(), raw.trim());
+    if keys::is_table(path) {
+        return Err(fail(format!(
+            "`{path}` is a table, not a key; keys in [{path}]: {}",
+            keys::describe_children(path)
+        )));
+    }
+    let key = keys::find(path).ok_or_else(|| fail(unknown_key_message(path)))?;
+    let value = parse_override_value(key, raw);
+    key.check(&value)
+        .map_err(|allowed| fail(format!("{path} = {value}: {allowed}")))?;
+    let mut cur = table;
+    let parts: Vec<&str> = key.path.split('.').collect();
+    for p in &parts[..parts.len() - 1] {
+        let entry = cur
             .entry(p.to_string())
-            .or_insert_with(|| toml::Value::Table(Default::default()))
-        {
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        cur = match entry {
             toml::Value::Table(t) => t,
-            _ => {
-                return Err(ConfigError::Override {
-                    arg: arg.to_string(),
-                    message: format!("{p} is not a table"),
-                })
+            // The file walk has already rejected a non-table here; kept as an error, not a panic.
+            other => {
+                return Err(fail(format!(
+                    "`{p}` in the file is {}, not a table",
+                    other.type_str()
+                )))
             }
         };
     }
-    Ok(())
+    cur.insert(parts[parts.len() - 1].to_string(), value);
+    Ok(key.path)
+}
+
+/// A TOML value; for names, the bare word too (`--set l2.hash=xor`).
+fn parse_override_value(key: &Key, raw: &str) -> toml::Value {
+    let parsed = toml::from_str::<toml::Table>(&format!("v = {raw}"))
+        .ok()
+        .and_then(|mut t| t.remove("v"));
+    match (key.kind, parsed) {
+        (Kind::Text | Kind::Choice(_), Some(v @ toml::Value::String(_))) => v,
+        (Kind::Text | Kind::Choice(_), _) => toml::Value::String(raw.to_string()),
+        (_, Some(v)) => v,
+        (_, None) => toml::Value::String(raw.to_string()),
+    }
+}
+
+/// "unknown key `x.y`; ..." with the keys allowed at the deepest known table.
+pub fn unknown_key_message(path: &str) -> String {
+    let mut table = path;
+    loop {
+        table = table.rsplit_once('.').map(|(t, _)| t).unwrap_or("");
+        if keys::is_table(table) {
+            break;
+        }
+    }
+    let what = if table.is_empty() {
+        "top-level keys".to_string()
+    } else {
+        format!("keys in [{table}]")
+    };
+    let similar: Vec<&str> = keys::KEYS
+        .iter()
+        .map(|k| k.path)
+        .filter(|k| {
+            let last = |s: &str| s.rsplit('.').next().unwrap_or("").to_string();
+            last(k) == last(path)
+        })
+        .collect();
+    let hint = if similar.is_empty() {
+        String::new()
+    } else {
+        format!(" (did you mean {}?)", similar.join(" or "))
+    };
+    format!(
+        "unknown key `{path}`{hint}; {what}: {}",
+        keys::describe_children(table)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::parse_str;
+
+    fn tiny() -> GpuConfig {
+        parse_str(include_str!("../../configs/tiny.toml"), "tiny.toml", &[]).unwrap()
+    }
+
+    fn blamed(c: &GpuConfig) -> String {
+        validate(c).unwrap_err().key
+    }
+
+    #[test]
+    fn presets_and_tiny_are_valid() {
+        for (name, text) in super::super::PRESETS {
+            if let Err(e) = parse_str(text, name, &[]) {
+                panic!("{e}");
+            }
+        }
+    }
+
+    #[test]
+    fn each_cross_rule_names_its_key() {
+        let mut c = tiny();
+        c.sm.max_threads = c.sm.max_warps * c.sm.warp_size + 1;
+        assert_eq!(blamed(&c), "sm.max_threads");
+        let mut c = tiny();
+        c.l1.ways = 3;
+        assert_eq!(blamed(&c), "l1.size_bytes");
+        let mut c = tiny();
+        c.l1.sector_bytes = 4;
+        let v = validate(&c).unwrap_err();
+        assert_eq!(v.key, "l1.sector_bytes");
+        assert!(v.allowed.contains("16 sectors"), "{}", v.allowed);
+        let mut c = tiny();
+        c.l1.sector_bytes = c.l1.line_bytes * 2;
+        c.l1.line_bytes = 64;
+        c.l2.line_bytes = 64;
+        assert_eq!(blamed(&c), "l1.sector_bytes");
+        let mut c = tiny();
+        c.l2.line_bytes = 64;
+        assert_eq!(blamed(&c), "l2.line_bytes");
+        let mut c = tiny();
+        c.l2.size_bytes += 128;
+        assert_eq!(blamed(&c), "l2.size_bytes");
+        let mut c = tiny();
+        c.l2.slices = 3;
+        assert_eq!(blamed(&c), "l2.size_bytes");
+        let mut c = tiny();
+        c.store_buffer.entries = 0;
+        assert!(validate(&c).is_ok(), "0 disables the buffer");
+        let mut c = tiny();
+        c.dram.row_bytes = 2000;
+        assert_eq!(blamed(&c), "dram.row_bytes");
+        let mut c = tiny();
+        c.stress.stress_warps = 2;
+        assert_eq!(blamed(&c), "stress.stress_warps");
+    }
+
+    #[test]
+    fn support_lists_must_be_consistent() {
+        let mut c = tiny();
+        c.support.atomic_orders = vec![MemOrder::Acquire];
+        assert!(validate(&c).unwrap_err().allowed.contains("relaxed"));
+        let mut c = tiny();
+        c.support.fence_orders = vec![MemOrder::AcqRel, MemOrder::Acquire];
+        assert!(validate(&c)
+            .unwrap_err()
+            .allowed
+            .contains("acquire and release"));
+        let mut c = tiny();
+        c.support.atomic_orders = vec![MemOrder::Relaxed, MemOrder::SeqCst];
+        assert!(validate(&c)
+            .unwrap_err()
+            .allowed
+            .contains("seq_cst needs acq_rel"));
+        let mut c = tiny();
+        c.support.atomic_scopes = vec![Scope::WorkItem, Scope::Device];
+        let v = validate(&c).unwrap_err();
+        assert_eq!(v.key, "support.atomic_scopes");
+        assert!(v.allowed.contains("sub_group"), "{}", v.allowed);
+        let mut c = tiny();
+        c.support.fence_scopes = vec![];
+        assert!(validate(&c)
+            .unwrap_err()
+            .allowed
+            .contains("must not be empty"));
+    }
+
+    #[test]
+    fn geometry_error_suggests_valid_sizes() {
+        let mut c = tiny();
+        c.l1.size_bytes = 3 * 4096;
+        let v = validate(&c).unwrap_err();
+        assert!(v.allowed.contains("e.g. 8192 or 16384"), "{}", v.allowed);
+    }
+
+    #[test]
+    fn overrides_reject_unknown_paths_and_wrong_types() {
+        let mut t = toml::Table::new();
+        let e = apply_override(&mut t, "l2.wayz=4").unwrap_err().to_string();
+        assert!(
+            e.contains("unknown key `l2.wayz`") && e.contains("keys in [l2]: slices, hash"),
+            "{e}"
+        );
+        let e = apply_override(&mut t, "l3.ways=4").unwrap_err().to_string();
+        assert!(e.contains("did you mean l1.ways or l2.ways"), "{e}");
+        let e = apply_override(&mut t, "l2.ways=many")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("expected integer"), "{e}");
+        let e = apply_override(&mut t, "l2=4").unwrap_err().to_string();
+        assert!(e.contains("`l2` is a table") && e.contains("ways"), "{e}");
+        let e = apply_override(&mut t, "l2.ways").unwrap_err().to_string();
+        assert!(e.contains("expected KEY=VALUE"), "{e}");
+        assert!(t.is_empty(), "failed overrides change nothing");
+        assert_eq!(apply_override(&mut t, "l2.hash=xor").unwrap(), "l2.hash");
+        assert_eq!(apply_override(&mut t, "name=my gpu").unwrap(), "name");
+        assert_eq!(
+            apply_override(&mut t, "support.fence_scopes=[\"work_item\"]").unwrap(),
+            "support.fence_scopes"
+        );
+        assert_eq!(t["l2"]["hash"].as_str(), Some("xor"));
+        assert_eq!(t["name"].as_str(), Some("my gpu"));
+    }
 }

@@ -100,6 +100,9 @@ pub struct RunReport {
     pub config: String,
     pub workload: String,
     pub seed: u64,
+    /// The workload's named parameters as resolved for this run (filled by the caller that knows them).
+    #[serde(default)]
+    pub parameters: Vec<(String, i64)>,
     pub cycles: u64,
     pub time_ns: f64,
     pub checks: Vec<CheckOutcome>,
@@ -115,6 +118,7 @@ impl RunResult {
             config: config.to_string(),
             workload: workload.to_string(),
             seed,
+            parameters: Vec::new(),
             cycles: self.cycles,
             time_ns: self.time_ns,
             checks: self.checks.clone(),

@@ -1,13 +1,23 @@
 //! End-of-run checks and reported quantities, evaluated on the final memory values.
+//!
+//! Values are f64 (buffer elements converted from their type), which is exact for integers below
+//! 2^53. Folds (`sum(i = a .. b: ...)`) share one step budget per check so that a huge range in a
+//! check is an error, not a hang.
 
 use super::api::CheckOutcome;
 use crate::ir::Ty;
-use crate::workload::{CheckOp, Expr, Workload};
+use crate::workload::{CheckOp, Expr, FoldOp, Workload};
+use std::cell::Cell;
+
+/// Fold iterations one check or reported quantity may take.
+const FOLD_BUDGET: u64 = 200_000_000;
 
 struct Env<'a> {
     wl: &'a Workload,
     bufs: &'a [Vec<u64>],
     var: i64,
+    bound: Vec<i64>,
+    steps: &'a Cell<u64>,
 }
 
 fn elem(ty: Ty, raw: u64) -> f64 {
@@ -30,6 +40,7 @@ fn eval(e: &Expr, env: &Env) -> Result<f64, String> {
     };
     Ok(match e {
         Expr::Const(c) => *c as f64,
+        Expr::ConstF(c) => *c,
         Expr::Var => env.var as f64,
         Expr::Elem { buffer, index } => {
             let b = find(buffer)?;
@@ -77,6 +88,54 @@ fn eval(e: &Expr, env: &Env) -> Result<f64, String> {
             }
             eval(a, env)? % d
         }
+        Expr::Shl(a, b) => eval(a, env)? * 2f64.powf(eval(b, env)?),
+        Expr::Min(a, b) => eval(a, env)?.min(eval(b, env)?),
+        Expr::Max(a, b) => eval(a, env)?.max(eval(b, env)?),
+        Expr::Cmp(op, a, b) => holds(*op, eval(a, env)?, eval(b, env)?) as u8 as f64,
+        Expr::Bound(d) => {
+            *env.bound
+                .get(*d as usize)
+                .ok_or_else(|| format!("fold variable {d} is not bound here"))? as f64
+        }
+        Expr::Fold { op, from, to, body } => {
+            let (lo, hi) = (eval(from, env)?, eval(to, env)?);
+            if lo.fract() != 0.0 || hi.fract() != 0.0 {
+                return Err(format!("fold range {lo} .. {hi} is not integral"));
+            }
+            let (lo, hi) = (lo as i64, hi as i64);
+            let n = hi.saturating_sub(lo).max(0) as u64;
+            let used = env.steps.get() + n;
+            if used > FOLD_BUDGET {
+                return Err(format!(
+                    "check needs more than {FOLD_BUDGET} fold steps (range {lo} .. {hi})"
+                ));
+            }
+            env.steps.set(used);
+            let mut inner = Env {
+                wl: env.wl,
+                bufs: env.bufs,
+                var: env.var,
+                bound: env.bound.clone(),
+                steps: env.steps,
+            };
+            inner.bound.push(0);
+            let mut acc: Option<f64> = None;
+            for i in lo..hi {
+                *inner.bound.last_mut().expect("pushed") = i;
+                let v = eval(body, &inner)?;
+                acc = Some(match (op, acc) {
+                    (_, None) => v,
+                    (FoldOp::Sum, Some(a)) => a + v,
+                    (FoldOp::Min, Some(a)) => a.min(v),
+                    (FoldOp::Max, Some(a)) => a.max(v),
+                });
+            }
+            match (op, acc) {
+                (_, Some(v)) => v,
+                (FoldOp::Sum, None) => 0.0,
+                (_, None) => return Err(format!("min or max over the empty range {lo} .. {hi}")),
+            }
+        }
     })
 }
 
@@ -116,8 +175,15 @@ pub fn evaluate(wl: &Workload, bufs: &[Vec<u64>]) -> (Vec<CheckOutcome>, Vec<(St
             None => 0..1,
         };
         let mut detail = None;
+        let steps = Cell::new(0);
         for var in range {
-            let env = Env { wl, bufs, var };
+            let env = Env {
+                wl,
+                bufs,
+                var,
+                bound: Vec::new(),
+                steps: &steps,
+            };
             match (eval(&c.lhs, &env), eval(&c.rhs, &env)) {
                 (Ok(a), Ok(b)) => {
                     if !holds(c.op, a, b) {
@@ -151,7 +217,14 @@ pub fn evaluate(wl: &Workload, bufs: &[Vec<u64>]) -> (Vec<CheckOutcome>, Vec<(St
         .reports
         .iter()
         .map(|r| {
-            let env = Env { wl, bufs, var: 0 };
+            let steps = Cell::new(0);
+            let env = Env {
+                wl,
+                bufs,
+                var: 0,
+                bound: Vec::new(),
+                steps: &steps,
+            };
             (
                 r.name.clone(),
                 eval(&r.expr, &env).map(|v| v as i64).unwrap_or(i64::MIN),

@@ -3,7 +3,8 @@
 //! Models: lines interleaved over channels, then banks; per bank an open row (open-page policy): a row
 //! hit costs tCAS, an empty bank tRCD + tCAS, a conflict tRP + tRCD + tCAS; each channel's data bus moves
 //! `bytes_per_cycle` per DRAM cycle; a channel holds `queue_depth` requests — beyond that a request
-//! waits for the oldest to finish. Requests are served first-come first-served.
+//! waits for the oldest to finish. Requests are served first-come first-served. Every access also pays
+//! `controller_latency`: the memory controller, PHY and on-die path, which occupy no bank or bus.
 //!
 //! Not modelled: refresh, read/write turnaround, FR-FCFS reordering, bank groups.
 
@@ -31,6 +32,7 @@ pub struct Dram {
     t_cas: u64,
     t_rp: u64,
     burst: u64,
+    controller: u64,
     depth: usize,
     pub reads: u64,
     pub writes: u64,
@@ -63,6 +65,7 @@ impl Dram {
             t_cas: cfg.dram.t_cas as u64,
             t_rp: cfg.dram.t_rp as u64,
             burst: line.div_ceil(cfg.dram.bytes_per_cycle.max(1) as u64),
+            controller: cfg.dram.controller_latency as u64,
             depth: cfg.dram.queue_depth.max(1) as usize,
             reads: 0,
             writes: 0,
@@ -120,7 +123,7 @@ impl Dram {
         } else {
             self.reads += 1;
         }
-        done
+        done + c.cycles(self.controller)
     }
 
     pub fn line_bytes(&self) -> u64 {
@@ -151,6 +154,21 @@ mod tests {
         let t_conflict = t1 - (t0 + t_hit);
         assert!(t_hit < t_conflict, "hit {t_hit} vs conflict {t_conflict}");
         assert_eq!(d.row_hits, 1);
+    }
+
+    #[test]
+    fn controller_latency_adds_to_every_access_but_not_to_bus_occupancy() {
+        let mut cfg =
+            crate::config::parse_str(include_str!("../../configs/tiny.toml"), "tiny", &[]).unwrap();
+        cfg.dram.controller_latency = 0;
+        let mut a = Dram::new(&cfg);
+        cfg.dram.controller_latency = 100;
+        let mut b = Dram::new(&cfg);
+        let c = Clock::from_mhz(cfg.clocks.dram_mhz);
+        for (i, line) in [0u64, 128, 2 * 128 * 16].into_iter().enumerate() {
+            let (ta, tb) = (a.access(0, line, false), b.access(0, line, false));
+            assert_eq!(tb - ta, c.cycles(100), "access {i}");
+        }
     }
 
     #[test]

@@ -67,9 +67,22 @@ macro_rules! ctx {
         }
     };
 }
+/// The contract tests build the same context around a single part.
+#[cfg(test)]
+pub(super) use ctx;
 
 /// Runs `wl` on the GPU described by `cfg`.
 pub fn run(cfg: &GpuConfig, wl: &Workload, opts: &RunOptions) -> Result<RunResult, SimError> {
+    // Configs from files are validated when loaded; one built or changed in code is checked here, so
+    // that the parts never see a value they cannot handle.
+    if let Err(v) = crate::config::validate::validate(cfg) {
+        return Err(SimError::Unsupported {
+            location: format!("config \"{}\"", cfg.name),
+            message: format!("{} = {}: {}", v.key, v.value, v.allowed),
+        });
+    }
+    let prepared = super::prepare::prepare(cfg, wl)?;
+    let wl: &Workload = &prepared;
     let geo = wl.geometry;
     let gt = geo.group_threads();
     let ws = cfg.sm.warp_size;
@@ -332,44 +345,57 @@ impl Gpu<'_> {
                 }
             }
         }
-        if !n.groups_done.is_empty() {
-            self.groups_done += n.groups_done.len() as u64;
-            if !self.pending.is_empty() {
-                self.q.after(0, Event::Dispatch);
-            }
+        self.groups_done += n.groups_done.len() as u64;
+        if (!n.groups_done.is_empty() || n.slots_freed) && !self.pending.is_empty() {
+            self.q.after(0, Event::Dispatch);
         }
         Ok(())
     }
 
+    /// The live warps: first those not waiting at a barrier (spinning, or stalled on memory), each
+    /// with its PC, instruction and the last address it accessed; then the barrier waiters counted
+    /// per barrier; then the groups that never became resident.
     fn diagnose(&self, wl: &Workload) -> String {
+        const SHOWN: usize = 24;
         let mut out = String::new();
         let mut shown = 0;
-        let mut total = 0;
+        let mut hidden = 0;
+        let mut at_barrier: Vec<(u32, u64)> = Vec::new();
         for sm in &self.sms {
             for (group, warp, pc, waiting, addr) in sm.stuck() {
-                total += 1;
-                if shown < 24 {
-                    shown += 1;
-                    let inst = wl
-                        .kernel
-                        .insts
-                        .get(pc as usize)
-                        .map(|i| format!("{i:?}"))
-                        .unwrap_or_default();
-                    let inst: String = inst.chars().take(90).collect();
-                    let addr = addr
-                        .map(|a| format!("{a:#x}{}", self.buffer_name(a)))
-                        .unwrap_or_else(|| "-".into());
-                    out.push_str(&format!(
-                        "  sm{} work-group {group} warp {warp}: pc {pc} at {} ({inst}); waiting on: {waiting}; last address {addr}\n",
-                        sm.id,
-                        wl.kernel.where_is(pc as usize)
-                    ));
+                if waiting == super::sm::BARRIER_WAIT {
+                    match at_barrier.iter_mut().find(|(p, _)| *p == pc) {
+                        Some(e) => e.1 += 1,
+                        None => at_barrier.push((pc, 1)),
+                    }
+                    continue;
                 }
+                if shown == SHOWN {
+                    hidden += 1;
+                    continue;
+                }
+                shown += 1;
+                let addr = addr
+                    .map(|a| format!("{a:#x}{}", self.buffer_name(a)))
+                    .unwrap_or_else(|| "-".into());
+                out.push_str(&format!(
+                    "  sm{} work-group {group} warp {warp}: pc {pc} at {} `{}`; waiting on: {waiting}; last address {addr}\n",
+                    sm.id,
+                    wl.kernel.where_is(pc as usize),
+                    wl.kernel.disassemble(pc as usize)
+                ));
             }
         }
-        if total > shown {
-            out.push_str(&format!("  ... and {} more warps\n", total - shown));
+        if hidden > 0 {
+            out.push_str(&format!("  ... and {hidden} more warps like these\n"));
+        }
+        at_barrier.sort();
+        for (pc, n) in at_barrier {
+            out.push_str(&format!(
+                "  {n} warps wait at the barrier at pc {pc} ({} `{}`)\n",
+                wl.kernel.where_is(pc as usize),
+                wl.kernel.disassemble(pc as usize)
+            ));
         }
         let pending = self.pending.len();
         if pending > 0 {

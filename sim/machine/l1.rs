@@ -8,7 +8,8 @@
 //! into the MSHR *after* a store sees it and a load that merged *before* does not (per-location
 //! coherence for the SM's own threads); `InvalidateAll` drops every line and starts a new epoch:
 //! requests after it never merge into fills issued before it, whose data is not installed. Accesses
-//! at device or system level bypass the array. With `atomics.work_group_global_at = "l1"`,
+//! at device or system level bypass the array; an atomic performed at L2 drops the line (and keeps an
+//! outstanding fill of it from installing), so that the thread's next load sees the atomic. With `atomics.work_group_global_at = "l1"`,
 //! work_group-scope atomics on global memory run here, on the line, and write their result through.
 //!
 //! All traffic leaves through one queue into the interconnect, `latency` cycles after it arrived
@@ -35,7 +36,12 @@ enum Waiter {
 struct Mshr {
     line: u64,
     epoch: u32,
+    /// Sectors fetched from L2 (installed on completion).
     sectors: u32,
+    /// Sectors `data` holds or will hold: the fetched ones and those valid in the line at the miss.
+    have: u32,
+    /// Whether the fill may install its data (not after an L2 atomic to the line was sent).
+    install: bool,
     outstanding: u32,
     data: LineBuf,
     /// Stores accepted while the fill was outstanding, oldest first.
@@ -301,19 +307,13 @@ impl L1 {
             } => {
                 self.stats.atomics += 1;
                 if at_l1 {
-                    let mask = ctx.batches.get(batch.0).lanes.iter().fold(0u128, |m, l| {
-                        m | super::memory::byte_mask(
-                            (l.addr - line) as u32,
-                            ctx.batches.get(batch.0).ty.width().bytes(),
-                        )
-                    });
-                    let sectors = self.sectors_of(mask);
-                    if let Some(w) = self.hit_way(line, sectors) {
-                        self.atomic_on_line(ctx, who, batch, line, w.0 as usize);
-                        return true;
-                    }
-                    return self.miss(line, sectors, Waiter::Atomic { who, batch }, ctx);
+                    return self.atomic_at_l1(ctx, who, batch, line);
                 }
+                // Performed at L2, the atomic makes this L1's copy of the line stale. Drop it, and
+                // keep a fill in flight from installing data older than the atomic: a later load of
+                // the same thread must see the atomic (coherence: a read after its own write), and it
+                // now misses and fetches behind the atomic on the same (FIFO) path.
+                self.forget(line);
                 let n = ctx.batches.get(batch.0).lanes.len() as u32 * 8;
                 let system = level == Level::System;
                 self.send(
@@ -333,6 +333,18 @@ impl L1 {
                 self.mshr_of_line.clear();
                 true
             }
+        }
+    }
+
+    /// Drops `line` from the array; an outstanding fill of it still answers its waiters but installs
+    /// nothing, and later requests start a new miss.
+    fn forget(&mut self, line: u64) {
+        if let Some(w) = self.tags.probe(line) {
+            self.tags.invalidate(w);
+            self.valid[w.0 as usize] = 0;
+        }
+        if let Some(mi) = self.mshr_of_line.remove(&line) {
+            self.mshrs.get_mut(mi).install = false;
         }
     }
 
@@ -382,9 +394,11 @@ impl L1 {
                 w => w,
             };
             m.waiters.push(waiter);
-            let missing = sectors & !m.sectors;
+            // Re-fetching a sector an earlier waiter reads from `data` would show it later stores.
+            let missing = sectors & !m.have;
             if missing != 0 {
                 m.sectors |= missing;
+                m.have |= missing;
                 m.outstanding += 1;
                 self.fill_request(ctx, line, mi, missing);
             }
@@ -393,18 +407,24 @@ impl L1 {
         if self.live_mshrs >= self.max_mshrs {
             return false;
         }
-        // Sectors already valid in a present line need not travel again.
-        let need = match self.tags.probe(line) {
-            Some(w) => sectors & !self.valid[w.0 as usize],
-            None => sectors,
+        // Sectors already valid in a present line need not travel again; the waiters then read them
+        // from the line as it is now (later stores reach them as overlays), not from the fill.
+        let (valid, base) = match self.tags.probe(line) {
+            Some(w) => (self.valid[w.0 as usize], self.data[w.0 as usize]),
+            None => (0, [0u8; MAX_LINE]),
         };
-        let need = if need == 0 { sectors } else { need };
+        let need = match sectors & !valid {
+            0 => sectors,
+            n => n,
+        };
         let mi = self.mshrs.alloc(Mshr {
             line,
             epoch: self.epoch,
             sectors: need,
+            have: need | valid,
+            install: true,
             outstanding: 1,
-            data: [0u8; MAX_LINE],
+            data: base,
             overlays: Vec::new(),
             waiters: vec![waiter],
             live: true,
@@ -425,6 +445,22 @@ impl L1 {
             Pending::FillPart { mshr, sectors },
             0,
         );
+    }
+
+    /// A work_group-scope atomic performed in this L1: on the line if its sectors are valid, else
+    /// after a fill. `false` if it must wait for a free MSHR.
+    fn atomic_at_l1(&mut self, ctx: &mut Ctx, who: Who, batch: BatchId, line: u64) -> bool {
+        let b = ctx.batches.get(batch.0);
+        let width = b.ty.width().bytes();
+        let mask = b.lanes.iter().fold(0u128, |m, l| {
+            m | super::memory::byte_mask((l.addr - line) as u32, width)
+        });
+        let sectors = self.sectors_of(mask);
+        if let Some(w) = self.hit_way(line, sectors) {
+            self.atomic_on_line(ctx, who, batch, line, w.0 as usize);
+            return true;
+        }
+        self.miss(line, sectors, Waiter::Atomic { who, batch }, ctx)
     }
 
     fn atomic_on_line(&mut self, ctx: &mut Ctx, who: Who, batch: BatchId, line: u64, way: usize) {
@@ -504,7 +540,7 @@ impl L1 {
     fn complete_fill(&mut self, mi: u32, ctx: &mut Ctx) {
         let m = self.mshrs.get_mut(mi);
         m.live = false;
-        let (line, epoch, sectors) = (m.line, m.epoch, m.sectors);
+        let (line, epoch, sectors, install) = (m.line, m.epoch, m.sectors, m.install);
         let waiters = std::mem::take(&mut m.waiters);
         let overlays = std::mem::take(&mut m.overlays);
         let base = m.data;
@@ -526,10 +562,10 @@ impl L1 {
             d
         };
         let full = view_after(overlays.len());
-        // Install only if no invalidation happened since the miss: an older fill must not make stale
-        // data visible to requests that follow an acquire.
+        // Install only if no invalidation happened since the miss (an older fill must not make stale
+        // data visible to requests that follow an acquire) and no L2 atomic to the line was sent.
         let mut way = None;
-        if epoch == self.epoch {
+        if epoch == self.epoch && install {
             let w = match self.tags.lookup(line) {
                 Some(w) => Some(w),
                 None => self.tags.insert(line, |_| false).map(|(w, _)| {
@@ -566,18 +602,21 @@ impl L1 {
                 Waiter::Atomic { who, batch } => match way {
                     Some(wi) => self.atomic_on_line(ctx, who, batch, line, wi),
                     None => {
-                        // No room to install (or an invalidation intervened): run it at L2 instead,
-                        // which is the wider and therefore still correct point.
-                        let n = ctx.batches.get(batch.0).lanes.len() as u32 * 8;
-                        self.send(
-                            ctx,
-                            line,
-                            ReqKind::Atomic { batch },
-                            Pending::Atomic { who, system: false },
-                            n,
-                        );
-                        // The warp counted this atomic's write-through; there is none, so settle it.
-                        self.respond(ctx, 0, CoreResp::StoreAcked { warp: who.warp });
+                        // An invalidation came while the fill was outstanding, so its data may not be
+                        // installed. Running the atomic at L2 instead would lose updates: its result
+                        // would race with this L1's later write-throughs of the same word, computed on
+                        // fills that do not contain it. It joins the current epoch's access to the line
+                        // instead (after that miss's fill, or on the line if present).
+                        if !self.atomic_at_l1(ctx, who, batch, line) {
+                            self.input.push_front(L1Req::Atomic {
+                                who,
+                                line,
+                                batch,
+                                level: Level::Sm,
+                                at_l1: true,
+                            });
+                            self.blocked_since.get_or_insert(ctx.now());
+                        }
                     }
                 },
             }

@@ -12,6 +12,7 @@
 //! | coherent values of device memory | `memory.rs` |
 //! | messages and payload pools | `msg.rs` |
 //! | end-of-run checks | `checks.rs` |
+//! | load-time capability check and config-dependent lowering | `prepare.rs` |
 
 pub mod api;
 pub mod cache;
@@ -22,6 +23,7 @@ mod l1;
 mod l2;
 pub mod memory;
 mod msg;
+pub mod prepare;
 mod sm;
 mod store_buffer;
 mod xbar;
@@ -29,4 +31,8 @@ mod xbar;
 pub use api::*;
 pub use gpu::run;
 #[cfg(test)]
-mod tests;
+mod contract_tests;
+#[cfg(test)]
+pub(crate) mod tests;
+#[cfg(test)]
+mod traffic_tests;

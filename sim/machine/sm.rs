@@ -37,6 +37,8 @@ use crate::workload::Geometry;
 use std::sync::Arc;
 
 const NEVER: Time = Time::MAX;
+/// What a warp whose live lanes all wait at a barrier waits on (for diagnoses).
+pub const BARRIER_WAIT: &str = "barrier";
 /// Backward branches a divergent lane group may take before the scheduler rotates to other lanes.
 const SPIN_ROTATE: u32 = 16;
 
@@ -166,6 +168,8 @@ pub struct SmNotices {
     pub groups_done: Vec<(usize, u64)>,
     pub error: Option<(usize, String, u64, u64)>,
     pub progress: u64,
+    /// An exited warp released its slot: a waiting work-group may fit now.
+    pub slots_freed: bool,
     /// (group id, lane-local thread index, final registers) for captured threads.
     pub exits: Vec<(u64, u32, Vec<u64>)>,
 }
@@ -403,11 +407,13 @@ impl Sm {
                 if let Some(w) = self.warps[warp as usize].as_mut() {
                     w.to_l1 -= 1;
                 }
+                self.retire_if_quiet(warp as usize);
             }
             CoreResp::StoreAcked { warp } => {
                 if let Some(w) = self.warps[warp as usize].as_mut() {
                     w.to_l2 -= 1;
                 }
+                self.retire_if_quiet(warp as usize);
             }
             CoreResp::LoadData { who, line, data } => {
                 let bytes = *ctx.lines.get(data.0);
@@ -475,6 +481,7 @@ impl Sm {
                 ctx.q.after(0, Event::L1In(self.id, L1Req::InvalidateAll));
             }
         }
+        self.retire_if_quiet(warp as usize);
     }
 
     /// Warp schedulers: issue what can issue this cycle; sleep when nothing can.
@@ -1043,19 +1050,20 @@ impl Sm {
             self.maybe_release_barrier(wi, ctx);
             return;
         }
-        // The warp is done once its memory operations have drained; the slot is freed now and the
-        // counters of its in-flight stores are ignored (the stores themselves still complete).
-        let w = self.warps[wi].take().expect("live");
+        // The warp leaves its group now, but keeps its slot (with no live lanes, so it never issues)
+        // until its memory operations have completed: their responses and store acknowledgements
+        // are addressed by slot and must not reach a later warp placed in the same slot.
         let gs = w.group_slot;
+        let first_lane = w.warp_in_group * self.ws;
         let g = self.groups[gs].as_mut().expect("resident");
         if self.capture_groups.contains(&g.group) {
-            self.notices
-                .exits
-                .push((g.group, w.warp_in_group * self.ws, w.regs.clone()));
+            let regs = w.regs.clone();
+            self.notices.exits.push((g.group, first_lane, regs));
         }
         g.live_warps -= 1;
         g.warps.retain(|&s| s as usize != wi);
-        self.used_warps -= 1;
+        self.retire_if_quiet(wi);
+        let g = self.groups[gs].as_mut().expect("resident");
         if g.live_warps == 0 {
             let g = self.groups[gs].take().expect("resident");
             self.used_threads -= g.threads;
@@ -1063,6 +1071,18 @@ impl Sm {
             self.notices.groups_done.push((gs, g.group));
         } else {
             self.try_release_group(gs, ctx);
+        }
+    }
+
+    /// Frees the slot of an exited warp whose memory operations have all completed.
+    fn retire_if_quiet(&mut self, wi: usize) {
+        if self.warps[wi]
+            .as_ref()
+            .is_some_and(|w| w.live == 0 && w.quiet())
+        {
+            self.warps[wi] = None;
+            self.used_warps -= 1;
+            self.notices.slots_freed = true;
         }
     }
 
@@ -1436,7 +1456,16 @@ impl Sm {
             e.2[o..o + bytes as usize].copy_from_slice(&v.to_le_bytes()[..bytes as usize]);
         }
         let system = scope == Scope::System && self.svm && ord != StoreOrd::Plain;
-        let buffered = self.sb.enabled() && !ord.is_release();
+        // A store scattered over more lines than the buffer holds can never enter it: it goes to
+        // the L1 directly, after the warp's buffered stores (same-address order).
+        let oversize = self.sb.enabled() && !self.sb.can_hold(lines_.len());
+        if oversize && self.warps[wi].as_ref().expect("live").sb_count > 0 {
+            let w = self.warps[wi].as_mut().expect("live");
+            w.waiting = "store larger than the store buffer waits for it to drain";
+            self.wake_drain(ctx, now);
+            return false;
+        }
+        let buffered = self.sb.enabled() && !ord.is_release() && !oversize;
         if buffered {
             let ls: Vec<u64> = lines_.iter().map(|x| x.0).collect();
             if !self.sb.has_room(wi as u16, &ls) {
@@ -1647,12 +1676,19 @@ impl Sm {
         self.warps
             .iter()
             .flatten()
+            .filter(|w| w.live != 0)
             .map(|w| {
                 let g = self.groups[w.group_slot]
                     .as_ref()
                     .map(|g| g.group)
                     .unwrap_or(0);
-                (g, w.warp_in_group, w.last_pc, w.waiting, w.last_addr)
+                // `waiting` is overwritten once the barrier instruction has issued.
+                let waiting = if w.at_bar != 0 && w.at_bar & w.live == w.live {
+                    BARRIER_WAIT
+                } else {
+                    w.waiting
+                };
+                (g, w.warp_in_group, w.last_pc, waiting, w.last_addr)
             })
             .collect()
     }

@@ -71,6 +71,12 @@ impl StoreBuffer {
         self.capacity > 0
     }
 
+    /// Whether a store touching `lines` lines can ever enter (a warp-store larger than the whole
+    /// buffer cannot, however far it drains).
+    pub fn can_hold(&self, lines: usize) -> bool {
+        lines <= self.capacity
+    }
+
     fn account(&mut self, now: Time) {
         self.occupancy_ps += (now - self.last_change) as u128 * self.entries.len() as u128;
         self.last_change = now;

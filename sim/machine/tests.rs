@@ -9,7 +9,7 @@ pub(crate) fn tiny() -> GpuConfig {
     parse_str(include_str!("../../configs/tiny.toml"), "tiny.toml", &[]).unwrap()
 }
 
-fn kernel(insts: Vec<Inst>, nregs: usize, local_bytes: u32) -> Kernel {
+pub(crate) fn kernel(insts: Vec<Inst>, nregs: usize, local_bytes: u32) -> Kernel {
     let n = insts.len();
     Kernel {
         name: "t".into(),
@@ -56,6 +56,7 @@ fn wl(k: Kernel, groups: u32, size: u32, buffers: Vec<Buffer>) -> Workload {
         params,
         checks: vec![],
         reports: vec![],
+        parameters: vec![],
     }
 }
 
@@ -685,4 +686,110 @@ fn mp_relaxed_shows_weak_outcome_under_stress() {
         .map(|s| mp_weak_count(&cfg, StoreOrd::Relaxed, LoadOrd::Relaxed, false, 16, s))
         .sum();
     assert!(weak > 0, "relaxed MP never weak under stress");
+}
+
+#[test]
+fn warps_exiting_with_atomics_in_flight_do_not_disturb_later_warps_in_their_slot() {
+    // Each thread loads 1 and adds it with a non-returning atomic, then exits; 8x more groups than
+    // fit, so warp slots are reused while the previous warp's atomics are still on their way and the
+    // new warp waits for its own load.
+    let insts = vec![
+        Inst::Load {
+            dst: 2,
+            space: Space::Global,
+            addr: addr(1),
+            ty: Ty::U32,
+            ord: LoadOrd::Plain,
+            scope: Scope::Device,
+        },
+        Inst::Rmw {
+            dst: None,
+            op: RmwOp::Add,
+            space: Space::Global,
+            addr: addr(0),
+            operand: R(2),
+            ty: Ty::U32,
+            ord: RmwOrd::Relaxed,
+            scope: Scope::Device,
+        },
+        Inst::Exit,
+    ];
+    let w = wl(
+        kernel(insts, 3, 0),
+        64,
+        256,
+        vec![buf("count", 1, Init::Zero), buf("one", 1, Init::Fill(1))],
+    );
+    let r = run(&tiny(), &w, &RunOptions::default()).unwrap();
+    assert_eq!(r.buffers[0][0], 64 * 256);
+}
+
+#[test]
+fn run_rejects_an_invalid_config_built_in_code() {
+    let mut cfg = tiny();
+    cfg.l2.ways = 3;
+    let w = wl(kernel(vec![Inst::Exit], 1, 0), 1, 32, vec![]);
+    let e = run(&cfg, &w, &RunOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("config \"tiny test GPU\": l2.size_bytes = 65536: must be"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_store_scattered_over_more_lines_than_the_store_buffer_holds_completes() {
+    // Each lane stores to its own 128-byte line: 32 lines per warp-store, the buffer holds 8.
+    let insts = vec![
+        Inst::ReadSpecial {
+            dst: 1,
+            which: Special::GlobalLinearId,
+        },
+        Inst::Alu {
+            op: AluOp::Shl,
+            ty: Ty::U64,
+            dst: 2,
+            a: R(1),
+            b: I(7),
+        },
+        Inst::Alu {
+            op: AluOp::Add,
+            ty: Ty::U64,
+            dst: 2,
+            a: R(2),
+            b: R(0),
+        },
+        Inst::Store {
+            space: Space::Global,
+            addr: addr(2),
+            src: I(5),
+            ty: Ty::U32,
+            ord: StoreOrd::Plain,
+            scope: Scope::Device,
+        },
+        Inst::Store {
+            space: Space::Global,
+            addr: Address {
+                base: R(2),
+                offset: 4,
+            },
+            src: R(1),
+            ty: Ty::U32,
+            ord: StoreOrd::Plain,
+            scope: Scope::Device,
+        },
+        Inst::Exit,
+    ];
+    let w = wl(
+        kernel(insts, 3, 0),
+        2,
+        64,
+        vec![buf("data", 128 * 32, Init::Zero)],
+    );
+    let r = run(&tiny(), &w, &RunOptions::default()).unwrap();
+    for t in 0..128usize {
+        assert_eq!(r.buffers[0][t * 32], 5);
+        assert_eq!(r.buffers[0][t * 32 + 1], t as u64);
+    }
 }

@@ -1,2 +1,6 @@
-//! Integration tests: one binary (being built).
+//! Integration tests: one binary. Each file under `sim/tests/` is a module here.
+
+mod config_cli;
 mod gpu;
+mod kernel_lang;
+mod workloads;

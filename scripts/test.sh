@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The test command of the README: system packages for the wgpu tests (lavapipe), then every test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+# The Vulkan loader warns on stderr without a runtime dir; give it a private one.
+if [ -z "${XDG_RUNTIME_DIR:-}" ] || [ ! -d "${XDG_RUNTIME_DIR}" ]; then
+  XDG_RUNTIME_DIR="$(mktemp -d)"
+  chmod 700 "$XDG_RUNTIME_DIR"
+  export XDG_RUNTIME_DIR
+fi
+cargo test --locked "$@"

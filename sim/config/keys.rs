@@ -1,0 +1,751 @@
+//! Every configuration key in one table: its path, value kind and range, unit, whether it may be
+//! omitted, and a one-line description. Validation (`validate.rs`) checks each value against its
+//! entry, the file walk (`mod.rs`) rejects keys that are not here, and the reference
+//! (`gpumemsim config doc`, README "Configuration reference") is rendered from it.
+//!
+//! How to add a key:
+//! 1. add the field to its struct in `spec.rs` (with `#[serde(default)]` on the struct if it may be
+//!    omitted);
+//! 2. add one [`Key`] row here, in the same position as the field, with its kind, range, unit and
+//!    description (`required: false` for fields of a defaulted table);
+//! 3. if it constrains or is constrained by other keys, add the rule to `validate::cross_rules`;
+//! 4. give it a value, with the source of the number, in every preset under `configs/`;
+//! 5. regenerate the README section: `gpumemsim config doc --markdown`.
+//!
+//! Tests fail if a key is in the spec but not here (or the reverse), or if the README is stale.
+//!
+//! Ranges are of two kinds: what the machine needs to run at all (lane masks are 64 bits, a line is
+//! at most `machine::msg::MAX_LINE` = 128 bytes, ids of SMs and slices are 16-bit) and caps that keep
+//! simulated time and memory far from overflow; both are stated in the error a user sees.
+
+use std::fmt::Write as _;
+
+/// What values a key accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// An integer in `min..=max`.
+    Int {
+        min: u64,
+        max: u64,
+    },
+    /// A power of two in `min..=max`.
+    Pow2 {
+        min: u64,
+        max: u64,
+    },
+    Bool,
+    /// A non-empty string.
+    Text,
+    /// One of these names.
+    Choice(&'static [&'static str]),
+    /// A non-empty list of distinct names from this list.
+    Set(&'static [&'static str]),
+}
+
+/// One configuration key.
+#[derive(Debug, Clone, Copy)]
+pub struct Key {
+    /// Dotted path, e.g. `l2.ways`.
+    pub path: &'static str,
+    pub kind: Kind,
+    /// Unit of the value (empty for names, flags and counts whose unit is the key itself).
+    pub unit: &'static str,
+    /// Whether a file must give it (keys of `[stress]` and `[watchdog]` default).
+    pub required: bool,
+    pub doc: &'static str,
+}
+
+const ORDERS: &[&str] = &["relaxed", "acquire", "release", "acq_rel", "seq_cst"];
+const SCOPES: &[&str] = &["work_item", "sub_group", "work_group", "device", "system"];
+
+const fn req(path: &'static str, kind: Kind, unit: &'static str, doc: &'static str) -> Key {
+    Key {
+        path,
+        kind,
+        unit,
+        required: true,
+        doc,
+    }
+}
+
+const fn opt(path: &'static str, kind: Kind, unit: &'static str, doc: &'static str) -> Key {
+    Key {
+        path,
+        kind,
+        unit,
+        required: false,
+        doc,
+    }
+}
+
+const fn int(min: u64, max: u64) -> Kind {
+    Kind::Int { min, max }
+}
+
+const fn pow2(min: u64, max: u64) -> Kind {
+    Kind::Pow2 { min, max }
+}
+
+/// Cap on latencies and delays: far above any real part, far below time overflow.
+const LAT: u64 = 1_000_000;
+/// Cap on queue depths and MSHR counts.
+const DEPTH: u64 = 65_536;
+
+/// The table, in the order of `spec.rs` (and of the TOML files).
+pub static KEYS: &[Key] = &[
+    req("name", Kind::Text, "", "Human name of the modelled GPU."),
+    req(
+        "clocks.core_mhz",
+        int(1, 100_000),
+        "MHz",
+        "SM (core) clock; latencies of SM-side parts count its cycles.",
+    ),
+    req(
+        "clocks.l2_mhz",
+        int(1, 100_000),
+        "MHz",
+        "Interconnect and L2 clock; `interconnect`, `l2` and `atomics.l2` count its cycles.",
+    ),
+    req(
+        "clocks.dram_mhz",
+        int(1, 100_000),
+        "MHz",
+        "DRAM command clock (the memory clock `nvidia-smi` reports; data moves on both edges).",
+    ),
+    req(
+        "sm.count",
+        int(1, 4096),
+        "SMs",
+        "Streaming multiprocessors.",
+    ),
+    req(
+        "sm.warp_size",
+        pow2(1, 64),
+        "lanes",
+        "Lanes of a warp (sub-group); lane masks are 64 bits wide.",
+    ),
+    req(
+        "sm.schedulers",
+        int(1, 64),
+        "schedulers",
+        "Warp schedulers per SM; warps are assigned to them round-robin.",
+    ),
+    req(
+        "sm.issue_width",
+        int(1, 16),
+        "instructions/cycle",
+        "Instructions one scheduler may issue per cycle.",
+    ),
+    req(
+        "sm.warp_policy",
+        Kind::Choice(&["gto", "lrr"]),
+        "",
+        "Warp scheduling: greedy-then-oldest or loose round-robin.",
+    ),
+    req(
+        "sm.max_groups",
+        int(1, 1024),
+        "work-groups",
+        "Resident work-groups per SM (occupancy limit).",
+    ),
+    req(
+        "sm.max_warps",
+        int(1, 1024),
+        "warps",
+        "Resident warps per SM (occupancy limit).",
+    ),
+    req(
+        "sm.max_threads",
+        int(1, 65_536),
+        "work-items",
+        "Resident work-items per SM; at most max_warps × warp_size.",
+    ),
+    req(
+        "sm.max_shared_bytes",
+        int(0, 1 << 24),
+        "bytes",
+        "Local (shared) memory per SM available to resident work-groups.",
+    ),
+    req(
+        "sm.lsu_per_cycle",
+        int(1, 64),
+        "instructions/cycle",
+        "Memory instructions the load/store unit of an SM accepts per cycle.",
+    ),
+    req(
+        "sm.latency.int_alu",
+        int(1, LAT),
+        "core cycles",
+        "Result latency of integer add, logic, shift, compare, move.",
+    ),
+    req(
+        "sm.latency.int_mul",
+        int(1, LAT),
+        "core cycles",
+        "Result latency of integer multiply.",
+    ),
+    req(
+        "sm.latency.int_div",
+        int(1, LAT),
+        "core cycles",
+        "Result latency of integer divide and remainder.",
+    ),
+    req(
+        "sm.latency.fp_alu",
+        int(1, LAT),
+        "core cycles",
+        "Result latency of f32 add, multiply, compare, conversion.",
+    ),
+    req(
+        "sm.latency.fp_div",
+        int(1, LAT),
+        "core cycles",
+        "Result latency of f32 divide.",
+    ),
+    req(
+        "sm.latency.special",
+        int(1, LAT),
+        "core cycles",
+        "Result latency of special-function (transcendental) instructions.",
+    ),
+    req(
+        "sm.latency.branch",
+        int(1, LAT),
+        "core cycles",
+        "Cycles before a warp issues again after a branch.",
+    ),
+    req(
+        "l1.size_bytes",
+        int(1, 1 << 24),
+        "bytes",
+        "L1 data capacity per SM; size / line_bytes / ways sets, a power of two.",
+    ),
+    req(
+        "l1.line_bytes",
+        pow2(8, 128),
+        "bytes",
+        "L1 line; equal to l2.line_bytes.",
+    ),
+    req(
+        "l1.sector_bytes",
+        pow2(4, 128),
+        "bytes",
+        "L1 sector (unit of fills); at most 16 sectors per line.",
+    ),
+    req("l1.ways", int(1, 256), "ways", "L1 associativity."),
+    req(
+        "l1.mshrs",
+        int(1, DEPTH),
+        "MSHRs",
+        "Outstanding L1 line misses; a miss beyond them waits.",
+    ),
+    req(
+        "l1.latency",
+        int(1, LAT),
+        "core cycles",
+        "L1 hit latency, also the tag check every request pays before leaving for L2.",
+    ),
+    req(
+        "l1.write_policy",
+        Kind::Choice(&["write_through_no_allocate", "write_through_allocate"]),
+        "",
+        "Whether a store that misses allocates the line (both write through to L2).",
+    ),
+    req(
+        "shared_memory.banks",
+        int(1, 256),
+        "banks",
+        "Banks of local (shared) memory.",
+    ),
+    req(
+        "shared_memory.bank_bytes",
+        pow2(1, 64),
+        "bytes",
+        "Width of one bank.",
+    ),
+    req(
+        "shared_memory.latency",
+        int(1, LAT),
+        "core cycles",
+        "Latency of a conflict-free local-memory access.",
+    ),
+    req(
+        "store_buffer.entries",
+        int(0, 4096),
+        "entries",
+        "Store-buffer entries (one per warp-store per line); 0 disables it.",
+    ),
+    req(
+        "store_buffer.placement",
+        Kind::Choice(&["per_warp", "per_sm"]),
+        "",
+        "Whether `entries` is each warp's capacity or shared by the SM.",
+    ),
+    req(
+        "store_buffer.drain_order",
+        Kind::Choice(&["fifo", "per_address"]),
+        "",
+        "Program order, or ordered per line only (different lines leave in seeded order).",
+    ),
+    req(
+        "store_buffer.drain_delay",
+        int(0, LAT),
+        "core cycles",
+        "Minimum time an entry stays before it may drain.",
+    ),
+    req(
+        "interconnect.latency",
+        int(0, LAT),
+        "L2 cycles",
+        "One-way latency between an SM and an L2 slice.",
+    ),
+    req(
+        "interconnect.bytes_per_cycle",
+        int(1, DEPTH),
+        "bytes/L2 cycle",
+        "Bandwidth of each SM port and each slice port.",
+    ),
+    req(
+        "interconnect.queue_depth",
+        int(1, DEPTH),
+        "messages",
+        "Messages one source port may have in flight before the sender waits.",
+    ),
+    req(
+        "l2.slices",
+        int(1, 4096),
+        "slices",
+        "Address-sliced L2 banks, each the coherence point of its addresses.",
+    ),
+    req(
+        "l2.hash",
+        Kind::Choice(&["linear", "xor"]),
+        "",
+        "Line-to-slice mapping: line index mod slices, or an XOR fold of higher index bits.",
+    ),
+    req(
+        "l2.size_bytes",
+        int(1, 1 << 30),
+        "bytes",
+        "Total L2 capacity; per slice size / slices / line_bytes / ways sets, a power of two.",
+    ),
+    req(
+        "l2.line_bytes",
+        pow2(8, 128),
+        "bytes",
+        "L2 line, also the DRAM transfer unit; equal to l1.line_bytes.",
+    ),
+    req("l2.ways", int(1, 256), "ways", "L2 associativity."),
+    req(
+        "l2.latency",
+        int(1, LAT),
+        "L2 cycles",
+        "Slice hit latency, from the slice accepting a request to its response leaving.",
+    ),
+    req(
+        "l2.mshrs",
+        int(1, DEPTH),
+        "MSHRs",
+        "Outstanding misses per slice; beyond them the slice stops accepting requests.",
+    ),
+    req(
+        "atomics.combine_same_address_lanes",
+        Kind::Bool,
+        "",
+        "Whether one warp's lanes on one address are one atomic-unit operation.",
+    ),
+    req(
+        "atomics.work_group_global_at",
+        Kind::Choice(&["l1", "l2"]),
+        "",
+        "Where work_group-scope atomics on global memory execute.",
+    ),
+    req(
+        "atomics.float_add",
+        Kind::Choice(&["native", "cas_loop"]),
+        "",
+        "f32 atomic add done by the unit, or lowered to a compare-exchange loop.",
+    ),
+    req(
+        "atomics.l2.latency",
+        int(1, LAT),
+        "L2 cycles",
+        "ALU latency of one operation in a slice's atomic unit.",
+    ),
+    req(
+        "atomics.l2.ops_per_cycle",
+        int(1, 64),
+        "operations/L2 cycle",
+        "Operations a slice's unit starts per cycle (one address: one per cycle).",
+    ),
+    req(
+        "atomics.l2.queue_depth",
+        int(1, DEPTH),
+        "operations",
+        "Operations waiting in a slice's unit before it pushes back.",
+    ),
+    req(
+        "atomics.sm.latency",
+        int(1, LAT),
+        "core cycles",
+        "ALU latency of one operation in an SM's atomic unit (local memory, L1).",
+    ),
+    req(
+        "atomics.sm.ops_per_cycle",
+        int(1, 64),
+        "operations/core cycle",
+        "Operations an SM's unit starts per cycle.",
+    ),
+    req(
+        "atomics.sm.queue_depth",
+        int(1, DEPTH),
+        "operations",
+        "Operations waiting in an SM's unit before it pushes back.",
+    ),
+    req(
+        "dram.channels",
+        int(1, 4096),
+        "channels",
+        "Independent DRAM channels; lines interleave over them.",
+    ),
+    req(
+        "dram.banks",
+        int(1, 1024),
+        "banks",
+        "Banks per channel, each with one open row.",
+    ),
+    req(
+        "dram.row_bytes",
+        int(8, 1 << 20),
+        "bytes",
+        "Row (page) size of a bank; a multiple of l2.line_bytes.",
+    ),
+    req(
+        "dram.t_rcd",
+        int(1, 10_000),
+        "DRAM cycles",
+        "Activate to column command.",
+    ),
+    req(
+        "dram.t_cas",
+        int(1, 10_000),
+        "DRAM cycles",
+        "Column command to data.",
+    ),
+    req(
+        "dram.t_rp",
+        int(1, 10_000),
+        "DRAM cycles",
+        "Precharge (closing the open row of a bank).",
+    ),
+    req(
+        "dram.bytes_per_cycle",
+        int(1, 4096),
+        "bytes/DRAM cycle",
+        "Data one channel moves per DRAM cycle.",
+    ),
+    req(
+        "dram.queue_depth",
+        int(1, DEPTH),
+        "requests",
+        "Requests one channel holds; beyond them a request waits.",
+    ),
+    req(
+        "dram.controller_latency",
+        int(0, LAT),
+        "DRAM cycles",
+        "Fixed latency of the memory controller, PHY and on-die path, added to every DRAM access.",
+    ),
+    req(
+        "system.latency",
+        int(0, LAT),
+        "core cycles",
+        "Extra round trip of system-scope accesses to the host-visible coherence point.",
+    ),
+    req(
+        "system.svm",
+        Kind::Bool,
+        "",
+        "Shared virtual memory; without it system scope is device scope.",
+    ),
+    req(
+        "support.atomic_orders",
+        Kind::Set(ORDERS),
+        "",
+        "Memory orders atomics support; must include relaxed.",
+    ),
+    req(
+        "support.atomic_scopes",
+        Kind::Set(SCOPES),
+        "",
+        "Scopes atomics support; a supported scope implies every narrower one.",
+    ),
+    req(
+        "support.fence_orders",
+        Kind::Set(ORDERS),
+        "",
+        "Memory orders fences support.",
+    ),
+    req(
+        "support.fence_scopes",
+        Kind::Set(SCOPES),
+        "",
+        "Scopes fences support; a supported scope implies every narrower one.",
+    ),
+    opt(
+        "stress.interconnect_jitter",
+        int(0, LAT),
+        "L2 cycles",
+        "Seeded extra 0..=N cycles on each interconnect message (FIFO per path kept).",
+    ),
+    opt(
+        "stress.drain_jitter",
+        int(0, LAT),
+        "core cycles",
+        "Seeded extra 0..=N cycles before a store-buffer entry may drain.",
+    ),
+    opt(
+        "stress.start_skew",
+        int(0, LAT),
+        "core cycles",
+        "Seeded 0..=N cycles of start delay per warp.",
+    ),
+    opt(
+        "stress.stress_warps",
+        int(0, 1024),
+        "warps",
+        "Warps per SM issuing random scratch traffic; not simulated yet, so must be 0.",
+    ),
+    opt(
+        "stress.prewarm_l1",
+        Kind::Bool,
+        "",
+        "Fill every L1 with the initial memory before the run (stale lines for later readers).",
+    ),
+    opt(
+        "watchdog.max_cycles",
+        int(1, 1_000_000_000_000),
+        "core cycles",
+        "A run that reaches this cycle stops with a diagnosis.",
+    ),
+    opt(
+        "watchdog.no_progress_cycles",
+        int(1, 1_000_000_000_000),
+        "core cycles",
+        "Cycles without forward progress after which a run stops with a diagnosis.",
+    ),
+];
+
+/// The entry for a dotted path.
+pub fn find(path: &str) -> Option<&'static Key> {
+    KEYS.iter().find(|k| k.path == path)
+}
+
+/// Whether `path` names a table (a proper prefix of some key); `""` is the root.
+pub fn is_table(path: &str) -> bool {
+    path.is_empty()
+        || KEYS.iter().any(|k| {
+            k.path.len() > path.len()
+                && k.path.starts_with(path)
+                && k.path.as_bytes()[path.len()] == b'.'
+        })
+}
+
+/// The names allowed directly under table `path` (`""`: the root), in table order.
+pub fn children(path: &str) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for k in KEYS {
+        let rest = if path.is_empty() {
+            Some(k.path)
+        } else {
+            k.path.strip_prefix(path).and_then(|r| r.strip_prefix('.'))
+        };
+        if let Some(rest) = rest {
+            let name = rest.split('.').next().unwrap_or(rest);
+            if !out.contains(&name) {
+                out.push(name);
+            }
+        }
+    }
+    out
+}
+
+impl Kind {
+    /// Type name for the reference and for "expected ..." messages.
+    pub fn type_name(self) -> &'static str {
+        match self {
+            Kind::Int { .. } | Kind::Pow2 { .. } => "integer",
+            Kind::Bool => "boolean",
+            Kind::Text => "string",
+            Kind::Choice(_) => "string (enum)",
+            Kind::Set(_) => "array of strings",
+        }
+    }
+
+    /// What is allowed, in words.
+    pub fn allowed(self) -> String {
+        match self {
+            Kind::Int { min, max } => format!("{min} ..= {max}"),
+            Kind::Pow2 { min, max } => format!("power of two, {min} ..= {max}"),
+            Kind::Bool => "true, false".into(),
+            Kind::Text => "non-empty".into(),
+            Kind::Choice(names) => names.join(", "),
+            Kind::Set(names) => format!("non-empty, distinct, from: {}", names.join(", ")),
+        }
+    }
+}
+
+impl Key {
+    /// Checks one value against the key's kind and range; `Err` says what is allowed.
+    pub fn check(&self, v: &toml::Value) -> Result<(), String> {
+        let expected = || {
+            format!(
+                "expected {} ({})",
+                self.kind.type_name(),
+                self.kind.allowed()
+            )
+        };
+        match self.kind {
+            Kind::Int { min, max } | Kind::Pow2 { min, max } => {
+                let toml::Value::Integer(i) = *v else {
+                    return Err(expected());
+                };
+                if i < 0 || (i as u64) < min {
+                    return Err(format!("must be at least {min}"));
+                }
+                if i as u64 > max {
+                    return Err(format!("must be at most {max}"));
+                }
+                if matches!(self.kind, Kind::Pow2 { .. }) && !(i as u64).is_power_of_two() {
+                    return Err(format!("must be a power of two ({})", self.kind.allowed()));
+                }
+                Ok(())
+            }
+            Kind::Bool => match v {
+                toml::Value::Boolean(_) => Ok(()),
+                _ => Err(expected()),
+            },
+            Kind::Text => match v {
+                toml::Value::String(s) if !s.trim().is_empty() => Ok(()),
+                toml::Value::String(_) => Err("must not be empty".into()),
+                _ => Err(expected()),
+            },
+            Kind::Choice(names) => match v {
+                toml::Value::String(s) if names.contains(&s.as_str()) => Ok(()),
+                toml::Value::String(_) => Err(format!("must be one of: {}", names.join(", "))),
+                _ => Err(expected()),
+            },
+            Kind::Set(names) => {
+                let toml::Value::Array(items) = v else {
+                    return Err(expected());
+                };
+                if items.is_empty() {
+                    return Err(format!("must not be empty (allowed: {})", names.join(", ")));
+                }
+                let mut seen: Vec<&str> = Vec::new();
+                for item in items {
+                    let toml::Value::String(s) = item else {
+                        return Err(expected());
+                    };
+                    if !names.contains(&s.as_str()) {
+                        return Err(format!("`{s}` is not one of: {}", names.join(", ")));
+                    }
+                    if seen.contains(&s.as_str()) {
+                        return Err(format!("`{s}` is listed twice"));
+                    }
+                    seen.push(s);
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// "a, b, c" of the keys allowed under table `path`, for unknown-key messages.
+pub fn describe_children(path: &str) -> String {
+    let mut s = String::new();
+    for (i, c) in children(path).iter().enumerate() {
+        let _ = write!(s, "{}{c}", if i > 0 { ", " } else { "" });
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_unique_and_tables_never_keys() {
+        for (i, k) in KEYS.iter().enumerate() {
+            assert!(
+                KEYS[i + 1..].iter().all(|o| o.path != k.path),
+                "{} twice",
+                k.path
+            );
+            assert!(!is_table(k.path), "{} is both a key and a table", k.path);
+        }
+    }
+
+    #[test]
+    fn children_list_the_next_level_only() {
+        assert_eq!(
+            children("atomics"),
+            vec![
+                "combine_same_address_lanes",
+                "work_group_global_at",
+                "float_add",
+                "l2",
+                "sm"
+            ]
+        );
+        assert!(children("").contains(&"clocks") && children("").contains(&"name"));
+        assert!(is_table("sm.latency") && !is_table("sm.lat") && !is_table("l2.ways"));
+    }
+
+    #[test]
+    fn check_states_ranges_kinds_and_set_rules() {
+        let ways = find("l2.ways").unwrap();
+        assert_eq!(
+            ways.check(&toml::Value::Integer(0)).unwrap_err(),
+            "must be at least 1"
+        );
+        assert!(ways.check(&toml::Value::Integer(-3)).is_err());
+        assert!(ways
+            .check(&toml::Value::String("4".into()))
+            .unwrap_err()
+            .starts_with("expected integer"));
+        let line = find("l1.line_bytes").unwrap();
+        assert!(line
+            .check(&toml::Value::Integer(96))
+            .unwrap_err()
+            .contains("power of two"));
+        assert!(line
+            .check(&toml::Value::Integer(256))
+            .unwrap_err()
+            .contains("at most 128"));
+        let hash = find("l2.hash").unwrap();
+        assert!(hash.check(&toml::Value::String("xor".into())).is_ok());
+        assert!(hash
+            .check(&toml::Value::String("mod".into()))
+            .unwrap_err()
+            .contains("linear, xor"));
+        let orders = find("support.atomic_orders").unwrap();
+        let list = |v: &[&str]| {
+            toml::Value::Array(
+                v.iter()
+                    .map(|s| toml::Value::String(s.to_string()))
+                    .collect(),
+            )
+        };
+        assert!(orders.check(&list(&["relaxed"])).is_ok());
+        assert!(orders.check(&list(&[])).is_err());
+        assert!(orders
+            .check(&list(&["relaxed", "relaxed"]))
+            .unwrap_err()
+            .contains("twice"));
+        assert!(orders
+            .check(&list(&["consume"]))
+            .unwrap_err()
+            .contains("not one of"));
+    }
+}

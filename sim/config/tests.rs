@@ -1,0 +1,386 @@
+//! Config tests: errors name the file position or the override, every key's required/optional status,
+//! the presets' round trip, and each preset's modelled path latencies against the published ones.
+
+use super::*;
+use crate::ir::*;
+use crate::machine::{memory::GLOBAL_BASE, run, RunOptions};
+use crate::workload::*;
+
+const TINY: &str = include_str!("../../configs/tiny.toml");
+
+fn err(text: &str, overrides: &[&str]) -> String {
+    let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    match parse_str(text, "x.toml", &o) {
+        Ok(_) => panic!("accepted: {overrides:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// 1-based line of the first line of `text` that starts with `prefix` after the header `[table]`.
+fn line_of(text: &str, table: &str, prefix: &str) -> usize {
+    let mut in_table = table.is_empty();
+    for (i, l) in text.lines().enumerate() {
+        if l.starts_with('[') {
+            in_table = l.trim() == format!("[{table}]");
+        } else if in_table && l.starts_with(prefix) {
+            return i + 1;
+        }
+    }
+    panic!("{prefix} not in [{table}]");
+}
+
+fn replace_in(text: &str, table: &str, from: &str, to: &str) -> String {
+    let n = line_of(text, table, from);
+    text.lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i + 1 == n {
+                to.to_string()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn syntax_errors_name_file_line_and_column() {
+    let t = format!("{TINY}\n[l3\nways = 4\n");
+    let e = err(&t, &[]);
+    let line = TINY.lines().count() + 2;
+    assert!(e.starts_with(&format!("x.toml:{line}:")), "{e}");
+}
+
+#[test]
+fn unknown_keys_name_their_path_position_and_the_allowed_keys() {
+    let t = replace_in(TINY, "l2", "ways", "wayz = 8");
+    let e = err(&t, &[]);
+    let line = line_of(TINY, "l2", "ways");
+    assert_eq!(
+        e,
+        format!(
+            "x.toml:{line}:1: unknown key `l2.wayz`; keys in [l2]: slices, hash, size_bytes, line_bytes, ways, latency, mshrs"
+        )
+    );
+    let e = err(&format!("{TINY}\n[l3]\nways = 4\n"), &[]);
+    assert!(
+        e.contains("unknown key `l3`") && e.contains("top-level keys: name, clocks"),
+        "{e}"
+    );
+    let e = err(
+        &replace_in(TINY, "sm.latency", "branch", "branch = 2\nextra = 1"),
+        &[],
+    );
+    assert!(
+        e.contains("unknown key `sm.latency.extra`; keys in [sm.latency]: int_alu"),
+        "{e}"
+    );
+    let no_watchdog = TINY.split("\n[watchdog]").next().unwrap();
+    let e = err(&format!("watchdog = 5\n{no_watchdog}"), &[]);
+    assert!(
+        e.starts_with("x.toml:1:1: `watchdog` must be a table with keys: max_cycles"),
+        "{e}"
+    );
+}
+
+#[test]
+fn values_of_the_wrong_kind_or_range_point_at_the_value() {
+    let line = line_of(TINY, "l2", "ways");
+    let e = err(&replace_in(TINY, "l2", "ways", "ways = 0"), &[]);
+    assert_eq!(
+        e,
+        format!("x.toml:{line}:8: l2.ways = 0: must be at least 1")
+    );
+    let e = err(&replace_in(TINY, "l2", "ways", "ways = \"8\""), &[]);
+    assert_eq!(
+        e,
+        format!("x.toml:{line}:8: l2.ways = \"8\": expected integer (1 ..= 256)")
+    );
+    let e = err(&replace_in(TINY, "sm", "count", "count = -1"), &[]);
+    assert!(e.ends_with("sm.count = -1: must be at least 1"), "{e}");
+    let e = err(&replace_in(TINY, "sm", "count", "count = 99999999999"), &[]);
+    assert!(e.ends_with("must be at most 4096"), "{e}");
+    let e = err(
+        &replace_in(TINY, "l1", "line_bytes", "line_bytes = 96"),
+        &[],
+    );
+    assert!(e.contains("must be a power of two"), "{e}");
+    let e = err(&replace_in(TINY, "l2", "hash", "hash = \"mod\""), &[]);
+    assert!(
+        e.ends_with("l2.hash = \"mod\": must be one of: linear, xor"),
+        "{e}"
+    );
+    let e = err(&replace_in(TINY, "sm", "warp_size", "warp_size = 128"), &[]);
+    assert!(e.contains("sm.warp_size = 128: must be at most 64"), "{e}");
+}
+
+#[test]
+fn cross_rule_violations_point_at_the_blamed_key() {
+    let e = err(&replace_in(TINY, "l1", "ways", "ways = 3"), &[]);
+    let line = line_of(TINY, "l1", "size_bytes");
+    assert!(
+        e.starts_with(&format!(
+            "x.toml:{line}:14: l1.size_bytes = 4096: must be line 128 × ways 3"
+        )),
+        "{e}"
+    );
+}
+
+#[test]
+fn every_required_key_is_required_and_every_optional_key_defaults() {
+    let base: toml::Table = toml::from_str(TINY).unwrap();
+    let defaults = GpuConfig {
+        stress: StressSpec::default(),
+        watchdog: WatchdogSpec::default(),
+        ..parse_str(TINY, "tiny", &[]).unwrap()
+    };
+    for key in keys::KEYS {
+        let mut t = base.clone();
+        let parts: Vec<&str> = key.path.split('.').collect();
+        let mut cur = Some(&mut t);
+        for p in &parts[..parts.len() - 1] {
+            cur = cur
+                .and_then(|c| c.get_mut(*p))
+                .and_then(|v| v.as_table_mut());
+        }
+        // Keys tiny leaves out (its [stress] table) are already "removed".
+        let _ = cur.and_then(|c| c.remove(parts[parts.len() - 1]));
+        let text = toml::to_string(&t).unwrap();
+        match (key.required, parse_str(&text, "x.toml", &[])) {
+            (true, Err(e)) => assert!(
+                e.to_string()
+                    .contains(&format!("missing key `{}`", key.path)),
+                "{e}"
+            ),
+            (true, Ok(_)) => panic!("{} may be omitted but is marked required", key.path),
+            (false, Ok(c)) => {
+                let want = validate::leaves(&defaults).unwrap();
+                let got = validate::leaves(&c).unwrap();
+                let v = |l: &Vec<(String, toml::Value)>| {
+                    l.iter()
+                        .find(|(p, _)| p == key.path)
+                        .map(|(_, v)| v.clone())
+                };
+                assert_eq!(v(&got), v(&want), "{} takes its default", key.path);
+            }
+            (false, Err(e)) => panic!("optional {} is required: {e}", key.path),
+        }
+    }
+    let t = TINY
+        .split("\n[stress]")
+        .next()
+        .unwrap()
+        .split("\n[watchdog]")
+        .next()
+        .unwrap();
+    assert!(
+        parse_str(t, "x.toml", &[]).is_ok(),
+        "[stress] and [watchdog] may be left out"
+    );
+}
+
+#[test]
+fn overrides_are_checked_and_blamed() {
+    let e = err(TINY, &["l1.ways=3"]);
+    assert!(
+        e.starts_with("--set l1.ways=3: l1.size_bytes = 4096: must be"),
+        "{e}"
+    );
+    let e = err(TINY, &["l1.wayz=3"]);
+    assert!(
+        e.starts_with("--set l1.wayz=3: unknown key `l1.wayz`"),
+        "{e}"
+    );
+    let e = err(TINY, &["l2.ways=0"]);
+    assert_eq!(e, "--set l2.ways=0: l2.ways = 0: must be at least 1");
+    let e = err(TINY, &["store_buffer.drain_order=lifo"]);
+    assert!(e.contains("must be one of: fifo, per_address"), "{e}");
+    let c = parse_str(
+        TINY,
+        "x.toml",
+        &[
+            "l2.hash=xor".into(),
+            "l2.slices=8".into(),
+            "l2.size_bytes=131072".into(),
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        (c.l2.hash, c.l2.slices, c.l2.size_bytes),
+        (SliceHash::Xor, 8, 131072)
+    );
+    // An override may set a key of a table the file leaves out.
+    let no_stress = TINY.split("\n[stress]").next().unwrap();
+    let c = parse_str(no_stress, "x.toml", &["stress.drain_jitter=7".into()]).unwrap();
+    assert_eq!(c.stress.drain_jitter, 7);
+}
+
+#[test]
+fn every_choice_name_in_the_table_deserialises() {
+    for key in keys::KEYS {
+        if let keys::Kind::Choice(names) = key.kind {
+            for n in names {
+                let set = format!("{}={n}", key.path);
+                if let Err(e) = parse_str(TINY, "tiny", std::slice::from_ref(&set)) {
+                    panic!("{set}: {e}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn default_config_is_the_embedded_h100_and_presets_round_trip() {
+    let d = default_config().unwrap();
+    assert_eq!(d.sm.count, 132);
+    assert_eq!(d, load(None, &[]).unwrap());
+    for (name, text) in PRESETS {
+        let c = parse_str(text, name, &[]).unwrap();
+        let again = parse_str(&to_toml(&c).unwrap(), "shown", &[]).unwrap();
+        assert_eq!(
+            c, again,
+            "{name}: config show output reads back as the same config"
+        );
+    }
+}
+
+#[test]
+fn unreadable_file_is_an_io_error_naming_it() {
+    let e = load(Some(std::path::Path::new("/nonexistent/x.toml")), &[])
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("/nonexistent/x.toml: cannot read"), "{e}");
+}
+
+// ---- path latencies -------------------------------------------------------------------------------
+
+/// A one-thread pointer chase: `chain[i]` holds the address of the next node; the kernel performs
+/// `loads` dependent plain 64-bit loads starting at node 0, then exits.
+fn chase(cfg: &GpuConfig, nodes: &[u64], loads: usize) -> u64 {
+    // A chase changes no memory value, which the watchdog would take for a hang.
+    let mut cfg = cfg.clone();
+    cfg.watchdog.no_progress_cycles = cfg.watchdog.max_cycles;
+    let cfg = &cfg;
+    let max = *nodes.iter().max().unwrap() as usize;
+    let mut values = vec![0u64; max + 1];
+    for (k, &n) in nodes.iter().enumerate() {
+        values[n as usize] = GLOBAL_BASE + nodes[(k + 1) % nodes.len()] * 8;
+    }
+    let mut insts = vec![Inst::Mov {
+        dst: 1,
+        src: Operand::Reg(0),
+    }];
+    insts.extend((0..loads).map(|_| Inst::Load {
+        dst: 1,
+        space: Space::Global,
+        addr: Address {
+            base: Operand::Reg(1),
+            offset: 0,
+        },
+        ty: Ty::U64,
+        ord: LoadOrd::Plain,
+        scope: Scope::Device,
+    }));
+    insts.push(Inst::Exit);
+    let wl = Workload {
+        kernel: crate::machine::tests::kernel(insts, 2, 0),
+        geometry: Geometry {
+            groups: [1, 1, 1],
+            group_size: [1, 1, 1],
+        },
+        // The first buffer is placed at GLOBAL_BASE, so node addresses are known in advance.
+        buffers: vec![Buffer {
+            name: "chain".into(),
+            elem: Ty::U64,
+            len: values.len() as u64,
+            init: Init::Values(values),
+            loc: SrcLoc::default(),
+        }],
+        params: vec![Param {
+            name: "chain".into(),
+            reg: 0,
+            value: ParamValue::BufferAddr("chain".into()),
+        }],
+        checks: vec![],
+        reports: vec![],
+        parameters: vec![],
+    };
+    run(cfg, &wl, &RunOptions::default()).unwrap().cycles
+}
+
+/// Cycles per dependent load after `warm` loads: the difference of two chase lengths, which cancels
+/// launch and drain.
+fn per_load(cfg: &GpuConfig, nodes: &[u64], warm: usize, timed: usize) -> f64 {
+    let a = chase(cfg, nodes, warm + timed);
+    let b = chase(cfg, nodes, warm + 2 * timed);
+    (b - a) as f64 / timed as f64
+}
+
+/// Modelled L1-hit, L2-hit and DRAM load-to-use latencies in core cycles.
+fn path_latencies(cfg: &GpuConfig) -> [f64; 3] {
+    let per_line = (cfg.l1.line_bytes / 8) as u64;
+    // L1 hit: four lines, warmed by one round.
+    let small: Vec<u64> = (0..4).map(|k| k * per_line).collect();
+    let l1 = per_load(cfg, &small, 4, 64);
+    // L2 hit: twice the L1's lines in sequence, so that LRU misses every time; one warm round.
+    let l1_lines = (cfg.l1.size_bytes / cfg.l1.line_bytes) as u64;
+    let big: Vec<u64> = (0..2 * l1_lines).map(|k| k * per_line).collect();
+    assert!(2 * l1_lines * cfg.l1.line_bytes as u64 <= cfg.l2.size_bytes / 2);
+    let l2 = per_load(cfg, &big, big.len(), 64);
+    // DRAM: cold lines of one channel and bank, visiting 8 rows in turn so that every access after
+    // the first closes a row (a random chase over a large buffer mostly does).
+    let d = &cfg.dram;
+    let row_lines = (d.row_bytes / cfg.l2.line_bytes) as u64;
+    let rows = 8u64;
+    let mut dram_nodes = Vec::new();
+    for col in 0..row_lines.min(8) {
+        for row in 0..rows {
+            let rest = row * row_lines * d.banks as u64 + col;
+            dram_nodes.push(rest * d.channels as u64 * per_line);
+        }
+    }
+    let timed = dram_nodes.len() / 2 - 1;
+    let dram = per_load(cfg, &dram_nodes, 1, timed);
+    [l1, l2, dram]
+}
+
+/// Published load-to-use latencies (core cycles) each preset is calibrated to; sources in the files.
+const PUBLISHED: &[(&str, [f64; 3])] = &[
+    ("configs/h100.toml", [32.0, 280.0, 679.0]),
+    ("configs/a100.toml", [33.0, 205.0, 551.0]),
+    ("configs/v100.toml", [28.0, 212.0, 432.0]),
+];
+
+#[test]
+fn preset_path_latencies_match_published() {
+    for (name, want) in PUBLISHED {
+        let text = PRESETS.iter().find(|(n, _)| n == name).unwrap().1;
+        let cfg = parse_str(text, name, &[]).unwrap();
+        let got = path_latencies(&cfg);
+        for (i, level) in ["L1 hit", "L2 hit", "DRAM"].iter().enumerate() {
+            let err = (got[i] - want[i]) / want[i];
+            eprintln!(
+                "{name}: {level} modelled {:.1} cycles, published {:.0} ({:+.1}%)",
+                got[i],
+                want[i],
+                100.0 * err
+            );
+            assert!(
+                err.abs() <= 0.15,
+                "{name}: {level} latency {:.1} cycles is {:+.1}% off the published {}",
+                got[i],
+                100.0 * err,
+                want[i]
+            );
+        }
+    }
+}
+
+#[test]
+fn path_latencies_order_l1_below_l2_below_dram_on_tiny() {
+    let [l1, l2, dram] = path_latencies(&parse_str(TINY, "tiny", &[]).unwrap());
+    assert!(l1 < l2 && l2 < dram, "{l1} {l2} {dram}");
+    // tiny: L1 hit = l1.latency exactly.
+    assert_eq!(l1, 20.0);
+}

@@ -1,0 +1,188 @@
+//! `gpumemsim run`: load a config and a workload, simulate, summarise, write the statistics.
+//!
+//! The CLI only parses arguments into [`RunArgs`] and prints what [`execute`] returns. Inputs are
+//! dispatched by [`Input::of`] so that further kinds (an Accel-Sim trace directory with its
+//! `kernelslist.g`) are one more variant. JSON and CSV are written atomically (`stats::write_atomic`)
+//! and only after the run completed; a run that fails (bad input, watchdog) writes nothing.
+
+use crate::config::{self, ConfigError, GpuConfig};
+use crate::kernel::{self, KernelError};
+use crate::machine::{self, RunOptions, RunResult, SimError};
+use crate::stats;
+use crate::workload::Workload;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Kernel(#[from] KernelError),
+    #[error(transparent)]
+    Sim(#[from] SimError),
+    #[error("--param {arg}: expected NAME=INTEGER")]
+    BadParam { arg: String },
+    #[error("{path}: cannot write: {source}")]
+    Write {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Everything `gpumemsim run` was asked to do.
+#[derive(Debug, Clone, Default)]
+pub struct RunArgs {
+    pub input: PathBuf,
+    /// `None`: the embedded default config.
+    pub config: Option<PathBuf>,
+    pub seed: u64,
+    /// Config overrides `KEY.PATH=VALUE`.
+    pub sets: Vec<String>,
+    /// Workload parameter overrides.
+    pub params: Vec<(String, i64)>,
+    pub json: Option<PathBuf>,
+    pub csv: Option<PathBuf>,
+    pub races: bool,
+}
+
+/// What a workload path names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Input {
+    /// A kernel-language file (`workloads/*.kern`).
+    Kernel(PathBuf),
+}
+
+impl Input {
+    pub fn of(path: &Path) -> Input {
+        Input::Kernel(path.to_path_buf())
+    }
+
+    pub fn load(&self, params: &[(String, i64)]) -> Result<Workload, RunError> {
+        match self {
+            Input::Kernel(p) => Ok(kernel::load(p, params)?),
+        }
+    }
+}
+
+/// A completed run.
+pub struct RunOutput {
+    pub config: GpuConfig,
+    pub workload: Workload,
+    pub result: RunResult,
+    /// The human summary (workload, config, statistics, checks, races).
+    pub summary: String,
+}
+
+impl RunOutput {
+    pub fn failed_checks(&self) -> usize {
+        self.result.checks.iter().filter(|c| !c.passed).count()
+    }
+}
+
+/// Parses one `--param NAME=VALUE` (decimal, or hexadecimal with `0x`).
+pub fn parse_param(arg: &str) -> Result<(String, i64), RunError> {
+    let bad = || RunError::BadParam {
+        arg: arg.to_string(),
+    };
+    let (name, value) = arg.split_once('=').ok_or_else(bad)?;
+    let (name, value) = (name.trim(), value.trim().replace('_', ""));
+    let ok_name = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !ok_name {
+        return Err(bad());
+    }
+    let (neg, digits) = match value.strip_prefix('-') {
+        Some(d) => (true, d),
+        None => (false, value.as_str()),
+    };
+    let v = match digits.strip_prefix("0x") {
+        Some(h) => u64::from_str_radix(h, 16).ok().map(|v| v as i64),
+        None => digits.parse::<i64>().ok(),
+    }
+    .ok_or_else(bad)?;
+    Ok((name.to_string(), if neg { v.wrapping_neg() } else { v }))
+}
+
+/// Loads, runs and writes the requested outputs.
+pub fn execute(args: &RunArgs) -> Result<RunOutput, RunError> {
+    let config = config::load(args.config.as_deref(), &args.sets)?;
+    let workload = Input::of(&args.input).load(&args.params)?;
+    let opts = RunOptions {
+        seed: args.seed,
+        races: args.races,
+        ..Default::default()
+    };
+    let result = machine::run(&config, &workload, &opts)?;
+    let config_name = args
+        .config
+        .as_ref()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| config::DEFAULT_NAME.to_string());
+    let input_name = args.input.display().to_string();
+    if let Some(path) = &args.json {
+        let mut report = result.report(&config_name, &input_name, args.seed);
+        report.parameters = workload.parameters.clone();
+        let mut text = serde_json::to_string_pretty(&report).expect("a report always serialises");
+        text.push('\n');
+        write(path, text.as_bytes())?;
+    }
+    if let Some(path) = &args.csv {
+        write(path, result.stats.to_csv().as_bytes())?;
+    }
+    let summary = summary(&config, &config_name, &workload, &input_name, args, &result);
+    Ok(RunOutput {
+        config,
+        workload,
+        result,
+        summary,
+    })
+}
+
+fn write(path: &Path, bytes: &[u8]) -> Result<(), RunError> {
+    stats::write_atomic(path, bytes).map_err(|source| RunError::Write {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+fn summary(
+    cfg: &GpuConfig,
+    config_name: &str,
+    wl: &Workload,
+    input: &str,
+    args: &RunArgs,
+    r: &RunResult,
+) -> String {
+    let mut s = String::new();
+    let g = wl.geometry;
+    let dims = |d: [u32; 3]| match d {
+        [x, 1, 1] => x.to_string(),
+        [x, y, 1] => format!("{x}x{y}"),
+        [x, y, z] => format!("{x}x{y}x{z}"),
+    };
+    let _ = writeln!(
+        s,
+        "workload          {} ({input}): {} work-groups × {} work-items{}",
+        wl.kernel.name,
+        dims(g.groups),
+        dims(g.group_size),
+        if wl.parameters.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; {}",
+                wl.parameters
+                    .iter()
+                    .map(|(n, v)| format!("{n}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            )
+        }
+    );
+    let _ = writeln!(s, "config            {config_name}, seed {}", args.seed);
+    s.push_str(&r.summary(cfg));
+    s
+}
