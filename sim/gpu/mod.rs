@@ -8,11 +8,15 @@
 //! | `dispatch` | dispatch + timing harness: timestamps around each pass, R repetitions, checked results |
 //! | `suite` | the measurement suite file (kernels of `workloads/`, parameter sweeps) |
 //! | `schema` | the measurement file `measure` writes and `compare` reads (versioned JSON) |
+//! | `measure` | `gpumemsim measure`: a suite on an adapter → measurement file |
+//! | `compare` | `gpumemsim compare`: the simulator's predictions beside a measurement file |
 //!
 //! Does not model anything: this is the measuring half. Its numbers come from the adapter.
 
 pub mod adapter;
+pub mod compare;
 pub mod dispatch;
+pub mod measure;
 pub mod schema;
 pub mod suite;
 pub mod wgsl;

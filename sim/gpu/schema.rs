@@ -1,9 +1,9 @@
 //! The measurement file: what `gpumemsim measure` writes and `gpumemsim compare` reads.
 //!
 //! A JSON document, versioned (`schema`, `version`), self-describing: the adapter's identity and
-//! features, the date, the suite and its settings, and per benchmark case the kernel (path and a hash
-//! of its text, so that `compare` notices a kernel edited since), the parameter overrides, the launch
-//! geometry, the timing summary, the checks and reported quantities, and what the translation
+//! features, the date, the suite and its settings, the text of every kernel measured (so that `compare`
+//! simulates exactly what ran), and per benchmark case the kernel (path and a hash of its text), the
+//! parameter overrides and resolved parameters, the launch geometry, the timing summary, the checks and reported quantities, and what the translation
 //! emulated. A case that failed keeps its error and has no timing: a failure is never a number.
 //!
 //! Compatibility rule: a reader accepts exactly [`VERSION`]; any change to the meaning of a field bumps
@@ -43,6 +43,8 @@ pub struct Measurement {
     /// Median time of an empty dispatch (one work-item that exits): the fixed cost of a timed pass,
     /// which `compare` subtracts before comparing with the simulator (which has no launch overhead).
     pub overhead_ns: Option<f64>,
+    /// The text of every kernel measured, by path: `compare` simulates exactly what ran.
+    pub kernels: BTreeMap<String, String>,
     pub benchmarks: Vec<BenchResult>,
     /// Slopes fitted over a swept parameter (latencies per operation).
     pub derived: Vec<Derived>,
@@ -72,8 +74,10 @@ pub struct BenchResult {
     pub kernel: String,
     /// FNV-1a 64 of the kernel's text, hex.
     pub kernel_hash: String,
-    /// Every parameter override given to the kernel (fixed and swept).
+    /// Every parameter override given to the kernel (fixed, swept and linked).
     pub params: BTreeMap<String, i64>,
+    /// Every parameter of the kernel as resolved for this case (defaults and derived ones included).
+    pub resolved: BTreeMap<String, i64>,
     pub groups: [u32; 3],
     pub group_size: [u32; 3],
     pub status: Status,
@@ -216,6 +220,21 @@ impl Measurement {
         let mut keys = std::collections::HashSet::new();
         for (i, b) in self.benchmarks.iter().enumerate() {
             let at = format!("benchmarks[{i}] ({})", b.key());
+            match self.kernels.get(&b.kernel) {
+                None => {
+                    return Err(bad(format!(
+                        "{at}: kernel {} is not in `kernels`",
+                        b.kernel
+                    )))
+                }
+                Some(text) if text_hash(text) != b.kernel_hash => {
+                    return Err(bad(format!(
+                        "{at}: kernel_hash {} does not match the text of {} in `kernels`",
+                        b.kernel_hash, b.kernel
+                    )))
+                }
+                Some(_) => {}
+            }
             if !keys.insert(b.key()) {
                 return Err(bad(format!("{at}: duplicate case")));
             }

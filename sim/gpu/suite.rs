@@ -2,7 +2,8 @@
 //!
 //! A suite is TOML (`workloads/measure/*.toml`): a name, default warm-up and repetitions, and a list of
 //! benchmarks, each a kernel with fixed parameter overrides, swept parameters (every combination is one
-//! case) and optionally the swept parameter over which a latency slope is fitted. Kernel paths are
+//! case), linked parameters (`link = { K = "T" }`: K takes T's value in every case) and optionally the
+//! parameter over which a latency slope is fitted (swept, or derived by the kernel). Kernel paths are
 //! relative to the suite file's folder. The same file drives `measure` (on the adapter) and, through the
 //! measurement file it produces, `compare` (on the simulator).
 //!
@@ -61,8 +62,14 @@ struct BenchSpec {
     params: BTreeMap<String, i64>,
     #[serde(default)]
     sweep: BTreeMap<String, Vec<i64>>,
-    /// Swept parameter over which to fit ns per unit.
+    /// Parameters that take another (swept) parameter's value in every case: `{ K = "T" }`.
+    #[serde(default)]
+    link: BTreeMap<String, String>,
+    /// Parameter (swept, or derived by the kernel from swept ones) over which to fit ns per unit.
     slope: Option<String>,
+    /// Swept parameters whose values separate one fit from another (default: every swept parameter
+    /// except the slope's).
+    fit_by: Option<Vec<String>>,
 }
 
 /// One benchmark of a suite.
@@ -76,7 +83,10 @@ pub struct Bench {
     pub kernel_path: PathBuf,
     pub params: BTreeMap<String, i64>,
     pub sweep: BTreeMap<String, Vec<i64>>,
+    pub link: BTreeMap<String, String>,
     pub slope: Option<String>,
+    /// Swept parameters whose values separate one slope fit from another.
+    pub fit_by: Vec<String>,
 }
 
 /// One case: a benchmark with every parameter fixed.
@@ -162,22 +172,69 @@ impl Suite {
                     ));
                 }
             }
+            for (p, from) in &b.link {
+                if !b.sweep.contains_key(from)
+                    || b.params.contains_key(p)
+                    || b.sweep.contains_key(p)
+                {
+                    return Err(invalid(
+                        key(&format!("link.{p}")),
+                        format!("{from:?}"),
+                        "must name a swept parameter, for a parameter neither fixed nor swept",
+                    ));
+                }
+            }
             if let Some(s) = &b.slope {
-                if b.sweep.get(s).is_none_or(|v| v.len() < 2) {
+                if s.is_empty() || b.params.contains_key(s) || b.link.contains_key(s) {
                     return Err(invalid(
                         key("slope"),
                         format!("{s:?}"),
-                        "must name a swept parameter with at least two values",
+                        "must name a parameter that varies: swept, or derived by the kernel from \
+                         swept ones",
                     ));
                 }
+                if let Some(f) = b
+                    .fit_by
+                    .iter()
+                    .flatten()
+                    .find(|f| !b.sweep.contains_key(*f))
+                {
+                    return Err(invalid(
+                        key("fit_by"),
+                        format!("{f:?}"),
+                        "must list swept parameters",
+                    ));
+                }
+                if b.sweep.get(s).is_some_and(|v| v.len() < 2) {
+                    return Err(invalid(
+                        key("slope"),
+                        format!("{s:?}"),
+                        "a slope needs at least two values of its parameter",
+                    ));
+                }
+            }
+            if b.slope.is_none() && b.fit_by.is_some() {
+                return Err(invalid(
+                    key("fit_by"),
+                    format!("{:?}", b.fit_by),
+                    "only means something with a slope",
+                ));
             }
             benches.push(Bench {
                 kernel_path: dir.join(&b.kernel),
                 name: b.name,
                 group: b.group,
                 kernel: b.kernel,
+                fit_by: b.fit_by.unwrap_or_else(|| {
+                    b.sweep
+                        .keys()
+                        .filter(|k| Some(*k) != b.slope.as_ref())
+                        .cloned()
+                        .collect()
+                }),
                 params: b.params,
                 sweep: b.sweep,
+                link: b.link,
                 slope: b.slope,
             });
         }
@@ -210,6 +267,9 @@ impl Suite {
             for c in combos {
                 let mut params = b.params.clone();
                 params.extend(c.iter().cloned());
+                for (p, from) in &b.link {
+                    params.insert(p.clone(), params[from]);
+                }
                 out.push(Case {
                     bench: bi,
                     label: c
@@ -238,6 +298,7 @@ group = "atomic_latency"
 kernel = "k.kern"
 params = { T = 1 }
 sweep = { L = [8, 16], W = [1, 2] }
+link = { M = "W" }
 slope = "L"
 "#;
 
@@ -250,6 +311,7 @@ slope = "L"
         let labels: Vec<String> = s.cases().into_iter().map(|c| c.label).collect();
         assert_eq!(labels, ["L=8,W=1", "L=8,W=2", "L=16,W=1", "L=16,W=2"]);
         assert_eq!(s.cases()[3].params.get("T"), Some(&1));
+        assert_eq!(s.cases()[3].params.get("M"), Some(&2), "M follows W");
     }
 
     #[test]
@@ -260,6 +322,7 @@ slope = "L"
                 "bench[0].slope",
             ),
             (OK.replace("reps = 3", "reps = 0"), "reps = 0"),
+            (OK.replace("M = \"W\"", "M = \"Q\""), "bench[0].link.M"),
             (OK.replace("L = [8, 16]", "L = []"), "bench[0].sweep.L"),
             (OK.replace("T = 1", "W = 1"), "bench[0].sweep.W"),
             (OK.replace("group", "grp"), "unknown field"),

@@ -97,6 +97,7 @@ pub fn workload(
         params,
         checks: vec![],
         reports: vec![],
+        parameters: vec![],
     }
 }
 
@@ -714,4 +715,34 @@ fn timestamps_time_every_repetition() {
         t.min_ns > 0.0 && t.min_ns <= t.median_ns && t.median_ns <= t.max_ns,
         "{t:?}"
     );
+}
+
+#[test]
+fn tmp_all_workloads() {
+    let gpu = adapter_or_skip("tmp");
+    for e in std::fs::read_dir("workloads").unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_none_or(|x| x != "kern") {
+            continue;
+        }
+        let w = gpumemsim::kernel::load(&p, &[]).unwrap();
+        match wgsl::translate(&w, Caps::ALL, Options::default()) {
+            Err(e) => eprintln!("{}: REJECTED {e}", p.display()),
+            Ok(t) => {
+                let v = wgsl::validate(&t.wgsl);
+                let run = gpu.as_ref().map(|g| {
+                    g.prepare(&w, Options::default())
+                        .and_then(|p| p.run_checked())
+                        .map(|(o, _)| o.ns)
+                });
+                eprintln!(
+                    "{}: ok naga={:?} run={:?} emulated={:?}",
+                    p.display(),
+                    v.err(),
+                    run,
+                    t.emulated
+                );
+            }
+        }
+    }
 }
