@@ -198,15 +198,20 @@ fn cmd_measure(c: MeasureCmd) -> Result<ExitCode> {
             ..Default::default()
         },
     };
-    let out = measure::run(&args, &mut |r| println!("{}", measure::progress_line(r)))?;
+    let out = measure::run(&args, &mut |p| match p {
+        measure::Progress::Opened(a) => {
+            println!("measuring on [{}] {}", a.index, a.name);
+            if a.is_cpu() {
+                eprintln!(
+                    "warning: {}: {}",
+                    a.name,
+                    gpumemsim::gpu::adapter::CPU_WARNING
+                );
+            }
+        }
+        measure::Progress::Case(r) => println!("{}", measure::progress_line(r)),
+    })?;
     let m = &out.measurement;
-    if m.cpu_adapter {
-        eprintln!(
-            "warning: {}: {}",
-            m.adapter.name,
-            gpumemsim::gpu::adapter::CPU_WARNING
-        );
-    }
     println!("wrote {}", out.written.display());
     if out.failed() > 0 {
         eprintln!(

@@ -45,10 +45,10 @@ pub struct Row {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Metrics {
     pub n: usize,
-    /// Mean absolute percentage error.
-    pub mape_percent: f64,
+    /// Mean absolute percentage error (`None` without points).
+    pub mape_percent: Option<f64>,
     /// Mean signed error, percent (positive: the simulator is too slow on average).
-    pub mean_error_percent: f64,
+    pub mean_error_percent: Option<f64>,
     /// Pearson correlation of measured and simulated times (`None` below 3 points or without spread).
     pub pearson_r: Option<f64>,
 }
@@ -58,11 +58,11 @@ impl Metrics {
     pub fn of(pairs: &[(f64, f64)]) -> Metrics {
         let errs: Vec<f64> = pairs.iter().map(|(m, s)| (s - m) / m).collect();
         let n = pairs.len();
-        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+        let mean = |v: Vec<f64>| (n > 0).then(|| 100.0 * v.iter().sum::<f64>() / n as f64);
         Metrics {
             n,
-            mape_percent: 100.0 * mean(&errs.iter().map(|e| e.abs()).collect::<Vec<_>>()),
-            mean_error_percent: 100.0 * mean(&errs),
+            mape_percent: mean(errs.iter().map(|e| e.abs()).collect()),
+            mean_error_percent: mean(errs),
             pearson_r: pearson(pairs),
         }
     }
@@ -299,15 +299,17 @@ fn fmt_err(e: Option<f64>) -> String {
         .unwrap_or_else(|| "—".into())
 }
 
+fn fmt_opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
+    v.map(f).unwrap_or_else(|| "—".into())
+}
+
 fn fmt_metrics(m: &Metrics) -> String {
     format!(
-        "n = {}, MAPE {:.1}%, mean signed error {:+.1}%, Pearson r {}",
+        "n = {}, MAPE {}, mean signed error {}, Pearson r {}",
         m.n,
-        m.mape_percent,
-        m.mean_error_percent,
-        m.pearson_r
-            .map(|r| format!("{r:.3}"))
-            .unwrap_or_else(|| "—".into())
+        fmt_opt(m.mape_percent, |v| format!("{v:.1}%")),
+        fmt_opt(m.mean_error_percent, |v| format!("{v:+.1}%")),
+        fmt_opt(m.pearson_r, |v| format!("{v:.3}"))
     )
 }
 
@@ -340,13 +342,11 @@ impl Comparison {
         );
         let line = |name: &str, m: &Metrics| {
             format!(
-                "| {name} | {} | {:.1}% | {:+.1}% | {} |\n",
+                "| {name} | {} | {} | {} | {} |\n",
                 m.n,
-                m.mape_percent,
-                m.mean_error_percent,
-                m.pearson_r
-                    .map(|r| format!("{r:.3}"))
-                    .unwrap_or_else(|| "—".into())
+                fmt_opt(m.mape_percent, |v| format!("{v:.1}%")),
+                fmt_opt(m.mean_error_percent, |v| format!("{v:+.1}%")),
+                fmt_opt(m.pearson_r, |v| format!("{v:.3}"))
             )
         };
         s += &line("all cases", &self.overall);
@@ -411,7 +411,8 @@ impl Comparison {
         if !self.skipped.is_empty() {
             let _ = writeln!(s, "\n## Left out\n");
             for (k, why) in &self.skipped {
-                let _ = writeln!(s, "- `{k}`: {why}");
+                let why: Vec<&str> = why.lines().map(str::trim).collect();
+                let _ = writeln!(s, "- `{k}`: {}", why.join(" / "));
             }
         }
         s
@@ -534,8 +535,9 @@ mod tests {
     fn metrics_follow_the_sign_convention() {
         // Simulator 10% too slow on one case, 10% too fast on the other.
         let m = Metrics::of(&[(100.0, 110.0), (200.0, 180.0)]);
-        assert!((m.mape_percent - 10.0).abs() < 1e-9);
-        assert!(m.mean_error_percent.abs() < 1e-9);
+        assert!((m.mape_percent.unwrap() - 10.0).abs() < 1e-9);
+        assert!(m.mean_error_percent.unwrap().abs() < 1e-9);
+        assert_eq!(Metrics::of(&[]).mape_percent, None);
         assert_eq!(m.pearson_r, None, "two points give no r");
         let r = pearson(&[(1.0, 2.0), (2.0, 4.0), (3.0, 6.5)]).unwrap();
         assert!(r > 0.99 && r <= 1.0);

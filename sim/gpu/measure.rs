@@ -290,21 +290,32 @@ pub enum MeasureRunError {
     },
 }
 
+/// What `measure` reports while it works.
+pub enum Progress<'a> {
+    /// The adapter is open (before the first case).
+    Opened(&'a super::AdapterReport),
+    /// A case was measured (or failed).
+    Case(&'a BenchResult),
+}
+
 /// The `measure` command: load the suite (all of it, before anything runs), open the adapter,
-/// measure, write the file atomically. `progress` sees each case as it is measured.
+/// measure, write the file atomically.
 pub fn run(
     args: &MeasureArgs,
-    progress: &mut dyn FnMut(&BenchResult),
+    progress: &mut dyn FnMut(Progress),
 ) -> Result<MeasureOutcome, MeasureRunError> {
     let loaded = load(Suite::load(&args.suite).map_err(MeasureError::from)?)?;
     let gpu = Gpu::open(args.adapter)?;
+    progress(Progress::Opened(&gpu.report));
     if gpu.timestamp_period_ns.is_none() {
         return Err(GpuError::NoTimestamps {
             adapter: gpu.report.name.clone(),
         }
         .into());
     }
-    let m = measure(&gpu, &loaded, &args.opts, progress);
+    let m = measure(&gpu, &loaded, &args.opts, &mut |r| {
+        progress(Progress::Case(r))
+    });
     let path = if args.out.is_dir() {
         args.out
             .join(format!("{}-{}.json", gpu.report.slug(), &m.date[..10]))

@@ -717,32 +717,309 @@ fn timestamps_time_every_repetition() {
     );
 }
 
+fn gpumemsim(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_gpumemsim"));
+    c.args(args).current_dir(env!("CARGO_MANIFEST_DIR"));
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().expect("the gpumemsim binary runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// A fresh temporary folder, removed on drop.
+struct TempDir(std::path::PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        let d = std::env::temp_dir().join(format!("gpumemsim-gpu-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        TempDir(d)
+    }
+    fn join(&self, f: &str) -> std::path::PathBuf {
+        self.0.join(f)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Every case of both suites lowers, translates to WGSL that naga accepts, and needs no emulation
+/// (so that what is timed is the native operation).
 #[test]
-fn tmp_all_workloads() {
-    let gpu = adapter_or_skip("tmp");
-    for e in std::fs::read_dir("workloads").unwrap() {
-        let p = e.unwrap().path();
-        if p.extension().is_none_or(|x| x != "kern") {
-            continue;
+fn every_suite_case_translates_to_valid_wgsl_without_emulation() {
+    use gpumemsim::gpu::{measure, suite::Suite};
+    for file in ["workloads/measure/suite.toml", "workloads/measure/ci.toml"] {
+        let loaded = measure::load(Suite::load(std::path::Path::new(file)).unwrap()).unwrap();
+        assert!(loaded.cases.len() >= 10, "{file}");
+        for (case, wl) in &loaded.cases {
+            let what = format!(
+                "{file}: {} [{}]",
+                loaded.suite.benches[case.bench].name, case.label
+            );
+            let t = wgsl::translate(wl, Caps::ALL, Options::default())
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            if let Err(e) = wgsl::validate(&t.wgsl) {
+                panic!("{what}: naga rejects the translation:\n{e}");
+            }
+            assert!(t.emulated.is_empty(), "{what}: {:?}", t.emulated);
         }
-        let w = gpumemsim::kernel::load(&p, &[]).unwrap();
-        match wgsl::translate(&w, Caps::ALL, Options::default()) {
-            Err(e) => eprintln!("{}: REJECTED {e}", p.display()),
-            Ok(t) => {
-                let v = wgsl::validate(&t.wgsl);
-                let run = gpu.as_ref().map(|g| {
-                    g.prepare(&w, Options::default())
-                        .and_then(|p| p.run_checked())
-                        .map(|(o, _)| o.ns)
-                });
-                eprintln!(
-                    "{}: ok naga={:?} run={:?} emulated={:?}",
-                    p.display(),
-                    v.err(),
-                    run,
-                    t.emulated
-                );
+    }
+}
+
+#[test]
+fn the_ci_suite_measures_round_trips_and_compares() {
+    use gpumemsim::gpu::schema::{Measurement, Status};
+    use gpumemsim::gpu::{compare, measure, suite::Suite};
+    let Some(gpu) = adapter_or_skip("the_ci_suite_measures_round_trips_and_compares") else {
+        return;
+    };
+    let loaded =
+        measure::load(Suite::load(std::path::Path::new("workloads/measure/ci.toml")).unwrap())
+            .unwrap();
+    let opts = measure::MeasureOptions {
+        warmup: Some(0),
+        reps: Some(2),
+        ..Default::default()
+    };
+    let mut seen = 0;
+    let m = measure::measure(&gpu, &loaded, &opts, &mut |_| seen += 1);
+    assert_eq!(seen, loaded.cases.len());
+    for b in &m.benchmarks {
+        assert_eq!(b.status, Status::Ok, "{}: {:?}", b.key(), b.error);
+        let t = b.timing.as_ref().unwrap();
+        assert_eq!(t.samples_ns.len(), 2, "{}", b.key());
+        assert!(b.checks.iter().all(|c| c.passed), "{}", b.key());
+    }
+    assert!(
+        m.cpu_adapter,
+        "lavapipe is a CPU adapter and must be marked as one"
+    );
+    assert!(m.overhead_ns.is_some_and(|o| o > 0.0));
+    let fits: Vec<&str> = m.derived.iter().map(|d| d.name.as_str()).collect();
+    assert!(fits.contains(&"atomic_chain:L"), "{fits:?}");
+    assert!(fits.contains(&"chase:L[FOOT=65536]"), "{fits:?}");
+    // The file round-trips exactly.
+    let back = Measurement::parse(&m.to_json(), "m.json").unwrap();
+    assert_eq!(back, m);
+    // compare simulates every case that gave a number (the overhead case is subtracted, not compared).
+    let c = compare::compare(&m, "m.json", &tiny(), "tiny.toml", 0);
+    assert!(c.skipped.is_empty(), "{:?}", c.skipped);
+    assert_eq!(c.rows.len(), m.benchmarks.len() - 1);
+    assert_eq!(c.slopes.len(), m.derived.len());
+    assert!(c.rows.iter().all(|r| r.simulated_ns > 0.0 && r.cycles > 0));
+    for r in &c.rows {
+        if let Some(e) = r.error {
+            let want = (r.simulated_ns - r.kernel_ns) / r.kernel_ns;
+            assert!(
+                (e - want).abs() < 1e-12,
+                "positive error means the simulator is too slow"
+            );
+        }
+    }
+    assert_eq!(
+        c.overall.n,
+        c.rows.iter().filter(|r| r.error.is_some()).count()
+    );
+    assert!(c.markdown().contains("a CPU adapter"));
+    // The same comparison again gives the same numbers (simulations run in parallel).
+    assert_eq!(compare::compare(&m, "m.json", &tiny(), "tiny.toml", 0), c);
+}
+
+/// A measurement file that is not one, or is inconsistent, is an error naming the file and the fault.
+#[test]
+fn bad_measurement_files_are_clear_errors() {
+    use gpumemsim::gpu::schema::Measurement;
+    // Every committed measurement file parses; the lavapipe one is the specimen to break.
+    let mut lavapipe = None;
+    for e in std::fs::read_dir("reports/measured").unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "json") {
+            let m = Measurement::load(&p).unwrap_or_else(|e| panic!("{e}"));
+            if m.cpu_adapter
+                && p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("llvmpipe-")
+            {
+                lavapipe = Some(std::fs::read_to_string(&p).unwrap());
             }
         }
     }
+    let good = lavapipe.expect("a lavapipe measurement is committed under reports/measured/");
+    let good = good.as_str();
+    let cases: Vec<(String, &str)> = vec![
+        (good[..good.len() / 2].to_string(), "m.json:"),
+        (
+            good.replacen("gpumemsim-measurement", "something-else", 1),
+            "schema",
+        ),
+        (
+            good.replacen("\"version\": 1", "\"version\": 99", 1),
+            "version = 99",
+        ),
+        (
+            good.replacen("\"kernel_hash\": \"", "\"kernel_hash\": \"0", 1),
+            "kernel_hash",
+        ),
+        (
+            good.replacen("\"status\": \"ok\"", "\"status\": \"failed\"", 1),
+            "a failed case has an error and no timing",
+        ),
+        ("{}".to_string(), "schema"),
+        ("not json".to_string(), "m.json:1:"),
+    ];
+    for (text, want) in cases {
+        let e = Measurement::parse(&text, "m.json").unwrap_err().to_string();
+        assert!(e.starts_with("m.json"), "{e}");
+        assert!(e.contains(want), "{want}: {e}");
+    }
+}
+
+#[test]
+fn gpu_list_without_an_adapter_says_how_to_get_one() {
+    // No DX12 on Linux: the instance sees no adapter at all.
+    let out = gpumemsim(&["gpu", "list"], &[("WGPU_BACKEND", "dx12")]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("no adapter found") && err.contains("mesa-vulkan-drivers"),
+        "{err}"
+    );
+}
+
+#[test]
+fn gpu_list_describes_the_adapter_and_warns_about_a_cpu_one() {
+    if adapter_or_skip("gpu_list_describes_the_adapter_and_warns_about_a_cpu_one").is_none() {
+        return;
+    }
+    let out = gpumemsim(&["gpu", "list"], &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    for want in [
+        "[0] ",
+        "timestamps: query",
+        "64-bit all ops",
+        "subgroups:",
+        "work-groups: up to",
+    ] {
+        assert!(s.contains(want), "{want}: {s}");
+    }
+    if s.contains(" cpu,") {
+        assert!(s.contains("timings do not describe a GPU"), "{s}");
+    }
+}
+
+#[test]
+fn measure_and_compare_from_the_command_line() {
+    let Some(_) = adapter_or_skip("measure_and_compare_from_the_command_line") else {
+        return;
+    };
+    let dir = TempDir::new("cli");
+    let file = dir.join("m.json");
+    let out = gpumemsim(
+        &[
+            "measure",
+            "workloads/measure/ci.toml",
+            "--reps",
+            "1",
+            "--warmup",
+            "0",
+            "--out",
+            file.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("atomic_chain[L=32]"));
+    let cmp = dir.join("cmp");
+    let out = gpumemsim(
+        &[
+            "compare",
+            "--measured",
+            file.to_str().unwrap(),
+            "--config",
+            "configs/tiny.toml",
+            "--out",
+            cmp.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("MAPE"));
+    for f in ["comparison.md", "comparison.csv", "comparison.json"] {
+        assert!(cmp.join(f).is_file(), "{f}");
+    }
+    // A suite with an error stops before anything runs, naming the file.
+    let bad = dir.join("bad.toml");
+    std::fs::write(
+        &bad,
+        "name = \"x\"\n[[bench]]\nname = \"a\"\ngroup = \"g\"\nkernel = \"nope.kern\"\n",
+    )
+    .unwrap();
+    let out = gpumemsim(
+        &[
+            "measure",
+            bad.to_str().unwrap(),
+            "--out",
+            file.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("nope.kern: cannot read"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// Every workload of `workloads/` either translates and passes its own checks on the adapter, or is
+/// rejected because it needs an order WGSL lacks (acquire/release), naming the instruction.
+#[test]
+fn every_workload_runs_on_the_adapter_or_is_rejected_for_its_orders() {
+    let gpu = adapter_or_skip("every_workload_runs_on_the_adapter_or_is_rejected_for_its_orders");
+    let mut files: Vec<_> = std::fs::read_dir("workloads")
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "kern"))
+        .collect();
+    files.sort();
+    let (mut ran, mut rejected) = (0, 0);
+    for p in files {
+        let name = p.display().to_string();
+        let w = gpumemsim::kernel::load(&p, &[]).unwrap();
+        match wgsl::translate(&w, Caps::ALL, Options::default()) {
+            Err(e) => {
+                assert!(e.location.starts_with(&format!("{name}:")), "{e}");
+                assert!(e.message.contains("WGSL atomics are relaxed only"), "{e}");
+                rejected += 1;
+            }
+            Ok(_) => {
+                // race_counter's check asserts that updates were lost, which needs truly concurrent
+                // work-groups; a CPU adapter runs them one after another.
+                let Some(g) = &gpu else { continue };
+                if name.ends_with("/race_counter.kern") && g.report.is_cpu() {
+                    continue;
+                }
+                let prepared = g.prepare(&w, Options::default()).unwrap();
+                prepared
+                    .run_checked()
+                    .unwrap_or_else(|e| panic!("{name}: {e}"));
+                ran += 1;
+            }
+        }
+    }
+    assert!(
+        rejected >= 2,
+        "spin_lock and device_latch use acquire/release"
+    );
+    assert!(gpu.is_none() || ran >= 10, "{ran}");
 }
