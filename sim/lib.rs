@@ -4,6 +4,7 @@
 //! - [`config`]: the TOML hardware description, validation, presets;
 //! - [`ir`]: the instruction IR all front ends lower into; [`workload`]: a launchable kernel;
 //! - [`kernel`]: the kernel language front end;
+//! - [`litmus`]: herd-style litmus tests (PTX and OpenCL dialects), their runner and expectations;
 //! - [`engine`]: the deterministic discrete-event core;
 //! - [`machine`]: the GPU parts (SM, store buffer, L1, interconnect, L2, atomic units, DRAM) and the
 //!   builder that wires them from a config;
@@ -16,6 +17,7 @@ pub mod engine;
 pub mod gpu;
 pub mod ir;
 pub mod kernel;
+pub mod litmus;
 pub mod machine;
 pub mod rng;
 pub mod runner;

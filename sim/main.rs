@@ -36,6 +36,8 @@ enum Command {
     Measure(MeasureCmd),
     /// Simulate a measurement file's suite with a config and put the predictions beside it.
     Compare(CompareCmd),
+    /// Run litmus tests (herd format, PTX or OpenCL dialect) on the simulated GPU.
+    Litmus(LitmusArgs),
 }
 
 #[derive(Subcommand)]
@@ -259,6 +261,103 @@ fn cmd_compare(c: CompareCmd) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+#[derive(clap::Args)]
+struct LitmusArgs {
+    /// Test files, or folders searched for *.litmus.
+    #[arg(required = true)]
+    paths: Vec<std::path::PathBuf>,
+    /// Hardware config (default: the embedded H100 preset).
+    #[arg(long)]
+    config: Option<std::path::PathBuf>,
+    /// Override a config value, e.g. `--set stress.drain_jitter=40` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Iterations per test.
+    #[arg(long, default_value_t = 10_000)]
+    iterations: u64,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Write the results as a JSON array (one object per test).
+    #[arg(long, value_name = "FILE")]
+    json: Option<std::path::PathBuf>,
+    /// Report data races and scope races.
+    #[arg(long)]
+    races: bool,
+    /// Expectations file (`TEST allowed|forbidden [required]` per line), overriding the tests' own.
+    #[arg(long, value_name = "FILE")]
+    expect: Option<std::path::PathBuf>,
+    /// Exit with status 1 when a forbidden witness was observed or a required one never appeared.
+    #[arg(long)]
+    check: bool,
+    /// Instances per simulated launch (default: as many as the GPU holds at once).
+    #[arg(long)]
+    instances: Option<u32>,
+    /// Run launches one after another instead of on all cores (same results).
+    #[arg(long)]
+    serial: bool,
+    /// Print one line per test instead of its states.
+    #[arg(long)]
+    brief: bool,
+}
+
+fn cmd_litmus(a: LitmusArgs) -> Result<ExitCode> {
+    use gpumemsim::litmus;
+    let cfg = gpumemsim::config::load(a.config.as_deref(), &a.set)?;
+    let cfg_name = a
+        .config
+        .as_ref()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| gpumemsim::config::DEFAULT_NAME.to_string());
+    let files = litmus::collect(&a.paths)?;
+    let mut tests = files
+        .iter()
+        .map(|f| litmus::load(f))
+        .collect::<Result<Vec<_>, _>>()?;
+    if let Some(e) = &a.expect {
+        litmus::apply_expectations(&mut tests, &litmus::load_expectations(e)?);
+    }
+    let opts = litmus::LitmusOptions {
+        iterations: a.iterations,
+        seed: a.seed,
+        races: a.races,
+        instances: a.instances,
+        parallel: !a.serial,
+    };
+    let mut results = Vec::new();
+    for t in &tests {
+        let r = litmus::run(t, &cfg, &opts)?;
+        if a.brief {
+            let verdict = if r.validated() { "Ok" } else { "No" };
+            println!(
+                "{:<28} {:>9} of {} witnesses  {verdict}  {:?}",
+                r.name,
+                r.witnesses,
+                r.iterations,
+                r.check()
+            );
+        } else {
+            println!("{}", litmus::text_report(&r));
+        }
+        results.push(r);
+    }
+    if let Some(path) = &a.json {
+        let docs: Vec<_> = results
+            .iter()
+            .map(|r| litmus::json_report(r, &cfg_name, a.seed))
+            .collect();
+        let text = serde_json::to_string_pretty(&docs)?;
+        gpumemsim::stats::write_atomic(path, text.as_bytes())
+            .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", path.display()))?;
+    }
+    let (line, failed) = litmus::summary(&results);
+    println!("{line}");
+    Ok(if a.check && failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result: Result<ExitCode> = match cli.command {
@@ -267,6 +366,7 @@ fn main() -> ExitCode {
         Command::Gpu(c) => cmd_gpu(c),
         Command::Measure(c) => cmd_measure(c),
         Command::Compare(c) => cmd_compare(c),
+        Command::Litmus(a) => cmd_litmus(a),
     };
     match result {
         Ok(code) => code,

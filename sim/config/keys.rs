@@ -514,13 +514,19 @@ pub static KEYS: &[Key] = &[
         "stress.stress_warps",
         int(0, 1024),
         "warps",
-        "Warps per SM issuing random scratch traffic; not simulated yet, so must be 0.",
+        "Memory-stress pseudo-warps per SM loading and storing a scratch region while workload warps are resident.",
     ),
     opt(
         "stress.prewarm_l1",
         Kind::Bool,
         "",
         "Fill every L1 with the initial memory before the run (stale lines for later readers).",
+    ),
+    opt(
+        "stress.randomise_placement",
+        Kind::Bool,
+        "",
+        "Litmus runner: seeded random lanes, SMs and location interleaving per launch instead of the fixed layout.",
     ),
     opt(
         "watchdog.max_cycles",

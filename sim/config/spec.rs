@@ -272,6 +272,9 @@ pub struct StressSpec {
     pub stress_warps: u32,
     /// Fill the L1s with the initial memory before the run (stale lines for later readers).
     pub prewarm_l1: bool,
+    /// Litmus runner: draw each launch's thread placement (lanes, SMs) and the interleaving of
+    /// instances' locations at random (seeded) instead of the fixed layout.
+    pub randomise_placement: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

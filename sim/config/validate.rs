@@ -146,14 +146,6 @@ fn cross_rules(c: &GpuConfig) -> Result<(), Violation> {
     orders("support.fence_orders", &c.support.fence_orders, false)?;
     scopes("support.atomic_scopes", &c.support.atomic_scopes)?;
     scopes("support.fence_scopes", &c.support.fence_scopes)?;
-    if c.stress.stress_warps != 0 {
-        return Err(violation(
-            "stress.stress_warps",
-            c.stress.stress_warps,
-            "must be 0: stress warps are not simulated yet".into(),
-            &[],
-        ));
-    }
     Ok(())
 }
 
@@ -382,9 +374,6 @@ mod tests {
         let mut c = tiny();
         c.dram.row_bytes = 2000;
         assert_eq!(blamed(&c), "dram.row_bytes");
-        let mut c = tiny();
-        c.stress.stress_warps = 2;
-        assert_eq!(blamed(&c), "stress.stress_warps");
     }
 
     #[test]

@@ -244,7 +244,7 @@ fn run_l1(
                     }
                 }
                 CoreResp::StoreAccepted { warp } => Got::Accepted(warp),
-                CoreResp::StoreAcked { warp } => Got::Acked(warp),
+                CoreResp::StoreAcked { warp, .. } => Got::Acked(warp),
                 CoreResp::AtomicDone { who, batch } => {
                     let results = b
                         .batches
@@ -318,6 +318,7 @@ fn ask_l1(b: &mut Bench, at: Time, a: Asked, level: Level) {
             mask,
             data,
             level: Level::L2,
+            seq: 0,
         },
         Asked::Atomic { op, warp, at_l1 } => {
             let addr = line_addr(b.rng.below(8)) + 4 * b.rng.below(32);
@@ -338,6 +339,7 @@ fn ask_l1(b: &mut Bench, at: Time, a: Asked, level: Level) {
                 batch: BatchId(batch),
                 level: Level::L2,
                 at_l1,
+                seq: 0,
             }
         }
         Asked::Invalidate => L1Req::InvalidateAll,

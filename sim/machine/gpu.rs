@@ -105,7 +105,13 @@ pub fn run(cfg: &GpuConfig, wl: &Workload, opts: &RunOptions) -> Result<RunResul
             ),
         });
     }
-    let mem = GlobalMemory::new(&wl.buffers, 0);
+    // The stress warps' scratch region: twice the L1, so that their traffic also evicts lines.
+    let scratch = if cfg.stress.stress_warps > 0 {
+        2 * cfg.l1.size_bytes as u64
+    } else {
+        0
+    };
+    let mem = GlobalMemory::new(&wl.buffers, scratch);
     let mut params: Vec<(Reg, u64)> = Vec::new();
     for p in &wl.params {
         let v = match &p.value {
@@ -127,6 +133,7 @@ pub fn run(cfg: &GpuConfig, wl: &Workload, opts: &RunOptions) -> Result<RunResul
         kernel: Arc::new(k.clone()),
         geo,
         capture_groups: Arc::new(capture_groups),
+        scratch: (scratch > 0).then(|| (mem.base_of("<scratch>").unwrap_or(GLOBAL_BASE), scratch)),
     };
     let mut g = Gpu {
         cfg,
@@ -181,17 +188,30 @@ fn internal(loc: &str, e: impl std::fmt::Display) -> SimError {
 }
 
 impl Gpu<'_> {
+    /// `stress.prewarm_l1`: each L1 starts holding the initial values of the workload's lines, in a
+    /// seeded order of its own, so that (when the buffers exceed the L1) every SM keeps a different
+    /// random subset: some later reads hit stale lines, others miss and see fresh values. The stress
+    /// warps' scratch region is not pre-warmed (it would push the workload's lines out).
     fn prewarm(&mut self) {
         let lb = self.cfg.l1.line_bytes as u64;
-        let end = GLOBAL_BASE + self.mem.data.len() as u64 - 256;
-        let mut line = GLOBAL_BASE;
-        while line < end {
-            let mut buf = [0u8; MAX_LINE];
-            self.mem.read_line(line, lb as u32, &mut buf);
-            for l1 in &mut self.l1s {
+        let mut lines: Vec<u64> = Vec::new();
+        for p in self.mem.placed.iter().filter(|p| p.name != "<scratch>") {
+            let mut line = p.base & !(lb - 1);
+            while line < p.base + p.bytes {
+                lines.push(line);
+                line += lb;
+            }
+        }
+        for l1 in &mut self.l1s {
+            for i in (1..lines.len()).rev() {
+                let j = self.rng.below(i as u64 + 1) as usize;
+                lines.swap(i, j);
+            }
+            for &line in &lines {
+                let mut buf = [0u8; MAX_LINE];
+                self.mem.read_line(line, lb as u32, &mut buf);
                 l1.prewarm(line, &buf);
             }
-            line += lb;
         }
     }
 
@@ -288,6 +308,10 @@ impl Gpu<'_> {
                     self.slices[i as usize].fill(line, &mut ctx, &mut self.dram);
                 }
                 Event::Dispatch => self.dispatch(),
+                Event::Stress(s) => {
+                    let mut ctx = ctx!(self);
+                    self.sms[s as usize].stress_tick(&mut ctx);
+                }
             }
             let p = self.progress + self.mem.changes;
             if p != last_progress.0 {

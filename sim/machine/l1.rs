@@ -8,8 +8,7 @@
 //! into the MSHR *after* a store sees it and a load that merged *before* does not (per-location
 //! coherence for the SM's own threads); `InvalidateAll` drops every line and starts a new epoch:
 //! requests after it never merge into fills issued before it, whose data is not installed. Accesses
-//! at device or system level bypass the array; an atomic performed at L2 drops the line (and keeps an
-//! outstanding fill of it from installing), so that the thread's next load sees the atomic. With `atomics.work_group_global_at = "l1"`,
+//! at device or system level bypass the array. With `atomics.work_group_global_at = "l1"`,
 //! work_group-scope atomics on global memory run here, on the line, and write their result through.
 //!
 //! All traffic leaves through one queue into the interconnect, `latency` cycles after it arrived
@@ -30,24 +29,22 @@ use std::collections::{HashMap, VecDeque};
 #[derive(Debug, Clone, Copy)]
 enum Waiter {
     Load { who: Who, overlays_seen: usize },
-    Atomic { who: Who, batch: BatchId },
+    Atomic { who: Who, batch: BatchId, seq: u64 },
 }
 
 struct Mshr {
     line: u64,
     epoch: u32,
-    /// Sectors fetched from L2 (installed on completion).
     sectors: u32,
-    /// Sectors `data` holds or will hold: the fetched ones and those valid in the line at the miss.
-    have: u32,
-    /// Whether the fill may install its data (not after an L2 atomic to the line was sent).
-    install: bool,
     outstanding: u32,
     data: LineBuf,
     /// Stores accepted while the fill was outstanding, oldest first.
     overlays: Vec<(LineBuf, u128)>,
     waiters: Vec<Waiter>,
     live: bool,
+    /// Detached from its line by a device-level access (see [`L1::drop_line`]): its data is handed
+    /// to the requests that merged before, never installed.
+    detached: bool,
 }
 
 /// What an interconnect response belongs to.
@@ -55,7 +52,7 @@ struct Mshr {
 enum Pending {
     FillPart { mshr: u32, sectors: u32 },
     Bypass { who: Who, system: bool },
-    Write { warp: u16, system: bool },
+    Write { warp: u16, system: bool, seq: u64 },
     Atomic { who: Who, system: bool },
 }
 
@@ -231,6 +228,7 @@ impl L1 {
             } => {
                 if level != Level::Sm {
                     self.stats.bypass_loads += 1;
+                    self.drop_line(line);
                     self.send(
                         ctx,
                         line,
@@ -280,6 +278,7 @@ impl L1 {
                 mask,
                 data,
                 level,
+                seq,
             } => {
                 self.stats.stores += 1;
                 let bytes = *ctx.lines.get(data.0);
@@ -293,6 +292,7 @@ impl L1 {
                     Pending::Write {
                         warp: who.warp,
                         system,
+                        seq,
                     },
                     mask.count_ones(),
                 );
@@ -304,16 +304,15 @@ impl L1 {
                 batch,
                 level,
                 at_l1,
+                seq,
             } => {
                 self.stats.atomics += 1;
                 if at_l1 {
-                    return self.atomic_at_l1(ctx, who, batch, line);
+                    return self.atomic_at_l1(ctx, who, batch, line, seq);
                 }
-                // Performed at L2, the atomic makes this L1's copy of the line stale. Drop it, and
-                // keep a fill in flight from installing data older than the atomic: a later load of
-                // the same thread must see the atomic (coherence: a read after its own write), and it
-                // now misses and fetches behind the atomic on the same (FIFO) path.
-                self.forget(line);
+                // Performed at L2: this SM's copy of the line must not stay older than the value the
+                // atomic returns (see `drop_line`).
+                self.drop_line(line);
                 let n = ctx.batches.get(batch.0).lanes.len() as u32 * 8;
                 let system = level == Level::System;
                 self.send(
@@ -336,15 +335,20 @@ impl L1 {
         }
     }
 
-    /// Drops `line` from the array; an outstanding fill of it still answers its waiters but installs
-    /// nothing, and later requests start a new miss.
-    fn forget(&mut self, line: u64) {
+    /// Drops this SM's copy of `line` (and detaches an outstanding fill for it) because a request for
+    /// it is about to be served at L2. PTX causality: a value a thread has observed at L2 must not be
+    /// followed, for a thread it synchronises with inside this SM, by an older value from this L1
+    /// ("if W precedes R in causality order, R reads W or a later write"; also the same thread's
+    /// read-read coherence when a device-scope load is followed by a weak one). Later requests for
+    /// the line miss and are sent after this one on the same (FIFO) path, so they see at least what
+    /// it sees; a fill sent before it may carry older data and therefore is not installed.
+    fn drop_line(&mut self, line: u64) {
         if let Some(w) = self.tags.probe(line) {
             self.tags.invalidate(w);
             self.valid[w.0 as usize] = 0;
         }
         if let Some(mi) = self.mshr_of_line.remove(&line) {
-            self.mshrs.get_mut(mi).install = false;
+            self.mshrs.get_mut(mi).detached = true;
         }
     }
 
@@ -394,11 +398,9 @@ impl L1 {
                 w => w,
             };
             m.waiters.push(waiter);
-            // Re-fetching a sector an earlier waiter reads from `data` would show it later stores.
-            let missing = sectors & !m.have;
+            let missing = sectors & !m.sectors;
             if missing != 0 {
                 m.sectors |= missing;
-                m.have |= missing;
                 m.outstanding += 1;
                 self.fill_request(ctx, line, mi, missing);
             }
@@ -407,27 +409,20 @@ impl L1 {
         if self.live_mshrs >= self.max_mshrs {
             return false;
         }
-        // Sectors already valid in a present line need not travel again; the waiters then read them
-        // from the line as it is now (later stores reach them as overlays), not from the fill.
-        let (valid, base) = match self.tags.probe(line) {
-            Some(w) => (self.valid[w.0 as usize], self.data[w.0 as usize]),
-            None => (0, [0u8; MAX_LINE]),
-        };
-        let need = match sectors & !valid {
-            0 => sectors,
-            n => n,
-        };
+        // Every requested sector travels, also those still valid in a present line: the waiters are
+        // answered from the fill's own bytes, and a sector left out would read as zeros. (The local
+        // writes in a valid sector are not lost: they reached the slice earlier on this FIFO path.)
+        let need = sectors;
         let mi = self.mshrs.alloc(Mshr {
             line,
             epoch: self.epoch,
             sectors: need,
-            have: need | valid,
-            install: true,
             outstanding: 1,
-            data: base,
+            data: [0u8; MAX_LINE],
             overlays: Vec::new(),
             waiters: vec![waiter],
             live: true,
+            detached: false,
         });
         self.live_mshrs += 1;
         self.mshr_of_line.insert(line, mi);
@@ -449,7 +444,14 @@ impl L1 {
 
     /// A work_group-scope atomic performed in this L1: on the line if its sectors are valid, else
     /// after a fill. `false` if it must wait for a free MSHR.
-    fn atomic_at_l1(&mut self, ctx: &mut Ctx, who: Who, batch: BatchId, line: u64) -> bool {
+    fn atomic_at_l1(
+        &mut self,
+        ctx: &mut Ctx,
+        who: Who,
+        batch: BatchId,
+        line: u64,
+        seq: u64,
+    ) -> bool {
         let b = ctx.batches.get(batch.0);
         let width = b.ty.width().bytes();
         let mask = b.lanes.iter().fold(0u128, |m, l| {
@@ -457,13 +459,21 @@ impl L1 {
         });
         let sectors = self.sectors_of(mask);
         if let Some(w) = self.hit_way(line, sectors) {
-            self.atomic_on_line(ctx, who, batch, line, w.0 as usize);
+            self.atomic_on_line(ctx, who, batch, line, w.0 as usize, seq);
             return true;
         }
-        self.miss(line, sectors, Waiter::Atomic { who, batch }, ctx)
+        self.miss(line, sectors, Waiter::Atomic { who, batch, seq }, ctx)
     }
 
-    fn atomic_on_line(&mut self, ctx: &mut Ctx, who: Who, batch: BatchId, line: u64, way: usize) {
+    fn atomic_on_line(
+        &mut self,
+        ctx: &mut Ctx,
+        who: Who,
+        batch: BatchId,
+        line: u64,
+        way: usize,
+        seq: u64,
+    ) {
         let done = self
             .atomic
             .schedule(ctx.now() + self.latency, ctx.batches.get(batch.0));
@@ -486,6 +496,7 @@ impl L1 {
             Pending::Write {
                 warp: who.warp,
                 system: false,
+                seq,
             },
             mask.count_ones(),
         );
@@ -512,8 +523,8 @@ impl L1 {
                     },
                 );
             }
-            (Pending::Write { warp, system }, RespKind::WriteAck) => {
-                self.respond(ctx, sys(system), CoreResp::StoreAcked { warp });
+            (Pending::Write { warp, system, seq }, RespKind::WriteAck) => {
+                self.respond(ctx, sys(system), CoreResp::StoreAcked { warp, seq });
             }
             (Pending::Atomic { who, system }, RespKind::AtomicDone(batch)) => {
                 self.respond(ctx, sys(system), CoreResp::AtomicDone { who, batch });
@@ -540,7 +551,7 @@ impl L1 {
     fn complete_fill(&mut self, mi: u32, ctx: &mut Ctx) {
         let m = self.mshrs.get_mut(mi);
         m.live = false;
-        let (line, epoch, sectors, install) = (m.line, m.epoch, m.sectors, m.install);
+        let (line, epoch, sectors, detached) = (m.line, m.epoch, m.sectors, m.detached);
         let waiters = std::mem::take(&mut m.waiters);
         let overlays = std::mem::take(&mut m.overlays);
         let base = m.data;
@@ -562,10 +573,10 @@ impl L1 {
             d
         };
         let full = view_after(overlays.len());
-        // Install only if no invalidation happened since the miss (an older fill must not make stale
-        // data visible to requests that follow an acquire) and no L2 atomic to the line was sent.
+        // Install only if no invalidation happened since the miss: an older fill must not make stale
+        // data visible to requests that follow an acquire.
         let mut way = None;
-        if epoch == self.epoch && install {
+        if epoch == self.epoch && !detached {
             let w = match self.tags.lookup(line) {
                 Some(w) => Some(w),
                 None => self.tags.insert(line, |_| false).map(|(w, _)| {
@@ -599,21 +610,22 @@ impl L1 {
                         },
                     );
                 }
-                Waiter::Atomic { who, batch } => match way {
-                    Some(wi) => self.atomic_on_line(ctx, who, batch, line, wi),
+                Waiter::Atomic { who, batch, seq } => match way {
+                    Some(wi) => self.atomic_on_line(ctx, who, batch, line, wi, seq),
                     None => {
                         // An invalidation came while the fill was outstanding, so its data may not be
                         // installed. Running the atomic at L2 instead would lose updates: its result
                         // would race with this L1's later write-throughs of the same word, computed on
                         // fills that do not contain it. It joins the current epoch's access to the line
                         // instead (after that miss's fill, or on the line if present).
-                        if !self.atomic_at_l1(ctx, who, batch, line) {
+                        if !self.atomic_at_l1(ctx, who, batch, line, seq) {
                             self.input.push_front(L1Req::Atomic {
                                 who,
                                 line,
                                 batch,
                                 level: Level::Sm,
                                 at_l1: true,
+                                seq,
                             });
                             self.blocked_since.get_or_insert(ctx.now());
                         }

@@ -4,6 +4,7 @@
 //! |---|---|
 //! | SM: warps, schedulers, SIMT, LSU/coalescer, shared memory, ordering rules | `sm.rs` |
 //! | scoped store buffer | `store_buffer.rs` |
+//! | memory-stress warps | `stress.rs` |
 //! | L1 data cache (+ L1 atomic unit) | `l1.rs` |
 //! | tag arrays | `cache.rs` |
 //! | interconnect | `xbar.rs` |
@@ -26,6 +27,7 @@ mod msg;
 pub mod prepare;
 mod sm;
 mod store_buffer;
+mod stress;
 mod xbar;
 
 pub use api::*;

@@ -112,20 +112,24 @@ pub enum L1Req {
         mask: u128,
         level: Level,
     },
-    /// A drained store: write-through. `level` is where its acknowledgement comes from.
+    /// A drained store: write-through. `level` is where its acknowledgement comes from; `seq` is the
+    /// SM's write sequence number, returned with the acknowledgement (the SM's write frontier).
     Store {
         who: Who,
         line: u64,
         mask: u128,
         data: DataId,
         level: Level,
+        seq: u64,
     },
+    /// `seq` numbers the write-through an atomic at the L1 (`at_l1`) produces.
     Atomic {
         who: Who,
         line: u64,
         batch: BatchId,
         level: Level,
         at_l1: bool,
+        seq: u64,
     },
     /// Acquire at device scope or wider: drop every line (DESIGN: "device/system invalidate the L1").
     InvalidateAll,
@@ -143,9 +147,10 @@ pub enum CoreResp {
     StoreAccepted {
         warp: u16,
     },
-    /// The store has been acknowledged by the level it was sent to.
+    /// The store has been acknowledged by the level it was sent to; `seq` as in [`L1Req::Store`].
     StoreAcked {
         warp: u16,
+        seq: u64,
     },
     AtomicDone {
         who: Who,
@@ -210,6 +215,8 @@ pub enum Event {
     DramFill(u16, u64),
     /// Work-group dispatcher looks for room.
     Dispatch,
+    /// The SM's memory-stress warps issue their next accesses (`stress.stress_warps`).
+    Stress(u16),
 }
 
 /// What a handler may touch besides its own state: the queue, the payload pools, the coherent

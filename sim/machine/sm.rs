@@ -30,6 +30,7 @@
 use super::memory::byte_mask;
 use super::msg::*;
 use super::store_buffer::{Forward, StoreBuffer};
+use super::stress::{StressAccess, StressWarps, STRESS_WARP};
 use crate::config::{GpuConfig, WarpPolicy, WorkGroupAtomicSite};
 use crate::engine::{Clock, Time};
 use crate::ir::*;
@@ -63,6 +64,12 @@ pub struct Warp {
     pub last_addr: Option<u64>,
     pub last_pc: u32,
     pub waiting: &'static str,
+    /// Every lane has exited; the slot is kept until the warp's memory operations have settled, so
+    /// that their responses never reach a warp that later reuses the slot, and captured registers
+    /// hold the values of loads still in flight at the exit.
+    exited: bool,
+    /// SM write frontier a device-scope release waits for (see [`Sm::frontier_reached`]).
+    fence_mark: Option<u64>,
 }
 
 impl Warp {
@@ -121,8 +128,11 @@ impl Warp {
 
 pub struct GroupSlot {
     pub group: u64,
+    /// Warps with live lanes (barrier participants).
     pub warps: Vec<u16>,
     pub live_warps: u32,
+    /// Warps holding a slot: live ones plus exited ones whose memory operations are in flight.
+    resident_warps: u32,
     arrived: u32,
     pub threads: u32,
     pub local: Vec<u8>,
@@ -209,6 +219,12 @@ pub struct Sm {
     pub notices: SmNotices,
     capture_groups: Arc<std::collections::HashSet<u64>>,
     params: Arc<Vec<(Reg, u64)>>,
+    /// The SM's write frontier: every write the SM sends to its L1 gets the next sequence number;
+    /// `wbase` is the smallest not yet acknowledged, `wacked[i]` says whether `wbase + i` is.
+    wseq_next: u64,
+    wbase: u64,
+    wacked: std::collections::VecDeque<bool>,
+    stress: Option<StressWarps>,
 }
 
 pub struct SmParams {
@@ -216,6 +232,8 @@ pub struct SmParams {
     pub kernel: Arc<Kernel>,
     pub geo: Geometry,
     pub capture_groups: Arc<std::collections::HashSet<u64>>,
+    /// Scratch region (base, bytes) of the stress warps, when the config has any.
+    pub scratch: Option<(u64, u64)>,
 }
 
 fn level_of(scope: Scope, svm: bool) -> Level {
@@ -269,7 +287,98 @@ impl Sm {
             notices: SmNotices::default(),
             capture_groups: p.capture_groups.clone(),
             params: p.params.clone(),
+            wseq_next: 0,
+            wbase: 0,
+            wacked: std::collections::VecDeque::new(),
+            stress: p.scratch.map(|(base, bytes)| {
+                StressWarps::new(cfg.stress.stress_warps, base, bytes, cfg.l1.line_bytes)
+            }),
         }
+    }
+
+    /// The stress warps issue what they can and sleep once no workload warp is resident.
+    pub fn stress_tick(&mut self, ctx: &mut Ctx) {
+        let resident = self.used_warps > 0;
+        let Some(st) = self.stress.as_mut() else {
+            return;
+        };
+        st.scheduled = false;
+        if !resident {
+            return;
+        }
+        for a in st.issue(ctx.rng) {
+            let req = match a {
+                StressAccess::Load { warp, line } => L1Req::Load {
+                    who: Who {
+                        warp: STRESS_WARP,
+                        op: warp,
+                    },
+                    line,
+                    mask: 0xF,
+                    level: Level::Sm,
+                },
+                StressAccess::Store { line } => {
+                    let seq = self.next_write_seq();
+                    L1Req::Store {
+                        who: Who {
+                            warp: STRESS_WARP,
+                            op: u32::MAX,
+                        },
+                        line,
+                        mask: 0xF,
+                        data: DataId(ctx.lines.alloc([0u8; MAX_LINE])),
+                        level: Level::L2,
+                        seq,
+                    }
+                }
+            };
+            ctx.q.after(0, Event::L1In(self.id, req));
+        }
+        let gap = 1 + ctx.rng.upto(7) as u64;
+        self.wake_stress(ctx, gap);
+    }
+
+    fn wake_stress(&mut self, ctx: &mut Ctx, cycles: u64) {
+        if let Some(st) = self.stress.as_mut() {
+            if !st.scheduled {
+                st.scheduled = true;
+                let t = self.clock.edge_at_or_after(ctx.now()) + self.clock.cycles(cycles);
+                ctx.q.at_or_now(t, Event::Stress(self.id));
+            }
+        }
+    }
+
+    /// Numbers a write the SM sends to its L1.
+    fn next_write_seq(&mut self) -> u64 {
+        self.wacked.push_back(false);
+        self.wseq_next += 1;
+        self.wseq_next - 1
+    }
+
+    fn write_acked(&mut self, seq: u64) {
+        if let Some(i) = seq.checked_sub(self.wbase) {
+            if let Some(a) = self.wacked.get_mut(i as usize) {
+                *a = true;
+            }
+        }
+        while self.wacked.front() == Some(&true) {
+            self.wacked.pop_front();
+            self.wbase += 1;
+        }
+    }
+
+    /// Cumulativity of a release at device scope or wider: writes of *other* warps of this SM that
+    /// the L1 accepted are visible to this warp's loads before they reach L2 (the L1 is shared and
+    /// write-through), so a value this warp observed may come from one of them. PTX orders such an
+    /// observed write before the release for every thread the release synchronises with (causality
+    /// order goes through observation), so the release waits until every write the SM sent before
+    /// it is acknowledged. The mark is taken only once the warp's own loads have returned, so no
+    /// later observation can escape it.
+    fn frontier_reached(&mut self, wi: usize) -> bool {
+        let next = self.wseq_next;
+        let w = self.warps[wi].as_mut().expect("live");
+        let mark = *w.fence_mark.get_or_insert(next);
+        self.wbase >= mark
     }
 
     /// Whether a group of `threads` threads, `warps` warps and `shared` bytes fits now.
@@ -321,6 +430,8 @@ impl Sm {
                 last_addr: None,
                 last_pc: 0,
                 waiting: "ready",
+                exited: false,
+                fence_mark: None,
             };
             warp.live = warp.full_mask();
             for &(r, v) in self.params.iter() {
@@ -338,12 +449,14 @@ impl Sm {
         self.groups[gs] = Some(GroupSlot {
             group,
             live_warps: slots.len() as u32,
+            resident_warps: slots.len() as u32,
             warps: slots,
             arrived: 0,
             threads,
             local,
         });
         self.wake(ctx);
+        self.wake_stress(ctx, 0);
     }
 
     pub fn wake(&mut self, ctx: &mut Ctx) {
@@ -375,6 +488,7 @@ impl Sm {
                 w.to_l1 += 1;
                 w.to_l2 += 1;
             }
+            let seq = self.next_write_seq();
             let id = ctx.lines.alloc(e.data);
             let level = if e.system { Level::System } else { Level::L2 };
             ctx.q.after(
@@ -390,6 +504,7 @@ impl Sm {
                         mask: e.mask,
                         data: DataId(id),
                         level,
+                        seq,
                     },
                 ),
             );
@@ -403,17 +518,34 @@ impl Sm {
     /// A response from the L1 or the SM's own units.
     pub fn receive(&mut self, r: CoreResp, ctx: &mut Ctx) {
         match r {
+            CoreResp::StoreAccepted { warp: STRESS_WARP } => return,
+            CoreResp::StoreAcked {
+                warp: STRESS_WARP,
+                seq,
+            } => {
+                self.write_acked(seq);
+                self.wake(ctx);
+                return;
+            }
+            CoreResp::LoadData { who, data, .. } if who.warp == STRESS_WARP => {
+                ctx.lines.release(data.0);
+                if let Some(st) = self.stress.as_mut() {
+                    st.done(who.op);
+                }
+                return;
+            }
             CoreResp::StoreAccepted { warp } => {
                 if let Some(w) = self.warps[warp as usize].as_mut() {
                     w.to_l1 -= 1;
                 }
-                self.retire_if_quiet(warp as usize);
+                self.retire_if_settled(warp as usize);
             }
-            CoreResp::StoreAcked { warp } => {
+            CoreResp::StoreAcked { warp, seq } => {
+                self.write_acked(seq);
                 if let Some(w) = self.warps[warp as usize].as_mut() {
                     w.to_l2 -= 1;
                 }
-                self.retire_if_quiet(warp as usize);
+                self.retire_if_settled(warp as usize);
             }
             CoreResp::LoadData { who, line, data } => {
                 let bytes = *ctx.lines.get(data.0);
@@ -481,7 +613,7 @@ impl Sm {
                 ctx.q.after(0, Event::L1In(self.id, L1Req::InvalidateAll));
             }
         }
-        self.retire_if_quiet(warp as usize);
+        self.retire_if_settled(warp as usize);
     }
 
     /// Warp schedulers: issue what can issue this cycle; sleep when nothing can.
@@ -685,17 +817,22 @@ impl Sm {
         };
         let w = self.warps[wi].as_mut().expect("checked above");
         if let Some(level) = need_release {
-            let ok = match inst {
+            let (own, cumulative) = match inst {
                 // An acquire-only fence orders earlier loads before later accesses.
                 Inst::Fence {
                     ord: FenceOrd::Acquire,
                     ..
-                } => w.loads_out == 0 && w.local_out == 0,
+                } => (w.loads_out == 0 && w.local_out == 0, false),
                 Inst::Barrier { spaces, .. } if !spaces.global => {
-                    w.local_out == 0 && w.loads_out == 0
+                    (w.local_out == 0 && w.loads_out == 0, false)
                 }
-                _ => Self::released(w, level),
+                _ => (Self::released(w, level), level >= Level::L2),
             };
+            if !own {
+                w.fence_mark = None;
+            }
+            let ok = own && (!cumulative || self.frontier_reached(wi));
+            let w = self.warps[wi].as_mut().expect("checked above");
             if !ok {
                 w.waiting = "release: earlier accesses not yet performed";
                 self.stats.fence_stall_ps += self.clock.period;
@@ -717,6 +854,7 @@ impl Sm {
             if let Some(w) = self.warps[wi].as_mut() {
                 w.ready_at = w.ready_at.max(now + self.clock.period);
                 w.waiting = "ready";
+                w.fence_mark = None;
             }
         }
         ok
@@ -1050,39 +1188,44 @@ impl Sm {
             self.maybe_release_barrier(wi, ctx);
             return;
         }
-        // The warp leaves its group now, but keeps its slot (with no live lanes, so it never issues)
-        // until its memory operations have completed: their responses and store acknowledgements
-        // are addressed by slot and must not reach a later warp placed in the same slot.
+        // No lane is left: the warp leaves the group's barrier now, and its slot once its memory
+        // operations have settled.
+        w.exited = true;
+        w.waiting = "exited; memory operations in flight";
         let gs = w.group_slot;
-        let first_lane = w.warp_in_group * self.ws;
         let g = self.groups[gs].as_mut().expect("resident");
-        if self.capture_groups.contains(&g.group) {
-            let regs = w.regs.clone();
-            self.notices.exits.push((g.group, first_lane, regs));
-        }
         g.live_warps -= 1;
         g.warps.retain(|&s| s as usize != wi);
-        self.retire_if_quiet(wi);
+        if g.live_warps > 0 {
+            self.try_release_group(gs, ctx);
+        }
+        self.retire_if_settled(wi);
+    }
+
+    /// Frees the slot of an exited warp whose memory operations have all settled, and finishes its
+    /// work-group when it was the last one.
+    fn retire_if_settled(&mut self, wi: usize) {
+        if !self.warps[wi]
+            .as_ref()
+            .is_some_and(|w| w.exited && w.quiet())
+        {
+            return;
+        }
+        let w = self.warps[wi].take().expect("checked");
+        let gs = w.group_slot;
         let g = self.groups[gs].as_mut().expect("resident");
-        if g.live_warps == 0 {
+        if self.capture_groups.contains(&g.group) {
+            self.notices
+                .exits
+                .push((g.group, w.warp_in_group * self.ws, w.regs));
+        }
+        g.resident_warps -= 1;
+        self.used_warps -= 1;
+        if g.resident_warps == 0 {
             let g = self.groups[gs].take().expect("resident");
             self.used_threads -= g.threads;
             self.used_shared -= self.kernel.local_bytes;
             self.notices.groups_done.push((gs, g.group));
-        } else {
-            self.try_release_group(gs, ctx);
-        }
-    }
-
-    /// Frees the slot of an exited warp whose memory operations have all completed.
-    fn retire_if_quiet(&mut self, wi: usize) {
-        if self.warps[wi]
-            .as_ref()
-            .is_some_and(|w| w.live == 0 && w.quiet())
-        {
-            self.warps[wi] = None;
-            self.used_warps -= 1;
-            self.notices.slots_freed = true;
         }
     }
 
@@ -1493,8 +1636,9 @@ impl Sm {
             return true;
         }
         let level = if system { Level::System } else { Level::L2 };
-        let w = self.warps[wi].as_mut().expect("live");
         for (line, m, data) in lines_ {
+            let seq = self.next_write_seq();
+            let w = self.warps[wi].as_mut().expect("live");
             w.to_l1 += 1;
             w.to_l2 += 1;
             let id = ctx.lines.alloc(data);
@@ -1511,11 +1655,12 @@ impl Sm {
                         mask: m,
                         data: DataId(id),
                         level,
+                        seq,
                     },
                 ),
             );
         }
-        Self::advance(w, mask);
+        Self::advance(self.warps[wi].as_mut().expect("live"), mask);
         true
     }
 
@@ -1629,6 +1774,8 @@ impl Sm {
             } else {
                 level
             };
+            // Only an atomic at the L1 writes through (and is acknowledged like a store).
+            let seq = if at_l1 { self.next_write_seq() } else { 0 };
             ctx.q.after(
                 0,
                 Event::L1In(
@@ -1642,6 +1789,7 @@ impl Sm {
                         batch: BatchId(b),
                         level: lvl,
                         at_l1,
+                        seq,
                     },
                 ),
             );

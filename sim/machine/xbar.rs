@@ -5,8 +5,11 @@
 //! injects its next one only when the oldest is delivered (backpressure as waiting, never loss);
 //! seeded jitter per message (`stress.interconnect_jitter`). Messages on one (source, destination)
 //! path are never reordered — a real crossbar path is FIFO, and the memory model's same-address
-//! guarantees rely on it — but paths to different slices are independent, so a thread's accesses to
-//! different slices may arrive in any order: one of the hardware sources of weak behaviour.
+//! guarantees rely on it — but paths are independent: a thread's accesses to different slices may
+//! arrive in any order, and messages from different SMs reach a slice in the order they *arrive*
+//! there, not the order they were sent (a destination port serves arrivals; a message delayed on its
+//! path does not hold up one that left later from another SM). Both are hardware sources of weak
+//! behaviour.
 //!
 //! Not modelled: virtual channels, arbitration fairness beyond first-come first-served, packet
 //! fragmentation (a message occupies a port for ceil(bytes / bytes_per_cycle) cycles).
@@ -14,14 +17,17 @@
 use crate::config::GpuConfig;
 use crate::engine::{Clock, Time};
 use crate::rng::SplitMix64;
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
 /// Header bytes of every message (address, command, ids).
 pub const HEADER_BYTES: u32 = 8;
 
 struct Network {
     src_free: Vec<Time>,
-    dst_free: Vec<Time>,
+    /// Per destination port: busy intervals (start → end) of the messages already sent to it. A
+    /// message takes the earliest free slot at or after its arrival, so it can pass a message sent
+    /// earlier that arrives later.
+    dst_busy: Vec<BTreeMap<Time, Time>>,
     /// Per source: delivery times of messages possibly still in flight, oldest first.
     inflight: Vec<VecDeque<Time>>,
     /// Per (src, dst): last delivery time (FIFO per path).
@@ -37,7 +43,7 @@ impl Network {
     fn new(nsrc: usize, ndst: usize) -> Network {
         Network {
             src_free: vec![0; nsrc],
-            dst_free: vec![0; ndst],
+            dst_busy: vec![BTreeMap::new(); ndst],
             inflight: vec![VecDeque::new(); nsrc],
             last: vec![0; nsrc * ndst],
             ndst,
@@ -182,8 +188,8 @@ fn send(
         }
     }
     n.src_free[src] = inject + occupancy;
-    let at_dst = (inject + clock.cycles(latency + rng.upto(jitter) as u64)).max(n.dst_free[dst]);
-    n.dst_free[dst] = at_dst + occupancy;
+    let arrive = inject + clock.cycles(latency + rng.upto(jitter) as u64);
+    let at_dst = reserve(&mut n.dst_busy[dst], arrive, occupancy, now);
     let path = &mut n.last[src * n.ndst + dst];
     let delivered = (at_dst + occupancy).max(*path);
     *path = delivered;
@@ -191,6 +197,29 @@ fn send(
     n.messages += 1;
     n.bytes += bytes as u64;
     delivered
+}
+
+/// Reserves `occ` picoseconds on a destination port at the earliest free time at or after `arrive`;
+/// intervals that ended by `now` are forgotten (nothing sent from now on arrives before now).
+fn reserve(busy: &mut BTreeMap<Time, Time>, arrive: Time, occ: Time, now: Time) -> Time {
+    while let Some((&s, &e)) = busy.first_key_value() {
+        if e > now {
+            break;
+        }
+        busy.remove(&s);
+    }
+    let mut t = arrive;
+    if let Some((_, &e)) = busy.range(..=t).next_back() {
+        t = t.max(e);
+    }
+    for (&s, &e) in busy.range(t..) {
+        if s >= t + occ {
+            break;
+        }
+        t = t.max(e);
+    }
+    busy.insert(t, t + occ);
+    t
 }
 
 #[cfg(test)]
@@ -227,6 +256,36 @@ mod tests {
             b < a
         });
         assert!(reordered);
+    }
+
+    #[test]
+    fn different_sources_can_overtake_at_one_destination_under_jitter() {
+        let mut x = xbar(64, 50);
+        let mut rng = SplitMix64::new(3);
+        let overtaken = (0..200).any(|i| {
+            let a = x.send_request(i * 100_000, 0, 0, 0, &mut rng);
+            let b = x.send_request(i * 100_000 + 1000, 1, 0, 0, &mut rng);
+            b < a
+        });
+        assert!(
+            overtaken,
+            "a later message from another SM never arrived first"
+        );
+    }
+
+    #[test]
+    fn destination_port_never_overlaps_two_messages() {
+        let mut busy = BTreeMap::new();
+        let a = reserve(&mut busy, 100, 10, 0);
+        let b = reserve(&mut busy, 105, 10, 0);
+        let c = reserve(&mut busy, 50, 10, 0);
+        let d = reserve(&mut busy, 55, 50, 0);
+        assert_eq!(
+            (a, b, c),
+            (100, 110, 50),
+            "the early arrival takes the free slot before"
+        );
+        assert_eq!(d, 120, "a long message waits for a gap long enough");
     }
 
     #[test]

@@ -1,0 +1,301 @@
+//! The final condition of a litmus test (herd's syntax) and its evaluation on a final state.
+//!
+//! Grammar: `[locations [v; v; ...]] (exists | ~exists | forall) prop`, where
+//! `prop := disj`, `disj := conj (\/ conj)*`, `conj := unary (/\ conj)*`,
+//! `unary := ~ unary | ( prop ) | true | false | term (= | == | !=) term`, and a term is an integer,
+//! a register `P1:r0` or `1:r0`, or a location `x` (also `[x]` or `*x`). `&&`, `||`, `!` and `not`
+//! are accepted as spellings of `/\`, `\/`, `~`.
+//!
+//! The *observed variables* are the registers and locations the condition (or a `locations` clause)
+//! names, in order of first mention; a final state is their values, which is what outcomes count.
+//!
+//! The *witness* of a condition is a state that decides it: for `exists` and `~exists`, a state
+//! where the proposition holds; for `forall`, one where it does not. Expectations are about
+//! witnesses (`expect: forbidden` = no witness may ever be observed).
+
+use super::lex::{Cursor, Tok};
+use super::test::{Location, Thread};
+use super::LitmusError;
+use crate::ir::{Reg, SrcLoc};
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Quantifier {
+    Exists,
+    NotExists,
+    Forall,
+}
+
+impl Quantifier {
+    pub fn name(self) -> &'static str {
+        match self {
+            Quantifier::Exists => "exists",
+            Quantifier::NotExists => "not_exists",
+            Quantifier::Forall => "forall",
+        }
+    }
+}
+
+/// A variable of the final state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Var {
+    Reg { thread: usize, reg: Reg },
+    Loc(usize),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Term {
+    Const(i64),
+    /// Index into [`Condition::observed`].
+    Var(usize),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Prop {
+    Const(bool),
+    /// `a == b` (`eq`) or `a != b`.
+    Cmp {
+        eq: bool,
+        a: Term,
+        b: Term,
+    },
+    Not(Box<Prop>),
+    And(Box<Prop>, Box<Prop>),
+    Or(Box<Prop>, Box<Prop>),
+}
+
+impl Prop {
+    pub fn eval(&self, state: &[i64]) -> bool {
+        let v = |t: &Term| match *t {
+            Term::Const(c) => c,
+            Term::Var(i) => state[i],
+        };
+        match self {
+            Prop::Const(b) => *b,
+            Prop::Cmp { eq, a, b } => (v(a) == v(b)) == *eq,
+            Prop::Not(p) => !p.eval(state),
+            Prop::And(a, b) => a.eval(state) && b.eval(state),
+            Prop::Or(a, b) => a.eval(state) || b.eval(state),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Condition {
+    pub quantifier: Quantifier,
+    pub prop: Prop,
+    pub observed: Vec<Var>,
+    /// The condition as written (whitespace collapsed).
+    pub text: String,
+    pub loc: SrcLoc,
+}
+
+impl Condition {
+    /// Whether `state` (values of [`Condition::observed`]) is a witness (see the module header).
+    pub fn witness(&self, state: &[i64]) -> bool {
+        let p = self.prop.eval(state);
+        match self.quantifier {
+            Quantifier::Exists | Quantifier::NotExists => p,
+            Quantifier::Forall => !p,
+        }
+    }
+
+    pub fn var_name(&self, i: usize, threads: &[Thread], locations: &[Location]) -> String {
+        match self.observed[i] {
+            Var::Reg { thread, reg } => format!(
+                "{}:{}",
+                threads[thread].name, threads[thread].regs[reg as usize].name
+            ),
+            Var::Loc(l) => locations[l].name.clone(),
+        }
+    }
+}
+
+struct CondParser<'c, 'a> {
+    c: &'c mut Cursor<'a>,
+    threads: &'c [Thread],
+    locations: &'c [Location],
+    observed: Vec<Var>,
+}
+
+/// Parses the condition at the cursor (to the end of input).
+pub fn parse(
+    c: &mut Cursor,
+    threads: &[Thread],
+    locations: &[Location],
+    text: String,
+) -> Result<Condition, LitmusError> {
+    let loc = c.loc();
+    let mut p = CondParser {
+        c,
+        threads,
+        locations,
+        observed: Vec::new(),
+    };
+    if p.c.eat_ident("locations") {
+        p.c.expect_punct("[")?;
+        while !p.c.eat_punct("]") {
+            let v = p.var()?;
+            p.observe(v);
+            if !p.c.eat_punct(";") && !p.c.is_punct("]") {
+                return Err(p.c.error("`;` or `]`"));
+            }
+        }
+    }
+    let quantifier = if p.c.eat_ident("exists") {
+        Quantifier::Exists
+    } else if p.c.eat_ident("forall") {
+        Quantifier::Forall
+    } else if (p.c.eat_punct("~") || p.c.eat_punct("!") || p.c.eat_ident("not"))
+        && p.c.eat_ident("exists")
+    {
+        Quantifier::NotExists
+    } else {
+        return Err(p.c.error(
+            "the final condition (`exists`, `~exists` or `forall` followed by a proposition)",
+        ));
+    };
+    let prop = p.disj()?;
+    if !p.c.at_end() {
+        return Err(p.c.error("the end of the test after the condition"));
+    }
+    Ok(Condition {
+        quantifier,
+        prop,
+        observed: p.observed,
+        text,
+        loc,
+    })
+}
+
+impl CondParser<'_, '_> {
+    fn observe(&mut self, v: Var) -> usize {
+        match self.observed.iter().position(|&o| o == v) {
+            Some(i) => i,
+            None => {
+                self.observed.push(v);
+                self.observed.len() - 1
+            }
+        }
+    }
+
+    fn disj(&mut self) -> Result<Prop, LitmusError> {
+        let mut a = self.conj()?;
+        while self.c.eat_punct("\\/") || self.c.eat_punct("||") {
+            let b = self.conj()?;
+            a = Prop::Or(Box::new(a), Box::new(b));
+        }
+        Ok(a)
+    }
+
+    fn conj(&mut self) -> Result<Prop, LitmusError> {
+        let mut a = self.unary()?;
+        while self.c.eat_punct("/\\") || self.c.eat_punct("&&") {
+            let b = self.unary()?;
+            a = Prop::And(Box::new(a), Box::new(b));
+        }
+        Ok(a)
+    }
+
+    fn unary(&mut self) -> Result<Prop, LitmusError> {
+        if self.c.eat_punct("~") || self.c.eat_punct("!") || self.c.eat_ident("not") {
+            return Ok(Prop::Not(Box::new(self.unary()?)));
+        }
+        if self.c.eat_punct("(") {
+            let p = self.disj()?;
+            self.c.expect_punct(")")?;
+            return Ok(p);
+        }
+        if self.c.eat_ident("true") {
+            return Ok(Prop::Const(true));
+        }
+        if self.c.eat_ident("false") {
+            return Ok(Prop::Const(false));
+        }
+        let a = self.term()?;
+        let eq = if self.c.eat_punct("=") || self.c.eat_punct("==") {
+            true
+        } else if self.c.eat_punct("!=") {
+            false
+        } else {
+            return Err(self.c.error("`=`, `==` or `!=`"));
+        };
+        let b = self.term()?;
+        Ok(Prop::Cmp { eq, a, b })
+    }
+
+    fn term(&mut self) -> Result<Term, LitmusError> {
+        // A number not followed by `:` is a constant (`1:r0` is a register).
+        if matches!(self.c.peek(), Some(Tok::Int(_)))
+            && !matches!(self.c.peek_at(1), Some(Tok::Punct(":")))
+            || self.c.is_punct("-")
+        {
+            return Ok(Term::Const(self.c.int("a number")?.0));
+        }
+        let v = self.var()?;
+        Ok(Term::Var(self.observe(v)))
+    }
+
+    fn var(&mut self) -> Result<Var, LitmusError> {
+        let at = self.c.loc();
+        if self.c.eat_punct("[") {
+            let (name, at) = self.c.ident("a location")?;
+            self.c.expect_punct("]")?;
+            return self.location(&name, at);
+        }
+        if self.c.eat_punct("*") {
+            let (name, at) = self.c.ident("a location")?;
+            return self.location(&name, at);
+        }
+        let thread = match self.c.peek() {
+            Some(Tok::Int(n)) if matches!(self.c.peek_at(1), Some(Tok::Punct(":"))) => {
+                self.c.next();
+                Some(format!("P{n}"))
+            }
+            Some(Tok::Ident(s)) if matches!(self.c.peek_at(1), Some(Tok::Punct(":"))) => {
+                self.c.next();
+                Some(s.clone())
+            }
+            Some(Tok::Ident(_)) => None,
+            _ => return Err(self.c.error("a register (`P0:r0`), a location or a number")),
+        };
+        match thread {
+            Some(tname) => {
+                self.c.expect_punct(":")?;
+                let (reg, rat) = self.c.ident("a register name")?;
+                let Some(ti) = self.threads.iter().position(|t| t.name == tname) else {
+                    let names: Vec<&str> = self.threads.iter().map(|t| t.name.as_str()).collect();
+                    return Err(self.c.error_at(
+                        at,
+                        format!(
+                            "no thread {tname} in this test (threads: {})",
+                            names.join(", ")
+                        ),
+                    ));
+                };
+                let Some(r) = self.threads[ti].reg_named(&reg) else {
+                    return Err(self.c.error_at(
+                        rat,
+                        format!("{tname} has no register {reg} (neither written by its code nor initialised)"),
+                    ));
+                };
+                Ok(Var::Reg { thread: ti, reg: r })
+            }
+            None => {
+                let (name, at) = self.c.ident("a location")?;
+                self.location(&name, at)
+            }
+        }
+    }
+
+    fn location(&self, name: &str, at: SrcLoc) -> Result<Var, LitmusError> {
+        match self.locations.iter().position(|l| l.name == name) {
+            Some(i) => Ok(Var::Loc(i)),
+            None => Err(self.c.error_at(
+                at,
+                format!("unknown location {name} (not initialised and not accessed by any thread)"),
+            )),
+        }
+    }
+}

@@ -1,0 +1,119 @@
+//! Litmus tests: herd-style tests in two dialects (PTX and OpenCL/C), lowered into the kernel IR and
+//! run as many instances per simulated launch on the timed machine, with outcome counting,
+//! expectations and race reports.
+//!
+//! Flow: [`parse`] (`lex.rs`, `parse.rs`, dialects in `ptx.rs` and `opencl.rs`, condition in
+//! `cond.rs`) → [`LitmusTest`] (`test.rs`) → per launch a [`crate::workload::Workload`] (`lower.rs`)
+//! → [`run`] (`run.rs`: rayon over launches, counts per final state) → [`LitmusResult`], printed or
+//! written as JSON by `report.rs`; `--expect` files in `expect.rs`; the simulation rate for
+//! `gpumemsim bench` in `bench.rs`.
+//!
+//! What a test's result means is decided by the memory model (PTX ISA "Memory Consistency Model";
+//! OpenCL 2.0 / SYCL scoped C11), not by this module: the suite in `workloads/litmus/` declares for
+//! each test whether its condition's witness is allowed or forbidden.
+//!
+//! Not modelled: multi-GPU placement (`gpu`/`dev` other than 0), sub-group placement, shared/local
+//! locations, address offsets, predicated PTX instructions.
+
+mod bench;
+mod cond;
+mod expect;
+mod lex;
+mod lower;
+mod opencl;
+mod parse;
+mod ptx;
+mod report;
+mod run;
+mod test;
+
+pub use bench::{mp_rate, BenchRate};
+pub use cond::{Condition, Quantifier};
+pub use expect::{apply_expectations, load_expectations, ExpectEntry};
+pub use parse::parse;
+pub use report::{json_report, summary, text_report, JsonTest};
+pub use run::{run, CheckStatus, LitmusOptions, LitmusResult, Outcome};
+pub use test::{Dialect, Expect, Expectation, LitmusTest};
+
+use crate::machine::SimError;
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum LitmusError {
+    #[error("{file}:{line}:{col}: {message}")]
+    Syntax {
+        file: String,
+        line: u32,
+        col: u32,
+        message: String,
+    },
+    #[error("{file}: cannot read: {source}")]
+    Io {
+        file: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{file}: no litmus tests (*.litmus) found")]
+    Empty { file: String },
+    #[error("test {test} ({file}), launch {launch} of seed {seed}: {source}")]
+    Run {
+        test: String,
+        file: String,
+        launch: u64,
+        seed: u64,
+        #[source]
+        source: SimError,
+    },
+}
+
+/// Reads and parses one test file.
+pub fn load(path: &Path) -> Result<LitmusTest, LitmusError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| LitmusError::Io {
+        file: file.clone(),
+        source,
+    })?;
+    parse(&text, &file)
+}
+
+/// The test files named by `paths`: files as given, folders searched (recursively) for
+/// `*.litmus`, each folder's files in name order.
+pub fn collect(paths: &[PathBuf]) -> Result<Vec<PathBuf>, LitmusError> {
+    let mut out = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            let before = out.len();
+            walk(p, &mut out)?;
+            if out.len() == before {
+                return Err(LitmusError::Empty {
+                    file: p.display().to_string(),
+                });
+            }
+        } else {
+            out.push(p.clone());
+        }
+    }
+    Ok(out)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), LitmusError> {
+    let io = |source| LitmusError::Io {
+        file: dir.display().to_string(),
+        source,
+    };
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(io)?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<_, _>>()
+        .map_err(io)?;
+    entries.sort();
+    for e in entries {
+        if e.is_dir() {
+            walk(&e, out)?;
+        } else if e.extension().is_some_and(|x| x == "litmus") {
+            out.push(e);
+        }
+    }
+    Ok(())
+}

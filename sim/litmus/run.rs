@@ -1,0 +1,288 @@
+//! Running a litmus test: iterations grouped into launches of many instances, launches spread over
+//! cores with rayon, outcomes counted per final state.
+//!
+//! Determinism: launch `i` draws everything (placement choices and the machine's seed) from
+//! `SplitMix64::stream(seed, i)`, and the per-launch results are merged in launch order, so the
+//! counts are identical whether launches run in parallel or one after another.
+
+use super::cond::{Quantifier, Var};
+use super::lower::{normalise, reg_bases, workload, Layout, Plan};
+use super::test::{Expect, Expectation, LitmusTest};
+use super::LitmusError;
+use crate::config::GpuConfig;
+use crate::machine::{self, RaceReport, RunOptions};
+use crate::rng::SplitMix64;
+use rayon::prelude::*;
+use serde::Serialize;
+use std::collections::HashMap;
+
+#[derive(Debug, Clone)]
+pub struct LitmusOptions {
+    pub iterations: u64,
+    pub seed: u64,
+    /// Detect data races and scope races.
+    pub races: bool,
+    /// Instances per launch; `None`: as many as the GPU holds at once (at most 16 warps' worth).
+    pub instances: Option<u32>,
+    /// Spread launches over cores (results do not depend on it).
+    pub parallel: bool,
+}
+
+impl Default for LitmusOptions {
+    fn default() -> Self {
+        LitmusOptions {
+            iterations: 10_000,
+            seed: 1,
+            races: false,
+            instances: None,
+            parallel: true,
+        }
+    }
+}
+
+/// One distinct final state and how often it was observed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Outcome {
+    /// Values of [`LitmusResult::vars`].
+    pub values: Vec<i64>,
+    pub count: u64,
+    /// Whether the condition's proposition holds in this state.
+    pub prop: bool,
+    /// Whether this state is a witness (see `cond.rs`).
+    pub witness: bool,
+}
+
+/// How a result stands against its expectation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckStatus {
+    /// The test declares no expectation.
+    Unchecked,
+    Pass,
+    /// A forbidden witness was observed.
+    ForbiddenObserved,
+    /// A required allowed witness never appeared.
+    RequiredMissing,
+}
+
+#[derive(Debug, Clone)]
+pub struct LitmusResult {
+    pub name: String,
+    pub file: String,
+    pub iterations: u64,
+    pub launches: u64,
+    pub quantifier: Quantifier,
+    pub condition: String,
+    /// Names of the observed variables (`P1:r0`, `x`).
+    pub vars: Vec<String>,
+    /// Sorted by state.
+    pub outcomes: Vec<Outcome>,
+    /// Iterations in which the proposition held.
+    pub prop_true: u64,
+    /// Iterations whose state was a witness.
+    pub witnesses: u64,
+    pub expectation: Option<Expectation>,
+    pub races: Vec<RaceReport>,
+}
+
+impl LitmusResult {
+    /// herd's verdict: does the condition hold over the observed states?
+    pub fn validated(&self) -> bool {
+        match self.quantifier {
+            Quantifier::Exists => self.prop_true > 0,
+            Quantifier::NotExists => self.prop_true == 0,
+            Quantifier::Forall => self.prop_true == self.iterations,
+        }
+    }
+
+    pub fn check(&self) -> CheckStatus {
+        match self.expectation {
+            None => CheckStatus::Unchecked,
+            Some(e) if e.expect == Expect::Forbidden && self.witnesses > 0 => {
+                CheckStatus::ForbiddenObserved
+            }
+            Some(e) if e.required && self.witnesses == 0 => CheckStatus::RequiredMissing,
+            Some(_) => CheckStatus::Pass,
+        }
+    }
+
+    /// `P1:r0=1; P1:r1=0; x=2;`
+    pub fn state_string(&self, values: &[i64]) -> String {
+        self.vars
+            .iter()
+            .zip(values)
+            .map(|(n, v)| format!("{n}={v};"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+struct LaunchOut {
+    counts: HashMap<Vec<i64>, u64>,
+    races: Vec<RaceReport>,
+}
+
+/// Runs `test` for `opts.iterations` iterations on `cfg`.
+pub fn run(
+    test: &LitmusTest,
+    cfg: &GpuConfig,
+    opts: &LitmusOptions,
+) -> Result<LitmusResult, LitmusError> {
+    let lay = Layout::new(test, cfg);
+    let ws = lay.ws as u64;
+    let want_blocks = opts
+        .instances
+        .map(|n| (n as u64).div_ceil(ws).max(1) as u32)
+        .unwrap_or(lay.max_blocks);
+    let blocks = want_blocks.min(lay.max_blocks).max(1);
+    let per_launch = blocks as u64 * ws;
+    let launches = opts.iterations.div_ceil(per_launch);
+    let one = |i: u64| -> Result<LaunchOut, LitmusError> {
+        let count = per_launch.min(opts.iterations - i * per_launch);
+        let b = count.div_ceil(ws) as u32;
+        launch(test, &lay, cfg, i, b, count, opts)
+    };
+    let outs: Vec<Result<LaunchOut, LitmusError>> = if opts.parallel {
+        (0..launches).into_par_iter().map(one).collect()
+    } else {
+        (0..launches).map(one).collect()
+    };
+    let mut counts: HashMap<Vec<i64>, u64> = HashMap::new();
+    let mut races: Vec<RaceReport> = Vec::new();
+    for o in outs {
+        let o = o?;
+        for (s, n) in o.counts {
+            *counts.entry(s).or_default() += n;
+        }
+        for r in o.races {
+            if !races.iter().any(|x| x.same_pair(&r)) {
+                races.push(r);
+            }
+        }
+    }
+    let cond = &test.condition;
+    let mut outcomes: Vec<Outcome> = counts
+        .into_iter()
+        .map(|(values, count)| Outcome {
+            prop: cond.prop.eval(&values),
+            witness: cond.witness(&values),
+            values,
+            count,
+        })
+        .collect();
+    outcomes.sort_by(|a, b| a.values.cmp(&b.values));
+    let prop_true = outcomes.iter().filter(|o| o.prop).map(|o| o.count).sum();
+    let witnesses = outcomes.iter().filter(|o| o.witness).map(|o| o.count).sum();
+    let vars = (0..cond.observed.len())
+        .map(|i| cond.var_name(i, &test.threads, &test.locations))
+        .collect();
+    Ok(LitmusResult {
+        name: test.name.clone(),
+        file: test.file.clone(),
+        iterations: opts.iterations,
+        launches,
+        quantifier: cond.quantifier,
+        condition: cond.text.clone(),
+        vars,
+        outcomes,
+        prop_true,
+        witnesses,
+        expectation: test.expectation,
+        races,
+    })
+}
+
+fn launch(
+    test: &LitmusTest,
+    lay: &Layout,
+    cfg: &GpuConfig,
+    index: u64,
+    blocks: u32,
+    count: u64,
+    opts: &LitmusOptions,
+) -> Result<LaunchOut, LitmusError> {
+    let mut stream = SplitMix64::stream(opts.seed, index);
+    let seed = stream.next_u64();
+    let plan = Plan::new(
+        test,
+        lay,
+        cfg,
+        blocks,
+        cfg.stress.randomise_placement.then_some(&mut stream),
+    );
+    let wl = workload(test, lay, &plan);
+    let bases = reg_bases(test);
+    let observed = &test.condition.observed;
+    let mut capture = Vec::new();
+    for k in 0..count {
+        for v in observed {
+            if let Var::Reg { thread, reg } = *v {
+                capture.push((plan.thread_id(lay, thread, k), bases[thread] + reg));
+            }
+        }
+    }
+    let res = machine::run(
+        cfg,
+        &wl,
+        &RunOptions {
+            seed,
+            races: opts.races,
+            group_sm: Some(plan.group_sm.clone()),
+            capture,
+            skip_checks: true,
+        },
+    )
+    .map_err(|source| LitmusError::Run {
+        test: test.name.clone(),
+        file: test.file.clone(),
+        launch: index,
+        seed: opts.seed,
+        source,
+    })?;
+    let nregs = observed
+        .iter()
+        .filter(|v| matches!(v, Var::Reg { .. }))
+        .count();
+    let mut counts: HashMap<Vec<i64>, u64> = HashMap::new();
+    for k in 0..count {
+        let mut ri = 0;
+        let state: Vec<i64> = observed
+            .iter()
+            .map(|v| match *v {
+                Var::Reg { thread, reg } => {
+                    let raw = res.captured[k as usize * nregs + ri];
+                    ri += 1;
+                    normalise(raw, test.threads[thread].regs[reg as usize].ty)
+                }
+                Var::Loc(l) => normalise(
+                    res.buffers[l][plan.slot(lay, l, k) as usize],
+                    test.locations[l].ty,
+                ),
+            })
+            .collect();
+        *counts.entry(state).or_default() += 1;
+    }
+    let races = res
+        .races
+        .into_iter()
+        .map(|r| name_threads(r, test, lay))
+        .collect();
+    Ok(LaunchOut { counts, races })
+}
+
+/// Rewrites a race report's machine threads as the test's thread names.
+fn name_threads(mut r: RaceReport, test: &LitmusTest, lay: &Layout) -> RaceReport {
+    let gsize = lay.warps as u64 * lay.ws as u64;
+    let name = |tid: u64| -> Option<String> {
+        let group = tid / gsize;
+        let warp = ((tid % gsize) / lay.ws as u64) as u32;
+        let ci = (group % lay.num_ctas() as u64) as usize;
+        (0..test.threads.len())
+            .find(|&i| lay.thread_cta[i] == ci && lay.thread_warp[i] == warp)
+            .map(|i| test.threads[i].name.clone())
+    };
+    for a in [&mut r.first, &mut r.second] {
+        a.name = name(a.thread);
+    }
+    r
+}

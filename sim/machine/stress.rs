@@ -1,0 +1,74 @@
+//! Memory-stress warps (`stress.stress_warps`), as GPU litmus harnesses use to expose weak behaviour:
+//! per SM, pseudo-warps that keep loading and storing random lines of a scratch region (twice the
+//! L1's size, after the workload's buffers) while workload warps are resident on the SM. Their
+//! traffic goes through the SM's L1 (evicting lines, occupying MSHRs), the interconnect (queues,
+//! port bandwidth) and the L2 slices, like any warp's, so it perturbs the timing of every path the
+//! workload uses without touching its memory.
+//!
+//! Each stress warp issues one access, then waits 0–7 core cycles (seeded) before the next; a load
+//! waits for its data first. Stores write zero into the zero-initialised scratch region, so they
+//! change no value (and so never count as forward progress for the watchdog).
+//!
+//! Not modelled: stress warps occupying warp slots or issue cycles of the SM's schedulers (their
+//! instruction stream is not simulated, only their memory traffic).
+
+use crate::rng::SplitMix64;
+
+/// Warp id that marks stress traffic in requests and responses.
+pub const STRESS_WARP: u16 = u16::MAX;
+
+pub struct StressWarps {
+    /// Per stress warp: waiting for a load's data.
+    busy: Vec<bool>,
+    base: u64,
+    lines: u64,
+    line_bytes: u64,
+    /// A `Stress` event is scheduled.
+    pub scheduled: bool,
+}
+
+/// The next access of an idle stress warp.
+pub enum StressAccess {
+    Load { warp: u32, line: u64 },
+    Store { line: u64 },
+}
+
+impl StressWarps {
+    pub fn new(warps: u32, base: u64, bytes: u64, line_bytes: u32) -> StressWarps {
+        StressWarps {
+            busy: vec![false; warps as usize],
+            base,
+            lines: (bytes / line_bytes as u64).max(1),
+            line_bytes: line_bytes as u64,
+            scheduled: false,
+        }
+    }
+
+    /// The accesses the idle warps issue now (loads mark their warp busy).
+    pub fn issue(&mut self, rng: &mut SplitMix64) -> Vec<StressAccess> {
+        let mut out = Vec::new();
+        for (w, busy) in self.busy.iter_mut().enumerate() {
+            if *busy {
+                continue;
+            }
+            let line = self.base + rng.below(self.lines) * self.line_bytes;
+            if rng.below(2) == 0 {
+                *busy = true;
+                out.push(StressAccess::Load {
+                    warp: w as u32,
+                    line,
+                });
+            } else {
+                out.push(StressAccess::Store { line });
+            }
+        }
+        out
+    }
+
+    /// A stress load's data arrived.
+    pub fn done(&mut self, warp: u32) {
+        if let Some(b) = self.busy.get_mut(warp as usize) {
+            *b = false;
+        }
+    }
+}
