@@ -200,9 +200,9 @@ fn cmd_measure(c: MeasureCmd) -> Result<ExitCode> {
             ..Default::default()
         },
     };
-    let out = measure::run(&args, &mut |p| match p {
-        measure::Progress::Opened(a) => {
-            println!("measuring on [{}] {}", a.index, a.name);
+    let out = measure::run(&args, &mut |p| {
+        println!("{}", measure::progress_line(&p));
+        if let measure::Progress::Opened(a) = p {
             if a.is_cpu() {
                 eprintln!(
                     "warning: {}: {}",
@@ -211,15 +211,14 @@ fn cmd_measure(c: MeasureCmd) -> Result<ExitCode> {
                 );
             }
         }
-        measure::Progress::Case(r) => println!("{}", measure::progress_line(r)),
     })?;
     let m = &out.measurement;
     println!("wrote {}", out.written.display());
     if out.failed() > 0 {
         eprintln!(
-            "error: {} of {} cases gave no number (recorded with their errors in {})",
+            "error: {} of {} cases and litmus tests gave no result (recorded with their errors in {})",
             out.failed(),
-            m.benchmarks.len(),
+            m.benchmarks.len() + m.litmus.len(),
             out.written.display()
         );
         return Ok(ExitCode::from(1));
@@ -241,6 +240,9 @@ struct CompareCmd {
     /// Seed of the simulations.
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// Iterations of each litmus test variant in the simulator.
+    #[arg(long, default_value_t = 2000)]
+    litmus_iterations: u64,
     /// Folder for comparison.{md,csv,json} and the plots (PNG and SVG).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
@@ -251,7 +253,10 @@ fn cmd_compare(c: CompareCmd) -> Result<ExitCode> {
         measured: c.measured,
         config: c.config,
         sets: c.set,
-        seed: c.seed,
+        opts: gpumemsim::gpu::compare::CompareOptions {
+            seed: c.seed,
+            litmus_iterations: c.litmus_iterations,
+        },
         out: c.out,
     })?;
     print!("{}", cmp.summary());

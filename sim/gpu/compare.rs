@@ -97,7 +97,7 @@ pub struct SlopeRow {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LitmusRow {
     pub test: String,
-    pub variant: String,
+    pub variant: super::litmus::Variant,
     pub measured_instances: u64,
     pub measured_weak: u64,
     pub simulated_instances: u64,
@@ -139,14 +139,32 @@ fn watchdog_for(cfg: &GpuConfig, b: &BenchResult) -> GpuConfig {
     c
 }
 
+/// Settings of the simulated side.
+#[derive(Debug, Clone, Copy)]
+pub struct CompareOptions {
+    pub seed: u64,
+    /// Iterations of each litmus test variant in the simulator.
+    pub litmus_iterations: u64,
+}
+
+impl Default for CompareOptions {
+    fn default() -> Self {
+        CompareOptions {
+            seed: 0,
+            litmus_iterations: 2000,
+        }
+    }
+}
+
 /// Simulates every case of `m` that gave a number, with `cfg` (named `config` in the output).
 pub fn compare(
     m: &Measurement,
     file: &str,
     cfg: &GpuConfig,
     config: &str,
-    seed: u64,
+    opts: &CompareOptions,
 ) -> Comparison {
+    let seed = opts.seed;
     let overhead = m.overhead_ns.unwrap_or(0.0);
     let ok: Vec<&BenchResult> = m
         .benchmarks
@@ -266,6 +284,30 @@ pub fn compare(
             .map(|s| (s.measured_ns, s.simulated_ns))
             .collect::<Vec<_>>(),
     );
+    let mut litmus = Vec::new();
+    for l in m.litmus.iter().filter(|l| l.status == Status::Ok) {
+        let key = format!("litmus {} ({})", l.test, l.variant.name());
+        let text = &m.litmus_tests[&l.file];
+        let sim = crate::litmus::parse(text, &l.file).and_then(|t| {
+            let opts = crate::litmus::LitmusOptions {
+                iterations: opts.litmus_iterations,
+                seed: seed.wrapping_add(1),
+                ..Default::default()
+            };
+            crate::litmus::run(&l.variant.apply(&t), cfg, &opts)
+        });
+        match sim {
+            Ok(r) => litmus.push(LitmusRow {
+                test: l.test.clone(),
+                variant: l.variant,
+                measured_instances: l.instances,
+                measured_weak: l.outcomes.iter().filter(|o| o.weak).map(|o| o.count).sum(),
+                simulated_instances: r.iterations,
+                simulated_weak: r.witnesses,
+            }),
+            Err(e) => skipped.push((key, format!("simulation failed: {e}"))),
+        }
+    }
     Comparison {
         measurement: file.to_string(),
         adapter: m.adapter.name.clone(),
@@ -280,7 +322,7 @@ pub fn compare(
         groups,
         slopes,
         slope_metrics,
-        litmus: vec![],
+        litmus,
     }
 }
 
@@ -381,7 +423,7 @@ impl Comparison {
                     s,
                     "| {} | {} | {} / {} | {} / {} |",
                     l.test,
-                    l.variant,
+                    l.variant.name(),
                     l.measured_weak,
                     l.measured_instances,
                     l.simulated_weak,
@@ -466,13 +508,13 @@ impl Comparison {
 }
 
 /// Everything `gpumemsim compare` was asked to do.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct CompareArgs {
     pub measured: std::path::PathBuf,
     /// `None`: the embedded default config.
     pub config: Option<std::path::PathBuf>,
     pub sets: Vec<String>,
-    pub seed: u64,
+    pub opts: CompareOptions,
     /// Folder for `comparison.{md,csv,json}` and the plots; `None` writes nothing.
     pub out: Option<std::path::PathBuf>,
 }
@@ -505,7 +547,7 @@ pub fn run(args: &CompareArgs) -> Result<(Comparison, Vec<std::path::PathBuf>), 
         &args.measured.display().to_string(),
         &cfg,
         &config,
-        args.seed,
+        &args.opts,
     );
     let mut written = Vec::new();
     if let Some(dir) = &args.out {

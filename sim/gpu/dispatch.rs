@@ -160,7 +160,7 @@ impl Gpu {
             &wgpu::util::BufferInitDescriptor {
                 label: Some("pristine memory"),
                 contents: &init,
-                usage: U::COPY_SRC,
+                usage: U::COPY_SRC | U::COPY_DST,
             },
         );
         let mem = d.create_buffer(&wgpu::BufferDescriptor {
@@ -237,6 +237,30 @@ impl Gpu {
 }
 
 impl Prepared<'_> {
+    /// Replaces the initial memory with `wl`'s: the same kernel and buffer sizes with other contents
+    /// (a litmus dispatch with a new placement), without compiling again.
+    pub fn reload(&mut self, wl: &Workload) -> Result<(), GpuError> {
+        let same_shape = wl.kernel == self.workload.kernel
+            && wl.geometry == self.workload.geometry
+            && wl.buffers.len() == self.workload.buffers.len()
+            && wl
+                .buffers
+                .iter()
+                .zip(&self.workload.buffers)
+                .all(|(a, b)| a.name == b.name && a.elem == b.elem && a.len == b.len);
+        if !same_shape {
+            return Err(GpuError::Launch {
+                workload: self.name(),
+                message: "reload needs the same kernel, geometry and buffer sizes".into(),
+            });
+        }
+        let mut bytes = crate::machine::memory::GlobalMemory::new(&wl.buffers, 0).data;
+        bytes.resize(self.mem_bytes as usize, 0);
+        self.gpu.queue.write_buffer(&self.pristine, 0, &bytes);
+        self.workload = wl.clone();
+        Ok(())
+    }
+
     fn name(&self) -> String {
         format!(
             "{} ({})",

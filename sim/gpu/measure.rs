@@ -33,6 +33,8 @@ pub enum MeasureError {
         #[source]
         source: std::io::Error,
     },
+    #[error(transparent)]
+    Litmus(#[from] crate::litmus::LitmusError),
 }
 
 /// Settings of one `measure` run; `None` takes the suite's value.
@@ -59,6 +61,9 @@ pub struct Loaded {
     /// Kernel text by path (as the measurement file records it).
     pub kernels: BTreeMap<String, String>,
     pub cases: Vec<(Case, Workload)>,
+    /// Litmus test text by path, and the parsed tests in suite order.
+    pub litmus_tests: BTreeMap<String, String>,
+    pub litmus: Vec<crate::litmus::LitmusTest>,
 }
 
 /// The overrides of a case, as the kernel front end takes them.
@@ -83,19 +88,32 @@ pub fn load(suite: Suite) -> Result<Loaded, MeasureError> {
         let wl = kernel::parse(&kernels[&path], &path, &overrides(&c.params))?;
         cases.push((c, wl));
     }
+    let mut litmus_tests = BTreeMap::new();
+    let mut litmus = Vec::new();
+    for (_, path) in suite.litmus.iter().flat_map(|l| &l.tests) {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| MeasureError::Io {
+            file: file.clone(),
+            source,
+        })?;
+        litmus.push(crate::litmus::parse(&text, &file)?);
+        litmus_tests.insert(file, text);
+    }
     Ok(Loaded {
         suite,
         kernels,
         cases,
+        litmus_tests,
+        litmus,
     })
 }
 
-/// Runs every case on `gpu`; `progress` sees each result as it is made.
+/// Runs every case and litmus test on `gpu`; `progress` sees each result as it is made.
 pub fn measure(
     gpu: &Gpu,
     loaded: &Loaded,
     opts: &MeasureOptions,
-    progress: &mut dyn FnMut(&BenchResult),
+    progress: &mut dyn FnMut(Progress),
 ) -> Measurement {
     let date = utc_now();
     let suite = &loaded.suite;
@@ -149,8 +167,19 @@ pub fn measure(
                 }
             }
         }
-        progress(&r);
+        progress(Progress::Case(&r));
         benchmarks.push(r);
+    }
+    let mut litmus = Vec::new();
+    if let Some(part) = &suite.litmus {
+        for test in &loaded.litmus {
+            for &v in &part.variants {
+                let t = v.apply(test);
+                let r = super::litmus::result(&t, v, super::litmus::run(gpu, &t, &part.settings));
+                progress(Progress::Litmus(&r));
+                litmus.push(r);
+            }
+        }
     }
     let overhead_ns = benchmarks
         .iter()
@@ -174,7 +203,9 @@ pub fn measure(
         kernels: loaded.kernels.clone(),
         benchmarks,
         derived,
-        litmus: vec![],
+        litmus_settings: suite.litmus.as_ref().map(|l| l.settings),
+        litmus_tests: loaded.litmus_tests.clone(),
+        litmus,
     }
 }
 
@@ -265,13 +296,14 @@ pub struct MeasureOutcome {
 }
 
 impl MeasureOutcome {
-    /// Cases that gave no number.
+    /// Cases and litmus tests that gave no result.
     pub fn failed(&self) -> usize {
-        self.measurement
-            .benchmarks
+        let m = &self.measurement;
+        m.benchmarks
             .iter()
             .filter(|b| b.status != Status::Ok)
             .count()
+            + m.litmus.iter().filter(|l| l.status != Status::Ok).count()
     }
 }
 
@@ -296,6 +328,8 @@ pub enum Progress<'a> {
     Opened(&'a super::AdapterReport),
     /// A case was measured (or failed).
     Case(&'a BenchResult),
+    /// A litmus test variant ran (or failed).
+    Litmus(&'a super::schema::LitmusResult),
 }
 
 /// The `measure` command: load the suite (all of it, before anything runs), open the adapter,
@@ -313,9 +347,7 @@ pub fn run(
         }
         .into());
     }
-    let m = measure(&gpu, &loaded, &args.opts, &mut |r| {
-        progress(Progress::Case(r))
-    });
+    let m = measure(&gpu, &loaded, &args.opts, progress);
     let path = if args.out.is_dir() {
         args.out
             .join(format!("{}-{}.json", gpu.report.slug(), &m.date[..10]))
@@ -334,8 +366,30 @@ pub fn run(
     })
 }
 
-/// One progress line: `bench[case]  median (min … max)` or the failure.
-pub fn progress_line(r: &BenchResult) -> String {
+/// One progress line: `bench[case]  median (min … max)`, a litmus test's weak outcomes, or the failure.
+pub fn progress_line(p: &Progress) -> String {
+    let r = match p {
+        Progress::Opened(a) => return format!("measuring on [{}] {}", a.index, a.name),
+        Progress::Case(r) => r,
+        Progress::Litmus(l) => {
+            let weak: u64 = l.outcomes.iter().filter(|o| o.weak).map(|o| o.count).sum();
+            return match &l.error {
+                Some(e) => format!(
+                    "litmus {} ({}): {:?}: {e}",
+                    l.test,
+                    l.variant.name(),
+                    l.status
+                ),
+                None => format!(
+                    "litmus {:<28} {:<16} {weak} weak of {} instances ({} states)",
+                    l.test,
+                    l.variant.name(),
+                    l.instances,
+                    l.outcomes.len()
+                ),
+            };
+        }
+    };
     match (&r.timing, &r.error) {
         (Some(t), _) => format!(
             "{:<40} {:>12.0} ns  ({:.0} … {:.0}){}",

@@ -10,12 +10,14 @@
 //! | `schema` | the measurement file `measure` writes and `compare` reads (versioned JSON) |
 //! | `measure` | `gpumemsim measure`: a suite on an adapter → measurement file |
 //! | `compare` | `gpumemsim compare`: the simulator's predictions beside a measurement file |
+//! | `litmus` | litmus tests on the adapter: many instances per dispatch, random placement, stress |
 //!
 //! Does not model anything: this is the measuring half. Its numbers come from the adapter.
 
 pub mod adapter;
 pub mod compare;
 pub mod dispatch;
+pub mod litmus;
 pub mod measure;
 pub mod schema;
 pub mod suite;

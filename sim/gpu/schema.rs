@@ -48,6 +48,10 @@ pub struct Measurement {
     pub benchmarks: Vec<BenchResult>,
     /// Slopes fitted over a swept parameter (latencies per operation).
     pub derived: Vec<Derived>,
+    /// The harness settings the litmus tests ran with (`None`: the suite has no litmus tests).
+    pub litmus_settings: Option<super::litmus::LitmusSettings>,
+    /// The text of every litmus test run, by path.
+    pub litmus_tests: BTreeMap<String, String>,
     pub litmus: Vec<LitmusResult>,
 }
 
@@ -117,8 +121,7 @@ pub struct Derived {
 pub struct LitmusResult {
     pub test: String,
     pub file: String,
-    /// `relaxed` or `storage_barrier`.
-    pub variant: String,
+    pub variant: super::litmus::Variant,
     pub status: Status,
     pub error: Option<String>,
     /// Instances run in total (dispatches × instances per dispatch).
@@ -267,11 +270,19 @@ impl Measurement {
             }
         }
         for (i, l) in self.litmus.iter().enumerate() {
+            if !self.litmus_tests.contains_key(&l.file) {
+                return Err(bad(format!(
+                    "litmus[{i}] ({}): test file {} is not in `litmus_tests`",
+                    l.test, l.file
+                )));
+            }
             let sum: u64 = l.outcomes.iter().map(|o| o.count).sum();
             if l.status == Status::Ok && sum != l.instances {
                 return Err(bad(format!(
                     "litmus[{i}] ({} {}): outcome counts sum to {sum}, not the {} instances run",
-                    l.test, l.variant, l.instances
+                    l.test,
+                    l.variant.name(),
+                    l.instances
                 )));
             }
         }

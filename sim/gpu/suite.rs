@@ -7,8 +7,13 @@
 //! relative to the suite file's folder. The same file drives `measure` (on the adapter) and, through the
 //! measurement file it produces, `compare` (on the simulator).
 //!
+//! An optional `[litmus]` table lists litmus test files to run on the adapter, the variants
+//! (`relaxed`, `storage_barrier`) and the harness's settings (instances per dispatch, dispatches,
+//! work-group size, stress).
+//!
 //! Unknown keys and impossible values are errors naming the key path and what is allowed.
 
+use super::litmus::{LitmusSettings, Variant};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -43,6 +48,35 @@ struct SuiteSpec {
     reps: u32,
     #[serde(default)]
     bench: Vec<BenchSpec>,
+    litmus: Option<LitmusSpec>,
+}
+
+/// `[litmus]`: litmus tests run on the adapter, with the GPU harness's settings.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LitmusSpec {
+    tests: Vec<String>,
+    #[serde(default = "default_variants")]
+    variants: Vec<Variant>,
+    instances: Option<u32>,
+    dispatches: Option<u32>,
+    workgroup_size: Option<u32>,
+    stress_ratio: Option<u32>,
+    stress_iterations: Option<u32>,
+    seed: Option<u64>,
+}
+
+fn default_variants() -> Vec<Variant> {
+    vec![Variant::Relaxed, Variant::StorageBarrier]
+}
+
+/// The litmus part of a suite.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LitmusPart {
+    /// Test files as written and resolved against the suite's folder.
+    pub tests: Vec<(String, PathBuf)>,
+    pub variants: Vec<Variant>,
+    pub settings: LitmusSettings,
 }
 
 fn default_warmup() -> u32 {
@@ -107,6 +141,7 @@ pub struct Suite {
     pub warmup: u32,
     pub reps: u32,
     pub benches: Vec<Bench>,
+    pub litmus: Option<LitmusPart>,
 }
 
 impl Suite {
@@ -135,13 +170,52 @@ impl Suite {
         if spec.reps == 0 {
             return Err(invalid("reps".into(), "0".into(), "must be at least 1"));
         }
-        if spec.bench.is_empty() {
+        if spec.bench.is_empty() && spec.litmus.is_none() {
             return Err(invalid(
                 "bench".into(),
                 "[]".into(),
-                "a suite needs at least one [[bench]]",
+                "a suite needs at least one [[bench]] or a [litmus] table",
             ));
         }
+        let litmus = match spec.litmus {
+            None => None,
+            Some(l) => {
+                let d = LitmusSettings::default();
+                let settings = LitmusSettings {
+                    instances: l.instances.unwrap_or(d.instances),
+                    dispatches: l.dispatches.unwrap_or(d.dispatches),
+                    workgroup_size: l.workgroup_size.unwrap_or(d.workgroup_size),
+                    stress_ratio: l.stress_ratio.unwrap_or(d.stress_ratio),
+                    stress_iterations: l.stress_iterations.unwrap_or(d.stress_iterations),
+                    seed: l.seed.unwrap_or(d.seed),
+                };
+                for (key, v) in [
+                    ("instances", settings.instances),
+                    ("dispatches", settings.dispatches),
+                    ("workgroup_size", settings.workgroup_size),
+                ] {
+                    if v == 0 {
+                        return Err(invalid(
+                            format!("litmus.{key}"),
+                            "0".into(),
+                            "must be at least 1",
+                        ));
+                    }
+                }
+                if l.tests.is_empty() || l.variants.is_empty() {
+                    return Err(invalid(
+                        "litmus.tests".into(),
+                        "[]".into(),
+                        "needs at least one test and one variant",
+                    ));
+                }
+                Some(LitmusPart {
+                    tests: l.tests.iter().map(|t| (t.clone(), dir.join(t))).collect(),
+                    variants: l.variants,
+                    settings,
+                })
+            }
+        };
         let mut names = std::collections::HashSet::new();
         let mut benches = Vec::new();
         for (i, b) in spec.bench.into_iter().enumerate() {
@@ -244,6 +318,7 @@ impl Suite {
             warmup: spec.warmup,
             reps: spec.reps,
             benches,
+            litmus,
         })
     }
 

@@ -771,6 +771,22 @@ fn every_suite_case_translates_to_valid_wgsl_without_emulation() {
             }
             assert!(t.emulated.is_empty(), "{what}: {:?}", t.emulated);
         }
+        // The litmus tests: one dispatch of each variant.
+        if let Some(part) = &loaded.suite.litmus {
+            let mut rng = gpumemsim::rng::SplitMix64::stream(1, 0);
+            for test in &loaded.litmus {
+                for v in &part.variants {
+                    let l =
+                        gpumemsim::gpu::litmus::launch(&v.apply(test), &part.settings, &mut rng)
+                            .unwrap();
+                    let t = wgsl::translate(&l.workload, Caps::ALL, Options::default())
+                        .unwrap_or_else(|e| panic!("{file}: {}: {e}", test.name));
+                    if let Err(e) = wgsl::validate(&t.wgsl) {
+                        panic!("{file}: {} {v:?}: naga rejects:\n{e}", test.name);
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -791,7 +807,7 @@ fn the_ci_suite_measures_round_trips_and_compares() {
     };
     let mut seen = 0;
     let m = measure::measure(&gpu, &loaded, &opts, &mut |_| seen += 1);
-    assert_eq!(seen, loaded.cases.len());
+    assert_eq!(seen, loaded.cases.len() + 14, "one progress report per case and litmus variant");
     for b in &m.benchmarks {
         assert_eq!(b.status, Status::Ok, "{}: {:?}", b.key(), b.error);
         let t = b.timing.as_ref().unwrap();
@@ -810,7 +826,7 @@ fn the_ci_suite_measures_round_trips_and_compares() {
     let back = Measurement::parse(&m.to_json(), "m.json").unwrap();
     assert_eq!(back, m);
     // compare simulates every case that gave a number (the overhead case is subtracted, not compared).
-    let c = compare::compare(&m, "m.json", &tiny(), "tiny.toml", 0);
+    let c = compare::compare(&m, "m.json", &tiny(), "tiny.toml", &Default::default());
     assert!(c.skipped.is_empty(), "{:?}", c.skipped);
     assert_eq!(c.rows.len(), m.benchmarks.len() - 1);
     assert_eq!(c.slopes.len(), m.derived.len());
@@ -829,8 +845,27 @@ fn the_ci_suite_measures_round_trips_and_compares() {
         c.rows.iter().filter(|r| r.error.is_some()).count()
     );
     assert!(c.markdown().contains("a CPU adapter"));
+    // Litmus: every test and variant ran, counts sum to the instances, and compare simulated each.
+    assert_eq!(m.litmus.len(), 14);
+    for l in &m.litmus {
+        assert_eq!(
+            l.status,
+            Status::Ok,
+            "{} {:?}: {:?}",
+            l.test,
+            l.variant,
+            l.error
+        );
+        assert_eq!(l.outcomes.iter().map(|o| o.count).sum::<u64>(), l.instances);
+        assert_eq!(l.instances, 256);
+    }
+    assert_eq!(c.litmus.len(), 14);
+    assert!(c.litmus.iter().all(|l| l.simulated_instances == 2000));
     // The same comparison again gives the same numbers (simulations run in parallel).
-    assert_eq!(compare::compare(&m, "m.json", &tiny(), "tiny.toml", 0), c);
+    assert_eq!(
+        compare::compare(&m, "m.json", &tiny(), "tiny.toml", &Default::default()),
+        c
+    );
 }
 
 /// A measurement file that is not one, or is inconsistent, is an error naming the file and the fault.
@@ -1022,4 +1057,145 @@ fn every_workload_runs_on_the_adapter_or_is_rejected_for_its_orders() {
         "spin_lock and device_latch use acquire/release"
     );
     assert!(gpu.is_none() || ran >= 10, "{ran}");
+}
+
+fn litmus_test(path: &str) -> gpumemsim::litmus::LitmusTest {
+    gpumemsim::litmus::load(std::path::Path::new(path)).unwrap()
+}
+
+fn small_litmus() -> gpumemsim::gpu::litmus::LitmusSettings {
+    gpumemsim::gpu::litmus::LitmusSettings {
+        instances: 96,
+        dispatches: 2,
+        workgroup_size: 32,
+        stress_ratio: 1,
+        stress_iterations: 16,
+        seed: 7,
+    }
+}
+
+/// The barrier variant puts one barrier between consecutive memory operations and keeps every branch
+/// pointing at the instruction it pointed at.
+#[test]
+fn the_barrier_variant_separates_memory_operations_and_keeps_branches() {
+    use gpumemsim::gpu::litmus::with_barriers;
+    for f in [
+        "workloads/litmus/ptx/mp_relaxed_gpu.litmus",
+        "workloads/litmus/ptx/lock_spin.litmus",
+    ] {
+        let t = litmus_test(f);
+        let b = with_barriers(&t);
+        for (old, new) in t.threads.iter().zip(&b.threads) {
+            let mems = old.insts.iter().filter(|i| i.mem_space().is_some()).count();
+            let bars = new
+                .insts
+                .iter()
+                .filter(|i| matches!(i, Inst::Barrier { .. }))
+                .count();
+            assert_eq!(bars, mems.saturating_sub(1), "{f} {}", old.name);
+            // Without the barriers, the new code is the old code (targets mapped back).
+            let kept: Vec<usize> = (0..new.insts.len())
+                .filter(|&i| !matches!(new.insts[i], Inst::Barrier { .. }))
+                .collect();
+            for (oi, &ni) in kept.iter().enumerate() {
+                match (&old.insts[oi], &new.insts[ni]) {
+                    (Inst::Branch { target: a, .. }, Inst::Branch { target: b, .. }) => {
+                        let back = kept
+                            .iter()
+                            .position(|&k| k == *b as usize)
+                            .unwrap_or(old.insts.len());
+                        assert_eq!(back, *a as usize, "{f}: branch at {oi}");
+                    }
+                    (x, y) => assert_eq!(x, y),
+                }
+            }
+        }
+    }
+}
+
+/// Every (instance, thread) runs exactly once per dispatch; threads of one instance in different
+/// ctas are in different work-groups, threads in one cta in the same one; location slots are a
+/// permutation.
+#[test]
+fn litmus_placement_covers_every_instance_and_keeps_ctas_apart() {
+    use gpumemsim::gpu::litmus::launch;
+    let mut rng = gpumemsim::rng::SplitMix64::stream(3, 0);
+    for f in [
+        "workloads/litmus/ptx/mp_relaxed_gpu.litmus",
+        "workloads/litmus/ptx/mp_relaxed_cta_same.litmus",
+    ] {
+        let t = litmus_test(f);
+        let s = small_litmus();
+        let l = launch(&t, &s, &mut rng).unwrap();
+        let nt = t.threads.len() as u64;
+        let role = match &l.workload.buffers[t.locations.len()].init {
+            Init::Values(v) => v.clone(),
+            other => panic!("{other:?}"),
+        };
+        let w = s.workgroup_size as u64;
+        let mut seen = std::collections::HashMap::new();
+        for (slot, &r) in role.iter().enumerate() {
+            if r < u32::MAX as u64 - 1 {
+                assert!(
+                    seen.insert(r, slot as u64 / w).is_none(),
+                    "{f}: role {r} twice"
+                );
+            }
+        }
+        assert_eq!(seen.len() as u64, l.instances * nt, "{f}");
+        for k in 0..l.instances {
+            for a in 0..nt {
+                for b in 0..nt {
+                    let (ga, gb) = (seen[&(k * nt + a)], seen[&(k * nt + b)]);
+                    let same_cta = t.threads[a as usize].cta == t.threads[b as usize].cta;
+                    assert_eq!(ga == gb, same_cta, "{f}: instance {k} threads {a} {b}");
+                }
+            }
+        }
+        for perm in &l.slot {
+            let mut p = perm.clone();
+            p.sort();
+            assert_eq!(p, (0..l.instances).collect::<Vec<_>>());
+        }
+    }
+}
+
+#[test]
+fn litmus_outcomes_on_the_adapter_sum_to_the_instances_run() {
+    use gpumemsim::gpu::litmus::{self, Variant};
+    let Some(gpu) = adapter_or_skip("litmus_outcomes_on_the_adapter_sum_to_the_instances_run")
+    else {
+        return;
+    };
+    let s = small_litmus();
+    for f in [
+        "workloads/litmus/ptx/mp_relaxed_gpu.litmus",
+        "workloads/litmus/ptx/2p2w_relaxed.litmus",
+    ] {
+        let t = litmus_test(f);
+        for v in [Variant::Relaxed, Variant::StorageBarrier] {
+            let tv = v.apply(&t);
+            let c = litmus::run(&gpu, &tv, &s).unwrap();
+            assert_eq!(c.instances, 96 * 2);
+            assert_eq!(c.states.values().sum::<u64>(), c.instances, "{f} {v:?}");
+            // Every state is a possible final state of the test: registers and locations hold values
+            // the test writes or the initial ones.
+            for state in c.states.keys() {
+                assert!(
+                    state.iter().all(|&x| (0..=2).contains(&x)),
+                    "{f}: {state:?}"
+                );
+            }
+            let r = litmus::result(&tv, v, Ok(c));
+            assert_eq!(r.outcomes.iter().map(|o| o.count).sum::<u64>(), r.instances);
+        }
+    }
+    // A test with release/acquire is not translatable, and says where.
+    let t = litmus_test("workloads/litmus/ptx/mp_rel_acq_gpu.litmus");
+    let r = litmus::result(&t, Variant::Relaxed, litmus::run(&gpu, &t, &s));
+    assert_eq!(r.status, gpumemsim::gpu::schema::Status::Untranslatable);
+    assert!(r
+        .error
+        .unwrap()
+        .starts_with("workloads/litmus/ptx/mp_rel_acq_gpu.litmus:"));
 }
