@@ -288,14 +288,17 @@ pub fn compare(
     for l in m.litmus.iter().filter(|l| l.status == Status::Ok) {
         let key = format!("litmus {} ({})", l.test, l.variant.name());
         let text = &m.litmus_tests[&l.file];
-        let sim = crate::litmus::parse(text, &l.file).and_then(|t| {
-            let opts = crate::litmus::LitmusOptions {
-                iterations: opts.litmus_iterations,
-                seed: seed.wrapping_add(1),
-                ..Default::default()
-            };
-            crate::litmus::run(&l.variant.apply(&t), cfg, &opts)
-        });
+        let opts = crate::litmus::LitmusOptions {
+            iterations: opts.litmus_iterations,
+            seed: seed.wrapping_add(1),
+            ..Default::default()
+        };
+        let sim = match crate::litmus::parse(text, &l.file) {
+            Ok(t) => {
+                crate::litmus::run(&l.variant.apply(&t), cfg, &opts).map_err(|e| e.to_string())
+            }
+            Err(e) => Err(e.to_string()),
+        };
         match sim {
             Ok(r) => litmus.push(LitmusRow {
                 test: l.test.clone(),

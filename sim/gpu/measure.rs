@@ -34,7 +34,7 @@ pub enum MeasureError {
         source: std::io::Error,
     },
     #[error(transparent)]
-    Litmus(#[from] crate::litmus::LitmusError),
+    Litmus(Box<crate::litmus::LitmusError>),
 }
 
 /// Settings of one `measure` run; `None` takes the suite's value.
@@ -96,7 +96,9 @@ pub fn load(suite: Suite) -> Result<Loaded, MeasureError> {
             file: file.clone(),
             source,
         })?;
-        litmus.push(crate::litmus::parse(&text, &file)?);
+        litmus.push(
+            crate::litmus::parse(&text, &file).map_err(|e| MeasureError::Litmus(Box::new(e)))?,
+        );
         litmus_tests.insert(file, text);
     }
     Ok(Loaded {

@@ -807,7 +807,11 @@ fn the_ci_suite_measures_round_trips_and_compares() {
     };
     let mut seen = 0;
     let m = measure::measure(&gpu, &loaded, &opts, &mut |_| seen += 1);
-    assert_eq!(seen, loaded.cases.len() + 14, "one progress report per case and litmus variant");
+    assert_eq!(
+        seen,
+        loaded.cases.len() + 14,
+        "one progress report per case and litmus variant"
+    );
     for b in &m.benchmarks {
         assert_eq!(b.status, Status::Ok, "{}: {:?}", b.key(), b.error);
         let t = b.timing.as_ref().unwrap();
