@@ -10,7 +10,8 @@
 //!   builder that wires them from a config;
 //! - [`trace`]: Accel-Sim SASS traces (timing-only replay);
 //! - [`stats`]: tidy statistics; [`rng`]: the seeded random source;
-//! - [`runner`]: `gpumemsim run` (config + workload → run → summary, JSON, CSV).
+//! - [`runner`]: `gpumemsim run` (config + workload → run → summary, JSON, CSV);
+//! - [`report`]: charts (PNG, SVG) and HTML reports; [`sweep`]: parameter sweeps over runs.
 
 pub mod config;
 pub mod engine;
@@ -19,8 +20,10 @@ pub mod ir;
 pub mod kernel;
 pub mod litmus;
 pub mod machine;
+pub mod report;
 pub mod rng;
 pub mod runner;
 pub mod stats;
+pub mod sweep;
 pub mod trace;
 pub mod workload;

@@ -3,4 +3,5 @@
 mod config_cli;
 mod gpu;
 mod kernel_lang;
+mod sweep;
 mod workloads;
