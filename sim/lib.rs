@@ -15,6 +15,7 @@
 
 pub mod config;
 pub mod engine;
+pub mod gpu;
 pub mod ir;
 pub mod kernel;
 pub mod litmus;

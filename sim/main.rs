@@ -34,6 +34,13 @@ enum Command {
     Plot(PlotArgs),
     /// Run a workload and print a summary; exit 1 when a check fails or the run cannot complete.
     Run(RunCmd),
+    /// The physical GPU through wgpu (`gpu list`: the adapters and what they offer).
+    #[command(subcommand)]
+    Gpu(GpuCmd),
+    /// Run a measurement suite on an adapter and write the measurement file (exit 1 if a case failed).
+    Measure(MeasureCmd),
+    /// Simulate a measurement file's suite with a config and put the predictions beside it.
+    Compare(CompareCmd),
     /// Run litmus tests (herd format, PTX or OpenCL dialect) on the simulated GPU.
     Litmus(LitmusArgs),
 }
@@ -364,6 +371,122 @@ fn cmd_run(c: RunCmd) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+#[derive(Subcommand)]
+enum GpuCmd {
+    /// List the adapters: name, backend, device type, driver, timestamp/atomic/subgroup features, limits.
+    List,
+}
+
+fn cmd_gpu(c: GpuCmd) -> Result<ExitCode> {
+    match c {
+        GpuCmd::List => {
+            let adapters = gpumemsim::gpu::adapter::list()?;
+            for a in &adapters {
+                // A CPU adapter's description ends in a warning line.
+                print!("{}", a.describe());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+#[derive(Args)]
+struct MeasureCmd {
+    /// Suite file (TOML).
+    #[arg(default_value = "workloads/measure/suite.toml")]
+    suite: PathBuf,
+    /// Adapter index from `gpumemsim gpu list`.
+    #[arg(long)]
+    adapter: Option<usize>,
+    /// Timed repetitions per case (default: the suite's).
+    #[arg(long)]
+    reps: Option<u32>,
+    /// Untimed warm-up runs per case (default: the suite's).
+    #[arg(long)]
+    warmup: Option<u32>,
+    /// Measurement file to write, or an existing folder (then named `<device>-<date>.json`).
+    #[arg(long, value_name = "FILE.json")]
+    out: PathBuf,
+}
+
+fn cmd_measure(c: MeasureCmd) -> Result<ExitCode> {
+    use gpumemsim::gpu::measure;
+    let args = measure::MeasureArgs {
+        suite: c.suite,
+        adapter: c.adapter,
+        out: c.out,
+        opts: measure::MeasureOptions {
+            warmup: c.warmup,
+            reps: c.reps,
+            ..Default::default()
+        },
+    };
+    let out = measure::run(&args, &mut |p| {
+        println!("{}", measure::progress_line(&p));
+        if let measure::Progress::Opened(a) = p {
+            if a.is_cpu() {
+                eprintln!(
+                    "warning: {}: {}",
+                    a.name,
+                    gpumemsim::gpu::adapter::CPU_WARNING
+                );
+            }
+        }
+    })?;
+    let m = &out.measurement;
+    println!("wrote {}", out.written.display());
+    if out.failed() > 0 {
+        eprintln!(
+            "error: {} of {} cases and litmus tests gave no result (recorded with their errors in {})",
+            out.failed(),
+            m.benchmarks.len() + m.litmus.len(),
+            out.written.display()
+        );
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Args)]
+struct CompareCmd {
+    /// Measurement file written by `gpumemsim measure`.
+    #[arg(long, value_name = "FILE.json")]
+    measured: PathBuf,
+    /// Hardware config (TOML); default: the embedded preset.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Override a config value, e.g. `--set l2.slices=8` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Seed of the simulations.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Iterations of each litmus test variant in the simulator.
+    #[arg(long, default_value_t = 2000)]
+    litmus_iterations: u64,
+    /// Folder for comparison.{md,csv,json} and the plots (PNG and SVG).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+}
+
+fn cmd_compare(c: CompareCmd) -> Result<ExitCode> {
+    let (cmp, written) = gpumemsim::gpu::compare::run(&gpumemsim::gpu::compare::CompareArgs {
+        measured: c.measured,
+        config: c.config,
+        sets: c.set,
+        opts: gpumemsim::gpu::compare::CompareOptions {
+            seed: c.seed,
+            litmus_iterations: c.litmus_iterations,
+        },
+        out: c.out,
+    })?;
+    print!("{}", cmp.summary());
+    for p in written {
+        println!("wrote {}", p.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 #[derive(clap::Args)]
 struct LitmusArgs {
     /// Test files, or folders searched for *.litmus.
@@ -466,6 +589,9 @@ fn main() -> ExitCode {
     let result: Result<ExitCode> = match cli.command {
         Command::Config(c) => cmd_config(c),
         Command::Run(c) => cmd_run(c),
+        Command::Gpu(c) => cmd_gpu(c),
+        Command::Measure(c) => cmd_measure(c),
+        Command::Compare(c) => cmd_compare(c),
         Command::Litmus(a) => cmd_litmus(a),
         Command::Sweep(a) => cmd_sweep(a),
         Command::Plot(a) => cmd_plot(a),

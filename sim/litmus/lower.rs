@@ -475,7 +475,7 @@ pub fn normalise(raw: u64, ty: Ty) -> i64 {
     }
 }
 
-fn relocate(inst: &Inst, base: Reg, off: u32) -> Inst {
+pub fn relocate(inst: &Inst, base: Reg, off: u32) -> Inst {
     let rr = |x: Reg| x + base;
     let ro = |o: Operand| match o {
         Operand::Reg(x) => Operand::Reg(x + base),

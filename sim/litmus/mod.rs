@@ -28,12 +28,14 @@ mod run;
 mod test;
 
 pub use bench::{mp_rate, BenchRate, MP_TEST};
-pub use cond::{Condition, Quantifier};
+pub use cond::{Condition, Quantifier, Var};
 pub use expect::{apply_expectations, load_expectations, ExpectEntry};
 pub use parse::parse;
 pub use report::{json_report, summary, text_report, JsonTest};
 pub use run::{run, CheckStatus, LitmusOptions, LitmusResult, Outcome};
-pub use test::{Dialect, Expect, Expectation, LitmusTest};
+pub use test::{Dialect, Expect, Expectation, LitmusTest, Location, RegInit, Thread};
+// For the physical-GPU harness (`gpu::litmus`), which lays instances out its own way.
+pub use lower::{normalise, relocate};
 
 use crate::machine::SimError;
 use std::path::{Path, PathBuf};

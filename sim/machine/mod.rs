@@ -18,7 +18,7 @@
 
 pub mod api;
 pub mod cache;
-mod checks;
+pub mod checks;
 mod dram;
 mod gpu;
 mod l1;
