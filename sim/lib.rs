@@ -12,16 +12,20 @@
 //! - [`stats`]: tidy statistics; [`rng`]: the seeded random source;
 //! - [`runner`]: `gpumemsim run` (config + workload → run → summary, JSON, CSV);
 //! - [`bench`]: `gpumemsim bench` (simulation speed on a fixed workload set).
+//! - [`report`]: charts (PNG, SVG) and HTML reports; [`sweep`]: parameter sweeps over runs.
 
 pub mod bench;
 pub mod config;
 pub mod engine;
+pub mod gpu;
 pub mod ir;
 pub mod kernel;
 pub mod litmus;
 pub mod machine;
+pub mod report;
 pub mod rng;
 pub mod runner;
 pub mod stats;
+pub mod sweep;
 pub mod trace;
 pub mod workload;

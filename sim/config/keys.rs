@@ -526,7 +526,7 @@ pub static KEYS: &[Key] = &[
         "stress.prewarm_l1",
         Kind::Bool,
         "",
-        "Fill every L1 with the initial memory before the run (stale lines for later readers).",
+        "Fill every L1 with the initial memory before the run, each L1 in its own seeded order (a random subset of lines when the buffers exceed it: stale lines for later readers).",
     ),
     opt(
         "stress.randomise_placement",

@@ -33,6 +33,10 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("configs/a100.toml", include_str!("../../configs/a100.toml")),
     ("configs/v100.toml", include_str!("../../configs/v100.toml")),
     ("configs/tiny.toml", include_str!("../../configs/tiny.toml")),
+    (
+        "configs/stress.toml",
+        include_str!("../../configs/stress.toml"),
+    ),
 ];
 
 #[derive(Debug, Error)]

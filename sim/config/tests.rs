@@ -246,6 +246,23 @@ fn default_config_is_the_embedded_h100_and_presets_round_trip() {
 }
 
 #[test]
+fn every_file_in_configs_is_an_embedded_preset() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("configs");
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| format!("configs/{}", e.unwrap().file_name().to_string_lossy()))
+        .filter(|f| f.ends_with(".toml"))
+        .collect();
+    files.sort();
+    let mut presets: Vec<String> = PRESETS.iter().map(|(n, _)| n.to_string()).collect();
+    presets.sort();
+    assert_eq!(
+        files, presets,
+        "add new configs to config::PRESETS so a test validates them"
+    );
+}
+
+#[test]
 fn unreadable_file_is_an_io_error_naming_it() {
     let e = load(Some(std::path::Path::new("/nonexistent/x.toml")), &[])
         .unwrap_err()

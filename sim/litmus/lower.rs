@@ -152,13 +152,22 @@ impl Plan {
             .collect();
         let line = cfg.l1.line_bytes as u64;
         let max_pad = |l: usize| (line / test.locations[l].ty.width().bytes() as u64).max(1);
+        // Half the randomised launches pack every location densely (a warp's access is one line, so
+        // a fence or release waits for one acknowledgement: short windows between a thread's
+        // accesses); the others pad each location by its own random power of two (up to one instance
+        // per line: every instance gets its own timing).
+        let dense = match rng.as_deref_mut() {
+            Some(r) => r.below(2) == 0,
+            None => true,
+        };
         let slot_map: Vec<(u64, u64, u64)> = (0..test.locations.len())
             .map(|l| match rng.as_deref_mut() {
                 Some(r) => {
                     let cands: Vec<u64> = (1..=7u64).filter(|&m| gcd(m, n) == 1).collect();
                     let m = cands[r.below(cands.len() as u64) as usize];
                     let pads = max_pad(l).trailing_zeros() as u64 + 1;
-                    (m, r.below(n), 1 << r.below(pads))
+                    let p = if dense { 1 } else { 1 << r.below(pads) };
+                    (m, r.below(n), p)
                 }
                 None => (1, 0, 1),
             })
@@ -178,7 +187,7 @@ impl Plan {
         };
         let mut perm: Vec<u32> = (0..s).collect();
         let mut order: Vec<u32> = (0..blocks).collect();
-        if let Some(r) = rng.as_deref_mut() {
+        if let Some(r) = rng {
             shuffle(&mut perm, r);
             shuffle(&mut order, r);
         }
@@ -466,7 +475,7 @@ pub fn normalise(raw: u64, ty: Ty) -> i64 {
     }
 }
 
-fn relocate(inst: &Inst, base: Reg, off: u32) -> Inst {
+pub fn relocate(inst: &Inst, base: Reg, off: u32) -> Inst {
     let rr = |x: Reg| x + base;
     let ro = |o: Operand| match o {
         Operand::Reg(x) => Operand::Reg(x + base),

@@ -27,13 +27,15 @@ mod report;
 mod run;
 mod test;
 
-pub use bench::{mp_rate, BenchRate};
-pub use cond::{Condition, Quantifier};
+pub use bench::{mp_rate, BenchRate, MP_TEST};
+pub use cond::{Condition, Quantifier, Var};
 pub use expect::{apply_expectations, load_expectations, ExpectEntry};
 pub use parse::parse;
 pub use report::{json_report, summary, text_report, JsonTest};
 pub use run::{run, CheckStatus, LitmusOptions, LitmusResult, Outcome};
-pub use test::{Dialect, Expect, Expectation, LitmusTest};
+pub use test::{Dialect, Expect, Expectation, LitmusTest, Location, RegInit, Thread};
+// For the physical-GPU harness (`gpu::litmus`), which lays instances out its own way.
+pub use lower::{normalise, relocate};
 
 use crate::machine::SimError;
 use std::path::{Path, PathBuf};
@@ -56,6 +58,8 @@ pub enum LitmusError {
     },
     #[error("{file}: no litmus tests (*.litmus) found")]
     Empty { file: String },
+    #[error("{file}: {message}")]
+    TooLarge { file: String, message: String },
     #[error("test {test} ({file}), launch {launch} of seed {seed}: {source}")]
     Run {
         test: String,
@@ -63,7 +67,7 @@ pub enum LitmusError {
         launch: u64,
         seed: u64,
         #[source]
-        source: SimError,
+        source: Box<SimError>,
     },
 }
 

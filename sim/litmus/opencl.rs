@@ -97,19 +97,7 @@ pub fn parse_threads(
         }
         let cta = placement(c, threads.len() as u32)?;
         let mut b = ThreadBuilder::new(c.file, locations, name.clone(), cta, at);
-        for (t, r, init, rat) in reg_init {
-            if *t == name {
-                if b.t.reg_named(r).is_some() {
-                    return Err(b.error(*rat, format!("{t}:{r} is initialised twice")));
-                }
-                let reg = b.reg(r);
-                b.t.reg_init.push((reg, *init));
-                if let RegInit::Address(l) = init {
-                    b.addr_reg(*l);
-                    b.set_ty(reg, Ty::U64);
-                }
-            }
-        }
+        b.init_regs(reg_init)?;
         // Parameters: the locations the thread uses.
         c.expect_punct("(")?;
         if !c.eat_punct(")") {

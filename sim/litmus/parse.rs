@@ -200,9 +200,11 @@ fn init_block(
             regs.push((t, r, v, at));
         } else {
             let words = type_words(c);
+            // `[x] = v`, `*x = v` and `x = v` all initialise location x.
             let bracket = c.eat_punct("[");
-            let star = !bracket && c.eat_punct("*");
-            let _ = star;
+            if !bracket {
+                c.eat_punct("*");
+            }
             let (name, nat) = c.ident("a location or a register (`x=0;`, `P0:r0=0;`)")?;
             if bracket {
                 c.expect_punct("]")?;

@@ -128,6 +128,17 @@ pub fn run(
     cfg: &GpuConfig,
     opts: &LitmusOptions,
 ) -> Result<LitmusResult, LitmusError> {
+    let regs: usize =
+        test.locations.len() + test.threads.iter().map(|t| t.regs.len()).sum::<usize>();
+    if regs > crate::ir::Reg::MAX as usize - 16 {
+        return Err(LitmusError::TooLarge {
+            file: test.file.clone(),
+            message: format!(
+                "the test needs {regs} registers; a kernel has at most {}",
+                crate::ir::Reg::MAX - 16
+            ),
+        });
+    }
     let lay = Layout::new(test, cfg);
     let ws = lay.ws as u64;
     let want_blocks = opts
@@ -238,7 +249,7 @@ fn launch(
         file: test.file.clone(),
         launch: index,
         seed: opts.seed,
-        source,
+        source: Box::new(source),
     })?;
     let nregs = observed
         .iter()

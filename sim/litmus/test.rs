@@ -164,6 +164,27 @@ impl<'a> ThreadBuilder<'a> {
         }
     }
 
+    /// The init block's registers of this thread: (thread name, register, value, where).
+    pub fn init_regs(
+        &mut self,
+        inits: &[(String, String, RegInit, SrcLoc)],
+    ) -> Result<(), LitmusError> {
+        let name = self.t.name.clone();
+        for (t, r, init, at) in inits.iter().filter(|i| i.0 == name) {
+            if self.t.reg_named(r).is_some() {
+                return Err(self.error(*at, format!("{t}:{r} is initialised twice")));
+            }
+            let reg = self.reg(r);
+            self.t.reg_init.push((reg, *init));
+            // A register holding an address: the thread computes the location's address.
+            if let RegInit::Address(l) = init {
+                self.addr_reg(*l);
+                self.set_ty(reg, Ty::U64);
+            }
+        }
+        Ok(())
+    }
+
     pub fn error(&self, at: SrcLoc, message: impl Into<String>) -> LitmusError {
         LitmusError::Syntax {
             file: self.file.to_string(),

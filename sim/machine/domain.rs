@@ -162,7 +162,11 @@ impl SmDomain {
     fn take_notices(&mut self, now: Time) {
         let n = &mut self.sm.notices;
         self.progress += std::mem::take(&mut n.progress);
-        if n.error.is_some() || !n.groups_done.is_empty() || !n.exits.is_empty() {
+        if n.error.is_some()
+            || !n.groups_done.is_empty()
+            || !n.exits.is_empty()
+            || !n.races.is_empty()
+        {
             self.halted = n.error.is_some();
             self.notices.push((now, std::mem::take(n)));
         }

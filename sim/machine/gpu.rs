@@ -35,6 +35,7 @@ use super::l1::L1;
 use super::l2::{slice_of, L2Slice};
 use super::memory::GlobalMemory;
 use super::msg::*;
+use super::races::RaceDetector;
 use super::sm::{Launch, Program, Sm};
 use super::xbar::{SinkPort, XbarSpec};
 use crate::config::GpuConfig;
@@ -75,6 +76,8 @@ struct Gpu<'c> {
     pool: Option<rayon::ThreadPool>,
     /// The barrier's messages: (destination domain, arrival, sending domain, order sent, message).
     mail: Vec<(u32, Time, u32, u32, Outgoing)>,
+    /// `RunOptions::races`: the detector the SMs' race events feed.
+    races: Option<RaceDetector>,
 }
 
 /// Whether a work-group of `threads` work-items and `local_bytes` of local memory fits one empty SM;
@@ -166,6 +169,7 @@ pub fn run(cfg: &GpuConfig, wl: &Workload, opts: &RunOptions) -> Result<RunResul
         },
         geo,
         capture_groups: opts.capture.iter().map(|&(t, _)| t / gt as u64).collect(),
+        races: opts.races,
     });
     let mut g = Gpu::new(cfg, mem, launch, opts)?;
     g.run_launch()?;
@@ -216,6 +220,7 @@ pub fn run_trace(cfg: &GpuConfig, trace: &Trace, opts: &RunOptions) -> Result<Ru
             },
             geo,
             capture_groups: Default::default(),
+            races: false,
         }));
     }
     let Some(first) = launches.first() else {
@@ -284,6 +289,7 @@ impl<'c> Gpu<'c> {
         launch: Arc<Launch>,
         opts: &RunOptions,
     ) -> Result<Gpu<'c>, SimError> {
+        let gt = launch.geo.group_threads();
         let mut captured: HashMap<u64, Vec<(usize, Reg)>> = HashMap::new();
         for (i, &(t, r)) in opts.capture.iter().enumerate() {
             captured.entry(t).or_default().push((i, r));
@@ -376,6 +382,7 @@ impl<'c> Gpu<'c> {
             capture_out: vec![0; opts.capture.len()],
             pool,
             mail: Vec::new(),
+            races: opts.races.then(|| RaceDetector::new(gt, cfg.sm.warp_size)),
         })
     }
 
@@ -524,7 +531,14 @@ impl<'c> Gpu<'c> {
         notes.sort_by_key(|n| (n.0, n.1));
         let gt = self.launch.geo.group_threads() as u64;
         let ws = self.cfg.sm.warp_size as usize;
-        for (t, s, n) in notes {
+        for (t, s, mut n) in notes {
+            // Race events in (time, SM) order: within a window no SM can see another's accesses
+            // (they are at least a lookahead apart), so this order respects every happens-before.
+            if let Some(d) = self.races.as_mut() {
+                for ev in n.races.drain(..) {
+                    d.apply(ev);
+                }
+            }
             if let Some((pc, msg, thread, group)) = n.error {
                 return Err(SimError::Runtime {
                     location: self.launch.program.where_is(pc),
@@ -716,7 +730,10 @@ impl<'c> Gpu<'c> {
             stats,
             checks,
             reports,
-            races: Vec::new(),
+            races: match (&self.races, wl) {
+                (Some(d), Some(wl)) => d.reports(&wl.kernel),
+                _ => Vec::new(),
+            },
             captured: self.capture_out,
             buffers,
         })

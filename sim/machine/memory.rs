@@ -217,6 +217,14 @@ impl GlobalMemory {
         }
     }
 
+    /// The bytes of whole-memory values from [`GLOBAL_BASE`] (empty for other backings).
+    pub fn into_values(self) -> Vec<u8> {
+        match self.backing {
+            Backing::Values(d) => d,
+            _ => Vec::new(),
+        }
+    }
+
     /// Bytes of the value store (0 without values).
     pub fn len(&self) -> u64 {
         match &self.backing {

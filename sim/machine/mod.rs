@@ -5,6 +5,7 @@
 //! | SM: warps, schedulers, SIMT, LSU/coalescer, shared memory, ordering rules | `sm.rs` |
 //! | scoped store buffer | `store_buffer.rs` |
 //! | memory-stress warps | `stress.rs` |
+//! | data-race and scope-race detection | `races.rs` |
 //! | L1 data cache (+ L1 atomic unit) | `l1.rs` |
 //! | tag arrays | `cache.rs` |
 //! | interconnect (sending and receiving ports) | `xbar.rs` |
@@ -21,7 +22,7 @@
 
 pub mod api;
 pub mod cache;
-mod checks;
+pub mod checks;
 mod collect;
 mod dispatch;
 mod domain;
@@ -32,6 +33,7 @@ mod l2;
 pub mod memory;
 mod msg;
 pub mod prepare;
+pub mod races;
 mod sm;
 mod store_buffer;
 mod stress;

@@ -15,7 +15,10 @@
 //! - plain/relaxed stores go to the store buffer (or straight to L1 without one);
 //! - a release (store, RMW, fence, barrier) waits until every earlier load has returned and every
 //!   earlier store has been accepted by the L1 (work_group scope and narrower) or acknowledged by
-//!   L2 (device) / the system point (system);
+//!   L2 (device) / the system point (system); at device scope or wider it also waits until every
+//!   write the SM sent to its L1 before it is acknowledged (the SM's write frontier): the L1 is shared
+//!   and write-through, so the warp may have read another warp's write before it reached L2, and PTX
+//!   orders writes a thread observed before its release (cumulativity);
 //! - an acquire (load, RMW, fence) blocks every later memory operation until it completes; at device
 //!   scope or wider it then invalidates the SM's L1;
 //! - seq_cst is both, and waits for everything earlier to complete: all seq_cst operations are then
@@ -30,12 +33,17 @@
 //! and source registers, non-memory opcodes take their class's latency, and memory instructions use the
 //! traced addresses and widths on the same paths as kernel accesses (coalescer, store buffer, L1, ...)
 //! without values. A traced warp arrives at a barrier as a whole.
+//! An exited warp keeps its slot until its memory operations have settled; captured registers are
+//! read then, so loads in flight at the exit have written theirs. With `stress.stress_warps`, the SM
+//! also runs memory-stress traffic (`stress.rs`); with `RunOptions::races`, it reports every access,
+//! atomic read completion, fence and barrier as a race event (`races.rs`).
 //!
 //! Not modelled: instruction fetch and caches, register-bank conflicts, dual issue of one warp,
 //! predicated execution other than branches, the carve-out between L1 and shared memory.
 
 use super::memory::byte_mask;
 use super::msg::*;
+use super::races::{Access, AccessKind, RaceEvent};
 use super::store_buffer::{Forward, StoreBuffer};
 use super::stress::{StressAccess, StressWarps, STRESS_WARP};
 use crate::config::{GpuConfig, WarpPolicy, WorkGroupAtomicSite};
@@ -148,6 +156,8 @@ enum Dst {
 
 pub struct Warp {
     pub group_slot: usize,
+    /// The work-group's id (kept for the warp's in-flight operations after its group has finished).
+    group: u64,
     pub warp_in_group: u32,
     pub nlanes: u32,
     pub live: u64,
@@ -312,6 +322,8 @@ struct MemOp {
     parts: u32,
     /// Invalidate the L1 when this acquire completes.
     acquire: Option<Level>,
+    /// Race detection: an atomic read reports its completion (space, scope, acquire).
+    race_read: Option<(Space, Scope, bool)>,
 }
 
 /// The per-lane addresses and returned values of one memory instruction of a program with values.
@@ -342,6 +354,8 @@ pub struct SmNotices {
     pub progress: u64,
     /// (group id, lane-local thread index, final registers) for captured threads.
     pub exits: Vec<(u64, u32, Vec<u64>)>,
+    /// Race detection: what happened, in order (empty unless `RunOptions::races`).
+    pub races: Vec<RaceEvent>,
 }
 
 pub struct Sm {
@@ -394,6 +408,8 @@ pub struct Launch {
     pub geo: Geometry,
     /// Work-groups whose threads' registers are captured at exit.
     pub capture_groups: std::collections::HashSet<u64>,
+    /// Report [`RaceEvent`]s (kernel programs only).
+    pub races: bool,
 }
 
 fn level_of(scope: Scope, svm: bool) -> Level {
@@ -601,6 +617,7 @@ impl Sm {
             };
             let mut warp = Warp {
                 group_slot: gs,
+                group,
                 warp_in_group: w,
                 nlanes: nl,
                 live: 0,
@@ -786,8 +803,28 @@ impl Sm {
         }
         let ws = self.ws as usize;
         let now = ctx.now();
-        let (warp, dst, kind, acquire, lanes, values) =
-            (op.warp, op.dst, op.kind, op.acquire, op.lanes, op.values);
+        let (warp, dst, kind, acquire, lanes, values, race_read) = (
+            op.warp,
+            op.dst,
+            op.kind,
+            op.acquire,
+            op.lanes,
+            op.values,
+            op.race_read,
+        );
+        if let (Some((space, scope, acq)), Some(vi)) = (race_read, values) {
+            for l in crate::machine::sm::lanes(lanes) {
+                let (_, tid) = self.thread_ids(warp as usize, l);
+                let addr = self.lane_values.get(vi).addr[l];
+                self.notices.races.push(RaceEvent::ReadDone {
+                    tid,
+                    space,
+                    addr,
+                    scope,
+                    acquire: acq,
+                });
+            }
+        }
         self.ops.release(opi);
         if let Some(vi) = values {
             self.lane_values.release(vi);
@@ -1119,7 +1156,9 @@ impl Sm {
                 } else {
                     LoadOrd::Plain
                 };
-                self.issue_load(wi, mask, &addrs, bytes, dst, 0, space, ord, scope, now, ctx)
+                self.issue_load(
+                    wi, pc as u32, mask, &addrs, bytes, dst, 0, space, ord, scope, now, ctx,
+                )
             }
             TraceAccess::Store => {
                 let ord = if m.strong.is_some() {
@@ -1128,7 +1167,9 @@ impl Sm {
                     StoreOrd::Plain
                 };
                 let vals = [0u64; 64];
-                self.issue_store(wi, mask, &addrs, &vals, bytes, space, ord, scope, now, ctx)
+                self.issue_store(
+                    wi, pc as u32, mask, &addrs, &vals, bytes, space, ord, scope, now, ctx,
+                )
             }
             TraceAccess::Atomic { op, returning } => {
                 let kind = match op {
@@ -1147,7 +1188,7 @@ impl Sm {
                     .collect();
                 let dst = if returning { dst } else { Dst::None };
                 self.issue_atomic(
-                    wi, mask, addrs, lanes_, kind, ty, dst, space, false, scope, now, ctx,
+                    wi, None, mask, addrs, lanes_, kind, ty, dst, space, false, scope, now, ctx,
                 )
             }
         }
@@ -1292,11 +1333,10 @@ impl Sm {
 
     fn thread_ids(&self, wi: usize, lane: usize) -> (u64, u64) {
         let w = self.warps[wi].as_ref().expect("live warp");
-        let g = self.groups[w.group_slot].as_ref().expect("resident group");
         let local = w.warp_in_group as u64 * self.ws as u64 + lane as u64;
         (
-            g.group,
-            g.group * self.launch.geo.group_threads() as u64 + local,
+            w.group,
+            w.group * self.launch.geo.group_threads() as u64 + local,
         )
     }
 
@@ -1508,6 +1548,18 @@ impl Sm {
                 self.exit_lanes(wi, mask, ctx);
             }
             Inst::Fence { ord, scope, .. } => {
+                if self.launch.races {
+                    for l in lanes(mask) {
+                        let (_, tid) = self.thread_ids(wi, l);
+                        self.notices.races.push(RaceEvent::Fence {
+                            tid,
+                            acquire: ord.is_acquire(),
+                            release: ord.is_release(),
+                            seq_cst: ord == FenceOrd::SeqCst,
+                            scope,
+                        });
+                    }
+                }
                 let w = self.warps[wi].as_mut().expect("live");
                 Self::advance(w, mask);
                 if ord.is_acquire() && level_of(scope, self.svm) >= Level::L2 {
@@ -1558,6 +1610,7 @@ impl Sm {
                     expected: None,
                     ty,
                     acquire: ord.is_acquire(),
+                    order: ord.order(),
                     scope,
                 };
                 return self.atomic(wi, pc, mask, spec, now, ctx);
@@ -1582,6 +1635,7 @@ impl Sm {
                     expected: Some(expected),
                     ty,
                     acquire: success.is_acquire(),
+                    order: success.order(),
                     scope,
                 };
                 return self.atomic(wi, pc, mask, spec, now, ctx);
@@ -1661,6 +1715,10 @@ impl Sm {
                     let m = w.at_bar;
                     w.at_bar = 0;
                     Self::advance(w, m);
+                    if self.launch.races {
+                        let tids = lanes(m).map(|l| self.thread_ids(wi, l).1).collect();
+                        self.notices.races.push(RaceEvent::Barrier { tids });
+                    }
                 }
             }
             BarrierKind::WorkGroup => {
@@ -1691,6 +1749,16 @@ impl Sm {
         }
         g.arrived = 0;
         let warps = g.warps.clone();
+        if self.launch.races {
+            let mut tids = Vec::new();
+            for &s in &warps {
+                let m = self.warps[s as usize].as_ref().map_or(0, |w| w.at_bar);
+                for l in lanes(m) {
+                    tids.push(self.thread_ids(s as usize, l).1);
+                }
+            }
+            self.notices.races.push(RaceEvent::Barrier { tids });
+        }
         let mut invalidate = false;
         for s in warps {
             if let Some(w) = self.warps[s as usize].as_mut() {
@@ -1777,6 +1845,7 @@ impl Sm {
             values,
             parts: 0,
             acquire: None,
+            race_read: None,
         })
     }
 
@@ -1799,6 +1868,41 @@ impl Sm {
                     }
                 }
             }
+        }
+    }
+
+    /// Race detection: reports the accesses of one instruction, lane by lane.
+    #[allow(clippy::too_many_arguments)]
+    fn race_access(
+        &mut self,
+        wi: usize,
+        pc: u32,
+        mask: u64,
+        addrs: &[u64; 64],
+        space: Space,
+        bytes: u32,
+        kind: AccessKind,
+        order: Option<MemOrder>,
+        scope: Scope,
+    ) {
+        // SYCL: an atomic on local memory narrows to work_group scope.
+        let scope = if space == Space::Local {
+            scope.min(Scope::WorkGroup)
+        } else {
+            scope
+        };
+        for l in lanes(mask) {
+            let (_, tid) = self.thread_ids(wi, l);
+            self.notices.races.push(RaceEvent::Access(Access {
+                tid,
+                pc,
+                space,
+                addr: addrs[l],
+                bytes,
+                kind,
+                order,
+                scope,
+            }));
         }
     }
 
@@ -1848,6 +1952,7 @@ impl Sm {
         };
         self.issue_load(
             wi,
+            pc,
             mask,
             &addrs,
             bytes,
@@ -1867,6 +1972,7 @@ impl Sm {
     fn issue_load(
         &mut self,
         wi: usize,
+        pc: u32,
         mask: u64,
         addrs: &[u64; 64],
         bytes: u32,
@@ -1878,9 +1984,28 @@ impl Sm {
         now: Time,
         ctx: &mut Ctx,
     ) -> bool {
+        let races = self.launch.races;
+        let race_read = ord.atomic_order().map(|_| (space, scope, ord.is_acquire()));
         if space == Space::Local {
             let gs = self.warps[wi].as_ref().expect("live").group_slot;
+            if races {
+                let o = ord.atomic_order();
+                self.race_access(
+                    wi,
+                    pc,
+                    mask,
+                    addrs,
+                    space,
+                    bytes,
+                    AccessKind::Load,
+                    o,
+                    scope,
+                );
+            }
             let opi = self.new_op(wi, dst, value_bytes, OpKind::Local, mask, addrs);
+            if races {
+                self.ops.get_mut(opi).race_read = race_read;
+            }
             if value_bytes > 0 {
                 for l in lanes(mask) {
                     let o = addrs[l] as usize;
@@ -1953,6 +2078,21 @@ impl Sm {
             _ => level_of(scope, self.svm),
         };
         let opi = self.new_op(wi, dst, value_bytes, OpKind::Load, mask, addrs);
+        if races {
+            let o = ord.atomic_order();
+            self.race_access(
+                wi,
+                pc,
+                mask,
+                addrs,
+                space,
+                bytes,
+                AccessKind::Load,
+                o,
+                scope,
+            );
+            self.ops.get_mut(opi).race_read = race_read;
+        }
         let mut parts = 0;
         for (i, &(line, m)) in lines_[..n].iter().enumerate() {
             match forwarded[i] {
@@ -2033,7 +2173,9 @@ impl Sm {
         for l in lanes(mask) {
             vals[l] = self.val(w, src, l);
         }
-        self.issue_store(wi, mask, &addrs, &vals, bytes, space, ord, scope, now, ctx)
+        self.issue_store(
+            wi, pc, mask, &addrs, &vals, bytes, space, ord, scope, now, ctx,
+        )
     }
 
     /// A store of `bytes` per lane (kernel or trace; a trace's values are zero and go nowhere).
@@ -2042,6 +2184,7 @@ impl Sm {
     fn issue_store(
         &mut self,
         wi: usize,
+        pc: u32,
         mask: u64,
         addrs: &[u64; 64],
         vals: &[u64; 64],
@@ -2054,7 +2197,24 @@ impl Sm {
     ) -> bool {
         // Values are at most 8 bytes; wider traced accesses carry no values.
         let vb = bytes.min(8) as usize;
+        let race = |sm: &mut Sm| {
+            if sm.launch.races {
+                let o = ord.atomic_order();
+                sm.race_access(
+                    wi,
+                    pc,
+                    mask,
+                    addrs,
+                    space,
+                    bytes,
+                    AccessKind::Store,
+                    o,
+                    scope,
+                );
+            }
+        };
         if space == Space::Local {
+            race(self);
             if self.has_values() {
                 let gs = self.warps[wi].as_ref().expect("live").group_slot;
                 let g = self.groups[gs].as_mut().expect("resident");
@@ -2119,6 +2279,7 @@ impl Sm {
                 self.wake_drain(ctx, now);
                 return false;
             }
+            race(self);
             let ready = now
                 + self
                     .clock
@@ -2137,6 +2298,7 @@ impl Sm {
             return true;
         }
         let level = if system { Level::System } else { Level::L2 };
+        race(self);
         for (line, m, data) in lines_ {
             let seq = self.next_write_seq();
             let w = self.warps[wi].as_mut().expect("live");
@@ -2188,17 +2350,20 @@ impl Sm {
             })
             .collect();
         let dst = a.dst.map(Dst::Reg).unwrap_or(Dst::None);
+        let race = self.launch.races.then_some((pc, a.order));
         self.issue_atomic(
-            wi, mask, addrs, all, a.kind, a.ty, dst, a.space, a.acquire, a.scope, now, ctx,
+            wi, race, mask, addrs, all, a.kind, a.ty, dst, a.space, a.acquire, a.scope, now, ctx,
         )
     }
 
     /// An atomic instruction's lanes (kernel or trace): at the shared-memory unit, the L1 or the L2
-    /// slices by space and scope. `false` if it must wait for the warp's own buffered stores.
+    /// slices by space and scope. `race`: the instruction and order to report as a race event.
+    /// `false` if it must wait for the warp's own buffered stores.
     #[allow(clippy::too_many_arguments)]
     fn issue_atomic(
         &mut self,
         wi: usize,
+        race: Option<(u32, MemOrder)>,
         mask: u64,
         addrs: [u64; 64],
         all: Vec<LaneAtomic>,
@@ -2217,8 +2382,16 @@ impl Sm {
         } else {
             0
         };
+        let bytes = ty.width().bytes();
+        let race = |sm: &mut Sm| -> Option<(Space, Scope, bool)> {
+            let (pc, order) = race?;
+            let k = AccessKind::Rmw;
+            sm.race_access(wi, pc, mask, &addrs, space, bytes, k, Some(order), scope);
+            Some((space, scope, acquire))
+        };
         if space == Space::Local {
             let gs = self.warps[wi].as_ref().expect("live").group_slot;
+            let race_read = race(self);
             let mut batch = AtomicBatch {
                 kind,
                 ty,
@@ -2235,6 +2408,7 @@ impl Sm {
             }
             self.notices.progress += 1;
             let opi = self.new_op(wi, dst, value_bytes, OpKind::Local, mask, &addrs);
+            self.ops.get_mut(opi).race_read = race_read;
             for l in &batch.lanes {
                 if let Some(v) = self.lane_val(opi, l.lane as usize) {
                     *v = l.result;
@@ -2284,7 +2458,9 @@ impl Sm {
             return false;
         }
         let at_l1 = level == Level::Sm && self.wg_atomics_l1;
+        let race_read = race(self);
         let opi = self.new_op(wi, dst, value_bytes, OpKind::Atomic, mask, &addrs);
+        self.ops.get_mut(opi).race_read = race_read;
         let mut parts = 0;
         for &line in &lines_ {
             let ls: Vec<LaneAtomic> = all
@@ -2373,6 +2549,8 @@ struct AtomicSpec {
     expected: Option<Operand>,
     ty: Ty,
     acquire: bool,
+    /// The whole order (race reports name it; the release part is enforced before issue).
+    order: MemOrder,
     scope: Scope,
 }
 

@@ -104,16 +104,13 @@ impl StoreBuffer {
         }
     }
 
-    /// Whether `warp` can buffer a store to these lines now. A store that touches more lines than the
-    /// buffer has entries (a scattered warp store) could never fit: it enters once the warp's part of
-    /// the buffer is empty, overfilling it until it drains, instead of stalling forever.
+    /// Whether `warp` can buffer a store to these lines now.
     pub fn has_room(&self, warp: u16, lines: &[u64]) -> bool {
         let new = lines
             .iter()
             .filter(|&&l| self.merge_target(warp, l, false).is_none())
             .count();
-        let used = self.count_for(warp);
-        used + new <= self.capacity || (new > self.capacity && used == 0)
+        self.count_for(warp) + new <= self.capacity
     }
 
     pub fn insert(
@@ -293,15 +290,5 @@ mod tests {
         assert!(!b.has_room(0, &[256]));
         assert!(b.has_room(0, &[0]), "coalescing needs no new entry");
         assert!(b.has_room(1, &[256]), "per-warp capacity");
-    }
-
-    #[test]
-    fn oversized_store_enters_an_empty_buffer_only() {
-        let d = [0u8; MAX_LINE];
-        let mut b = sb(DrainOrder::PerAddress, 2);
-        let three = [0, 128, 256];
-        assert!(b.has_room(0, &three), "never fits: admitted when empty");
-        b.insert(0, 0, 512, 1, &d, 0, false);
-        assert!(!b.has_room(0, &three), "waits while the warp has entries");
     }
 }

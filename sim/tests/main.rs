@@ -1,6 +1,9 @@
 //! Integration tests: one binary. Each file under `sim/tests/` is a module here.
 
 mod config_cli;
+mod gpu;
 mod kernel_lang;
+mod litmus;
+mod sweep;
 mod traces;
 mod workloads;

@@ -472,3 +472,37 @@ fn the_complete_examples_of_the_language_reference_run_and_pass_their_checks() {
     }
     assert!(examples >= 2, "the reference has complete examples");
 }
+
+/// The window-synchronous parallel machine gives the same result on any number of threads: every
+/// workload, on the stress config (jitter, stress warps, randomised placement) and on the default
+/// H100, with race detection on, compared field by field (cycles, every statistic, final buffers,
+/// races) as serialised JSON.
+#[test]
+fn results_do_not_depend_on_the_number_of_simulation_threads() {
+    let stress = config::load(Some(&root().join("configs/stress.toml")), &[]).expect("stress");
+    let h100 = config::load(None, &[]).expect("default");
+    for cfg in [&stress, &h100] {
+        for (name, params) in SMALL {
+            let wl = load(name, params);
+            let run = |threads: usize| {
+                let opts = RunOptions {
+                    seed: 11,
+                    races: true,
+                    threads,
+                    ..RunOptions::default()
+                };
+                let r = machine::run(cfg, &wl, &opts)
+                    .unwrap_or_else(|e| panic!("{name} on {}: {e}", cfg.name));
+                serde_json::to_string(&r).expect("serialises")
+            };
+            let one = run(1);
+            for threads in [2, 3] {
+                assert!(
+                    one == run(threads),
+                    "{name} on {}: {threads} threads differ from one",
+                    cfg.name
+                );
+            }
+        }
+    }
+}

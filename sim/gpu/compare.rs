@@ -1,0 +1,591 @@
+//! `gpumemsim compare`: the simulator's predictions beside a measurement file.
+//!
+//! Each case that gave a number on the adapter is simulated with the given config (the kernel text
+//! comes from the measurement file, so the simulator runs exactly what the adapter ran); cycles become
+//! ns at the config's core clock. The measured side is the median pass time minus the dispatch
+//! overhead (the `overhead` group's median: the simulator has no launch cost). Error is signed and
+//! relative, `(simulated − measured) / measured`: positive means the simulator is too slow (STYLE.md's
+//! one sign convention). Metrics: MAPE, mean signed error and Pearson r of the times, overall and per
+//! group; the fitted latency slopes side by side; litmus weak-outcome rates side by side.
+//!
+//! Simulations run in parallel (rayon); results are collected in case order, so the output is the
+//! same whatever the number of threads.
+
+use super::measure::{fit, overrides, OVERHEAD_GROUP};
+use super::schema::{BenchResult, Measurement, Status};
+use crate::config::GpuConfig;
+use crate::kernel;
+use crate::machine::{self, RunOptions};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// One case side by side.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    pub key: String,
+    pub bench: String,
+    pub group: String,
+    pub case: String,
+    pub params: BTreeMap<String, i64>,
+    /// Median pass time on the adapter.
+    pub measured_ns: f64,
+    pub measured_min_ns: f64,
+    pub measured_max_ns: f64,
+    /// `measured_ns` minus the dispatch overhead (what the simulator is compared with).
+    pub kernel_ns: f64,
+    pub simulated_ns: f64,
+    pub cycles: u64,
+    /// `(simulated − kernel) / kernel`; `None` when the kernel time is not above the overhead.
+    pub error: Option<f64>,
+}
+
+/// Error metrics over a set of rows.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Metrics {
+    pub n: usize,
+    /// Mean absolute percentage error (`None` without points).
+    pub mape_percent: Option<f64>,
+    /// Mean signed error, percent (positive: the simulator is too slow on average).
+    pub mean_error_percent: Option<f64>,
+    /// Pearson correlation of measured and simulated times (`None` below 3 points or without spread).
+    pub pearson_r: Option<f64>,
+}
+
+impl Metrics {
+    /// Over (measured, simulated) pairs.
+    pub fn of(pairs: &[(f64, f64)]) -> Metrics {
+        let errs: Vec<f64> = pairs.iter().map(|(m, s)| (s - m) / m).collect();
+        let n = pairs.len();
+        let mean = |v: Vec<f64>| (n > 0).then(|| 100.0 * v.iter().sum::<f64>() / n as f64);
+        Metrics {
+            n,
+            mape_percent: mean(errs.iter().map(|e| e.abs()).collect()),
+            mean_error_percent: mean(errs),
+            pearson_r: pearson(pairs),
+        }
+    }
+}
+
+/// Pearson correlation coefficient.
+pub fn pearson(pairs: &[(f64, f64)]) -> Option<f64> {
+    if pairs.len() < 3 {
+        return None;
+    }
+    let n = pairs.len() as f64;
+    let mx = pairs.iter().map(|p| p.0).sum::<f64>() / n;
+    let my = pairs.iter().map(|p| p.1).sum::<f64>() / n;
+    let sxy: f64 = pairs.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    let sxx: f64 = pairs.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    let syy: f64 = pairs.iter().map(|p| (p.1 - my).powi(2)).sum();
+    (sxx > 0.0 && syy > 0.0).then(|| sxy / (sxx * syy).sqrt())
+}
+
+/// A fitted latency slope, measured and simulated.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SlopeRow {
+    pub name: String,
+    pub group: String,
+    pub x: String,
+    pub measured_ns: f64,
+    pub simulated_ns: f64,
+    pub error: f64,
+}
+
+/// Weak-outcome rates of one litmus test variant, measured and simulated.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LitmusRow {
+    pub test: String,
+    pub variant: super::litmus::Variant,
+    pub measured_instances: u64,
+    pub measured_weak: u64,
+    pub simulated_instances: u64,
+    pub simulated_weak: u64,
+}
+
+/// Everything `compare` writes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    pub measurement: String,
+    pub adapter: String,
+    pub cpu_adapter: bool,
+    pub measured_on: String,
+    pub config: String,
+    pub core_mhz: u32,
+    pub overhead_ns: f64,
+    pub rows: Vec<Row>,
+    /// Cases left out, with the reason.
+    pub skipped: Vec<(String, String)>,
+    pub overall: Metrics,
+    pub groups: BTreeMap<String, Metrics>,
+    pub slopes: Vec<SlopeRow>,
+    pub slope_metrics: Metrics,
+    pub litmus: Vec<LitmusRow>,
+}
+
+/// The config a measured case is simulated with: the watchdog widened to what the case needs.
+///
+/// The case ran to completion on the adapter, so it terminates. A read-only kernel (a pointer chase)
+/// changes no memory for a long time, which the watchdog's no-progress rule reads as a spin loop; and a
+/// long chase through DRAM exceeds `max_cycles`. So: no-progress window = cycle limit = the larger of
+/// the config's limit and 100 times the measured time at the config's clock.
+fn watchdog_for(cfg: &GpuConfig, b: &BenchResult) -> GpuConfig {
+    let mut c = cfg.clone();
+    let measured = b.timing.as_ref().map(|t| t.median_ns).unwrap_or(0.0);
+    let cycles = (100.0 * measured * cfg.clocks.core_mhz as f64 / 1000.0) as u64;
+    c.watchdog.max_cycles = c.watchdog.max_cycles.max(cycles);
+    c.watchdog.no_progress_cycles = c.watchdog.max_cycles;
+    c
+}
+
+/// Settings of the simulated side.
+#[derive(Debug, Clone, Copy)]
+pub struct CompareOptions {
+    pub seed: u64,
+    /// Iterations of each litmus test variant in the simulator.
+    pub litmus_iterations: u64,
+}
+
+impl Default for CompareOptions {
+    fn default() -> Self {
+        CompareOptions {
+            seed: 0,
+            litmus_iterations: 2000,
+        }
+    }
+}
+
+/// Simulates every case of `m` that gave a number, with `cfg` (named `config` in the output).
+pub fn compare(
+    m: &Measurement,
+    file: &str,
+    cfg: &GpuConfig,
+    config: &str,
+    opts: &CompareOptions,
+) -> Comparison {
+    let seed = opts.seed;
+    let overhead = m.overhead_ns.unwrap_or(0.0);
+    let ok: Vec<&BenchResult> = m
+        .benchmarks
+        .iter()
+        .filter(|b| b.status == Status::Ok && b.group != OVERHEAD_GROUP)
+        .collect();
+    let sims: Vec<Result<(u64, f64), String>> =
+        ok.par_iter()
+            .map(|b| {
+                let text = m.kernels.get(&b.kernel).ok_or_else(|| {
+                    format!("kernel {} missing from the measurement file", b.kernel)
+                })?;
+                let wl = kernel::parse(text, &b.kernel, &overrides(&b.params))
+                    .map_err(|e| e.to_string())?;
+                let opts = RunOptions {
+                    seed,
+                    ..RunOptions::default()
+                };
+                let cfg = watchdog_for(cfg, b);
+                let r = machine::run(&cfg, &wl, &opts).map_err(|e| {
+                    let e = e.to_string();
+                    format!("simulation failed: {}", e.lines().next().unwrap_or(&e))
+                })?;
+                if let Some(c) = r.checks.iter().find(|c| !c.passed) {
+                    return Err(format!("check `{}` failed in the simulator", c.text));
+                }
+                Ok((r.cycles, r.time_ns))
+            })
+            .collect();
+    let mut rows = Vec::new();
+    let mut skipped = Vec::new();
+    for b in &m.benchmarks {
+        if b.status != Status::Ok {
+            skipped.push((
+                b.key(),
+                format!("no measurement: {}", b.error.clone().unwrap_or_default()),
+            ));
+        }
+    }
+    for (b, sim) in ok.iter().zip(sims) {
+        let t = b.timing.as_ref().expect("status ok has a timing");
+        match sim {
+            Err(e) => skipped.push((b.key(), e)),
+            Ok((cycles, sim_ns)) => {
+                let kernel_ns = (t.median_ns - overhead).max(0.0);
+                rows.push(Row {
+                    key: b.key(),
+                    bench: b.bench.clone(),
+                    group: b.group.clone(),
+                    case: b.case.clone(),
+                    params: b.params.clone(),
+                    measured_ns: t.median_ns,
+                    measured_min_ns: t.min_ns,
+                    measured_max_ns: t.max_ns,
+                    kernel_ns,
+                    simulated_ns: sim_ns,
+                    cycles,
+                    error: (kernel_ns > 0.0).then(|| (sim_ns - kernel_ns) / kernel_ns),
+                })
+            }
+        }
+    }
+    let pairs = |rs: &mut dyn Iterator<Item = &Row>| -> Vec<(f64, f64)> {
+        rs.filter(|r| r.error.is_some())
+            .map(|r| (r.kernel_ns, r.simulated_ns))
+            .collect()
+    };
+    let overall = Metrics::of(&pairs(&mut rows.iter()));
+    let mut groups = BTreeMap::new();
+    for g in rows
+        .iter()
+        .map(|r| r.group.clone())
+        .collect::<std::collections::BTreeSet<_>>()
+    {
+        groups.insert(
+            g.clone(),
+            Metrics::of(&pairs(&mut rows.iter().filter(|r| r.group == g))),
+        );
+    }
+    // Slopes: the simulated times of the same cases, fitted over the same parameter.
+    let by_key: BTreeMap<&str, &Row> = rows.iter().map(|r| (r.key.as_str(), r)).collect();
+    let resolved: BTreeMap<String, &BTreeMap<String, i64>> = m
+        .benchmarks
+        .iter()
+        .map(|b| (b.key(), &b.resolved))
+        .collect();
+    let mut slopes = Vec::new();
+    for d in &m.derived {
+        let points: Option<Vec<(f64, f64)>> = d
+            .cases
+            .iter()
+            .map(|k| {
+                let r = by_key.get(k.as_str())?;
+                let x = *resolved.get(k)?.get(&d.x)?;
+                Some((x as f64, r.simulated_ns))
+            })
+            .collect();
+        match points.as_deref().and_then(fit) {
+            Some((s, _, _)) => slopes.push(SlopeRow {
+                name: d.name.clone(),
+                group: d.group.clone(),
+                x: d.x.clone(),
+                measured_ns: d.slope_ns,
+                simulated_ns: s,
+                error: (s - d.slope_ns) / d.slope_ns,
+            }),
+            None => skipped.push((
+                d.name.clone(),
+                "slope: not every case of the fit was simulated".into(),
+            )),
+        }
+    }
+    let slope_metrics = Metrics::of(
+        &slopes
+            .iter()
+            .filter(|s| s.measured_ns > 0.0)
+            .map(|s| (s.measured_ns, s.simulated_ns))
+            .collect::<Vec<_>>(),
+    );
+    let mut litmus = Vec::new();
+    for l in m.litmus.iter().filter(|l| l.status == Status::Ok) {
+        let key = format!("litmus {} ({})", l.test, l.variant.name());
+        let text = &m.litmus_tests[&l.file];
+        let opts = crate::litmus::LitmusOptions {
+            iterations: opts.litmus_iterations,
+            seed: seed.wrapping_add(1),
+            ..Default::default()
+        };
+        let sim = match crate::litmus::parse(text, &l.file) {
+            Ok(t) => {
+                crate::litmus::run(&l.variant.apply(&t), cfg, &opts).map_err(|e| e.to_string())
+            }
+            Err(e) => Err(e.to_string()),
+        };
+        match sim {
+            Ok(r) => litmus.push(LitmusRow {
+                test: l.test.clone(),
+                variant: l.variant,
+                measured_instances: l.instances,
+                measured_weak: l.outcomes.iter().filter(|o| o.weak).map(|o| o.count).sum(),
+                simulated_instances: r.iterations,
+                simulated_weak: r.witnesses,
+            }),
+            Err(e) => skipped.push((key, format!("simulation failed: {e}"))),
+        }
+    }
+    Comparison {
+        measurement: file.to_string(),
+        adapter: m.adapter.name.clone(),
+        cpu_adapter: m.cpu_adapter,
+        measured_on: m.date.clone(),
+        config: config.to_string(),
+        core_mhz: cfg.clocks.core_mhz,
+        overhead_ns: overhead,
+        rows,
+        skipped,
+        overall,
+        groups,
+        slopes,
+        slope_metrics,
+        litmus,
+    }
+}
+
+fn fmt_ns(v: f64) -> String {
+    if v >= 1e6 {
+        format!("{:.3} ms", v / 1e6)
+    } else if v >= 1e3 {
+        format!("{:.2} µs", v / 1e3)
+    } else {
+        format!("{v:.1} ns")
+    }
+}
+
+fn fmt_err(e: Option<f64>) -> String {
+    e.map(|e| format!("{:+.1}%", 100.0 * e))
+        .unwrap_or_else(|| "—".into())
+}
+
+fn fmt_opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
+    v.map(f).unwrap_or_else(|| "—".into())
+}
+
+fn fmt_metrics(m: &Metrics) -> String {
+    format!(
+        "n = {}, MAPE {}, mean signed error {}, Pearson r {}",
+        m.n,
+        fmt_opt(m.mape_percent, |v| format!("{v:.1}%")),
+        fmt_opt(m.mean_error_percent, |v| format!("{v:+.1}%")),
+        fmt_opt(m.pearson_r, |v| format!("{v:.3}"))
+    )
+}
+
+impl Comparison {
+    /// The report as markdown: header, metrics, slopes, litmus, the full table, what was left out.
+    pub fn markdown(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "# Simulated vs measured\n\nMeasured: `{}` on **{}** ({}){}.\n\nSimulated: `{}` at {} MHz. \
+             Dispatch overhead subtracted from every measurement: {}. Error = (simulated − measured) / \
+             measured: positive means the simulator is too slow.\n",
+            self.measurement,
+            self.adapter,
+            self.measured_on,
+            if self.cpu_adapter {
+                " — **a CPU adapter: these timings do not describe a GPU; this comparison only proves \
+                 the pipeline**"
+            } else {
+                ""
+            },
+            self.config,
+            self.core_mhz,
+            fmt_ns(self.overhead_ns)
+        );
+        let _ = writeln!(s, "## Error metrics\n");
+        let _ = writeln!(
+            s,
+            "| scope | n | MAPE | mean signed error | Pearson r |\n|---|---|---|---|---|"
+        );
+        let line = |name: &str, m: &Metrics| {
+            format!(
+                "| {name} | {} | {} | {} | {} |\n",
+                m.n,
+                fmt_opt(m.mape_percent, |v| format!("{v:.1}%")),
+                fmt_opt(m.mean_error_percent, |v| format!("{v:+.1}%")),
+                fmt_opt(m.pearson_r, |v| format!("{v:.3}"))
+            )
+        };
+        s += &line("all cases", &self.overall);
+        for (g, m) in &self.groups {
+            s += &line(&format!("group `{g}`"), m);
+        }
+        s += &line("latency slopes", &self.slope_metrics);
+        if !self.slopes.is_empty() {
+            let _ = writeln!(
+                s,
+                "\n## Latency slopes (ns per unit of the swept parameter)\n\n\
+                 | fit | measured | simulated | error |\n|---|---|---|---|"
+            );
+            for r in &self.slopes {
+                let _ = writeln!(
+                    s,
+                    "| `{}` | {:.1} ns | {:.1} ns | {} |",
+                    r.name,
+                    r.measured_ns,
+                    r.simulated_ns,
+                    fmt_err(Some(r.error))
+                );
+            }
+        }
+        if !self.litmus.is_empty() {
+            let _ = writeln!(
+                s,
+                "\n## Litmus weak outcomes\n\n| test | variant | measured weak / instances | simulated weak / instances |\n|---|---|---|---|"
+            );
+            for l in &self.litmus {
+                let _ = writeln!(
+                    s,
+                    "| {} | {} | {} / {} | {} / {} |",
+                    l.test,
+                    l.variant.name(),
+                    l.measured_weak,
+                    l.measured_instances,
+                    l.simulated_weak,
+                    l.simulated_instances
+                );
+            }
+        }
+        let _ = writeln!(
+            s,
+            "\n## Cases\n\n| benchmark | parameters | measured (median) | min–max | measured − overhead | simulated | cycles | error |\n|---|---|---|---|---|---|---|---|"
+        );
+        for r in &self.rows {
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} – {} | {} | {} | {} | {} |",
+                r.bench,
+                r.case,
+                fmt_ns(r.measured_ns),
+                fmt_ns(r.measured_min_ns),
+                fmt_ns(r.measured_max_ns),
+                fmt_ns(r.kernel_ns),
+                fmt_ns(r.simulated_ns),
+                r.cycles,
+                fmt_err(r.error)
+            );
+        }
+        if !self.skipped.is_empty() {
+            let _ = writeln!(s, "\n## Left out\n");
+            for (k, why) in &self.skipped {
+                let why: Vec<&str> = why.lines().map(str::trim).collect();
+                let _ = writeln!(s, "- `{k}`: {}", why.join(" / "));
+            }
+        }
+        s
+    }
+
+    /// The short summary the CLI prints.
+    pub fn summary(&self) -> String {
+        let mut s = format!(
+            "{} cases compared ({} left out); measured on {}{}, simulated with {}\n",
+            self.rows.len(),
+            self.skipped.len(),
+            self.adapter,
+            if self.cpu_adapter {
+                " (CPU adapter: not GPU timings)"
+            } else {
+                ""
+            },
+            self.config
+        );
+        s += &format!("all cases       {}\n", fmt_metrics(&self.overall));
+        for (g, m) in &self.groups {
+            s += &format!("{g:<15} {}\n", fmt_metrics(m));
+        }
+        s += &format!("latency slopes  {}\n", fmt_metrics(&self.slope_metrics));
+        s
+    }
+
+    /// Tidy CSV of the rows.
+    pub fn csv(&self) -> String {
+        let mut s = String::from(
+            "bench,group,case,measured_ns,measured_min_ns,measured_max_ns,kernel_ns,simulated_ns,cycles,error\n",
+        );
+        for r in &self.rows {
+            let _ = writeln!(
+                s,
+                "{},{},\"{}\",{},{},{},{},{},{},{}",
+                r.bench,
+                r.group,
+                r.case,
+                r.measured_ns,
+                r.measured_min_ns,
+                r.measured_max_ns,
+                r.kernel_ns,
+                r.simulated_ns,
+                r.cycles,
+                r.error.map(|e| e.to_string()).unwrap_or_default()
+            );
+        }
+        s
+    }
+}
+
+/// Everything `gpumemsim compare` was asked to do.
+#[derive(Debug, Clone)]
+pub struct CompareArgs {
+    pub measured: std::path::PathBuf,
+    /// `None`: the embedded default config.
+    pub config: Option<std::path::PathBuf>,
+    pub sets: Vec<String>,
+    pub opts: CompareOptions,
+    /// Folder for `comparison.{md,csv,json}` and the plots; `None` writes nothing.
+    pub out: Option<std::path::PathBuf>,
+}
+
+/// Why `gpumemsim compare` stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum CompareError {
+    #[error(transparent)]
+    Schema(#[from] super::schema::SchemaError),
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+    #[error("{path}: cannot write: {source}")]
+    Write {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// The `compare` command: read the measurement file and the config, simulate, write the outputs.
+pub fn run(args: &CompareArgs) -> Result<(Comparison, Vec<std::path::PathBuf>), CompareError> {
+    let m = Measurement::load(&args.measured)?;
+    let cfg = crate::config::load(args.config.as_deref(), &args.sets)?;
+    let config = match &args.config {
+        Some(p) => p.display().to_string(),
+        None => crate::config::DEFAULT_NAME.to_string(),
+    };
+    let c = compare(
+        &m,
+        &args.measured.display().to_string(),
+        &cfg,
+        &config,
+        &args.opts,
+    );
+    let mut written = Vec::new();
+    if let Some(dir) = &args.out {
+        let write = |name: &str, bytes: &[u8]| -> Result<std::path::PathBuf, CompareError> {
+            let p = dir.join(name);
+            std::fs::create_dir_all(dir)
+                .and_then(|_| crate::stats::write_atomic(&p, bytes))
+                .map_err(|source| CompareError::Write {
+                    path: p.display().to_string(),
+                    source,
+                })?;
+            Ok(p)
+        };
+        written.push(write("comparison.md", c.markdown().as_bytes())?);
+        written.push(write("comparison.csv", c.csv().as_bytes())?);
+        let json = serde_json::to_string_pretty(&c).expect("comparisons serialise") + "\n";
+        written.push(write("comparison.json", json.as_bytes())?);
+    }
+    Ok((c, written))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metrics_follow_the_sign_convention() {
+        // Simulator 10% too slow on one case, 10% too fast on the other.
+        let m = Metrics::of(&[(100.0, 110.0), (200.0, 180.0)]);
+        assert!((m.mape_percent.unwrap() - 10.0).abs() < 1e-9);
+        assert!(m.mean_error_percent.unwrap().abs() < 1e-9);
+        assert_eq!(Metrics::of(&[]).mape_percent, None);
+        assert_eq!(m.pearson_r, None, "two points give no r");
+        let r = pearson(&[(1.0, 2.0), (2.0, 4.0), (3.0, 6.5)]).unwrap();
+        assert!(r > 0.99 && r <= 1.0);
+        assert_eq!(pearson(&[(1.0, 2.0), (1.0, 2.0), (1.0, 2.0)]), None);
+    }
+}

@@ -1,0 +1,782 @@
+//! Litmus tests on the physical GPU: many instances of one test per dispatch, with randomised thread
+//! placement and memory stress, as the published GPU litmus harnesses run them (Alglave et al.,
+//! "GPU concurrency: weak behaviours and programming assumptions", ASPLOS 2015; Levine et al.,
+//! "MC Mutants", ASPLOS 2023).
+//!
+//! Reuses the litmus front end (`crate::litmus`): its parser, its per-thread IR and condition, and
+//! `relocate` to move a thread's code into the launch kernel. The launch layout is this module's own,
+//! made for a real GPU rather than for the simulator's placement controls:
+//! - **Testing work-groups** hold instances' threads: each (instance, cta) unit occupies as many slots of
+//!   one work-group as the cta has threads; units of one instance with different ctas go to different
+//!   work-groups; units go to random work-groups and random slots (a role table, drawn per dispatch
+//!   from a seeded stream, tells each work-item which instance and test thread it runs, so nothing is
+//!   tied to an id the hardware schedules in order).
+//! - **Stress work-groups** (optional) run loads and stores to pseudo-random lines of a scratch buffer
+//!   while the tests run; they are separate work-groups, so that the barrier variant's barriers never
+//!   wait for them.
+//! - **Locations**: each instance has its own copy of every location, one 128-byte line apart, at a
+//!   position drawn from a per-location random permutation, so an instance's locations land on
+//!   unrelated lines and slices.
+//! - **Results**: each test thread stores its observed registers to an output buffer when it ends; the
+//!   final values of locations are read from memory. A state is counted per instance; the counts sum to
+//!   the instances run (checked).
+//!
+//! Variants: `relaxed` runs the test as written; `storage_barrier` puts a work-group barrier over global
+//! memory (WGSL `storageBarrier`) between consecutive memory operations of every thread, on the GPU and in
+//! the simulator alike. Only relaxed atomics, plain accesses and work-group barriers translate to WGSL;
+//! tests with stronger orders or fences are rejected by the translation with their location.
+
+use super::adapter::Gpu;
+use super::schema::{LitmusResult, OutcomeCount, Status};
+use super::{wgsl, GpuError};
+use crate::ir::*;
+use crate::litmus::{normalise, relocate, LitmusTest, RegInit, Var};
+use crate::rng::SplitMix64;
+use crate::workload::{Buffer, Geometry, Init, Param, ParamValue, Workload};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// How a test is run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Variant {
+    Relaxed,
+    StorageBarrier,
+}
+
+impl Variant {
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Relaxed => "relaxed",
+            Variant::StorageBarrier => "storage_barrier",
+        }
+    }
+
+    /// The test as this variant runs it.
+    pub fn apply(self, test: &LitmusTest) -> LitmusTest {
+        match self {
+            Variant::Relaxed => test.clone(),
+            Variant::StorageBarrier => with_barriers(test),
+        }
+    }
+}
+
+/// Settings of the GPU litmus harness.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LitmusSettings {
+    /// Instances per dispatch.
+    pub instances: u32,
+    pub dispatches: u32,
+    /// Work-items per work-group (testing and stress alike).
+    pub workgroup_size: u32,
+    /// Stress work-groups per testing work-group (0: no stress).
+    pub stress_ratio: u32,
+    /// Loads and stores each stress work-item performs.
+    pub stress_iterations: u32,
+    pub seed: u64,
+}
+
+impl Default for LitmusSettings {
+    fn default() -> Self {
+        LitmusSettings {
+            instances: 4096,
+            dispatches: 16,
+            workgroup_size: 256,
+            stress_ratio: 1,
+            stress_iterations: 256,
+            seed: 1,
+        }
+    }
+}
+
+/// Bytes between an instance's copy of a location and the next instance's: one 128-byte line.
+const SLOT_BYTES: u64 = 128;
+/// u32 words of the stress scratch buffer (1 MiB).
+const SCRATCH_WORDS: u64 = 1 << 18;
+const ROLE_STRESS: u32 = u32::MAX;
+const ROLE_IDLE: u32 = u32::MAX - 1;
+
+/// The test with a work-group barrier over global memory between consecutive memory operations of
+/// each thread (branch targets moved accordingly).
+pub fn with_barriers(test: &LitmusTest) -> LitmusTest {
+    let mut t = test.clone();
+    let is_mem = |i: &Inst| i.mem_space().is_some();
+    for th in &mut t.threads {
+        let n = th.insts.len();
+        // new_index[i]: where old instruction i lands; one barrier before every memory operation that
+        // follows an earlier memory operation.
+        let mut new_index = Vec::with_capacity(n + 1);
+        let (mut insts, mut locs) = (Vec::new(), Vec::new());
+        let mut seen_mem = false;
+        for (inst, &at) in th.insts.iter().zip(&th.locs) {
+            if is_mem(inst) && seen_mem {
+                insts.push(Inst::Barrier {
+                    kind: BarrierKind::WorkGroup,
+                    spaces: SpaceSet::GLOBAL,
+                    scope: Scope::WorkGroup,
+                });
+                locs.push(at);
+            }
+            seen_mem |= is_mem(inst);
+            new_index.push(insts.len() as u32);
+            insts.push(inst.clone());
+            locs.push(at);
+        }
+        new_index.push(insts.len() as u32);
+        for inst in &mut insts {
+            if let Inst::Branch { target, .. } = inst {
+                *target = new_index[(*target as usize).min(n)];
+            }
+        }
+        th.insts = insts;
+        th.locs = locs;
+    }
+    t
+}
+
+/// One dispatch's layout: the workload and where each instance's results are.
+pub struct Launch {
+    pub workload: Workload,
+    /// Per location: instance → element index in its buffer.
+    pub slot: Vec<Vec<u64>>,
+    /// Observed registers: (index into the condition's observed list, thread, register).
+    pub observed_regs: Vec<(usize, usize, Reg)>,
+    pub instances: u64,
+}
+
+fn shuffle<T>(v: &mut [T], rng: &mut SplitMix64) {
+    for i in (1..v.len()).rev() {
+        let j = rng.below(i as u64 + 1) as usize;
+        v.swap(i, j);
+    }
+}
+
+/// Builds one dispatch of `test` with the placement drawn from `rng`.
+pub fn launch(
+    test: &LitmusTest,
+    s: &LitmusSettings,
+    rng: &mut SplitMix64,
+) -> Result<Launch, String> {
+    let nt = test.threads.len();
+    let nloc = test.locations.len();
+    let n = s.instances.max(1) as u64;
+    let w = s.workgroup_size.max(1) as u64;
+    // Ctas in order of first appearance, and each thread's cta index.
+    let mut ctas: Vec<u32> = Vec::new();
+    let thread_cta: Vec<usize> = test
+        .threads
+        .iter()
+        .map(|t| match ctas.iter().position(|&c| c == t.cta) {
+            Some(i) => i,
+            None => {
+                ctas.push(t.cta);
+                ctas.len() - 1
+            }
+        })
+        .collect();
+    let per_cta: Vec<u64> = (0..ctas.len())
+        .map(|c| thread_cta.iter().filter(|&&x| x == c).count() as u64)
+        .collect();
+    if let Some(&big) = per_cta.iter().max().filter(|&&m| m > w) {
+        return Err(format!(
+            "a work-group of the test has {big} threads; workgroup_size is {w}"
+        ));
+    }
+    // Testing work-groups: enough for every unit at about half occupancy (free slots stay idle, so that
+    // units land in varied places), and never fewer than the ctas of one instance.
+    let slots_needed = n * nt as u64;
+    let testing = (2 * slots_needed).div_ceil(w).max(ctas.len() as u64);
+    let stress = testing * s.stress_ratio as u64;
+    let groups = testing + stress;
+    if groups > 65535 {
+        return Err(format!(
+            "{groups} work-groups exceed the 65535 of one dimension: fewer instances per dispatch"
+        ));
+    }
+    // Which work-groups test and which stress: a random interleaving.
+    let mut kinds: Vec<bool> = (0..groups).map(|g| g < testing).collect();
+    shuffle(&mut kinds, rng);
+    let testing_ids: Vec<u64> = (0..groups).filter(|&g| kinds[g as usize]).collect();
+    let mut role = vec![ROLE_IDLE; (groups * w) as usize];
+    for (g, &is_test) in kinds.iter().enumerate() {
+        if !is_test && s.stress_ratio > 0 {
+            role[g * w as usize..(g + 1) * w as usize].fill(ROLE_STRESS);
+        }
+    }
+    // Free slots of each testing work-group, in random order.
+    let mut free: Vec<Vec<u64>> = testing_ids
+        .iter()
+        .map(|_| {
+            let mut v: Vec<u64> = (0..w).collect();
+            shuffle(&mut v, rng);
+            v
+        })
+        .collect();
+    // Units (instance, cta) in random order, each to a random testing work-group with room that holds no
+    // other cta of the same instance.
+    let mut units: Vec<(u64, usize)> = (0..n)
+        .flat_map(|k| (0..ctas.len()).map(move |c| (k, c)))
+        .collect();
+    shuffle(&mut units, rng);
+    let mut hosts: Vec<Vec<u64>> = vec![Vec::new(); testing_ids.len()];
+    for (k, c) in units {
+        let need = per_cta[c];
+        let start = rng.below(testing_ids.len() as u64) as usize;
+        let pick = (0..testing_ids.len())
+            .map(|i| (start + i) % testing_ids.len())
+            .find(|&i| free[i].len() as u64 >= need && !hosts[i].contains(&k))
+            .ok_or("the testing work-groups are full (internal sizing error)")?;
+        hosts[pick].push(k);
+        let g = testing_ids[pick];
+        for (t, _) in thread_cta.iter().enumerate().filter(|(_, &x)| x == c) {
+            let slot = free[pick].pop().expect("room was checked");
+            role[(g * w + slot) as usize] = (k * nt as u64 + t as u64) as u32;
+        }
+    }
+    // Location copies: instance k of location l at element slot[l][k] · (line / element size).
+    let slot: Vec<Vec<u64>> = (0..nloc)
+        .map(|_| {
+            let mut v: Vec<u64> = (0..n).collect();
+            shuffle(&mut v, rng);
+            v
+        })
+        .collect();
+    let observed_regs: Vec<(usize, usize, Reg)> = test
+        .condition
+        .observed
+        .iter()
+        .enumerate()
+        .filter_map(|(j, v)| match *v {
+            Var::Reg { thread, reg } => Some((j, thread, reg)),
+            Var::Loc(_) => None,
+        })
+        .collect();
+    let workload = kernel(test, s, n, groups, &role, &slot, &observed_regs);
+    Ok(Launch {
+        workload,
+        slot,
+        observed_regs,
+        instances: n,
+    })
+}
+
+/// Elements of location `l`'s type per slot.
+fn pad(test: &LitmusTest, l: usize) -> u64 {
+    SLOT_BYTES / test.locations[l].ty.width().bytes() as u64
+}
+
+/// The launch kernel: role dispatch, each thread's code with its instance's addresses, the epilogue
+/// that stores observed registers, and the stress loop.
+fn kernel(
+    test: &LitmusTest,
+    s: &LitmusSettings,
+    n: u64,
+    groups: u64,
+    role: &[u32],
+    slot: &[Vec<u64>],
+    observed_regs: &[(usize, usize, Reg)],
+) -> Workload {
+    let nloc = test.locations.len();
+    let nt = test.threads.len() as u64;
+    let nobs = observed_regs.len().max(1) as u64;
+    // Registers: location bases, then harness bases, then temporaries, then every thread's own.
+    let (r_role, r_slot, r_out, r_scratch) = (
+        nloc as Reg,
+        nloc as Reg + 1,
+        nloc as Reg + 2,
+        nloc as Reg + 3,
+    );
+    let tmp0 = nloc as Reg + 4;
+    let (gid, rl, t, k, c, a, v, i) = (
+        tmp0,
+        tmp0 + 1,
+        tmp0 + 2,
+        tmp0 + 3,
+        tmp0 + 4,
+        tmp0 + 5,
+        tmp0 + 6,
+        tmp0 + 7,
+    );
+    let mut base = tmp0 + 8;
+    let bases: Vec<Reg> = test
+        .threads
+        .iter()
+        .map(|th| {
+            let b = base;
+            base += th.regs.len() as Reg;
+            b
+        })
+        .collect();
+    let nregs = base as usize;
+    let (r, imm) = (Operand::Reg, Operand::Imm);
+    let at = |reg: Reg| Address {
+        base: r(reg),
+        offset: 0,
+    };
+    let mut code: Vec<Inst> = Vec::new();
+    let mut locs: Vec<SrcLoc> = Vec::new();
+    let head = test.threads.first().map(|th| th.loc).unwrap_or_default();
+    let push = |code: &mut Vec<Inst>, locs: &mut Vec<SrcLoc>, l: SrcLoc, inst: Inst| {
+        code.push(inst);
+        locs.push(l);
+    };
+    let alu = |op, ty, dst, a, b| Inst::Alu { op, ty, dst, a, b };
+    let word = |dst: Reg, base: Reg, index: Reg, shift: u64| {
+        [
+            alu(AluOp::Shl, Ty::U64, dst, r(index), imm(shift)),
+            alu(AluOp::Add, Ty::U64, dst, r(dst), r(base)),
+        ]
+    };
+    // Prologue: my role.
+    push(
+        &mut code,
+        &mut locs,
+        head,
+        Inst::ReadSpecial {
+            dst: gid,
+            which: Special::GlobalLinearId,
+        },
+    );
+    for inst in word(a, r_role, gid, 2) {
+        push(&mut code, &mut locs, head, inst);
+    }
+    let load = |dst, addr, ty| Inst::Load {
+        dst,
+        space: Space::Global,
+        addr,
+        ty,
+        ord: LoadOrd::Plain,
+        scope: Scope::Device,
+    };
+    push(&mut code, &mut locs, head, load(rl, at(a), Ty::U32));
+    let cmp = |dst, a, b| Inst::Cmp {
+        op: CmpOp::Eq,
+        ty: Ty::U32,
+        dst,
+        a,
+        b,
+    };
+    push(
+        &mut code,
+        &mut locs,
+        head,
+        cmp(c, r(rl), imm(ROLE_STRESS as u64)),
+    );
+    let stress_branch = code.len();
+    push(
+        &mut code,
+        &mut locs,
+        head,
+        Inst::Branch {
+            target: 0,
+            cond: Some((c, true)),
+        },
+    );
+    push(
+        &mut code,
+        &mut locs,
+        head,
+        cmp(c, r(rl), imm(ROLE_IDLE as u64)),
+    );
+    let idle_branch = code.len();
+    push(
+        &mut code,
+        &mut locs,
+        head,
+        Inst::Branch {
+            target: 0,
+            cond: Some((c, true)),
+        },
+    );
+    push(
+        &mut code,
+        &mut locs,
+        head,
+        alu(AluOp::Rem, Ty::U32, t, r(rl), imm(nt)),
+    );
+    push(
+        &mut code,
+        &mut locs,
+        head,
+        alu(AluOp::Div, Ty::U32, k, r(rl), imm(nt)),
+    );
+    let mut entry_branches = Vec::new();
+    for (ti, th) in test.threads.iter().enumerate() {
+        push(&mut code, &mut locs, th.loc, cmp(c, r(t), imm(ti as u64)));
+        entry_branches.push(code.len());
+        push(
+            &mut code,
+            &mut locs,
+            th.loc,
+            Inst::Branch {
+                target: 0,
+                cond: Some((c, true)),
+            },
+        );
+    }
+    let exit_at = code.len() as u32;
+    push(&mut code, &mut locs, head, Inst::Exit);
+    for (ti, th) in test.threads.iter().enumerate() {
+        let entry = code.len() as u32;
+        if let Inst::Branch { target, .. } = &mut code[entry_branches[ti]] {
+            *target = entry;
+        }
+        let b = bases[ti];
+        let l0 = th.loc;
+        // Addresses of this instance's copies: base + slot[l][k] · 128.
+        for &(l, reg) in &th.addr_regs {
+            push(
+                &mut code,
+                &mut locs,
+                l0,
+                alu(AluOp::Add, Ty::U32, v, r(k), imm(l as u64 * n)),
+            );
+            for inst in word(a, r_slot, v, 2) {
+                push(&mut code, &mut locs, l0, inst);
+            }
+            push(&mut code, &mut locs, l0, load(v, at(a), Ty::U32));
+            push(
+                &mut code,
+                &mut locs,
+                l0,
+                alu(AluOp::Mul, Ty::U64, b + reg, r(v), imm(SLOT_BYTES)),
+            );
+            push(
+                &mut code,
+                &mut locs,
+                l0,
+                alu(AluOp::Add, Ty::U64, b + reg, r(b + reg), r(l as Reg)),
+            );
+        }
+        for &(reg, init) in &th.reg_init {
+            let src =
+                match init {
+                    RegInit::Value(x) => imm(x as u64),
+                    RegInit::Address(l) => {
+                        let ar = th
+                            .addr_regs
+                            .iter()
+                            .find(|(x, _)| *x == l)
+                            .map(|&(_, ar)| ar);
+                        r(b + ar
+                            .expect("the parser gives every pointer location an address register"))
+                    }
+                };
+            push(&mut code, &mut locs, l0, Inst::Mov { dst: b + reg, src });
+        }
+        // The body; its exits and its end go to the epilogue.
+        let off = code.len() as u32;
+        let epilogue = off + th.insts.len() as u32;
+        for (inst, &iat) in th.insts.iter().zip(&th.locs) {
+            let moved = match inst {
+                Inst::Exit => Inst::Branch {
+                    target: epilogue,
+                    cond: None,
+                },
+                _ => relocate(inst, b, off),
+            };
+            push(&mut code, &mut locs, iat, moved);
+        }
+        let end = th.locs.last().copied().unwrap_or(th.loc);
+        for (j, &(_, thread, reg)) in observed_regs.iter().enumerate() {
+            if thread != ti {
+                continue;
+            }
+            push(
+                &mut code,
+                &mut locs,
+                end,
+                alu(AluOp::Mul, Ty::U32, v, r(k), imm(nobs)),
+            );
+            push(
+                &mut code,
+                &mut locs,
+                end,
+                alu(AluOp::Add, Ty::U32, v, r(v), imm(j as u64)),
+            );
+            for inst in word(a, r_out, v, 3) {
+                push(&mut code, &mut locs, end, inst);
+            }
+            push(
+                &mut code,
+                &mut locs,
+                end,
+                Inst::Store {
+                    space: Space::Global,
+                    addr: at(a),
+                    src: r(b + reg),
+                    ty: Ty::U64,
+                    ord: StoreOrd::Plain,
+                    scope: Scope::Device,
+                },
+            );
+        }
+        push(&mut code, &mut locs, end, Inst::Exit);
+    }
+    // Stress: a linear congruential walk over the scratch lines, load then store at each.
+    let stress_at = code.len() as u32;
+    let seed = |x: u64| imm(x);
+    push(
+        &mut code,
+        &mut locs,
+        head,
+        alu(AluOp::Mul, Ty::U32, v, r(gid), seed(2_654_435_761)),
+    );
+    push(
+        &mut code,
+        &mut locs,
+        head,
+        Inst::Mov {
+            dst: i,
+            src: imm(0),
+        },
+    );
+    let top = code.len() as u32;
+    for inst in [
+        alu(AluOp::Mul, Ty::U32, v, r(v), imm(1_664_525)),
+        alu(AluOp::Add, Ty::U32, v, r(v), imm(1_013_904_223)),
+        alu(AluOp::Shr, Ty::U32, t, r(v), imm(8)),
+        alu(AluOp::Rem, Ty::U32, t, r(t), imm(SCRATCH_WORDS)),
+        // Whole lines: the word index rounded to 32 words.
+        alu(AluOp::And, Ty::U32, t, r(t), imm(!31u32 as u64)),
+    ] {
+        push(&mut code, &mut locs, head, inst);
+    }
+    for inst in word(a, r_scratch, t, 2) {
+        push(&mut code, &mut locs, head, inst);
+    }
+    push(&mut code, &mut locs, head, load(c, at(a), Ty::U32));
+    push(
+        &mut code,
+        &mut locs,
+        head,
+        alu(AluOp::Add, Ty::U32, c, r(c), imm(1)),
+    );
+    push(
+        &mut code,
+        &mut locs,
+        head,
+        Inst::Store {
+            space: Space::Global,
+            addr: at(a),
+            src: r(c),
+            ty: Ty::U32,
+            ord: StoreOrd::Plain,
+            scope: Scope::Device,
+        },
+    );
+    push(
+        &mut code,
+        &mut locs,
+        head,
+        alu(AluOp::Add, Ty::U32, i, r(i), imm(1)),
+    );
+    push(
+        &mut code,
+        &mut locs,
+        head,
+        Inst::Cmp {
+            op: CmpOp::Lt,
+            ty: Ty::U32,
+            dst: c,
+            a: r(i),
+            b: imm(s.stress_iterations as u64),
+        },
+    );
+    push(
+        &mut code,
+        &mut locs,
+        head,
+        Inst::Branch {
+            target: top,
+            cond: Some((c, true)),
+        },
+    );
+    push(&mut code, &mut locs, head, Inst::Exit);
+    if let Inst::Branch { target, .. } = &mut code[stress_branch] {
+        *target = stress_at;
+    }
+    if let Inst::Branch { target, .. } = &mut code[idle_branch] {
+        *target = exit_at;
+    }
+    let mut reg_names: Vec<String> = test
+        .locations
+        .iter()
+        .map(|l| format!("&{}", l.name))
+        .collect();
+    for name in [
+        "$role", "$slot", "$out", "$scratch", "$gid", "$r", "$t", "$k", "$c", "$a", "$v", "$i",
+    ] {
+        reg_names.push(name.into());
+    }
+    for th in &test.threads {
+        reg_names.extend(th.regs.iter().map(|x| format!("{}:{}", th.name, x.name)));
+    }
+    debug_assert_eq!(reg_names.len(), nregs);
+    let mut buffers: Vec<Buffer> = test
+        .locations
+        .iter()
+        .enumerate()
+        .map(|(l, loc)| Buffer {
+            name: loc.name.clone(),
+            elem: loc.ty,
+            len: n * pad(test, l),
+            init: Init::Fill(match loc.ty.width() {
+                Width::B32 => loc.init as u64 & 0xFFFF_FFFF,
+                Width::B64 => loc.init as u64,
+            }),
+            loc: loc.loc,
+        })
+        .collect();
+    let internal = |name: &str, elem, len, init| Buffer {
+        name: name.into(),
+        elem,
+        len,
+        init,
+        loc: head,
+    };
+    buffers.push(internal(
+        "$role",
+        Ty::U32,
+        role.len() as u64,
+        Init::Values(role.iter().map(|&x| x as u64).collect()),
+    ));
+    buffers.push(internal(
+        "$slot",
+        Ty::U32,
+        (slot.len() as u64 * n).max(1),
+        Init::Values(slot.iter().flatten().copied().collect()),
+    ));
+    buffers.push(internal("$out", Ty::U64, n * nobs, Init::Zero));
+    buffers.push(internal("$scratch", Ty::U32, SCRATCH_WORDS, Init::Zero));
+    let params = buffers
+        .iter()
+        .enumerate()
+        .map(|(j, b)| Param {
+            name: b.name.clone(),
+            reg: j as Reg,
+            value: ParamValue::BufferAddr(b.name.clone()),
+        })
+        .collect();
+    Workload {
+        kernel: Kernel {
+            name: test.name.clone(),
+            file: test.file.clone(),
+            insts: code,
+            locs,
+            reg_names,
+            local_bytes: 0,
+        },
+        geometry: Geometry {
+            groups: [groups as u32, 1, 1],
+            group_size: [s.workgroup_size, 1, 1],
+        },
+        buffers,
+        params,
+        checks: vec![],
+        reports: vec![],
+        parameters: vec![],
+    }
+}
+
+/// Final states counted over every instance of every dispatch.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Counts {
+    pub instances: u64,
+    pub states: BTreeMap<Vec<i64>, u64>,
+}
+
+/// Runs `test` (already in its variant's form) on the adapter.
+pub fn run(gpu: &Gpu, test: &LitmusTest, s: &LitmusSettings) -> Result<Counts, GpuError> {
+    let mut counts = Counts::default();
+    let mut rng = SplitMix64::stream(s.seed, 0x6c69_746d);
+    let fail = |message: String| GpuError::Launch {
+        workload: format!("{} ({})", test.name, test.file),
+        message,
+    };
+    let mut prepared: Option<super::dispatch::Prepared> = None;
+    for _ in 0..s.dispatches.max(1) {
+        let l = launch(test, s, &mut rng).map_err(fail)?;
+        // Every dispatch has the same kernel and sizes: compile once, then only new contents.
+        let p = match prepared.as_mut() {
+            Some(p) => {
+                p.reload(&l.workload)?;
+                p
+            }
+            None => prepared.insert(gpu.prepare(&l.workload, wgsl::Options::default())?),
+        };
+        let out = p.run_once()?;
+        let nloc = test.locations.len();
+        let outbuf = &out.buffers[nloc + 2];
+        let nobs = l.observed_regs.len().max(1);
+        for k in 0..l.instances as usize {
+            let mut state = vec![0i64; test.condition.observed.len()];
+            for (j, &(idx, thread, reg)) in l.observed_regs.iter().enumerate() {
+                let raw = outbuf[k * nobs + j];
+                state[idx] = normalise(raw, test.threads[thread].regs[reg as usize].ty);
+            }
+            for (idx, v) in test.condition.observed.iter().enumerate() {
+                if let Var::Loc(loc) = *v {
+                    let e = l.slot[loc][k] * pad(test, loc);
+                    state[idx] = normalise(out.buffers[loc][e as usize], test.locations[loc].ty);
+                }
+            }
+            *counts.states.entry(state).or_default() += 1;
+        }
+        counts.instances += l.instances;
+    }
+    Ok(counts)
+}
+
+/// The measurement-file record of a run (or of why it did not run).
+pub fn result(
+    test: &LitmusTest,
+    variant: Variant,
+    outcome: Result<Counts, GpuError>,
+) -> LitmusResult {
+    let mut r = LitmusResult {
+        test: test.name.clone(),
+        file: test.file.clone(),
+        variant,
+        status: Status::Ok,
+        error: None,
+        instances: 0,
+        outcomes: vec![],
+    };
+    match outcome {
+        Ok(c) => {
+            r.instances = c.instances;
+            r.outcomes = c
+                .states
+                .iter()
+                .map(|(state, &count)| OutcomeCount {
+                    outcome: state_string(test, state),
+                    count,
+                    weak: test.condition.witness(state),
+                })
+                .collect();
+        }
+        Err(e) => {
+            r.status = match e {
+                GpuError::Translate(_) => Status::Untranslatable,
+                _ => Status::Failed,
+            };
+            r.error = Some(e.to_string());
+        }
+    }
+    r
+}
+
+/// `P1:r0=1; P1:r1=0; x=2;` as the litmus front end renders states.
+pub fn state_string(test: &LitmusTest, state: &[i64]) -> String {
+    (0..state.len())
+        .map(|i| {
+            format!(
+                "{}={};",
+                test.condition.var_name(i, &test.threads, &test.locations),
+                state[i]
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}

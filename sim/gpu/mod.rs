@@ -1,0 +1,61 @@
+//! The physical GPU: the same workloads the simulator runs, executed on a real adapter through wgpu,
+//! timed with timestamp queries, and compared with the simulator's predictions.
+//!
+//! | module | what it does |
+//! |---|---|
+//! | `adapter` | adapter discovery (`gpu list`), opening a device with the features the suite uses |
+//! | `wgsl` | IR → WGSL translation (what WGSL cannot express is rejected with its location) |
+//! | `dispatch` | dispatch + timing harness: timestamps around each pass, R repetitions, checked results |
+//! | `suite` | the measurement suite file (kernels of `workloads/`, parameter sweeps) |
+//! | `schema` | the measurement file `measure` writes and `compare` reads (versioned JSON) |
+//! | `measure` | `gpumemsim measure`: a suite on an adapter → measurement file |
+//! | `compare` | `gpumemsim compare`: the simulator's predictions beside a measurement file |
+//! | `litmus` | litmus tests on the adapter: many instances per dispatch, random placement, stress |
+//!
+//! Does not model anything: this is the measuring half. Its numbers come from the adapter.
+
+pub mod adapter;
+pub mod compare;
+pub mod dispatch;
+pub mod litmus;
+pub mod measure;
+pub mod schema;
+pub mod suite;
+pub mod wgsl;
+
+pub use adapter::{AdapterReport, Gpu};
+pub use wgsl::TranslateError;
+
+use thiserror::Error;
+
+/// Why something on the physical GPU did not give a number.
+#[derive(Debug, Error)]
+pub enum GpuError {
+    #[error("no adapter found: {}", adapter::INSTALL_HINT)]
+    NoAdapter,
+    #[error("--adapter {index}: there {} {count} adapter{} (see `gpumemsim gpu list`)",
+        if *count == 1 { "is" } else { "are" }, if *count == 1 { "" } else { "s" })]
+    BadAdapterIndex { index: usize, count: usize },
+    #[error("cannot open {adapter}: {message}")]
+    Device { adapter: String, message: String },
+    #[error("{adapter} has no timestamp queries (TIMESTAMP_QUERY), so it cannot time dispatches")]
+    NoTimestamps { adapter: String },
+    #[error(transparent)]
+    Translate(#[from] TranslateError),
+    #[error("{workload}: cannot launch: {message}")]
+    Launch { workload: String, message: String },
+    #[error("{workload}: the adapter rejected the shader: {message}")]
+    Shader { workload: String, message: String },
+    #[error("{workload}: dispatch failed: {message}")]
+    Dispatch { workload: String, message: String },
+    /// A run-time fault inside the kernel (the simulator's run-time errors, found on the GPU).
+    #[error("{0}")]
+    Fault(String),
+    /// The final memory failed one of the workload's checks.
+    #[error("{location}: check `{check}` failed on the GPU: {detail}")]
+    WrongResult {
+        location: String,
+        check: String,
+        detail: String,
+    },
+}

@@ -1,0 +1,349 @@
+//! The measurement file: what `gpumemsim measure` writes and `gpumemsim compare` reads.
+//!
+//! A JSON document, versioned (`schema`, `version`), self-describing: the adapter's identity and
+//! features, the date, the suite and its settings, the text of every kernel measured (so that `compare`
+//! simulates exactly what ran), and per benchmark case the kernel (path and a hash of its text), the
+//! parameter overrides and resolved parameters, the launch geometry, the timing summary, the checks and reported quantities, and what the translation
+//! emulated. A case that failed keeps its error and has no timing: a failure is never a number.
+//!
+//! Compatibility rule: a reader accepts exactly [`VERSION`]; any change to the meaning of a field bumps
+//! it; adding a field that older readers may ignore does not (unknown fields are ignored).
+
+use super::adapter::AdapterReport;
+use super::dispatch::Timing;
+use crate::machine::CheckOutcome;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+use thiserror::Error;
+
+/// The `schema` value of every measurement file.
+pub const SCHEMA: &str = "gpumemsim-measurement";
+/// The version this build writes and reads.
+pub const VERSION: u32 = 1;
+
+/// One measurement file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Measurement {
+    pub schema: String,
+    pub version: u32,
+    /// `gpumemsim X.Y.Z`.
+    pub tool: String,
+    /// UTC time the measurement started, `YYYY-MM-DDTHH:MM:SSZ`.
+    pub date: String,
+    pub adapter: AdapterReport,
+    /// Marked so that nobody mistakes a CPU adapter's timings for a GPU's.
+    pub cpu_adapter: bool,
+    pub timestamp_period_ns: f64,
+    /// The suite file, as given.
+    pub suite: String,
+    pub suite_name: String,
+    pub warmup: u32,
+    pub reps: u32,
+    /// Median time of an empty dispatch (one work-item that exits): the fixed cost of a timed pass,
+    /// which `compare` subtracts before comparing with the simulator (which has no launch overhead).
+    pub overhead_ns: Option<f64>,
+    /// The text of every kernel measured, by path: `compare` simulates exactly what ran.
+    pub kernels: BTreeMap<String, String>,
+    pub benchmarks: Vec<BenchResult>,
+    /// Slopes fitted over a swept parameter (latencies per operation).
+    pub derived: Vec<Derived>,
+    /// The harness settings the litmus tests ran with (`None`: the suite has no litmus tests).
+    pub litmus_settings: Option<super::litmus::LitmusSettings>,
+    /// The text of every litmus test run, by path.
+    pub litmus_tests: BTreeMap<String, String>,
+    pub litmus: Vec<LitmusResult>,
+}
+
+/// Whether a case gave a number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Ok,
+    /// Ran but faulted, failed a check, or the adapter reported an error.
+    Failed,
+    /// The translation rejected the kernel on this adapter.
+    Untranslatable,
+}
+
+/// One benchmark case: a kernel with one set of parameter values.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchResult {
+    /// Benchmark name in the suite.
+    pub bench: String,
+    /// Group for per-group error metrics: `atomic_latency`, `contention`, `load_latency`, ...
+    pub group: String,
+    /// `NAME=VALUE,...` of the swept parameters (unique within the benchmark).
+    pub case: String,
+    pub kernel: String,
+    /// FNV-1a 64 of the kernel's text, hex.
+    pub kernel_hash: String,
+    /// Every parameter override given to the kernel (fixed, swept and linked).
+    pub params: BTreeMap<String, i64>,
+    /// Every parameter of the kernel as resolved for this case (defaults and derived ones included).
+    pub resolved: BTreeMap<String, i64>,
+    pub groups: [u32; 3],
+    pub group_size: [u32; 3],
+    pub status: Status,
+    pub error: Option<String>,
+    pub timing: Option<Timing>,
+    pub checks: Vec<CheckOutcome>,
+    pub reports: Vec<(String, i64)>,
+    /// Instructions the translation emulated (compare-exchange loops).
+    pub emulated: Vec<String>,
+}
+
+impl BenchResult {
+    /// The stable key `bench[case]`.
+    pub fn key(&self) -> String {
+        format!("{}[{}]", self.bench, self.case)
+    }
+}
+
+/// A slope fitted over a swept parameter: ns per unit of `x` (e.g. per dependent atomic).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Derived {
+    /// `bench:x` plus the fixed values of the other swept parameters.
+    pub name: String,
+    pub bench: String,
+    pub group: String,
+    pub x: String,
+    /// The cases (keys) the fit used.
+    pub cases: Vec<String>,
+    pub slope_ns: f64,
+    pub intercept_ns: f64,
+    /// Coefficient of determination of the fit.
+    pub r2: f64,
+}
+
+/// Outcome counts of one litmus test variant on the adapter.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LitmusResult {
+    pub test: String,
+    pub file: String,
+    pub variant: super::litmus::Variant,
+    pub status: Status,
+    pub error: Option<String>,
+    /// Instances run in total (dispatches × instances per dispatch).
+    pub instances: u64,
+    pub outcomes: Vec<OutcomeCount>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OutcomeCount {
+    /// `P0:r0=1; P1:r1=0`-style rendering of the final registers and memory the test observes.
+    pub outcome: String,
+    pub count: u64,
+    /// Whether the outcome satisfies the test's `exists` condition (the weak outcome).
+    pub weak: bool,
+}
+
+/// Why a measurement file cannot be used.
+#[derive(Debug, Error)]
+pub enum SchemaError {
+    #[error("{file}: cannot read: {source}")]
+    Io {
+        file: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{file}:{line}:{column}: not a measurement file: {message}")]
+    Json {
+        file: String,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("{file}: schema = {found:?}: must be {SCHEMA:?}")]
+    Schema { file: String, found: String },
+    #[error("{file}: version = {found}: this build reads version {VERSION}")]
+    Version { file: String, found: u32 },
+    #[error("{file}: {message}")]
+    Invalid { file: String, message: String },
+}
+
+impl Measurement {
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).expect("measurements serialise");
+        s.push('\n');
+        s
+    }
+
+    /// Parses and checks a measurement file's text; `file` names it in errors.
+    pub fn parse(text: &str, file: &str) -> Result<Measurement, SchemaError> {
+        // Schema and version first, so that a file from another version says so instead of failing on
+        // a field it renamed.
+        #[derive(Deserialize)]
+        struct Head {
+            schema: Option<String>,
+            version: Option<u32>,
+        }
+        let json_err = |e: serde_json::Error| SchemaError::Json {
+            file: file.to_string(),
+            line: e.line(),
+            column: e.column(),
+            message: e.to_string(),
+        };
+        let head: Head = serde_json::from_str(text).map_err(json_err)?;
+        let schema = head.schema.unwrap_or_default();
+        if schema != SCHEMA {
+            return Err(SchemaError::Schema {
+                file: file.to_string(),
+                found: schema,
+            });
+        }
+        let version = head.version.unwrap_or(0);
+        if version != VERSION {
+            return Err(SchemaError::Version {
+                file: file.to_string(),
+                found: version,
+            });
+        }
+        let m: Measurement = serde_json::from_str(text).map_err(json_err)?;
+        m.check(file)?;
+        Ok(m)
+    }
+
+    /// Reads and checks a measurement file.
+    pub fn load(path: &Path) -> Result<Measurement, SchemaError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| SchemaError::Io {
+            file: file.clone(),
+            source,
+        })?;
+        Self::parse(&text, &file)
+    }
+
+    /// The invariants a reader relies on.
+    fn check(&self, file: &str) -> Result<(), SchemaError> {
+        let bad = |message: String| SchemaError::Invalid {
+            file: file.to_string(),
+            message,
+        };
+        let mut keys = std::collections::HashSet::new();
+        for (i, b) in self.benchmarks.iter().enumerate() {
+            let at = format!("benchmarks[{i}] ({})", b.key());
+            match self.kernels.get(&b.kernel) {
+                None => {
+                    return Err(bad(format!(
+                        "{at}: kernel {} is not in `kernels`",
+                        b.kernel
+                    )))
+                }
+                Some(text) if text_hash(text) != b.kernel_hash => {
+                    return Err(bad(format!(
+                        "{at}: kernel_hash {} does not match the text of {} in `kernels`",
+                        b.kernel_hash, b.kernel
+                    )))
+                }
+                Some(_) => {}
+            }
+            if !keys.insert(b.key()) {
+                return Err(bad(format!("{at}: duplicate case")));
+            }
+            match (b.status, &b.timing, &b.error) {
+                (Status::Ok, Some(t), None) => {
+                    if t.samples_ns.is_empty()
+                        || t.samples_ns.iter().any(|x| !x.is_finite() || *x < 0.0)
+                        || !(t.min_ns <= t.median_ns && t.median_ns <= t.max_ns)
+                    {
+                        return Err(bad(format!(
+                            "{at}: timing must have finite non-negative samples with min <= median <= max"
+                        )));
+                    }
+                    if let Some(c) = b.checks.iter().find(|c| !c.passed) {
+                        return Err(bad(format!(
+                            "{at}: status ok with failed check `{}`",
+                            c.text
+                        )));
+                    }
+                }
+                (Status::Ok, _, _) => {
+                    return Err(bad(format!("{at}: status ok needs a timing and no error")))
+                }
+                (_, None, Some(_)) => {}
+                (_, _, _) => {
+                    return Err(bad(format!(
+                        "{at}: a failed case has an error and no timing"
+                    )))
+                }
+            }
+        }
+        for (i, l) in self.litmus.iter().enumerate() {
+            if !self.litmus_tests.contains_key(&l.file) {
+                return Err(bad(format!(
+                    "litmus[{i}] ({}): test file {} is not in `litmus_tests`",
+                    l.test, l.file
+                )));
+            }
+            let sum: u64 = l.outcomes.iter().map(|o| o.count).sum();
+            if l.status == Status::Ok && sum != l.instances {
+                return Err(bad(format!(
+                    "litmus[{i}] ({} {}): outcome counts sum to {sum}, not the {} instances run",
+                    l.test,
+                    l.variant.name(),
+                    l.instances
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// FNV-1a 64 of a text, hex: a change detector for kernels (not a cryptographic hash).
+pub fn text_hash(text: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+/// The current UTC time as `YYYY-MM-DDTHH:MM:SSZ` (civil-from-days, proleptic Gregorian).
+pub fn utc_now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    utc_from_unix(secs)
+}
+
+pub fn utc_from_unix(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Howard Hinnant's days-to-civil algorithm.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + if m <= 2 { 1 } else { 0 };
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_render_in_utc() {
+        assert_eq!(utc_from_unix(0), "1970-01-01T00:00:00Z");
+        assert_eq!(utc_from_unix(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(utc_from_unix(1_767_225_599), "2025-12-31T23:59:59Z");
+    }
+
+    #[test]
+    fn text_hash_is_fnv1a() {
+        assert_eq!(text_hash(""), "cbf29ce484222325");
+        assert_eq!(text_hash("a"), "af63dc4c8601ec8c");
+    }
+}

@@ -1,0 +1,670 @@
+//! Race detection (`RunOptions::races`): data races and scope races in the simulated execution.
+//!
+//! Happens-before is tracked with a vector clock per thread (sparse: a thread's clock lists only the
+//! threads it has synchronised with), FastTrack style: every access is stamped with its thread's own
+//! clock value, a release snapshots the clock and then advances it.
+//! - program order: a thread's accesses are ordered by its own clock;
+//! - release/acquire: a release write (store, RMW, or a relaxed write after a release fence) adds
+//!   the writer's snapshot to the location's *sync clock*, keyed by the writer's scope instance; an
+//!   acquire read (load, RMW, or a relaxed read followed by an acquire fence) joins the entries that
+//!   are *morally strong* with it: each scope includes the other thread (PTX; DESIGN.md's vocabulary);
+//! - barriers: a work-group barrier joins the clocks of all threads arriving at it (a sub-group
+//!   barrier those of the warp);
+//! - seq_cst: fence.sc (and seq_cst accesses) are totally ordered per scope instance in the order the
+//!   machine performs them, which is part of PTX's causality order.
+//!
+//! A *race* is a pair of conflicting accesses (same location, different threads, at least one a
+//! write, RMWs count as writes) not ordered by happens-before that is not morally strong: a *data
+//! race* when at least one is plain, a *scope race* when both are atomic but a scope is too narrow.
+//! Each pair of instructions is reported once, with both instructions' `file:line:col` and threads.
+//!
+//! Deliberate approximations, all on the side of reporting fewer races, never more:
+//! - an acquire joins every release of the location issued before it completed, not only the one it
+//!   read from (the machine does not tag values with their writes), and a release never ends an
+//!   earlier release sequence;
+//! - a barrier orders all memory of its work-group, whatever spaces its flags name;
+//! - the shadow state keeps, per 4-byte word, the last write and the reads since it (FastTrack), so a
+//!   race with an older access that a later, ordered access superseded is not reported.
+//!
+//! The SM reports what happens as [`RaceEvent`]s in issue order (completion order for acquires); the
+//! machine applies them in event order. With detection off nothing is recorded.
+
+use super::api::{RaceAccess, RaceKind, RaceReport};
+use crate::ir::{Kernel, MemOrder, Scope, Space};
+use std::collections::{HashMap, HashSet};
+
+/// A sparse vector clock: (thread, clock) sorted by thread.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Vc(Vec<(u64, u32)>);
+
+impl Vc {
+    pub fn get(&self, t: u64) -> u32 {
+        match self.0.binary_search_by_key(&t, |e| e.0) {
+            Ok(i) => self.0[i].1,
+            Err(_) => 0,
+        }
+    }
+
+    pub fn set(&mut self, t: u64, c: u32) {
+        match self.0.binary_search_by_key(&t, |e| e.0) {
+            Ok(i) => self.0[i].1 = c,
+            Err(i) => self.0.insert(i, (t, c)),
+        }
+    }
+
+    pub fn join(&mut self, o: &Vc) {
+        if o.0.is_empty() {
+            return;
+        }
+        let mut out = Vec::with_capacity(self.0.len() + o.0.len());
+        let (mut i, mut j) = (0, 0);
+        while i < self.0.len() || j < o.0.len() {
+            match (self.0.get(i), o.0.get(j)) {
+                (Some(a), Some(b)) if a.0 == b.0 => {
+                    out.push((a.0, a.1.max(b.1)));
+                    i += 1;
+                    j += 1;
+                }
+                (Some(a), Some(b)) if a.0 < b.0 => {
+                    out.push(*a);
+                    i += 1;
+                }
+                (Some(a), None) => {
+                    out.push(*a);
+                    i += 1;
+                }
+                (_, Some(b)) => {
+                    out.push(*b);
+                    j += 1;
+                }
+                (None, None) => break,
+            }
+        }
+        self.0 = out;
+    }
+}
+
+/// What an access does to its location.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AccessKind {
+    Load,
+    Store,
+    Rmw,
+}
+
+/// An access as the SM issues it.
+#[derive(Debug, Clone, Copy)]
+pub struct Access {
+    pub tid: u64,
+    pub pc: u32,
+    pub space: Space,
+    pub addr: u64,
+    pub bytes: u32,
+    pub kind: AccessKind,
+    /// `None` for a plain access.
+    pub order: Option<MemOrder>,
+    /// The scope after narrowing (local memory is work_group).
+    pub scope: Scope,
+}
+
+/// What the SM reports, in the order it happens.
+#[derive(Debug, Clone)]
+pub enum RaceEvent {
+    /// A load, store or RMW issued (its release part included).
+    Access(Access),
+    /// An atomic read completed: `acquire` joins the sync clocks now; a relaxed one keeps them for a
+    /// later acquire fence.
+    ReadDone {
+        tid: u64,
+        space: Space,
+        addr: u64,
+        scope: Scope,
+        acquire: bool,
+    },
+    /// A fence issued.
+    Fence {
+        tid: u64,
+        acquire: bool,
+        release: bool,
+        seq_cst: bool,
+        scope: Scope,
+    },
+    /// A barrier released these threads together.
+    Barrier { tids: Vec<u64> },
+}
+
+/// The last access of a word by one thread, as the shadow state keeps it.
+#[derive(Debug, Clone, Copy)]
+struct Stamp {
+    tid: u64,
+    clock: u32,
+    pc: u32,
+    kind: AccessKind,
+    order: Option<MemOrder>,
+    scope: Scope,
+}
+
+#[derive(Default)]
+struct Shadow {
+    write: Option<Stamp>,
+    reads: Vec<Stamp>,
+}
+
+/// A release's contribution to a location's sync clock: the writer's warp and scope.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct SyncKey {
+    warp: u64,
+    scope: Scope,
+}
+
+/// Scope levels an acquire fence can have, for the pending clocks of relaxed reads.
+const LEVELS: [Scope; 4] = [
+    Scope::SubGroup,
+    Scope::WorkGroup,
+    Scope::Device,
+    Scope::System,
+];
+
+pub struct RaceDetector {
+    group_threads: u64,
+    ws: u64,
+    clocks: HashMap<u64, Vc>,
+    shadow: HashMap<u64, Shadow>,
+    sync: HashMap<u64, Vec<(SyncKey, Vc)>>,
+    /// Per thread: the clock of its last release fence and that fence's scope.
+    fence_rel: HashMap<u64, (Scope, Vc)>,
+    /// Per thread and fence level: what its relaxed reads could acquire.
+    pending: HashMap<u64, [Vc; 4]>,
+    /// seq_cst order per scope instance.
+    sc: HashMap<(Scope, u64), Vc>,
+    seen: HashSet<(RaceKind, u32, u32)>,
+    found: Vec<(RaceKind, u64, Stamp, Stamp)>,
+}
+
+/// At most this many distinct races are kept (the first ones in simulated time).
+const MAX_REPORTS: usize = 64;
+
+impl RaceDetector {
+    pub fn new(group_threads: u32, warp_size: u32) -> RaceDetector {
+        RaceDetector {
+            group_threads: group_threads.max(1) as u64,
+            ws: warp_size.max(1) as u64,
+            clocks: HashMap::new(),
+            shadow: HashMap::new(),
+            sync: HashMap::new(),
+            fence_rel: HashMap::new(),
+            pending: HashMap::new(),
+            sc: HashMap::new(),
+            seen: HashSet::new(),
+            found: Vec::new(),
+        }
+    }
+
+    fn group(&self, t: u64) -> u64 {
+        t / self.group_threads
+    }
+
+    /// Global warp id of thread `t`.
+    fn warp(&self, t: u64) -> u64 {
+        self.group(t) * self.group_threads.div_ceil(self.ws) + (t % self.group_threads) / self.ws
+    }
+
+    /// Whether `scope` taken by thread `a` includes thread `b`.
+    fn includes(&self, a: u64, scope: Scope, b: u64) -> bool {
+        match scope {
+            Scope::WorkItem => a == b,
+            Scope::SubGroup => self.warp(a) == self.warp(b),
+            Scope::WorkGroup => self.group(a) == self.group(b),
+            Scope::Device | Scope::System => true,
+        }
+    }
+
+    /// Both atomic, and each one's scope includes the other's thread (PTX "morally strong").
+    fn morally_strong(&self, x: &Stamp, y: &Stamp) -> bool {
+        x.order.is_some()
+            && y.order.is_some()
+            && self.includes(x.tid, x.scope, y.tid)
+            && self.includes(y.tid, y.scope, x.tid)
+    }
+
+    fn clock(&mut self, t: u64) -> &mut Vc {
+        self.clocks.entry(t).or_insert_with(|| {
+            let mut v = Vc::default();
+            v.set(t, 1);
+            v
+        })
+    }
+
+    fn own(&mut self, t: u64) -> u32 {
+        self.clock(t).get(t)
+    }
+
+    /// A release: snapshot the clock, then advance it so later accesses are not covered.
+    fn release_snapshot(&mut self, t: u64) -> Vc {
+        let c = self.clock(t);
+        let snap = c.clone();
+        let own = c.get(t);
+        c.set(t, own + 1);
+        snap
+    }
+
+    fn key(space: Space, group: u64, addr: u64) -> u64 {
+        match space {
+            Space::Global => addr & !3,
+            // One local memory per work-group: a separate address space per group.
+            Space::Local => (1 << 63) | (group << 32) | (addr & 0xFFFF_FFFC),
+        }
+    }
+
+    fn add_sync(&mut self, key: u64, warp: u64, scope: Scope, snap: &Vc) {
+        let entries = self.sync.entry(key).or_default();
+        let k = SyncKey { warp, scope };
+        match entries.iter_mut().find(|(x, _)| *x == k) {
+            Some((_, v)) => v.join(snap),
+            None => entries.push((k, snap.clone())),
+        }
+    }
+
+    /// The join of the sync clock entries of `key` that are morally strong with a read by `t` at
+    /// `scope`.
+    fn acquirable(&self, key: u64, t: u64, scope: Scope) -> Vc {
+        let mut out = Vc::default();
+        let gs = self.group_threads;
+        let wpg = gs.div_ceil(self.ws);
+        for (k, v) in self.sync.get(&key).into_iter().flatten() {
+            // A thread of the writer's warp stands for the writer (scopes are no narrower than a
+            // sub-group here: work-item releases never reach another thread).
+            let w = (k.warp / wpg) * gs + (k.warp % wpg) * self.ws;
+            if self.includes(w, k.scope, t) && self.includes(t, scope, w) {
+                out.join(v);
+            }
+        }
+        out
+    }
+
+    pub fn apply(&mut self, ev: RaceEvent) {
+        match ev {
+            RaceEvent::Access(a) => self.access(a),
+            RaceEvent::ReadDone {
+                tid,
+                space,
+                addr,
+                scope,
+                acquire,
+            } => {
+                let key = Self::key(space, self.group(tid), addr);
+                if acquire {
+                    let v = self.acquirable(key, tid, scope);
+                    self.clock(tid).join(&v);
+                } else {
+                    let per: Vec<Vc> = LEVELS
+                        .iter()
+                        .map(|&l| self.acquirable(key, tid, scope.min(l)))
+                        .collect();
+                    let p = self.pending.entry(tid).or_default();
+                    for (slot, v) in p.iter_mut().zip(per) {
+                        slot.join(&v);
+                    }
+                }
+            }
+            RaceEvent::Fence {
+                tid,
+                acquire,
+                release,
+                seq_cst,
+                scope,
+            } => {
+                if acquire {
+                    let i = LEVELS.iter().position(|&l| l >= scope).unwrap_or(3);
+                    if let Some(p) = self.pending.get(&tid) {
+                        let v = p[i].clone();
+                        self.clock(tid).join(&v);
+                    }
+                }
+                if seq_cst {
+                    self.sc_chain(tid, scope);
+                }
+                if release {
+                    let snap = self.release_snapshot(tid);
+                    self.fence_rel.insert(tid, (scope, snap));
+                }
+            }
+            RaceEvent::Barrier { tids } => {
+                let mut all = Vc::default();
+                for &t in &tids {
+                    let c = self.clock(t).clone();
+                    all.join(&c);
+                }
+                for &t in &tids {
+                    let c = self.clock(t);
+                    c.join(&all);
+                    let own = c.get(t);
+                    c.set(t, own + 1);
+                }
+            }
+        }
+    }
+
+    /// seq_cst operations of one scope instance are totally ordered in the order performed.
+    fn sc_chain(&mut self, t: u64, scope: Scope) {
+        let inst = match scope {
+            Scope::WorkItem => t,
+            Scope::SubGroup => self.warp(t),
+            Scope::WorkGroup => self.group(t),
+            Scope::Device | Scope::System => 0,
+        };
+        let k = (scope.max(Scope::SubGroup), inst);
+        let prev = self.sc.get(&k).cloned().unwrap_or_default();
+        let c = self.clock(t);
+        c.join(&prev);
+        let now = c.clone();
+        self.sc.insert(k, now);
+    }
+
+    fn access(&mut self, a: Access) {
+        let t = a.tid;
+        if a.order == Some(MemOrder::SeqCst) {
+            self.sc_chain(t, a.scope);
+        }
+        let clock = self.own(t);
+        let stamp = Stamp {
+            tid: t,
+            clock,
+            pc: a.pc,
+            kind: a.kind,
+            order: a.order,
+            scope: a.scope,
+        };
+        let group = self.group(t);
+        let words = a.bytes.div_ceil(4).max(1) as u64;
+        for wi in 0..words {
+            let key = Self::key(a.space, group, a.addr + 4 * wi);
+            self.check(key, a.addr, &stamp);
+        }
+        let key = Self::key(a.space, group, a.addr);
+        if matches!(a.kind, AccessKind::Store | AccessKind::Rmw) && a.order.is_some() {
+            let release = matches!(
+                a.order,
+                Some(MemOrder::Release | MemOrder::AcqRel | MemOrder::SeqCst)
+            );
+            let warp = self.warp(t);
+            if release {
+                let snap = self.release_snapshot(t);
+                self.add_sync(key, warp, a.scope, &snap);
+            } else if let Some((fs, snap)) = self.fence_rel.get(&t).cloned() {
+                // A relaxed write after a release fence carries the fence's release (C11/PTX
+                // fence-based synchronisation), at the narrower of the two scopes.
+                self.add_sync(key, warp, fs.min(a.scope), &snap);
+            }
+        }
+    }
+
+    /// Checks one word against its shadow state and records the access.
+    fn check(&mut self, key: u64, addr: u64, s: &Stamp) {
+        let vc = self.clocks.get(&s.tid).cloned().unwrap_or_default();
+        let sh = self.shadow.remove(&key).unwrap_or_default();
+        let ordered = |p: &Stamp| p.tid == s.tid || p.clock <= vc.get(p.tid);
+        let mut races: Vec<Stamp> = Vec::new();
+        if let Some(w) = &sh.write {
+            if !ordered(w) && !self.morally_strong(w, s) {
+                races.push(*w);
+            }
+        }
+        let is_write = s.kind != AccessKind::Load;
+        if is_write {
+            for r in &sh.reads {
+                if !ordered(r) && !self.morally_strong(r, s) {
+                    races.push(*r);
+                }
+            }
+        }
+        for p in races {
+            self.report(addr, p, *s);
+        }
+        let mut sh = sh;
+        if is_write {
+            sh.write = Some(*s);
+            sh.reads.clear();
+        } else {
+            match sh.reads.iter_mut().find(|r| r.tid == s.tid) {
+                Some(r) => *r = *s,
+                None => sh.reads.push(*s),
+            }
+        }
+        self.shadow.insert(key, sh);
+    }
+
+    fn report(&mut self, addr: u64, first: Stamp, second: Stamp) {
+        let kind = if first.order.is_none() || second.order.is_none() {
+            RaceKind::Data
+        } else {
+            RaceKind::Scope
+        };
+        if self.found.len() < MAX_REPORTS && self.seen.insert((kind, first.pc, second.pc)) {
+            self.found.push((kind, addr, first, second));
+        }
+    }
+
+    /// The races found, with instruction locations from `kernel`.
+    pub fn reports(&self, kernel: &Kernel) -> Vec<RaceReport> {
+        let access = |s: &Stamp| RaceAccess {
+            location: kernel.where_is(s.pc as usize),
+            thread: s.tid,
+            group: self.group(s.tid),
+            access: describe(s),
+            name: None,
+        };
+        self.found
+            .iter()
+            .map(|(kind, addr, a, b)| RaceReport {
+                kind: *kind,
+                address: *addr,
+                first: access(a),
+                second: access(b),
+            })
+            .collect()
+    }
+}
+
+fn describe(s: &Stamp) -> String {
+    let what = match s.kind {
+        AccessKind::Load => "load",
+        AccessKind::Store => "store",
+        AccessKind::Rmw => "rmw",
+    };
+    match s.order {
+        None => format!("plain {what}"),
+        Some(o) => format!("{} {what} at {} scope", o.name(), s.scope),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn acc(
+        tid: u64,
+        pc: u32,
+        kind: AccessKind,
+        order: Option<MemOrder>,
+        scope: Scope,
+    ) -> RaceEvent {
+        RaceEvent::Access(Access {
+            tid,
+            pc,
+            space: Space::Global,
+            addr: 0x1000,
+            bytes: 4,
+            kind,
+            order,
+            scope,
+        })
+    }
+
+    fn flag(tid: u64, pc: u32, kind: AccessKind, order: MemOrder, scope: Scope) -> RaceEvent {
+        RaceEvent::Access(Access {
+            tid,
+            pc,
+            space: Space::Global,
+            addr: 0x2000,
+            bytes: 4,
+            kind,
+            order: Some(order),
+            scope,
+        })
+    }
+
+    fn kinds(d: &RaceDetector) -> Vec<RaceKind> {
+        d.found.iter().map(|f| f.0).collect()
+    }
+
+    #[test]
+    fn vector_clock_join_is_pointwise_max() {
+        let mut a = Vc::default();
+        a.set(3, 2);
+        a.set(1, 5);
+        let mut b = Vc::default();
+        b.set(1, 4);
+        b.set(7, 1);
+        a.join(&b);
+        assert_eq!(a.0, vec![(1, 5), (3, 2), (7, 1)]);
+    }
+
+    #[test]
+    fn unsynchronised_plain_accesses_are_a_data_race() {
+        // Threads 0 and 40 (different work-groups of 32 threads).
+        let mut d = RaceDetector::new(32, 32);
+        d.apply(acc(0, 1, AccessKind::Store, None, Scope::Device));
+        d.apply(acc(40, 2, AccessKind::Load, None, Scope::Device));
+        assert_eq!(kinds(&d), vec![RaceKind::Data]);
+    }
+
+    #[test]
+    fn release_acquire_at_device_scope_orders_plain_accesses() {
+        let mut d = RaceDetector::new(32, 32);
+        d.apply(acc(0, 1, AccessKind::Store, None, Scope::Device));
+        d.apply(flag(
+            0,
+            2,
+            AccessKind::Store,
+            MemOrder::Release,
+            Scope::Device,
+        ));
+        d.apply(flag(
+            40,
+            3,
+            AccessKind::Load,
+            MemOrder::Acquire,
+            Scope::Device,
+        ));
+        d.apply(RaceEvent::ReadDone {
+            tid: 40,
+            space: Space::Global,
+            addr: 0x2000,
+            scope: Scope::Device,
+            acquire: true,
+        });
+        d.apply(acc(40, 4, AccessKind::Load, None, Scope::Device));
+        assert!(d.found.is_empty(), "{:?}", kinds(&d));
+    }
+
+    #[test]
+    fn work_group_scope_between_work_groups_is_a_scope_race_and_no_synchronisation() {
+        let mut d = RaceDetector::new(32, 32);
+        d.apply(acc(0, 1, AccessKind::Store, None, Scope::Device));
+        d.apply(flag(
+            0,
+            2,
+            AccessKind::Store,
+            MemOrder::Release,
+            Scope::WorkGroup,
+        ));
+        d.apply(flag(
+            40,
+            3,
+            AccessKind::Load,
+            MemOrder::Acquire,
+            Scope::WorkGroup,
+        ));
+        d.apply(RaceEvent::ReadDone {
+            tid: 40,
+            space: Space::Global,
+            addr: 0x2000,
+            scope: Scope::WorkGroup,
+            acquire: true,
+        });
+        d.apply(acc(40, 4, AccessKind::Load, None, Scope::Device));
+        assert_eq!(kinds(&d), vec![RaceKind::Scope, RaceKind::Data]);
+    }
+
+    #[test]
+    fn device_scope_atomics_never_race_and_barriers_order_a_work_group() {
+        let mut d = RaceDetector::new(32, 32);
+        for t in [0, 40, 70] {
+            d.apply(acc(
+                t,
+                1,
+                AccessKind::Rmw,
+                Some(MemOrder::Relaxed),
+                Scope::Device,
+            ));
+        }
+        assert!(d.found.is_empty());
+        let mut d = RaceDetector::new(64, 32);
+        d.apply(acc(3, 1, AccessKind::Store, None, Scope::Device));
+        d.apply(RaceEvent::Barrier {
+            tids: (0..64).collect(),
+        });
+        d.apply(acc(40, 2, AccessKind::Load, None, Scope::Device));
+        assert!(d.found.is_empty(), "threads 3 and 40 share the barrier");
+        d.apply(acc(70, 3, AccessKind::Load, None, Scope::Device));
+        assert_eq!(
+            kinds(&d),
+            vec![RaceKind::Data],
+            "thread 70 is in another group"
+        );
+    }
+
+    #[test]
+    fn fences_synchronise_relaxed_accesses() {
+        let mut d = RaceDetector::new(32, 32);
+        d.apply(acc(0, 1, AccessKind::Store, None, Scope::Device));
+        d.apply(RaceEvent::Fence {
+            tid: 0,
+            acquire: true,
+            release: true,
+            seq_cst: false,
+            scope: Scope::Device,
+        });
+        d.apply(flag(
+            0,
+            2,
+            AccessKind::Store,
+            MemOrder::Relaxed,
+            Scope::Device,
+        ));
+        d.apply(flag(
+            40,
+            3,
+            AccessKind::Load,
+            MemOrder::Relaxed,
+            Scope::Device,
+        ));
+        d.apply(RaceEvent::ReadDone {
+            tid: 40,
+            space: Space::Global,
+            addr: 0x2000,
+            scope: Scope::Device,
+            acquire: false,
+        });
+        d.apply(RaceEvent::Fence {
+            tid: 40,
+            acquire: true,
+            release: true,
+            seq_cst: false,
+            scope: Scope::Device,
+        });
+        d.apply(acc(40, 4, AccessKind::Load, None, Scope::Device));
+        assert!(d.found.is_empty(), "{:?}", kinds(&d));
+    }
+}

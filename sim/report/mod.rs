@@ -1,0 +1,19 @@
+//! Charts and reports: the plotting layer ([`plot`]; its SVG writer with embedded glyph outlines is
+//! [`svg`]), error metrics for simulated-versus-measured comparisons ([`metrics`]), and the offline
+//! HTML report writer ([`html`]).
+//!
+//! Everything here turns numbers into files; nothing here simulates. The sweep runner and the compare
+//! command build [`plot::Chart`]s from their results and hand them over:
+//!
+//! - [`plot::Chart::lines`] — one line per swept value (contention curves, any statistic against any
+//!   parameter), [`plot::Chart::scatter`] with an optional y = x line (simulated against measured),
+//!   [`plot::Chart::bars`] grouped or stacked (latency breakdowns, litmus outcome counts),
+//!   [`plot::Chart::histogram`];
+//! - axes: [`plot::Axis::linear`] / [`plot::Axis::log`] with a label and a unit;
+//! - output: [`plot::Chart::save`] writes `stem.png` and `stem.svg` atomically; [`plot::Chart::render`]
+//!   returns the bytes.
+
+pub mod html;
+pub mod metrics;
+pub mod plot;
+pub mod svg;

@@ -1,0 +1,362 @@
+//! Running a plan: the points of one shard, in parallel on a rayon pool, one result file per point.
+//!
+//! Guarantees, and how they hold:
+//! - *Identical to a serial run*: a point's result depends only on its config, job and seed (the machine
+//!   is deterministic); results are files named by point id, and every combined output is built from
+//!   them in plan order, never in completion order.
+//! - *Resumable, and killed midway loses nothing written*: each result is written with
+//!   [`crate::stats::write_atomic`] (temporary file + rename), so a point file is either whole or absent;
+//!   a rerun skips every point whose file exists and describes the same point.
+//! - *Shards*: `--shard I/N` takes the points whose plan index is `I mod N` (round robin, so that the
+//!   expensive points of one workload spread over all shards).
+//!
+//! A point is a kernel run on the machine or a litmus test run for its iterations (outcomes counted).
+//! A run that fails (simulation error, watchdog) is a result too: it is recorded with its message so
+//! that a rerun does not repeat it, and shows in the outputs with status `error`. A panic inside the
+//! simulator is caught and recorded the same way (it is a simulator bug, named as such).
+
+use super::plan::{Job, Plan, PointInfo};
+use super::SweepError;
+use crate::litmus;
+use crate::machine::{self, CheckOutcome};
+use crate::stats::Stat;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+/// `--shard I/N`: slice `I` (0-based) of `N`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    pub index: usize,
+    pub count: usize,
+}
+
+impl FromStr for Shard {
+    type Err = SweepError;
+    fn from_str(s: &str) -> Result<Shard, SweepError> {
+        let bad = |message: &str| SweepError::Shard {
+            arg: s.to_string(),
+            message: message.to_string(),
+        };
+        let (i, n) = s
+            .split_once('/')
+            .ok_or_else(|| bad("expected I/N, e.g. 0/8 (shards are numbered from 0)"))?;
+        let index: usize = i
+            .trim()
+            .parse()
+            .map_err(|_| bad("I must be a whole number"))?;
+        let count: usize = n
+            .trim()
+            .parse()
+            .map_err(|_| bad("N must be a whole number"))?;
+        if count == 0 {
+            return Err(bad("N must be at least 1"));
+        }
+        if index >= count {
+            return Err(bad(&format!(
+                "I must be below N (shards are numbered 0 to {})",
+                count - 1
+            )));
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+impl Shard {
+    pub fn owns(&self, point_index: usize) -> bool {
+        point_index % self.count == self.index
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ExecOptions {
+    /// Worker threads; `None`: one per core.
+    pub jobs: Option<usize>,
+    pub shard: Option<Shard>,
+}
+
+/// What one point produced: the file `points/ID.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PointResult {
+    pub point: PointInfo,
+    pub outcome: Outcome,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum Outcome {
+    /// The run completed (its checks may still have failed).
+    Ok {
+        stats: Vec<Stat>,
+        reports: Vec<(String, i64)>,
+        checks: Vec<CheckOutcome>,
+        /// A litmus test's final states with their counts (empty for a kernel).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        states: Vec<StateCount>,
+    },
+    /// The run stopped with an error.
+    Error { error: String },
+}
+
+impl Outcome {
+    /// `ok`, `check_failed` or `error`.
+    pub fn status(&self) -> &'static str {
+        match self {
+            Outcome::Ok { checks, .. } if checks.iter().all(|c| c.passed) => "ok",
+            Outcome::Ok { .. } => "check_failed",
+            Outcome::Error { .. } => "error",
+        }
+    }
+}
+
+/// One final state of a litmus test and how often it was observed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StateCount {
+    /// `P0:r0=0; P1:r0=0;`
+    pub state: String,
+    pub count: u64,
+    /// A witness of the test's condition (the outcome the test asks about).
+    pub witness: bool,
+}
+
+/// Told about progress; the CLI draws a bar with it. Called from worker threads.
+pub trait Progress: Sync {
+    /// Before the first point runs: how many will run, how many were already done.
+    fn start(&self, to_run: usize, already_done: usize);
+    fn finished(&self, point: &PointInfo, outcome: &Outcome);
+}
+
+/// Reports nothing.
+pub struct Silent;
+
+impl Progress for Silent {
+    fn start(&self, _: usize, _: usize) {}
+    fn finished(&self, _: &PointInfo, _: &Outcome) {}
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecSummary {
+    /// Points of this shard (all points without `--shard`).
+    pub selected: usize,
+    /// Of those, already done before this run.
+    pub already_done: usize,
+    /// Run now.
+    pub ran: usize,
+    /// Run now and failed (status `error`).
+    pub failed: usize,
+    /// Every point of the plan, in any shard, has its result in the output folder.
+    pub complete: bool,
+}
+
+pub const MANIFEST: &str = "sweep.json";
+pub const POINTS: &str = "points";
+
+pub fn point_path(out: &Path, id: &str) -> PathBuf {
+    out.join(POINTS).join(format!("{id}.json"))
+}
+
+pub(crate) fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> SweepError + '_ {
+    move |source| SweepError::Io {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+/// The result stored for `info`, if its file exists, parses and describes this very point. A file
+/// that does not parse cannot come from this tool's atomic writes; it is treated as absent (rerun).
+pub fn read_point(out: &Path, info: &PointInfo) -> Option<PointResult> {
+    let text = std::fs::read_to_string(point_path(out, &info.id)).ok()?;
+    let r: PointResult = serde_json::from_str(&text).ok()?;
+    (r.point == *info).then_some(r)
+}
+
+/// Runs one point of the plan.
+pub fn run_point(plan: &Plan, index: usize) -> PointResult {
+    let info = &plan.manifest.points[index];
+    let (cfg, job) = &plan.runs[index];
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match job.as_ref() {
+        Job::Kernel(w) => {
+            let opts = machine::RunOptions {
+                seed: info.seed,
+                ..Default::default()
+            };
+            match machine::run(cfg, w, &opts) {
+                Ok(r) => Outcome::Ok {
+                    stats: r.stats.rows,
+                    reports: r.reports,
+                    checks: r.checks,
+                    states: vec![],
+                },
+                Err(e) => Outcome::Error {
+                    error: e.to_string(),
+                },
+            }
+        }
+        Job::Litmus(l) => {
+            let opts = litmus::LitmusOptions {
+                iterations: l.iterations,
+                seed: info.seed,
+                races: false,
+                instances: l.instances,
+                // Launches spread over the cores the sweep leaves idle; the counts do not depend on it.
+                parallel: true,
+            };
+            match litmus::run(&l.test, cfg, &opts) {
+                Ok(r) => litmus_outcome(&r),
+                Err(e) => Outcome::Error {
+                    error: e.to_string(),
+                },
+            }
+        }
+    }))
+    .unwrap_or_else(|p| Outcome::Error {
+        error: format!(
+            "simulator panicked (a bug; please report it with this point): {}",
+            p.downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| p.downcast_ref::<&str>().copied())
+                .unwrap_or("no message")
+        ),
+    });
+    PointResult {
+        point: info.clone(),
+        outcome,
+    }
+}
+
+/// A litmus result as a point's outcome: statistics at location `litmus`, one check when the test
+/// declares its witness forbidden (observing it is a soundness bug), and the states with their counts.
+/// A required witness that never appeared is a statistic, not a failure: a sweep that shrinks the
+/// store buffer expects exactly that.
+fn litmus_outcome(r: &litmus::LitmusResult) -> Outcome {
+    let mut s = crate::stats::Stats::default();
+    let n = r.iterations.max(1) as f64;
+    s.push("litmus", "iterations", r.iterations as f64, "runs");
+    s.push("litmus", "launches", r.launches as f64, "launches");
+    s.push("litmus", "witnesses", r.witnesses as f64, "runs");
+    s.push("litmus", "witness_rate", r.witnesses as f64 / n, "fraction");
+    s.push("litmus", "prop_true", r.prop_true as f64, "runs");
+    s.push("litmus", "states", r.outcomes.len() as f64, "states");
+    let required_missing = r.check() == litmus::CheckStatus::RequiredMissing;
+    s.push(
+        "litmus",
+        "required_missing",
+        required_missing as u8 as f64,
+        "flag",
+    );
+    let checks = match r.expectation {
+        Some(e) if e.expect == litmus::Expect::Forbidden => vec![CheckOutcome {
+            text: format!("forbidden witness of `{}` never observed", r.condition),
+            location: r.file.clone(),
+            passed: r.witnesses == 0,
+            detail: (r.witnesses > 0).then(|| format!("observed in {} runs", r.witnesses)),
+        }],
+        _ => vec![],
+    };
+    Outcome::Ok {
+        stats: s.rows,
+        reports: vec![],
+        checks,
+        states: r
+            .outcomes
+            .iter()
+            .map(|o| StateCount {
+                state: r.state_string(&o.values),
+                count: o.count,
+                witness: o.witness,
+            })
+            .collect(),
+    }
+}
+
+fn write_point(out: &Path, r: &PointResult) -> Result<(), SweepError> {
+    let path = point_path(out, &r.point.id);
+    let text = serde_json::to_string(r).map_err(|e| SweepError::Output {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })?;
+    crate::stats::write_atomic(&path, text.as_bytes()).map_err(io_err(&path))
+}
+
+/// Writes the manifest into `out` (creating the folder); a manifest already there is replaced.
+pub fn write_manifest(out: &Path, plan_manifest: &super::plan::Manifest) -> Result<(), SweepError> {
+    let points = out.join(POINTS);
+    std::fs::create_dir_all(&points).map_err(io_err(&points))?;
+    let path = out.join(MANIFEST);
+    let text = serde_json::to_string_pretty(plan_manifest).map_err(|e| SweepError::Output {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })?;
+    crate::stats::write_atomic(&path, text.as_bytes()).map_err(io_err(&path))
+}
+
+/// Runs the points of `opts.shard` that have no result in `out` yet. Before the parallel part, one
+/// point's statistics (a stored one, or the first pending point, run alone) are checked against the
+/// charts' column names, so that a misspelt statistic stops the sweep within one point.
+pub fn execute(
+    plan: &Plan,
+    out: &Path,
+    opts: &ExecOptions,
+    progress: &dyn Progress,
+) -> Result<ExecSummary, SweepError> {
+    write_manifest(out, &plan.manifest)?;
+    let points = &plan.manifest.points;
+    let selected: Vec<usize> = (0..points.len())
+        .filter(|&i| opts.shard.is_none_or(|s| s.owns(i)))
+        .collect();
+    let mut sample: Option<PointResult> = None;
+    let mut pending = Vec::new();
+    for &i in &selected {
+        match read_point(out, &points[i]) {
+            Some(r) => {
+                if sample.is_none() {
+                    sample = Some(r);
+                }
+            }
+            None => pending.push(i),
+        }
+    }
+    let already_done = selected.len() - pending.len();
+    progress.start(pending.len(), already_done);
+
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.jobs.unwrap_or(0))
+        .build()
+        .map_err(|e| SweepError::Plan(format!("cannot start worker threads: {e}")))?;
+    let run_one = |i: usize| -> Result<bool, SweepError> {
+        let r = run_point(plan, i);
+        write_point(out, &r)?;
+        progress.finished(&r.point, &r.outcome);
+        Ok(matches!(r.outcome, Outcome::Error { .. }))
+    };
+
+    let mut failed = 0;
+    let mut rest: &[usize] = &pending;
+    if !plan.manifest.charts.is_empty() {
+        if sample.is_none() {
+            if let Some((&first, tail)) = pending.split_first() {
+                failed += pool.install(|| run_one(first))? as usize;
+                sample = read_point(out, &points[first]);
+                rest = tail;
+            }
+        }
+        if let Some(s) = &sample {
+            super::charts::check_columns(&plan.manifest, s, &plan.report_names())?;
+        }
+    }
+    let flags: Vec<bool> = pool.install(|| {
+        rest.par_iter()
+            .map(|&i| run_one(i))
+            .collect::<Result<Vec<bool>, SweepError>>()
+    })?;
+    failed += flags.iter().filter(|f| **f).count();
+    let complete = points.iter().all(|p| point_path(out, &p.id).is_file());
+    Ok(ExecSummary {
+        selected: selected.len(),
+        already_done,
+        ran: pending.len(),
+        failed,
+        complete,
+    })
+}

@@ -1,0 +1,378 @@
+//! Combined outputs: one row per point (parameters and every statistic) as `results.csv` and
+//! `results.json`, built from the manifest and the point files; and `sweep merge`, which gathers shard
+//! folders into one folder and combines it exactly as a single run would.
+//!
+//! Columns: `point, workload, seed`, the parameter columns (config key paths, then workload
+//! parameters), `status` (`ok`, `check_failed`, `error`), `error`, `checks_failed`, then every statistic
+//! as `location.metric` in order of first appearance over the rows, then reported quantities as
+//! `report.NAME`, then a litmus test's final states as `outcome: P0:r0=0; P1:r0=0;` (runs that ended
+//! in that state). A cell a row does not have (a parameter of another workload, statistics of a failed
+//! run) is empty in CSV and absent in JSON. Units are in `results.json` (`columns[].unit`).
+
+use super::exec::{self, point_path, read_point, Outcome, PointResult, StateCount, MANIFEST};
+use super::plan::{Manifest, Value, META_COLUMNS};
+use super::SweepError;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ColumnKind {
+    /// point, workload, seed
+    Meta,
+    /// A swept config key path or workload parameter.
+    Param,
+    /// status, error, checks_failed
+    Outcome,
+    Stat,
+    Report,
+    /// A litmus test's final state: how many runs ended in it.
+    State,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Column {
+    pub name: String,
+    pub unit: String,
+    pub kind: ColumnKind,
+}
+
+/// The combined results in memory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    pub columns: Vec<Column>,
+    /// One per point, in plan order; aligned with `columns`.
+    pub rows: Vec<Vec<Option<Value>>>,
+    /// Per row, a litmus test's final states (empty for kernels), for outcome charts.
+    pub states: Vec<Vec<StateCount>>,
+    index: HashMap<String, usize>,
+}
+
+impl Table {
+    /// Builds the table from the manifest and each point's result (same order as the manifest).
+    pub fn build(m: &Manifest, results: &[PointResult]) -> Table {
+        let mut columns: Vec<Column> = META_COLUMNS
+            .iter()
+            .map(|n| Column {
+                name: n.to_string(),
+                unit: String::new(),
+                kind: ColumnKind::Meta,
+            })
+            .collect();
+        columns.extend(m.columns.iter().map(|n| Column {
+            name: n.clone(),
+            unit: String::new(),
+            kind: ColumnKind::Param,
+        }));
+        for n in ["status", "error", "checks_failed"] {
+            columns.push(Column {
+                name: n.into(),
+                unit: if n == "checks_failed" { "checks" } else { "" }.into(),
+                kind: ColumnKind::Outcome,
+            });
+        }
+        let mut index: HashMap<String, usize> = columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.name.clone(), i))
+            .collect();
+        let mut reports: Vec<String> = Vec::new();
+        let mut states: Vec<String> = Vec::new();
+        for r in results {
+            if let Outcome::Ok {
+                stats,
+                reports: q,
+                states: st,
+                ..
+            } = &r.outcome
+            {
+                for c in st {
+                    let name = state_column(&c.state);
+                    if !states.contains(&name) {
+                        states.push(name);
+                    }
+                }
+                for s in stats {
+                    let name = format!("{}.{}", s.location, s.metric);
+                    if !index.contains_key(&name) {
+                        index.insert(name.clone(), columns.len());
+                        columns.push(Column {
+                            name,
+                            unit: s.unit.clone(),
+                            kind: ColumnKind::Stat,
+                        });
+                    }
+                }
+                for (n, _) in q {
+                    let name = format!("report.{n}");
+                    if !reports.contains(&name) {
+                        reports.push(name);
+                    }
+                }
+            }
+        }
+        for (names, kind, unit) in [
+            (reports, ColumnKind::Report, ""),
+            (states, ColumnKind::State, "runs"),
+        ] {
+            for name in names {
+                if !index.contains_key(&name) {
+                    index.insert(name.clone(), columns.len());
+                    columns.push(Column {
+                        name,
+                        unit: unit.into(),
+                        kind,
+                    });
+                }
+            }
+        }
+        let rows = results
+            .iter()
+            .map(|r| {
+                let mut row: Vec<Option<Value>> = vec![None; columns.len()];
+                let mut set = |name: &str, v: Value| row[index[name]] = Some(v);
+                set("point", Value::Str(r.point.id.clone()));
+                set("workload", Value::Str(r.point.workload.clone()));
+                set("seed", Value::Int(r.point.seed as i64));
+                for (k, v) in &r.point.params {
+                    set(k, v.clone());
+                }
+                set("status", Value::Str(r.outcome.status().into()));
+                match &r.outcome {
+                    Outcome::Ok {
+                        stats,
+                        reports,
+                        checks,
+                        states,
+                    } => {
+                        for c in states {
+                            set(&state_column(&c.state), Value::Int(c.count as i64));
+                        }
+                        set(
+                            "checks_failed",
+                            Value::Int(checks.iter().filter(|c| !c.passed).count() as i64),
+                        );
+                        for s in stats {
+                            set(
+                                &format!("{}.{}", s.location, s.metric),
+                                Value::Float(s.value),
+                            );
+                        }
+                        for (n, v) in reports {
+                            set(&format!("report.{n}"), Value::Int(*v));
+                        }
+                    }
+                    Outcome::Error { error } => set("error", Value::Str(error.clone())),
+                }
+                row
+            })
+            .collect();
+        let states = results
+            .iter()
+            .map(|r| match &r.outcome {
+                Outcome::Ok { states, .. } => states.clone(),
+                Outcome::Error { .. } => vec![],
+            })
+            .collect();
+        Table {
+            columns,
+            rows,
+            states,
+            index,
+        }
+    }
+
+    pub fn column(&self, name: &str) -> Option<&Column> {
+        self.index.get(name).map(|&i| &self.columns[i])
+    }
+
+    /// The cell of `row` in column `name`.
+    pub fn get(&self, row: usize, name: &str) -> Option<&Value> {
+        self.index
+            .get(name)
+            .and_then(|&i| self.rows[row][i].as_ref())
+    }
+
+    pub fn to_csv(&self) -> String {
+        let mut s = String::new();
+        let header: Vec<String> = self
+            .columns
+            .iter()
+            .map(|c| crate::stats::csv_field(&c.name))
+            .collect();
+        let _ = writeln!(s, "{}", header.join(","));
+        for row in &self.rows {
+            let cells: Vec<String> = row
+                .iter()
+                .map(|v| {
+                    v.as_ref()
+                        .map(|v| crate::stats::csv_field(&v.to_string()))
+                        .unwrap_or_default()
+                })
+                .collect();
+            let _ = writeln!(s, "{}", cells.join(","));
+        }
+        s
+    }
+
+    /// `{"sweep": NAME, "columns": [{name, unit, kind}], "rows": [[cell, ...], ...]}`: each row an array
+    /// aligned with `columns` (`null` where a run has no value), one row per line.
+    pub fn to_json(&self, sweep: &str) -> String {
+        let cell = |v: &Option<Value>| match v {
+            None => serde_json::Value::Null,
+            Some(Value::Bool(b)) => serde_json::Value::Bool(*b),
+            Some(Value::Int(i)) => serde_json::Value::from(*i),
+            // Non-finite statistics have no JSON number: null.
+            Some(Value::Float(f)) => serde_json::Number::from_f64(*f)
+                .map(serde_json::Value::Number)
+                .unwrap_or(serde_json::Value::Null),
+            Some(Value::Str(s)) => serde_json::Value::String(s.clone()),
+        };
+        let mut s = String::from("{\n");
+        let _ = writeln!(s, "\"sweep\": {},", compact(&sweep));
+        let _ = writeln!(s, "\"columns\": [");
+        for (i, c) in self.columns.iter().enumerate() {
+            let sep = if i + 1 < self.columns.len() { "," } else { "" };
+            let _ = writeln!(s, "  {}{sep}", compact(c));
+        }
+        let _ = writeln!(s, "],\n\"rows\": [");
+        for (i, row) in self.rows.iter().enumerate() {
+            let cells: Vec<serde_json::Value> = row.iter().map(cell).collect();
+            let sep = if i + 1 < self.rows.len() { "," } else { "" };
+            let _ = writeln!(s, "  {}{sep}", compact(&cells));
+        }
+        s.push_str("]\n}\n");
+        s
+    }
+}
+
+/// Compact JSON of plain data (which cannot fail to serialise).
+fn compact<T: Serialize>(v: &T) -> String {
+    serde_json::to_string(v).unwrap_or_default()
+}
+
+/// The column of a litmus final state: `outcome: P0:r0=0; P1:r0=0;`.
+fn state_column(state: &str) -> String {
+    format!("outcome: {state}")
+}
+
+pub const RESULTS_CSV: &str = "results.csv";
+pub const RESULTS_JSON: &str = "results.json";
+
+pub fn read_manifest(dir: &Path) -> Result<Manifest, SweepError> {
+    let path = dir.join(MANIFEST);
+    let text = std::fs::read_to_string(&path).map_err(|e| SweepError::Output {
+        path: path.display().to_string(),
+        message: format!(
+            "cannot read ({e}); is {} a sweep output folder?",
+            dir.display()
+        ),
+    })?;
+    serde_json::from_str(&text).map_err(|e| SweepError::Output {
+        path: path.display().to_string(),
+        message: format!("not a sweep manifest of this gpumemsim version: {e}"),
+    })
+}
+
+/// Reads every point's result from `dir`; all must be present.
+pub fn load_results(dir: &Path, m: &Manifest) -> Result<Vec<PointResult>, SweepError> {
+    let mut out = Vec::with_capacity(m.points.len());
+    let mut missing = Vec::new();
+    for p in &m.points {
+        match read_point(dir, p) {
+            Some(r) => out.push(r),
+            None => missing.push(p),
+        }
+    }
+    if let Some(first) = missing.first() {
+        return Err(SweepError::Output {
+            path: dir.display().to_string(),
+            message: format!(
+                "{} of {} points have no result yet (first: {} {} seed {}); run the remaining \
+                 shards, or merge the folders that hold them",
+                missing.len(),
+                m.points.len(),
+                first.workload,
+                describe(first),
+                first.seed
+            ),
+        });
+    }
+    Ok(out)
+}
+
+fn describe(p: &super::plan::PointInfo) -> String {
+    p.params
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Writes `results.csv` and `results.json` into `dir` from its manifest and point files, and returns
+/// the table (for the report).
+pub fn combine(dir: &Path) -> Result<(Manifest, Table), SweepError> {
+    let m = read_manifest(dir)?;
+    let results = load_results(dir, &m)?;
+    let table = Table::build(&m, &results);
+    for (name, text) in [
+        (RESULTS_CSV, table.to_csv()),
+        (RESULTS_JSON, table.to_json(&m.name)),
+    ] {
+        let path = dir.join(name);
+        crate::stats::write_atomic(&path, text.as_bytes()).map_err(exec::io_err(&path))?;
+    }
+    Ok((m, table))
+}
+
+/// Gathers the point files of shard folders `dirs` into `out` (which may be one of them) and combines
+/// them there. All folders must hold the same sweep; a point found in two folders with different
+/// results is an error (the runs were not deterministic, or their inputs differed).
+pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<(Manifest, Table), SweepError> {
+    let (first, rest) = dirs
+        .split_first()
+        .ok_or_else(|| SweepError::Plan("sweep merge needs at least one folder".into()))?;
+    let m = read_manifest(first)?;
+    for d in rest {
+        if read_manifest(d)? != m {
+            return Err(SweepError::Output {
+                path: d.join(MANIFEST).display().to_string(),
+                message: format!(
+                    "holds a different sweep than {} (the spec or its inputs differ)",
+                    first.join(MANIFEST).display()
+                ),
+            });
+        }
+    }
+    exec::write_manifest(out, &m)?;
+    for p in &m.points {
+        let mut found: Option<(PathBuf, PointResult)> = None;
+        for d in dirs {
+            if let Some(r) = read_point(d, p) {
+                match &found {
+                    Some((other, prev)) if *prev != r => {
+                        return Err(SweepError::Output {
+                            path: point_path(d, &p.id).display().to_string(),
+                            message: format!(
+                                "differs from {} for the same point",
+                                point_path(other, &p.id).display()
+                            ),
+                        })
+                    }
+                    Some(_) => {}
+                    None => found = Some((d.clone(), r)),
+                }
+            }
+        }
+        if let Some((src, _)) = found {
+            let (from, to) = (point_path(&src, &p.id), point_path(out, &p.id));
+            if from != to {
+                let bytes = std::fs::read(&from).map_err(exec::io_err(&from))?;
+                crate::stats::write_atomic(&to, &bytes).map_err(exec::io_err(&to))?;
+            }
+        }
+    }
+    combine(out)
+}
