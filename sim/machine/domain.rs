@@ -20,7 +20,7 @@ use super::memory::GlobalMemory;
 use super::msg::*;
 use super::sm::{Sm, SmNotices};
 use super::xbar::SinkPort;
-use crate::engine::{EventQueue, Time};
+use crate::engine::{EventQueue, PastEvent, Time};
 use crate::rng::SplitMix64;
 
 /// An SM with its L1.
@@ -36,6 +36,9 @@ pub struct SmDomain {
     pub rng: SplitMix64,
     /// The receiving side of this SM's response port.
     pub sink: SinkPort,
+    /// Crossbar messages for this domain, put here at the barrier in (sending domain, order sent)
+    /// order and received by [`SmDomain::receive_mail`].
+    pub inbox: Vec<Outgoing>,
     /// What the SM reported during the window, with when: finished groups, exits, errors.
     pub notices: Vec<(Time, SmNotices)>,
     /// Forward progress counted by the SM (lanes exited, barriers released, ...).
@@ -63,6 +66,8 @@ pub struct PartDomain {
     pub rng: SplitMix64,
     /// The receiving side of each slice's request port.
     pub sinks: Vec<SinkPort>,
+    /// Crossbar messages for these slices, as in [`SmDomain::inbox`].
+    pub inbox: Vec<Outgoing>,
 }
 
 /// A domain with work in the current window.
@@ -78,6 +83,19 @@ impl Work<'_> {
             Work::Part(d) => d.run_until(end),
         }
     }
+
+    pub fn receive_mail(&mut self, end: Time) -> Result<(), PastEvent> {
+        match self {
+            Work::Sm(d) => d.receive_mail(end),
+            Work::Part(d) => d.receive_mail(end),
+        }
+    }
+}
+
+/// Sorts an inbox filled in (sending domain, order sent) order into the barrier's delivery order
+/// (arrival time, sending domain, order sent): a stable sort by arrival.
+fn delivery_order(inbox: &mut [Outgoing]) {
+    inbox.sort_by_key(|o| o.transit.arrive);
 }
 
 macro_rules! dctx {
@@ -158,6 +176,18 @@ impl SmDomain {
         }
     }
 
+    /// Receives the window's crossbar messages (the barrier's delivery, see `gpu.rs`): each port
+    /// decides its contention in delivery order; `end` is the window's end.
+    pub fn receive_mail(&mut self, end: Time) -> Result<(), PastEvent> {
+        delivery_order(&mut self.inbox);
+        for o in self.inbox.drain(..) {
+            let t = self.sink.receive(o.transit, o.src as usize, end);
+            let ev = o.arrive(&mut self.lines, &mut self.batches);
+            self.q.schedule(t, ev)?;
+        }
+        Ok(())
+    }
+
     /// Moves what the SM reported into the window's notices.
     fn take_notices(&mut self, now: Time) {
         let n = &mut self.sm.notices;
@@ -176,6 +206,21 @@ impl SmDomain {
 impl PartDomain {
     pub fn next(&self) -> Option<Time> {
         self.q.peek_time()
+    }
+
+    /// As [`SmDomain::receive_mail`], each request at its slice's port.
+    pub fn receive_mail(&mut self, end: Time) -> Result<(), PastEvent> {
+        delivery_order(&mut self.inbox);
+        for o in self.inbox.drain(..) {
+            let Event::SliceIn(slice, _) = o.event else {
+                unreachable!("a partition receives requests")
+            };
+            let sink = &mut self.sinks[(slice - self.first) as usize];
+            let t = sink.receive(o.transit, o.src as usize, end);
+            let ev = o.arrive(&mut self.lines, &mut self.batches);
+            self.q.schedule(t, ev)?;
+        }
+        Ok(())
     }
 
     /// Processes every event before `end`.

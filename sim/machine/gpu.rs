@@ -74,8 +74,6 @@ struct Gpu<'c> {
     capture_out: Vec<u64>,
     /// Threads for the domains of a window; `None`: one after another on this thread.
     pool: Option<rayon::ThreadPool>,
-    /// The barrier's messages: (destination domain, arrival, sending domain, order sent, message).
-    mail: Vec<(u32, Time, u32, u32, Outgoing)>,
     /// `RunOptions::races`: the detector the SMs' race events feed.
     races: Option<RaceDetector>,
 }
@@ -329,6 +327,7 @@ impl<'c> Gpu<'c> {
                 out: Outbox::default(),
                 rng: SplitMix64::stream(opts.seed, SM_STREAM + i as u64),
                 sink: SinkPort::new(cfg.l2.slices as usize),
+                inbox: Vec::new(),
                 notices: Vec::new(),
                 progress: 0,
                 halted: false,
@@ -353,6 +352,7 @@ impl<'c> Gpu<'c> {
                 out: Outbox::default(),
                 rng: SplitMix64::stream(opts.seed, PARTITION_STREAM + p as u64),
                 sinks: vec![SinkPort::new(nsm); spp],
+                inbox: Vec::new(),
             })
             .collect();
         let pool = match opts.threads {
@@ -381,7 +381,6 @@ impl<'c> Gpu<'c> {
             captured,
             capture_out: vec![0; opts.capture.len()],
             pool,
-            mail: Vec::new(),
             races: opts.races.then(|| RaceDetector::new(gt, cfg.sm.warp_size)),
         })
     }
@@ -459,67 +458,84 @@ impl<'c> Gpu<'c> {
         s.into_iter().chain(p).min()
     }
 
-    /// Every domain runs its events before `end`.
-    fn run_window(&mut self, end: Time) {
+    /// Runs `f` on every domain that `pick` selects: in parallel with a pool, else one after
+    /// another. The first error in domain order (SMs, then partitions) is returned.
+    fn each_domain<E: Send>(
+        &mut self,
+        pick_sm: impl Fn(&SmDomain) -> bool,
+        pick_part: impl Fn(&PartDomain) -> bool,
+        f: impl Fn(&mut Work) -> Result<(), E> + Sync,
+    ) -> Result<(), E> {
         let mut work: Vec<Work> = self
             .sms
             .iter_mut()
-            .filter(|d| d.next().is_some_and(|t| t < end))
+            .filter(|d| pick_sm(d))
             .map(Work::Sm)
             .chain(
                 self.parts
                     .iter_mut()
-                    .filter(|d| d.next().is_some_and(|t| t < end))
+                    .filter(|d| pick_part(d))
                     .map(Work::Part),
             )
             .collect();
         match &self.pool {
             Some(pool) if work.len() > 1 => {
-                pool.install(|| work.par_iter_mut().for_each(|w| w.run_until(end)))
+                let res: Vec<Result<(), E>> =
+                    pool.install(|| work.par_iter_mut().map(|w| f(w)).collect());
+                res.into_iter().collect()
             }
-            _ => work.iter_mut().for_each(|w| w.run_until(end)),
+            _ => work.iter_mut().try_for_each(f),
         }
     }
 
-    /// Delivers the crossbar messages of the window into their receivers (see the module header).
+    /// Every domain runs its events before `end`.
+    fn run_window(&mut self, end: Time) {
+        let due = |t: Option<Time>| t.is_some_and(|t| t < end);
+        let res: Result<(), std::convert::Infallible> = self.each_domain(
+            |d| due(d.next()),
+            |d| due(d.next()),
+            |w| {
+                w.run_until(end);
+                Ok(())
+            },
+        );
+        let Ok(()) = res;
+    }
+
+    /// Delivers the crossbar messages of the window into their receivers (see the module header):
+    /// each goes into its destination's inbox in (sending domain, order sent) order, here; then
+    /// every destination receives its inbox in (arrival, sending domain, order sent) order, the
+    /// destinations independently (in parallel with a pool), as each port's contention depends only
+    /// on its own messages.
     fn deliver(&mut self, end: Time) -> Result<(), SimError> {
-        let nsm = self.sms.len() as u32;
+        let nsm = self.sms.len();
         let spp = self.slices_per_part;
-        let dst = |o: &Outgoing| match o.event {
-            Event::SliceIn(slice, _) => nsm + (slice / spp) as u32,
-            Event::L1FromXbar(sm, _) => sm as u32,
-            _ => unreachable!("only requests and responses cross the crossbar"),
-        };
-        let mail = &mut self.mail;
-        let outs = self
-            .sms
-            .iter_mut()
-            .map(|d| &mut d.out)
-            .chain(self.parts.iter_mut().map(|p| &mut p.out));
-        for (from, out) in outs.enumerate() {
-            for (k, o) in out.sent.drain(..).enumerate() {
-                mail.push((dst(&o), o.transit.arrive, from as u32, k as u32, o));
+        for from in 0..nsm + self.parts.len() {
+            let out = match from.checked_sub(nsm) {
+                None => &mut self.sms[from].out,
+                Some(p) => &mut self.parts[p].out,
+            };
+            // Taken and put back so that the outbox keeps its capacity.
+            let mut sent = std::mem::take(&mut out.sent);
+            for o in sent.drain(..) {
+                let inbox = match o.event {
+                    Event::SliceIn(slice, _) => &mut self.parts[(slice / spp) as usize].inbox,
+                    Event::L1FromXbar(sm, _) => &mut self.sms[sm as usize].inbox,
+                    _ => unreachable!("only requests and responses cross the crossbar"),
+                };
+                inbox.push(o);
+            }
+            match from.checked_sub(nsm) {
+                None => self.sms[from].out.sent = sent,
+                Some(p) => self.parts[p].out.sent = sent,
             }
         }
-        mail.sort_unstable_by_key(|m| (m.0, m.1, m.2, m.3));
-        for (to, _, _, _, o) in mail.drain(..) {
-            let (q, t, ev) = if to < nsm {
-                let d = &mut self.sms[to as usize];
-                let t = d.sink.receive(o.transit, o.src as usize, end);
-                let ev = o.arrive(&mut d.lines, &mut d.batches);
-                (&mut d.q, t, ev)
-            } else {
-                let p = &mut self.parts[(to - nsm) as usize];
-                let Event::SliceIn(slice, _) = o.event else {
-                    unreachable!("a partition receives requests")
-                };
-                let t = p.sinks[(slice - p.first) as usize].receive(o.transit, o.src as usize, end);
-                let ev = o.arrive(&mut p.lines, &mut p.batches);
-                (&mut p.q, t, ev)
-            };
-            q.schedule(t, ev).map_err(|e| internal("crossbar", e))?;
-        }
-        Ok(())
+        self.each_domain(
+            |d| !d.inbox.is_empty(),
+            |d| !d.inbox.is_empty(),
+            |w| w.receive_mail(end),
+        )
+        .map_err(|e| internal("crossbar", e))
     }
 
     /// Applies what the SMs reported in the window, in (time, SM) order.

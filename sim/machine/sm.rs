@@ -1128,7 +1128,8 @@ impl Sm {
             };
         }
         let line = self.line_bytes as u64;
-        if let Some(l) = lanes(mask).find(|&l| addrs[l] % line + bytes as u64 > line) {
+        // `line` is a power of two (validated): a mask, not a division, on this per-lane path.
+        if let Some(l) = lanes(mask).find(|&l| (addrs[l] & (line - 1)) + bytes as u64 > line) {
             let msg = format!(
                 "a {bytes}-byte access at {:#x} crosses a {line}-byte line (misaligned)",
                 addrs[l]
