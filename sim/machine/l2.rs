@@ -75,6 +75,11 @@ pub struct AtomicUnitStats {
     pub serial_ps: Time,
 }
 
+/// Entries of `AtomicUnit::addr_free` below which it is not pruned. Small, so that the map of every
+/// unit (hundreds of them) stays in cache: a pruned map keeps its capacity, and with distinct
+/// addresses per operation a larger one was mostly stale entries that each lookup missed in.
+const PRUNE_MIN: usize = 64;
+
 /// Timing state of an atomic unit (shared by L2 slices and SMs).
 pub struct AtomicUnit {
     clock: Clock,
@@ -103,7 +108,7 @@ impl AtomicUnit {
             next_issue: 0,
             inflight: VecDeque::new(),
             addr_free: AddrMap::default(),
-            prune_at: 1024,
+            prune_at: PRUNE_MIN,
             stats: AtomicUnitStats::default(),
         }
     }
@@ -141,11 +146,12 @@ impl AtomicUnit {
             let lanes_here = (j - i) as u64;
             i = j;
             let k = if combine { 1 } else { lanes_here };
-            let free = self.addr_free.get(&addr).copied().unwrap_or(0);
-            let a_start = start.max(free);
+            // One lookup for the read and the update.
+            let free = self.addr_free.entry(addr).or_insert(0);
+            let a_start = start.max(*free);
             self.stats.serial_ps += a_start - start;
             let a_end = a_start + c.cycles(k);
-            self.addr_free.insert(addr, a_end);
+            *free = a_end;
             done = done.max(a_end - c.period + c.cycles(self.latency));
             ops += k;
         }
@@ -156,7 +162,7 @@ impl AtomicUnit {
         self.stats.busy_ps += c.cycles(ops.div_ceil(self.ops_per_cycle));
         if self.addr_free.len() > self.prune_at {
             self.addr_free.retain(|_, t| *t > now);
-            self.prune_at = (2 * self.addr_free.len()).max(1024);
+            self.prune_at = (2 * self.addr_free.len()).max(PRUNE_MIN);
         }
         done
     }

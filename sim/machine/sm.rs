@@ -938,6 +938,11 @@ impl Sm {
             } else {
                 wake = wake.min(w.next_reg_ready(now));
             }
+            if wake <= next {
+                // The tick goes at `max(wake, next)`: the other warps cannot make it earlier.
+                // (The registers of the ones not visited are pruned at a later tick.)
+                break;
+            }
         }
         if wake != NEVER {
             let t = self.clock.edge_at_or_after(wake.max(next));
