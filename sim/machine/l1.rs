@@ -19,12 +19,12 @@
 //! (evict-first) hints.
 
 use super::cache::{TagArray, Way};
-use super::l2::{slice_of, AtomicUnit};
+use super::l2::{slice_of, AddrMap, AtomicUnit};
 use super::msg::*;
 use super::xbar::{SourcePort, XbarSpec};
 use crate::config::{GpuConfig, L1WritePolicy, SliceHash};
 use crate::engine::{Clock, Time};
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
 /// A request waiting for a fill.
 #[derive(Debug, Clone, Copy)]
@@ -85,7 +85,7 @@ pub struct L1 {
     data: Vec<LineBuf>,
     valid: Vec<u32>,
     mshrs: Pool<Mshr>,
-    mshr_of_line: HashMap<u64, u32>,
+    mshr_of_line: AddrMap<u32>,
     live_mshrs: usize,
     max_mshrs: usize,
     pending: Pool<Pending>,
@@ -120,7 +120,7 @@ impl L1 {
             data: vec![[0u8; MAX_LINE]; n],
             valid: vec![0; n],
             mshrs: Pool::default(),
-            mshr_of_line: HashMap::new(),
+            mshr_of_line: AddrMap::default(),
             live_mshrs: 0,
             max_mshrs: c.mshrs.max(1) as usize,
             pending: Pool::default(),

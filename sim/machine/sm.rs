@@ -894,7 +894,12 @@ impl Sm {
                 let first = self.sched_slots[s].partition_point(|&x| (x as usize) < start);
                 let mut done = false;
                 for k in 0..mine {
-                    let j = (first + k) % mine;
+                    // `first + k` wraps at most once (first <= mine): no division per warp.
+                    let j = if first + k >= mine {
+                        first + k - mine
+                    } else {
+                        first + k
+                    };
                     let i = self.sched_slots[s][j] as usize;
                     if self.warps[i]
                         .as_ref()
