@@ -10,12 +10,18 @@
 //!
 //! Simulations run in parallel (rayon); results are collected in case order, so the output is the
 //! same whatever the number of threads.
+//!
+//! Plots (PNG and SVG, through [`crate::report::plot`]): `simulated-vs-measured` (every case with a
+//! kernel time above the overhead, one series per group, log axes, y = x dashed) and `contention`
+//! (time per atomic against contending threads, measured and simulated, a line per contention
+//! benchmark and returning/non-returning form).
 
 use super::measure::{fit, overrides, OVERHEAD_GROUP};
 use super::schema::{BenchResult, Measurement, Status};
 use crate::config::GpuConfig;
 use crate::kernel;
 use crate::machine::{self, RunOptions};
+use crate::report::plot::{Axis, Chart, PlotError, Series};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -535,6 +541,84 @@ pub enum CompareError {
         #[source]
         source: std::io::Error,
     },
+    #[error(transparent)]
+    Plot(#[from] PlotError),
+}
+
+impl Comparison {
+    /// The charts of the comparison (none when no case has a point to draw).
+    pub fn charts(&self) -> Vec<(&'static str, Chart)> {
+        let mut charts = Vec::new();
+        let mut by_group: BTreeMap<&str, Vec<(f64, f64)>> = BTreeMap::new();
+        for r in self.rows.iter().filter(|r| r.error.is_some()) {
+            by_group
+                .entry(&r.group)
+                .or_default()
+                .push((r.kernel_ns, r.simulated_ns));
+        }
+        if !by_group.is_empty() {
+            let series = by_group
+                .into_iter()
+                .map(|(g, pts)| Series::new(g, pts))
+                .collect();
+            let title = if self.cpu_adapter {
+                format!(
+                    "Simulated vs measured ({}: a CPU adapter, not GPU timings)",
+                    self.adapter
+                )
+            } else {
+                format!("Simulated vs measured ({})", self.adapter)
+            };
+            charts.push((
+                "simulated-vs-measured",
+                Chart::scatter(
+                    title,
+                    Axis::log("measured kernel time", "ns"),
+                    Axis::log(format!("simulated ({})", self.config), "ns"),
+                    series,
+                    true,
+                ),
+            ));
+        }
+        // Contention: ns per atomic (kernel time / T) against T, per benchmark and form.
+        let mut curves: BTreeMap<(String, &str), (Vec<(f64, f64)>, Vec<(f64, f64)>)> =
+            BTreeMap::new();
+        for r in self.rows.iter().filter(|r| r.group == "contention") {
+            let (Some(&t), Some(&ret)) = (r.params.get("T"), r.params.get("RET")) else {
+                continue;
+            };
+            let form = if ret != 0 {
+                "returning"
+            } else {
+                "non-returning"
+            };
+            let e = curves.entry((r.bench.clone(), form)).or_default();
+            if r.error.is_some() {
+                e.0.push((t as f64, r.kernel_ns / t as f64));
+            }
+            e.1.push((t as f64, r.simulated_ns / t as f64));
+        }
+        let mut series = Vec::new();
+        for ((bench, form), (measured, simulated)) in curves {
+            let name = bench.trim_start_matches("contention_").replace('_', " ");
+            if !measured.is_empty() {
+                series.push(Series::new(format!("{name}, {form}: measured"), measured));
+            }
+            series.push(Series::new(format!("{name}, {form}: simulated"), simulated));
+        }
+        if !series.is_empty() {
+            charts.push((
+                "contention",
+                Chart::lines(
+                    "Atomic add: time per operation against contending threads",
+                    Axis::log("contending threads T", "threads"),
+                    Axis::log("kernel time / T", "ns"),
+                    series,
+                ),
+            ));
+        }
+        charts
+    }
 }
 
 /// The `compare` command: read the measurement file and the config, simulate, write the outputs.
@@ -568,6 +652,11 @@ pub fn run(args: &CompareArgs) -> Result<(Comparison, Vec<std::path::PathBuf>), 
         written.push(write("comparison.csv", c.csv().as_bytes())?);
         let json = serde_json::to_string_pretty(&c).expect("comparisons serialise") + "\n";
         written.push(write("comparison.json", json.as_bytes())?);
+        for (stem, chart) in c.charts() {
+            let saved = chart.save(dir, stem)?;
+            written.push(saved.png);
+            written.push(saved.svg);
+        }
     }
     Ok((c, written))
 }

@@ -235,11 +235,12 @@ impl RunResult {
         );
         let _ = writeln!(
             s,
-            "atomic units      L2: {:.0} ops ({:.0} lanes), utilisation {:.1}%, mean queueing {:.1} L2 cycles, \
-             same-address wait {:.0} L2 cycles; SM: {:.0} shared + {:.0} L1 ops",
+            "atomic units      L2: {:.0} ops ({:.0} lanes), utilisation {:.1}% (busiest slice {:.1}%), mean queueing \
+             {:.1} L2 cycles, same-address wait {:.0} L2 cycles; SM: {:.0} shared + {:.0} L1 ops",
             g("atomics.l2", "operations"),
             g("atomics.l2", "lane_operations"),
             100.0 * g("atomics.l2", "utilisation"),
+            100.0 * g("atomics.l2", "busiest_slice_utilisation"),
             g("atomics.l2", "mean_queue_delay"),
             g("atomics.l2", "same_address_wait"),
             g("atomics.sm", "shared_ops"),

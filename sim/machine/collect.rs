@@ -181,6 +181,19 @@ pub fn collect(
         cyc(abusy, l2c) / (cyc(now, l2c).max(1.0) * nsl),
         "fraction",
     );
+    // The mean over every slice hides a hot one (a histogram with few bins, one contended word):
+    // the busiest slice says whether some atomic unit is the bottleneck.
+    let busiest = slices
+        .iter()
+        .map(|sl| sl.atomic.stats.busy_ps)
+        .max()
+        .unwrap_or(0);
+    s.push(
+        "atomics.l2",
+        "busiest_slice_utilisation",
+        cyc(busiest, l2c) / cyc(now, l2c).max(1.0),
+        "fraction",
+    );
     s.push(
         "atomics.l2",
         "mean_queue_delay",

@@ -996,6 +996,14 @@ fn measure_and_compare_from_the_command_line() {
     for f in ["comparison.md", "comparison.csv", "comparison.json"] {
         assert!(cmp.join(f).is_file(), "{f}");
     }
+    // The simulated-side contention curves are drawn whatever the adapter measured; both formats.
+    let png = std::fs::read(cmp.join("contention.png")).expect("contention.png");
+    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "a PNG");
+    let svg = std::fs::read_to_string(cmp.join("contention.svg")).expect("contention.svg");
+    assert!(
+        svg.contains("<svg") && svg.contains("simulated"),
+        "an SVG with the curves"
+    );
     // A suite with an error stops before anything runs, naming the file.
     let bad = dir.join("bad.toml");
     std::fs::write(
