@@ -481,7 +481,7 @@ impl<'c> Gpu<'c> {
         match &self.pool {
             Some(pool) if work.len() > 1 => {
                 let res: Vec<Result<(), E>> =
-                    pool.install(|| work.par_iter_mut().map(|w| f(w)).collect());
+                    pool.install(|| work.par_iter_mut().map(&f).collect());
                 res.into_iter().collect()
             }
             _ => work.iter_mut().try_for_each(f),
