@@ -201,7 +201,9 @@ pub fn parse(text: &str, file: &str, dir: &Path, stem: &str) -> Result<Plan, Swe
     for b in &bases {
         config::parse_str(&b.text, &b.file, &[]).map_err(|e| err(format!("config: {e}")))?;
     }
-    // Each value alone, on each base: the error names the spec key and the config's own complaint.
+    // Each value on each base, with the keys that take a single value applied too (a fixed key may
+    // be what makes the swept values valid, e.g. `l2.partitions` dividing every `l2.slices`): the
+    // error names the spec key and the config's own complaint.
     let config_values = |at: &str,
                          t: &toml::Table|
      -> Result<Vec<(String, Vec<Value>)>, SweepError> {
@@ -215,13 +217,26 @@ pub fn parse(text: &str, file: &str, dir: &Path, stem: &str) -> Result<Plan, Swe
                 )));
             }
             let vals = values(&format!("{at}.{key}"), v).map_err(&err)?;
+            out.push((key, vals));
+        }
+        let fixed: Vec<(&str, String)> = out
+            .iter()
+            .filter(|(_, vals)| vals.len() == 1)
+            .map(|(k, vals)| (k.as_str(), format!("{k}={}", vals[0].to_toml())))
+            .collect();
+        for (key, vals) in &out {
             for (i, val) in vals.iter().enumerate() {
+                let mut sets: Vec<String> = fixed
+                    .iter()
+                    .filter(|(k, _)| k != key)
+                    .map(|(_, s)| s.clone())
+                    .collect();
+                sets.push(format!("{key}={}", val.to_toml()));
                 for b in &bases {
-                    config::parse_str(&b.text, &b.file, &[format!("{key}={}", val.to_toml())])
+                    config::parse_str(&b.text, &b.file, &sets)
                         .map_err(|e| err(format!("{at}.{key}[{i}] = {}: {e}", val.to_toml())))?;
                 }
             }
-            out.push((key, vals));
         }
         Ok(out)
     };

@@ -526,6 +526,19 @@ fn bad_specs_fail_before_any_run_naming_the_key() {
         "{e}"
     );
     assert!(config::parse_str(TINY, "tiny", &["l2.slices=0".into()]).is_err());
+    // A key with one value applies while the others are checked: tiny has 2 partitions, which do
+    // not divide 1 slice; with `l2.partitions = 1` fixed, every slice count is valid.
+    let p = spec_file("bad", &format!("{top}[params]\nl2.slices = [1, 2]\n{head}"));
+    let e = sweep::spec::load(&p).unwrap_err().to_string();
+    assert!(e.contains("params.l2.slices[0] = 1"), "{e}");
+    let p = spec_file(
+        "fixed",
+        &format!("{top}[params]\nl2.partitions = 1\nl2.slices = [1, 2]\n{head}"),
+    );
+    // (This spec's workload file is missing on purpose: that is the next thing checked, so the error
+    // is about it, not about any parameter.)
+    let e = sweep::spec::load(&p).unwrap_err().to_string();
+    assert!(e.contains("missing.kern") && !e.contains("params."), "{e}");
 }
 
 /// The real thing: the `gpumemsim` binary is killed (SIGKILL) in the middle of a sweep, and a rerun
