@@ -209,11 +209,11 @@ enum Input {
     Kernel(Workload),
 }
 
-fn load(case: &Case) -> Result<Input, BenchError> {
+fn load(case: &Case, threads: usize) -> Result<Input, BenchError> {
     Ok(match &case.source {
         Source::Synth(s) => {
             let dir = Path::new(case.name);
-            let k = trace::parse_kernel(&kernel_text(s), &dir.join("kernel-1.traceg"))?;
+            let k = trace::parse_kernel_threads(&kernel_text(s), &dir.join("kernel-1.traceg"), threads)?;
             Input::Trace(Trace {
                 list: dir.join("kernelslist.g"),
                 commands: vec![TraceCommand::Kernel(k)],
@@ -260,7 +260,7 @@ pub fn run(
         sets.extend(case.sets.iter().map(|s| s.to_string()));
         let cfg = config::load(opts.config.as_deref(), &sets)?;
         let t0 = Instant::now();
-        let input = load(case)?;
+        let input = load(case, opts.threads)?;
         let load_s = t0.elapsed().as_secs_f64();
         // The workloads' end-of-run checks are not simulation (and some are quadratic).
         let run_opts = RunOptions {

@@ -81,14 +81,15 @@ impl Input {
         }
     }
 
-    pub fn load(&self, params: &[(String, i64)]) -> Result<Loaded, RunError> {
+    /// Loads the input; a trace's thread blocks are read on up to `threads` threads.
+    pub fn load(&self, params: &[(String, i64)], threads: usize) -> Result<Loaded, RunError> {
         match self {
             Input::Kernel(p) => Ok(Loaded::Kernel(kernel::load(p, params)?)),
             Input::Trace(p) => {
                 if let Some((name, _)) = params.first() {
                     return Err(RunError::TraceParam { name: name.clone() });
                 }
-                Ok(Loaded::Trace(trace::load(p)?))
+                Ok(Loaded::Trace(trace::load_threads(p, threads)?))
             }
         }
     }
@@ -136,7 +137,7 @@ pub fn parse_param(arg: &str) -> Result<(String, i64), RunError> {
 /// Loads, runs and writes the requested outputs.
 pub fn execute(args: &RunArgs) -> Result<RunOutput, RunError> {
     let config = config::load(args.config.as_deref(), &args.sets)?;
-    let input = Input::of(&args.input).load(&args.params)?;
+    let input = Input::of(&args.input).load(&args.params, args.threads)?;
     let opts = RunOptions {
         seed: args.seed,
         races: args.races,

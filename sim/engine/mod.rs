@@ -8,11 +8,11 @@
 //!
 //! Not modelled: nothing here is timing-specific; the queue is generic over the event type.
 //!
-//! Speed: the heap orders small keys (time, sequence, slot) while the events themselves stay put in
-//! a slab whose slots are reused, so a push or pop moves 24 bytes however large the event type is,
-//! and a steady-state run allocates nothing.
+//! Speed: the heap orders small keys (time, sequence, slot packed in one `u128`) while the events
+//! themselves stay put in a slab whose slots are reused, so a push or pop compares and moves 16 bytes
+//! however large the event type is, and a steady-state run allocates nothing.
 
-use std::cmp::Ordering;
+use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 /// Simulated time in picoseconds.
@@ -45,29 +45,23 @@ impl Clock {
     }
 }
 
-/// Heap key of an event: when, in which insertion order, and where in the slab it waits.
-#[derive(Clone, Copy)]
-struct Key {
-    time: Time,
-    seq: u64,
-    slot: u32,
-}
+/// Heap key of an event, one `u128` so that the heap compares and moves two words: the time in the
+/// high 64 bits, then the insertion sequence number (32 bits), then the event's slot in the slab
+/// (32 bits). Ordering the keys orders the events by (time, insertion); the slot never decides, as
+/// sequence numbers are unique. When the sequence numbers run out, the pending events are
+/// renumbered in their order ([`EventQueue::renumber`]).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Key(u128);
 
-impl PartialEq for Key {
-    fn eq(&self, other: &Self) -> bool {
-        self.time == other.time && self.seq == other.seq
+impl Key {
+    fn new(time: Time, seq: u32, slot: u32) -> Key {
+        Key((time as u128) << 64 | (seq as u128) << 32 | slot as u128)
     }
-}
-impl Eq for Key {}
-impl PartialOrd for Key {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
+    fn time(self) -> Time {
+        (self.0 >> 64) as Time
     }
-}
-impl Ord for Key {
-    fn cmp(&self, other: &Self) -> Ordering {
-        // BinaryHeap is a max-heap: reverse so the earliest (time, seq) pops first.
-        other.time.cmp(&self.time).then(other.seq.cmp(&self.seq))
+    fn slot(self) -> u32 {
+        self.0 as u32
     }
 }
 
@@ -82,11 +76,14 @@ pub struct PastEvent {
 
 /// The event queue.
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Key>,
+    /// Min-heap of the keys.
+    heap: BinaryHeap<Reverse<Key>>,
     /// Events by slot; `None` in free slots.
     slab: Vec<Option<E>>,
     free: Vec<u32>,
+    /// The next sequence number; `seq_limit` is the first that does not fit a key.
     seq: u64,
+    seq_limit: u64,
     now: Time,
     delivered: u64,
 }
@@ -104,6 +101,7 @@ impl<E> EventQueue<E> {
             slab: Vec::with_capacity(1024),
             free: Vec::new(),
             seq: 0,
+            seq_limit: 1 << 32,
             now: 0,
             delivered: 0,
         }
@@ -127,7 +125,9 @@ impl<E> EventQueue<E> {
     }
 
     fn push(&mut self, time: Time, event: E) {
-        self.seq += 1;
+        if self.seq >= self.seq_limit {
+            self.renumber();
+        }
         let slot = match self.free.pop() {
             Some(s) => {
                 self.slab[s as usize] = Some(event);
@@ -138,11 +138,25 @@ impl<E> EventQueue<E> {
                 (self.slab.len() - 1) as u32
             }
         };
-        self.heap.push(Key {
-            time,
-            seq: self.seq,
-            slot,
-        });
+        self.heap.push(Reverse(Key::new(time, self.seq as u32, slot)));
+        self.seq += 1;
+    }
+
+    /// Gives the pending events the sequence numbers `0..n` in their delivery order, so that
+    /// numbering goes on (after 2^32 insertions; the order is unchanged).
+    fn renumber(&mut self) {
+        let mut keys: Vec<Key> = std::mem::take(&mut self.heap)
+            .into_iter()
+            .map(|r| r.0)
+            .collect();
+        keys.sort_unstable();
+        let n = keys.len();
+        self.heap = keys
+            .into_iter()
+            .enumerate()
+            .map(|(i, k)| Reverse(Key::new(k.time(), i as u32, k.slot())))
+            .collect();
+        self.seq = n as u64;
     }
 
     /// Schedules `event` at absolute time `at`.
@@ -166,19 +180,20 @@ impl<E> EventQueue<E> {
 
     /// Removes the next event and advances the clock to it.
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        let k = self.heap.pop()?;
-        self.now = k.time;
+        let Reverse(k) = self.heap.pop()?;
+        let (time, slot) = (k.time(), k.slot());
+        self.now = time;
         self.delivered += 1;
-        let e = self.slab[k.slot as usize]
+        let e = self.slab[slot as usize]
             .take()
             .expect("a queued slot holds its event");
-        self.free.push(k.slot);
-        Some((k.time, e))
+        self.free.push(slot);
+        Some((time, e))
     }
 
     /// Time of the next event without removing it.
     pub fn peek_time(&self) -> Option<Time> {
-        self.heap.peek().map(|e| e.time)
+        self.heap.peek().map(|e| e.0.time())
     }
 }
 
@@ -206,6 +221,21 @@ mod tests {
         assert_eq!((err.at, err.now), (9, 10));
         q.at_or_now(3, 3);
         assert_eq!(q.pop(), Some((10, 3)));
+    }
+
+    #[test]
+    fn renumbering_keeps_the_order() {
+        let mut q = EventQueue::new();
+        q.seq_limit = 4;
+        let mut expect = Vec::new();
+        // Pushes across several renumberings, at times that interleave with earlier ones.
+        for i in 0..40u64 {
+            q.schedule(100 + (i * 7) % 13, i).unwrap();
+            expect.push((100 + (i * 7) % 13, i));
+        }
+        expect.sort_by_key(|&(t, i)| (t, i));
+        let got: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(got, expect);
     }
 
     #[test]

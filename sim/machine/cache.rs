@@ -12,13 +12,22 @@ pub struct TagArray {
     sets: u32,
     ways: u32,
     line_shift: u32,
+    /// Each way's line address with its lowest bit set (line addresses are aligned, so the bit is
+    /// free); 0: invalid. An empty array is all zeros, which the allocator hands out untouched: a
+    /// large L2 costs memory only for the sets a run uses.
     tags: Vec<u64>,
-    /// `u64::MAX`: invalid.
     lru: Vec<u64>,
     stamp: u64,
 }
 
-const INVALID: u64 = u64::MAX;
+const INVALID: u64 = 0;
+
+/// The stored form of a valid line's tag.
+#[inline]
+fn tag(line: u64) -> u64 {
+    debug_assert!(line & 1 == 0, "a line address is aligned");
+    line | 1
+}
 
 impl TagArray {
     /// `sets` must be a power of two (validated by the config).
@@ -47,8 +56,9 @@ impl TagArray {
     #[inline]
     pub fn lookup(&mut self, line: u64) -> Option<Way> {
         let base = self.set_of(line) * self.ways;
+        let t = tag(line);
         for w in base..base + self.ways {
-            if self.tags[w as usize] == line {
+            if self.tags[w as usize] == t {
                 self.stamp += 1;
                 self.lru[w as usize] = self.stamp;
                 return Some(Way(w));
@@ -60,8 +70,9 @@ impl TagArray {
     /// Finds `line` without touching LRU state.
     pub fn probe(&self, line: u64) -> Option<Way> {
         let base = self.set_of(line) * self.ways;
+        let t = tag(line);
         (base..base + self.ways)
-            .find(|&w| self.tags[w as usize] == line)
+            .find(|&w| self.tags[w as usize] == t)
             .map(Way)
     }
 
@@ -89,8 +100,8 @@ impl TagArray {
         }
         let w = victim?;
         let wi = w as usize;
-        let evicted = (self.tags[wi] != INVALID).then_some(self.tags[wi]);
-        self.tags[wi] = line;
+        let evicted = (self.tags[wi] != INVALID).then_some(self.tags[wi] & !1);
+        self.tags[wi] = tag(line);
         self.stamp += 1;
         self.lru[wi] = self.stamp;
         Some((Way(w), evicted))
@@ -106,7 +117,7 @@ impl TagArray {
 
     pub fn line_at(&self, way: Way) -> Option<u64> {
         let t = self.tags[way.0 as usize];
-        (t != INVALID).then_some(t)
+        (t != INVALID).then_some(t & !1)
     }
 }
 

@@ -505,7 +505,7 @@ fn l1_drains_every_request_exactly_once_and_frees_every_payload() {
             cfg.l1.write_policy = crate::config::L1WritePolicy::WriteThroughAllocate;
         }
         let mut b = Bench::new(&cfg, 64, seed);
-        let mut l1 = L1::new(0, &cfg);
+        let mut l1 = L1::new(0, &cfg, true);
         let asked = l1_stream(&mut b, 600, 64, 3000, true);
         let mut shadow = HashMap::new();
         let (got, _) = run_l1(
@@ -533,7 +533,7 @@ fn l1_loads_see_the_latest_store_it_received_before_them() {
             cfg.l1.write_policy = crate::config::L1WritePolicy::WriteThroughAllocate;
         }
         let mut b = Bench::new(&cfg, 48, 100 + seed);
-        let mut l1 = L1::new(0, &cfg);
+        let mut l1 = L1::new(0, &cfg, true);
         let asked = l1_stream(&mut b, 800, 48, 4000, false);
         let mut shadow = HashMap::new();
         let (got, expected) = run_l1(
@@ -578,7 +578,7 @@ fn l1_full_mshrs_stall_requests_and_resume() {
         let mut cfg = tiny();
         cfg.l1.mshrs = mshrs;
         let mut b = Bench::new(&cfg, 16, 3);
-        let mut l1 = L1::new(0, &cfg);
+        let mut l1 = L1::new(0, &cfg, true);
         let asked: Vec<Asked> = (0..8)
             .map(|i| Asked::Load {
                 op: i,
@@ -623,7 +623,7 @@ fn l1_full_mshrs_stall_requests_and_resume() {
 fn l1_invalidation_serves_fresh_values_and_drops_older_fills() {
     let cfg = tiny();
     let mut b = Bench::new(&cfg, 4, 9);
-    let mut l1 = L1::new(0, &cfg);
+    let mut l1 = L1::new(0, &cfg, true);
     let x = line_addr(1);
     let mask = byte_mask(8, 4);
     // Requests at `n` cycles after the bench's current time (the queue's clock never goes back).
@@ -1093,7 +1093,7 @@ fn store_buffer_drains_each_store_once_keeping_per_line_order() {
             let warp = rng.below(4) as u16;
             // Each warp owns its own lines, so the final memory is defined by per-line order alone.
             let line = line_addr(warp as u64 * 8 + rng.below(3));
-            if b.has_room(warp, &[line]) && rng.below(3) > 0 {
+            if b.has_room(warp, [line]) && rng.below(3) > 0 {
                 let d = random_line(&mut rng);
                 let m = word_mask(&mut rng);
                 apply(want.entry(line).or_insert([0; MAX_LINE]), &d, m);
@@ -1126,23 +1126,23 @@ fn store_buffer_full_refuses_until_an_entry_drains() {
         let mut b = sb(4, placement, DrainOrder::Fifo);
         let d = [7u8; MAX_LINE];
         for i in 0..4 {
-            assert!(b.has_room(0, &[line_addr(i)]));
+            assert!(b.has_room(0, [line_addr(i)]));
             b.insert(0, 0, line_addr(i), 1, &d, 0, false);
         }
-        assert!(!b.has_room(0, &[line_addr(9)]), "{placement:?}: full");
+        assert!(!b.has_room(0, [line_addr(9)]), "{placement:?}: full");
         assert!(
-            b.has_room(0, &[line_addr(3)]),
+            b.has_room(0, [line_addr(3)]),
             "coalescing into the youngest entry needs no room"
         );
         assert_eq!(
-            b.has_room(1, &[line_addr(9)]),
+            b.has_room(1, [line_addr(9)]),
             placement == SbPlacement::PerWarp,
             "per-warp capacity is each warp's own"
         );
         let e = b.pop_ready(0, &mut rng).unwrap();
         assert_eq!(e.line, line_addr(0), "FIFO drains the oldest");
         assert!(
-            b.has_room(0, &[line_addr(9)]),
+            b.has_room(0, [line_addr(9)]),
             "{placement:?}: room again after a drain"
         );
     }

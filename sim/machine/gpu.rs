@@ -302,7 +302,8 @@ impl<'c> Gpu<'c> {
         let nparts = cfg.l2.partitions.max(1) as usize;
         let spp = (cfg.l2.slices as usize / nparts).max(1);
         let mut rng = SplitMix64::stream(opts.seed, DISPATCH_STREAM);
-        let mut l1s: Vec<L1> = (0..nsm).map(|i| L1::new(i as u16, cfg)).collect();
+        let values = mem.has_values();
+        let mut l1s: Vec<L1> = (0..nsm).map(|i| L1::new(i as u16, cfg, values)).collect();
         if cfg.stress.prewarm_l1 {
             prewarm(cfg, &mem, &mut l1s, &mut rng);
         }

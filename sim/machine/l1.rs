@@ -78,11 +78,13 @@ pub struct L1 {
     system_latency: Time,
     line_bytes: u32,
     sector_bytes: u32,
+    /// The byte mask of each sector of a line.
+    sector_masks: Vec<u128>,
     policy: L1WritePolicy,
     slices: u32,
     hash: SliceHash,
     tags: TagArray,
-    data: Vec<LineBuf>,
+    data: LineStore,
     valid: Vec<u32>,
     mshrs: Pool<Mshr>,
     mshr_of_line: AddrMap<u32>,
@@ -99,8 +101,46 @@ pub struct L1 {
     pub stats: L1Stats,
 }
 
+/// The bytes of the array's lines. A run without values (trace replay) keeps none: every way reads
+/// and writes one scratch line, so that a timing-only L1 neither allocates nor touches the megabytes
+/// of a full data array.
+struct LineStore {
+    lines: Vec<LineBuf>,
+    /// `usize::MAX` with values, 0 without: the index mask of a way's line.
+    mask: usize,
+}
+
+impl LineStore {
+    fn new(ways: usize, values: bool) -> LineStore {
+        LineStore {
+            lines: vec![[0u8; MAX_LINE]; if values { ways } else { 1 }],
+            mask: if values { usize::MAX } else { 0 },
+        }
+    }
+
+    /// Whether the lines hold values.
+    fn values(&self) -> bool {
+        self.mask != 0
+    }
+}
+
+impl std::ops::Index<usize> for LineStore {
+    type Output = LineBuf;
+    fn index(&self, way: usize) -> &LineBuf {
+        &self.lines[way & self.mask]
+    }
+}
+
+impl std::ops::IndexMut<usize> for LineStore {
+    fn index_mut(&mut self, way: usize) -> &mut LineBuf {
+        &mut self.lines[way & self.mask]
+    }
+}
+
 impl L1 {
-    pub fn new(sm: u16, cfg: &GpuConfig) -> L1 {
+    /// The L1 of SM `sm`; `values`: whether the run has values (false for a trace replay, whose L1
+    /// keeps tags and sector state only).
+    pub fn new(sm: u16, cfg: &GpuConfig, values: bool) -> L1 {
         let c = &cfg.l1;
         let sets = (c.size_bytes / c.line_bytes / c.ways).max(1);
         let tags = TagArray::new(sets, c.ways, c.line_bytes);
@@ -113,11 +153,14 @@ impl L1 {
             system_latency: clock.cycles(cfg.system.latency as u64),
             line_bytes: c.line_bytes,
             sector_bytes: c.sector_bytes,
+            sector_masks: (0..c.line_bytes / c.sector_bytes)
+                .map(|i| super::memory::byte_mask(i * c.sector_bytes, c.sector_bytes))
+                .collect(),
             policy: c.write_policy,
             slices: cfg.l2.slices,
             hash: cfg.l2.hash,
             tags,
-            data: vec![[0u8; MAX_LINE]; n],
+            data: LineStore::new(n, values),
             valid: vec![0; n],
             mshrs: Pool::default(),
             mshr_of_line: AddrMap::default(),
@@ -138,11 +181,10 @@ impl L1 {
         }
     }
 
+    /// The sectors a byte mask touches.
     fn sectors_of(&self, mask: u128) -> u32 {
-        let per = self.sector_bytes;
         let mut s = 0u32;
-        for i in 0..(self.line_bytes / per) {
-            let m = super::memory::byte_mask(i * per, per);
+        for (i, &m) in self.sector_masks.iter().enumerate() {
             if mask & m != 0 {
                 s |= 1 << i;
             }
@@ -150,12 +192,13 @@ impl L1 {
         s
     }
 
+    /// The bytes of a set of sectors.
     fn sector_bytes_mask(&self, sectors: u32) -> u128 {
         let mut m = 0u128;
-        for i in 0..(self.line_bytes / self.sector_bytes) {
-            if sectors & (1 << i) != 0 {
-                m |= super::memory::byte_mask(i * self.sector_bytes, self.sector_bytes);
-            }
+        let mut left = sectors;
+        while left != 0 {
+            m |= self.sector_masks[left.trailing_zeros() as usize];
+            left &= left - 1;
         }
         m
     }
@@ -393,15 +436,16 @@ impl L1 {
         };
         if let Some(w) = way {
             let wi = w.0 as usize;
-            let mut m = mask;
-            while m != 0 {
-                let i = m.trailing_zeros() as usize;
-                m &= m - 1;
-                self.data[wi][i] = bytes[i];
+            if self.data.values() {
+                let mut m = mask;
+                while m != 0 {
+                    let i = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    self.data[wi][i] = bytes[i];
+                }
             }
             // A sector the store covers entirely becomes valid.
-            for s in 0..(self.line_bytes / self.sector_bytes) {
-                let sm = self.sector_bytes_mask(1 << s);
+            for (s, &sm) in self.sector_masks.iter().enumerate() {
                 if mask & sm == sm {
                     self.valid[wi] |= 1 << s;
                 }

@@ -75,11 +75,6 @@ pub struct AtomicUnitStats {
     pub serial_ps: Time,
 }
 
-/// Entries of `AtomicUnit::addr_free` below which it is not pruned. Small, so that the map of every
-/// unit (hundreds of them) stays in cache: a pruned map keeps its capacity, and with distinct
-/// addresses per operation a larger one was mostly stale entries that each lookup missed in.
-const PRUNE_MIN: usize = 64;
-
 /// Timing state of an atomic unit (shared by L2 slices and SMs).
 pub struct AtomicUnit {
     clock: Clock,
@@ -89,11 +84,16 @@ pub struct AtomicUnit {
     combine: bool,
     next_issue: Time,
     inflight: VecDeque<Time>,
-    /// When each recently used address is free again; entries in the past are pruned when the map
-    /// has doubled since the last pruning (arrivals come in time order, so a past entry never
-    /// matters again).
-    addr_free: AddrMap<Time>,
-    prune_at: usize,
+    /// The addresses still busy after the latest arrival, ascending, each with when it is free
+    /// again. Arrivals come in time order, so an address free by an arrival never matters again:
+    /// each batch merges its own (sorted) addresses into this list and drops the ones that are free,
+    /// so the list holds only the few addresses of the last cycles' operations (no hashing, no
+    /// growth).
+    busy: Vec<(u64, Time)>,
+    /// The next `busy`, built by the merge (kept for its capacity).
+    merged: Vec<(u64, Time)>,
+    /// The latest time in `busy`: when it is past, `busy` is empty in effect.
+    busy_until: Time,
     pub stats: AtomicUnitStats,
 }
 
@@ -107,8 +107,9 @@ impl AtomicUnit {
             combine,
             next_issue: 0,
             inflight: VecDeque::new(),
-            addr_free: AddrMap::default(),
-            prune_at: PRUNE_MIN,
+            busy: Vec::new(),
+            merged: Vec::new(),
+            busy_until: 0,
             stats: AtomicUnitStats::default(),
         }
     }
@@ -134,8 +135,20 @@ impl AtomicUnit {
         for (a, l) in addrs.iter_mut().zip(&b.lanes) {
             *a = l.addr;
         }
-        addrs[..n].sort_unstable();
+        // Lanes usually come in address order already.
+        if !addrs[..n].is_sorted() {
+            addrs[..n].sort_unstable();
+        }
         let combine = self.combine && matches!(b.kind, AtomicKind::Rmw(op) if op.combinable());
+        if self.busy_until <= now {
+            self.busy.clear();
+        }
+        // Merge the batch's addresses into the busy list (both ascending), keeping what is still
+        // busy after `now`.
+        let mut merged = std::mem::take(&mut self.merged);
+        merged.clear();
+        let busy = &self.busy;
+        let mut bi = 0;
         let mut i = 0;
         while i < n {
             let addr = addrs[i];
@@ -145,25 +158,33 @@ impl AtomicUnit {
             }
             let lanes_here = (j - i) as u64;
             i = j;
+            while bi < busy.len() && busy[bi].0 < addr {
+                if busy[bi].1 > now {
+                    merged.push(busy[bi]);
+                }
+                bi += 1;
+            }
+            let mut free = 0;
+            if bi < busy.len() && busy[bi].0 == addr {
+                free = busy[bi].1;
+                bi += 1;
+            }
             let k = if combine { 1 } else { lanes_here };
-            // One lookup for the read and the update.
-            let free = self.addr_free.entry(addr).or_insert(0);
-            let a_start = start.max(*free);
+            let a_start = start.max(free);
             self.stats.serial_ps += a_start - start;
             let a_end = a_start + c.cycles(k);
-            *free = a_end;
+            merged.push((addr, a_end));
+            self.busy_until = self.busy_until.max(a_end);
             done = done.max(a_end - c.period + c.cycles(self.latency));
             ops += k;
         }
+        merged.extend(busy[bi..].iter().filter(|e| e.1 > now));
+        self.merged = std::mem::replace(&mut self.busy, merged);
         self.next_issue = start + c.cycles(ops.div_ceil(self.ops_per_cycle));
         self.inflight.push_back(done);
         self.stats.ops += ops;
         self.stats.lane_ops += b.lanes.len() as u64;
         self.stats.busy_ps += c.cycles(ops.div_ceil(self.ops_per_cycle));
-        if self.addr_free.len() > self.prune_at {
-            self.addr_free.retain(|_, t| *t > now);
-            self.prune_at = (2 * self.addr_free.len()).max(PRUNE_MIN);
-        }
         done
     }
 }
@@ -324,7 +345,10 @@ impl L2Slice {
                 let done = self
                     .atomic
                     .schedule(now + self.clock.cycles(self.latency), b);
-                perform_batch(b, ctx.mem);
+                // Without values (trace replay) there is nothing to compute.
+                if ctx.mem.has_values() {
+                    perform_batch(b, ctx.mem);
+                }
                 if let Some(w) = way {
                     self.dirty[w] = true;
                 }

@@ -400,6 +400,8 @@ pub struct Sm {
     wbase: u64,
     wacked: std::collections::VecDeque<bool>,
     stress: Option<StressWarps>,
+    /// Scratch list of a store's lines (see [`Sm::issue_store`]).
+    store_lines: Vec<(u64, u128, LineBuf)>,
 }
 
 /// One kernel launch as every SM sees it.
@@ -469,6 +471,7 @@ impl Sm {
             stress: scratch.map(|(base, bytes)| {
                 StressWarps::new(cfg.stress.stress_warps, base, bytes, cfg.l1.line_bytes)
             }),
+            store_lines: Vec::new(),
         }
     }
 
@@ -1129,7 +1132,7 @@ impl Sm {
         let mask = inst.mask as u64;
         let bytes = m.width as u32;
         let mut addrs = [0u64; 64];
-        for (l, &a) in lanes(mask).zip(tk.lane_addrs(inst)) {
+        for (l, a) in lanes(mask).zip(tk.lane_addrs(inst)) {
             // Shared-memory addresses are windows into the block's allocation from `shmem base_addr`.
             addrs[l] = if m.space == TraceSpace::Shared && a >= tk.shmem_base {
                 a - tk.shmem_base
@@ -1188,15 +1191,14 @@ impl Sm {
                     TraceAtomicOp::Cas => AtomicKind::Cas,
                 };
                 let ty = if bytes >= 8 { Ty::U64 } else { Ty::U32 };
-                let lanes_ = lanes(mask)
-                    .map(|l| LaneAtomic {
-                        lane: l as u8,
-                        addr: addrs[l],
-                        operand: 0,
-                        expected: 0,
-                        result: 0,
-                    })
-                    .collect();
+                let mut lanes_ = Vec::with_capacity(mask.count_ones() as usize);
+                lanes_.extend(lanes(mask).map(|l| LaneAtomic {
+                    lane: l as u8,
+                    addr: addrs[l],
+                    operand: 0,
+                    expected: 0,
+                    result: 0,
+                }));
                 let dst = if returning { dst } else { Dst::None };
                 self.issue_atomic(
                     wi, None, mask, addrs, lanes_, kind, ty, dst, space, false, scope, now, ctx,
@@ -2071,11 +2073,13 @@ impl Sm {
                 }
             }
         }
-        let mut forwarded: [Option<LineBuf>; 64] = [None; 64];
+        // The lines the store buffer forwards whole: (index in `lines_`, bytes). Rare; empty
+        // without a store buffer, so that a load allocates nothing.
+        let mut forwarded: Vec<(usize, LineBuf)> = Vec::new();
         for (i, &(line, m)) in lines_[..n].iter().enumerate() {
             match self.sb.forward(wi as u16, line, m) {
                 Forward::None => {}
-                Forward::Full(b) => forwarded[i] = Some(b),
+                Forward::Full(b) => forwarded.push((i, b)),
                 Forward::Partial => {
                     let w = self.warps[wi].as_mut().expect("live");
                     w.waiting = "load waits for store buffer (partial overlap)";
@@ -2106,7 +2110,7 @@ impl Sm {
         }
         let mut parts = 0;
         for (i, &(line, m)) in lines_[..n].iter().enumerate() {
-            match forwarded[i] {
+            match forwarded.iter().find(|f| f.0 == i).map(|f| f.1) {
                 Some(b) => {
                     self.stats.forwarded_loads += 1;
                     let id = ctx.lines.alloc(b);
@@ -2255,8 +2259,10 @@ impl Sm {
             );
             return true;
         }
-        // Coalesce: one line buffer per touched line (the highest lane wins on equal addresses).
-        let mut lines_: Vec<(u64, u128, LineBuf)> = Vec::with_capacity(4);
+        // Coalesce: one line buffer per touched line (the highest lane wins on equal addresses),
+        // in the SM's scratch list (kept for its capacity: a store allocates nothing).
+        let mut lines_ = std::mem::take(&mut self.store_lines);
+        lines_.clear();
         for l in lanes(mask) {
             let line = self.line_of(addrs[l]);
             let o = (addrs[l] - line) as usize;
@@ -2278,16 +2284,17 @@ impl Sm {
             let w = self.warps[wi].as_mut().expect("live");
             w.waiting = "store larger than the store buffer waits for it to drain";
             self.wake_drain(ctx, now);
+            self.store_lines = lines_;
             return false;
         }
         let buffered = self.sb.enabled() && !ord.is_release() && !oversize;
         if buffered {
-            let ls: Vec<u64> = lines_.iter().map(|x| x.0).collect();
-            if !self.sb.has_room(wi as u16, &ls) {
+            if !self.sb.has_room(wi as u16, lines_.iter().map(|x| x.0)) {
                 let w = self.warps[wi].as_mut().expect("live");
                 w.waiting = "store buffer full";
                 self.stats.sb_full_stall_ps += self.clock.period;
                 self.wake_drain(ctx, now);
+                self.store_lines = lines_;
                 return false;
             }
             race(self);
@@ -2306,11 +2313,12 @@ impl Sm {
             w.sb_count += added as u32;
             Self::advance(w, mask);
             self.wake_drain(ctx, ready);
+            self.store_lines = lines_;
             return true;
         }
         let level = if system { Level::System } else { Level::L2 };
         race(self);
-        for (line, m, data) in lines_ {
+        for &(line, m, data) in &lines_ {
             let seq = self.next_write_seq();
             let w = self.warps[wi].as_mut().expect("live");
             w.to_l1 += 1;
@@ -2335,8 +2343,10 @@ impl Sm {
             );
         }
         Self::advance(self.warps[wi].as_mut().expect("live"), mask);
+        self.store_lines = lines_;
         true
     }
+
     fn atomic(
         &mut self,
         wi: usize,
@@ -2351,15 +2361,14 @@ impl Sm {
             return true;
         };
         let w = self.warps[wi].as_ref().expect("live");
-        let all: Vec<LaneAtomic> = lanes(mask)
-            .map(|l| LaneAtomic {
-                lane: l as u8,
-                addr: addrs[l],
-                operand: self.val(w, a.operand, l),
-                expected: a.expected.map(|e| self.val(w, e, l)).unwrap_or(0),
-                result: 0,
-            })
-            .collect();
+        let mut all = Vec::with_capacity(mask.count_ones() as usize);
+        all.extend(lanes(mask).map(|l| LaneAtomic {
+            lane: l as u8,
+            addr: addrs[l],
+            operand: self.val(w, a.operand, l),
+            expected: a.expected.map(|e| self.val(w, e, l)).unwrap_or(0),
+            result: 0,
+        }));
         let dst = a.dst.map(Dst::Reg).unwrap_or(Dst::None);
         let race = self.launch.races.then_some((pc, a.order));
         self.issue_atomic(
@@ -2452,16 +2461,17 @@ impl Sm {
             return true;
         }
         // Same-location order with the warp's own buffered stores: they must leave first.
-        let lines_: Vec<u64> = {
-            let mut v: Vec<u64> = Vec::new();
-            for l in &all {
-                let line = self.line_of(l.addr);
-                if !v.contains(&line) {
-                    v.push(line);
-                }
+        // The distinct lines, in order of first lane (at most one per lane).
+        let mut line_buf = [0u64; 64];
+        let mut nlines = 0;
+        for l in &all {
+            let line = self.line_of(l.addr);
+            if !line_buf[..nlines].contains(&line) {
+                line_buf[nlines] = line;
+                nlines += 1;
             }
-            v
-        };
+        }
+        let lines_ = &line_buf[..nlines];
         if lines_.iter().any(|&l| self.sb.holds(wi as u16, l)) {
             let w = self.warps[wi].as_mut().expect("live");
             w.waiting = "atomic waits for own buffered store";
@@ -2473,12 +2483,18 @@ impl Sm {
         let opi = self.new_op(wi, dst, value_bytes, OpKind::Atomic, mask, &addrs);
         self.ops.get_mut(opi).race_read = race_read;
         let mut parts = 0;
-        for &line in &lines_ {
-            let ls: Vec<LaneAtomic> = all
-                .iter()
-                .copied()
-                .filter(|l| self.line_of(l.addr) == line)
-                .collect();
+        let mut all = Some(all);
+        for &line in lines_ {
+            // One line (the common case): the instruction's lanes are the batch, without a copy.
+            let ls: Vec<LaneAtomic> = match all.take_if(|_| nlines == 1) {
+                Some(v) => v,
+                None => all
+                    .iter()
+                    .flatten()
+                    .copied()
+                    .filter(|l| self.line_of(l.addr) == line)
+                    .collect(),
+            };
             let b = ctx.batches.alloc(AtomicBatch {
                 kind,
                 ty,

@@ -105,10 +105,10 @@ impl StoreBuffer {
     }
 
     /// Whether `warp` can buffer a store to these lines now.
-    pub fn has_room(&self, warp: u16, lines: &[u64]) -> bool {
+    pub fn has_room(&self, warp: u16, lines: impl IntoIterator<Item = u64>) -> bool {
         let new = lines
-            .iter()
-            .filter(|&&l| self.merge_target(warp, l, false).is_none())
+            .into_iter()
+            .filter(|&l| self.merge_target(warp, l, false).is_none())
             .count();
         self.count_for(warp) + new <= self.capacity
     }
@@ -287,8 +287,8 @@ mod tests {
         let mut b = sb(DrainOrder::PerAddress, 2);
         b.insert(0, 0, 0, 1, &d, 0, false);
         b.insert(0, 0, 128, 1, &d, 0, false);
-        assert!(!b.has_room(0, &[256]));
-        assert!(b.has_room(0, &[0]), "coalescing needs no new entry");
-        assert!(b.has_room(1, &[256]), "per-warp capacity");
+        assert!(!b.has_room(0, [256]));
+        assert!(b.has_room(0, [0]), "coalescing needs no new entry");
+        assert!(b.has_room(1, [256]), "per-warp capacity");
     }
 }

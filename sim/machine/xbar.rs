@@ -29,7 +29,7 @@
 use crate::config::GpuConfig;
 use crate::engine::{Clock, Time};
 use crate::rng::SplitMix64;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 /// Header bytes of every message (address, command, ids).
 pub const HEADER_BYTES: u32 = 8;
@@ -142,14 +142,14 @@ impl SourcePort {
 pub struct SinkPort {
     /// Busy intervals (start → end) of the messages already received. A message takes the earliest
     /// free slot at or after its arrival, so it can pass a message sent earlier that arrives later.
-    busy: BTreeMap<Time, Time>,
+    busy: VecDeque<(Time, Time)>,
     last: Vec<Time>,
 }
 
 impl SinkPort {
     pub fn new(sources: usize) -> SinkPort {
         SinkPort {
-            busy: BTreeMap::new(),
+            busy: VecDeque::new(),
             last: vec![0; sources],
         }
     }
@@ -165,26 +165,34 @@ impl SinkPort {
     }
 }
 
+/// Reserved intervals `[start, end)` of a port, ascending and disjoint; only those that end after
+/// the last window's horizon are kept, so the list is short.
+type Busy = VecDeque<(Time, Time)>;
+
 /// Reserves `occ` picoseconds on a destination port at the earliest free time at or after `arrive`;
 /// intervals that ended by `horizon` are forgotten.
-fn reserve(busy: &mut BTreeMap<Time, Time>, arrive: Time, occ: Time, horizon: Time) -> Time {
-    while let Some((&s, &e)) = busy.first_key_value() {
-        if e > horizon {
-            break;
-        }
-        busy.remove(&s);
+
+fn reserve(busy: &mut Busy, arrive: Time, occ: Time, horizon: Time) -> Time {
+    while busy.front().is_some_and(|&(_, e)| e <= horizon) {
+        busy.pop_front();
     }
     let mut t = arrive;
-    if let Some((_, &e)) = busy.range(..=t).next_back() {
-        t = t.max(e);
+    // The interval starting last at or before the arrival; then those after it, in order.
+    let mut i = busy.partition_point(|&(s, _)| s <= t);
+    if i > 0 {
+        t = t.max(busy[i - 1].1);
     }
-    for (&s, &e) in busy.range(t..) {
+    while i < busy.len() && busy[i].0 < t {
+        i += 1;
+    }
+    for &(s, e) in busy.range(i..) {
         if s >= t + occ {
             break;
         }
         t = t.max(e);
     }
-    busy.insert(t, t + occ);
+    let at = busy.partition_point(|&(s, _)| s < t);
+    busy.insert(at, (t, t + occ));
     t
 }
 
@@ -274,7 +282,7 @@ mod tests {
 
     #[test]
     fn destination_port_never_overlaps_two_messages() {
-        let mut busy = BTreeMap::new();
+        let mut busy = Busy::new();
         let a = reserve(&mut busy, 100, 10, 0);
         let b = reserve(&mut busy, 105, 10, 0);
         let c = reserve(&mut busy, 50, 10, 0);

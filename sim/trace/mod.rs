@@ -28,7 +28,7 @@ mod parse;
 pub mod synth;
 
 pub use opcode::classify;
-pub use parse::{load, load_kernel, parse_kernel, TraceError};
+pub use parse::{load, load_kernel, load_threads, parse_kernel, parse_kernel_threads, TraceError};
 
 use crate::ir::{LatencyClass, RmwOp, Scope};
 use std::path::PathBuf;
@@ -108,11 +108,40 @@ pub struct TraceInst {
     pub regs: u32,
     pub ndst: u8,
     pub nsrc: u8,
+    /// The addresses are stored compressed (the trace's address mode 1): a base and a stride, the
+    /// `k`-th active lane at `base + k * stride`.
+    pub strided: bool,
     /// Memory instructions: index of the first active lane's address in [`TraceKernel::addrs`]; the
-    /// active lanes' addresses follow in lane order (`mask.count_ones()` of them).
+    /// active lanes' addresses follow in lane order (`mask.count_ones()` of them), or the base and
+    /// the stride when `strided` ([`TraceKernel::lane_addrs`] reads both forms).
     pub addrs: u32,
     /// The trace file's line, for diagnostics.
     pub line: u32,
+}
+
+/// The active lanes' addresses of a traced memory instruction ([`TraceKernel::lane_addrs`]).
+#[derive(Debug, Clone)]
+pub enum LaneAddrs<'a> {
+    Listed(std::slice::Iter<'a, u64>),
+    Strided { next: u64, stride: u64, left: u32 },
+}
+
+impl Iterator for LaneAddrs<'_> {
+    type Item = u64;
+    fn next(&mut self) -> Option<u64> {
+        match self {
+            LaneAddrs::Listed(it) => it.next().copied(),
+            LaneAddrs::Strided { next, stride, left } => {
+                if *left == 0 {
+                    return None;
+                }
+                *left -= 1;
+                let a = *next;
+                *next = next.wrapping_add(*stride);
+                Some(a)
+            }
+        }
+    }
 }
 
 /// One warp's instruction stream.
@@ -179,8 +208,18 @@ impl TraceKernel {
     }
 
     /// Active lanes' addresses of a memory instruction, in lane order.
-    pub fn lane_addrs(&self, i: &TraceInst) -> &[u64] {
-        &self.addrs[i.addrs as usize..i.addrs as usize + i.mask.count_ones() as usize]
+    pub fn lane_addrs(&self, i: &TraceInst) -> LaneAddrs<'_> {
+        let at = i.addrs as usize;
+        let n = i.mask.count_ones();
+        if i.strided {
+            LaneAddrs::Strided {
+                next: self.addrs[at],
+                stride: self.addrs[at + 1],
+                left: n,
+            }
+        } else {
+            LaneAddrs::Listed(self.addrs[at..at + n as usize].iter())
+        }
     }
 
     /// Warp instructions and thread instructions (active lanes) in the whole kernel.

@@ -30,6 +30,12 @@ pub enum TraceError {
 
 /// Loads a trace: `path` is a `kernelslist.g` file or the directory that holds one.
 pub fn load(path: &Path) -> Result<Trace, TraceError> {
+    load_threads(path, 1)
+}
+
+/// As [`load`], reading each kernel's thread blocks on up to `threads` threads
+/// ([`parse_kernel_threads`]; the same trace for any number).
+pub fn load_threads(path: &Path, threads: usize) -> Result<Trace, TraceError> {
     let list = if path.is_dir() {
         path.join("kernelslist.g")
     } else {
@@ -82,7 +88,7 @@ pub fn load(path: &Path) -> Result<Trace, TraceError> {
                     p.display()
                 )));
             }
-            commands.push(TraceCommand::Kernel(load_kernel(&p)?));
+            commands.push(TraceCommand::Kernel(load_kernel_threads(&p, threads)?));
         } else {
             return Err(err(format!(
                 "expected a kernel trace file name (`kernel-N.traceg` or `.traceg.xz`) or \
@@ -105,6 +111,10 @@ pub fn load(path: &Path) -> Result<Trace, TraceError> {
 
 /// Loads one `kernel-N.traceg` or `kernel-N.traceg.xz`.
 pub fn load_kernel(path: &Path) -> Result<TraceKernel, TraceError> {
+    load_kernel_threads(path, 1)
+}
+
+fn load_kernel_threads(path: &Path, threads: usize) -> Result<TraceKernel, TraceError> {
     let file = path.display().to_string();
     let io = |source| TraceError::Io {
         file: file.clone(),
@@ -132,7 +142,7 @@ pub fn load_kernel(path: &Path) -> Result<TraceKernel, TraceError> {
             .map_err(io)?;
         s
     };
-    parse_kernel(&text, path)
+    parse_kernel_threads(&text, path, threads)
 }
 
 fn parse_hex(s: &str) -> Option<u64> {
@@ -140,7 +150,7 @@ fn parse_hex(s: &str) -> Option<u64> {
         .strip_prefix("0x")
         .or_else(|| s.strip_prefix("0X"))
         .unwrap_or(s);
-    u64::from_str_radix(s, 16).ok()
+    hex_digits(s)
 }
 
 fn parse_dim3(s: &str) -> Option<[u32; 3]> {
@@ -173,206 +183,266 @@ fn parse_reg(tok: &str) -> Result<Option<TraceReg>, String> {
 }
 
 /// Builder state of the thread block being read.
+#[derive(Clone)]
 struct OpenBlock {
     id: [u32; 3],
     warps: Vec<TraceWarp>,
     line: u32,
 }
 
-/// Parses the text of one kernel trace; `path` names it in errors and in the result.
-pub fn parse_kernel(text: &str, path: &Path) -> Result<TraceKernel, TraceError> {
-    let file = path.display().to_string();
-    let mut k = TraceKernel {
-        file: path.to_path_buf(),
-        name: String::new(),
-        id: 0,
-        grid: [0; 3],
-        block: [0; 3],
-        shmem: 0,
-        nregs: 0,
-        binary_version: 0,
-        tracer_version: 0,
-        shmem_base: 0,
-        local_base: 0,
-        blocks: Vec::new(),
-        insts: Vec::new(),
-        regs: Vec::new(),
-        addrs: Vec::new(),
-        unknown_opcodes: Vec::new(),
-    };
-    let mut lineinfo = false;
-    let mut seen_header = [false; 3]; // name, grid, block
-    let mut block: Option<OpenBlock> = None;
-    // The warp being read: (index in block, instructions still expected, line of `insts =`).
-    let mut warp: Option<(u32, u32, u32)> = None;
-    let mut pending_warp: Option<u32> = None;
-    let mut lineno = 0u32;
-    let mut unknown: Vec<(String, u64)> = Vec::new();
-    for raw in text.lines() {
-        lineno += 1;
-        let err = |message: String| TraceError::Syntax {
-            file: file.clone(),
-            line: lineno,
+/// The line-by-line reader of one kernel trace: the kernel built so far and where in the format it
+/// stands. A part of the file that starts at a `#BEGIN_TB` line can be read by a reader of its own,
+/// starting from the header's state (see [`parse_kernel_threads`]).
+#[derive(Clone)]
+struct Reader<'t> {
+    file: &'t str,
+    k: TraceKernel,
+    lineinfo: bool,
+    /// `-kernel name`, `-grid dim`, `-block dim` seen.
+    seen_header: [bool; 3],
+    block: Option<OpenBlock>,
+    /// The warp being read: (index in block, instructions still expected, line of `insts =`).
+    warp: Option<(u32, u32, u32)>,
+    pending_warp: Option<u32>,
+    lineno: u32,
+    unknown: Vec<(String, u64)>,
+    ops: OpCache<'t>,
+}
+
+impl<'t> Reader<'t> {
+    fn new(file: &'t str, path: &Path) -> Reader<'t> {
+        Reader {
+            file,
+            k: TraceKernel {
+                file: path.to_path_buf(),
+                name: String::new(),
+                id: 0,
+                grid: [0; 3],
+                block: [0; 3],
+                shmem: 0,
+                nregs: 0,
+                binary_version: 0,
+                tracer_version: 0,
+                shmem_base: 0,
+                local_base: 0,
+                blocks: Vec::new(),
+                insts: Vec::new(),
+                regs: Vec::new(),
+                addrs: Vec::new(),
+                unknown_opcodes: Vec::new(),
+            },
+            lineinfo: false,
+            seen_header: [false; 3],
+            block: None,
+            warp: None,
+            pending_warp: None,
+            lineno: 0,
+            unknown: Vec::new(),
+            ops: OpCache::default(),
+        }
+    }
+
+    /// A reader for a part of the file that starts at line `lineno + 1` with a `#BEGIN_TB`: the
+    /// header's state, empty arenas.
+    fn part(&self, lineno: u32) -> Reader<'t> {
+        let mut r = self.clone();
+        r.k.blocks.clear();
+        r.k.insts.clear();
+        r.k.regs.clear();
+        r.k.addrs.clear();
+        r.unknown.clear();
+        r.lineno = lineno;
+        r
+    }
+
+    /// Between two thread blocks: nothing open.
+    fn between_blocks(&self) -> bool {
+        self.block.is_none() && self.pending_warp.is_none()
+    }
+
+    fn err(&self, message: String) -> TraceError {
+        TraceError::Syntax {
+            file: self.file.to_string(),
+            line: self.lineno,
             message,
-        };
+        }
+    }
+
+    /// Reads the next line of the file.
+    fn line(&mut self, raw: &'t str) -> Result<(), TraceError> {
+        self.lineno += 1;
         let l = raw.trim();
-        if let Some((w, left, _)) = warp.as_mut() {
+        if let Some((w, left, _)) = self.warp.as_mut() {
             if *left > 0 {
                 if l.is_empty() {
-                    continue;
+                    return Ok(());
                 }
-                let b = block.as_mut().expect("a warp is read inside a block");
-                parse_inst(l, lineinfo, lineno, &mut k, &mut unknown).map_err(&err)?;
-                b.warps[*w as usize].len += 1;
+                let w = *w as usize;
                 *left -= 1;
-                continue;
+                let b = self.block.as_mut().expect("a warp is read inside a block");
+                b.warps[w].len += 1;
+                let (lineinfo, lineno) = (self.lineinfo, self.lineno);
+                return parse_inst(
+                    l,
+                    lineinfo,
+                    lineno,
+                    &mut self.k,
+                    &mut self.unknown,
+                    &mut self.ops,
+                )
+                .map_err(|m| self.err(m));
             }
         }
         if l.is_empty() {
-            continue;
+            return Ok(());
         }
         if let Some(h) = l.strip_prefix('-') {
-            if block.is_some() || !k.blocks.is_empty() {
-                return Err(err("header line after the first thread block".into()));
+            if self.block.is_some() || !self.k.blocks.is_empty() {
+                return Err(self.err("header line after the first thread block".into()));
             }
-            let (key, val) = h
-                .split_once('=')
-                .ok_or_else(|| err(format!("expected `-key = value`, found `{l}`")))?;
-            let (key, val) = (key.trim(), val.trim());
-            let num = |v: &str| -> Result<u32, TraceError> {
-                v.parse::<u32>()
-                    .map_err(|_| err(format!("`-{key}`: `{v}` is not a number")))
+            let Some((key, val)) = h.split_once('=') else {
+                return Err(self.err(format!("expected `-key = value`, found `{l}`")));
             };
-            match key {
-                "kernel name" => {
-                    k.name = val.to_string();
-                    seen_header[0] = true;
+            let (key, val) = (key.trim(), val.trim());
+            let num = |v: &str| -> Result<u32, String> {
+                v.parse::<u32>()
+                    .map_err(|_| format!("`-{key}`: `{v}` is not a number"))
+            };
+            let hex = |v: &str| -> Result<u64, String> {
+                parse_hex(v).ok_or_else(|| format!("`-{key}`: `{v}` is not a hex address"))
+            };
+            let k = &mut self.k;
+            let res: Result<(), String> = (|| {
+                match key {
+                    "kernel name" => {
+                        k.name = val.to_string();
+                        self.seen_header[0] = true;
+                    }
+                    "kernel id" => k.id = num(val)?,
+                    "grid dim" => {
+                        k.grid = parse_dim3(val).ok_or_else(|| {
+                            format!("`-grid dim`: expected (x,y,z), found `{val}`")
+                        })?;
+                        self.seen_header[1] = true;
+                    }
+                    "block dim" => {
+                        k.block = parse_dim3(val).ok_or_else(|| {
+                            format!("`-block dim`: expected (x,y,z), found `{val}`")
+                        })?;
+                        self.seen_header[2] = true;
+                    }
+                    "shmem" => k.shmem = num(val)?,
+                    "nregs" => k.nregs = num(val)?,
+                    "binary version" => k.binary_version = num(val)?,
+                    "accelsim tracer version" => k.tracer_version = num(val)?,
+                    "enable lineinfo" => self.lineinfo = num(val)? != 0,
+                    "shmem base_addr" => k.shmem_base = hex(val)?,
+                    "local mem base_addr" => k.local_base = hex(val)?,
+                    // Informational keys that do not affect timing.
+                    _ => {}
                 }
-                "kernel id" => k.id = num(val)?,
-                "grid dim" => {
-                    k.grid = parse_dim3(val).ok_or_else(|| {
-                        err(format!("`-grid dim`: expected (x,y,z), found `{val}`"))
-                    })?;
-                    seen_header[1] = true;
-                }
-                "block dim" => {
-                    k.block = parse_dim3(val).ok_or_else(|| {
-                        err(format!("`-block dim`: expected (x,y,z), found `{val}`"))
-                    })?;
-                    seen_header[2] = true;
-                }
-                "shmem" => k.shmem = num(val)?,
-                "nregs" => k.nregs = num(val)?,
-                "binary version" => k.binary_version = num(val)?,
-                "accelsim tracer version" => k.tracer_version = num(val)?,
-                "enable lineinfo" => lineinfo = num(val)? != 0,
-                "shmem base_addr" => {
-                    k.shmem_base = parse_hex(val)
-                        .ok_or_else(|| err(format!("`-{key}`: `{val}` is not a hex address")))?
-                }
-                "local mem base_addr" => {
-                    k.local_base = parse_hex(val)
-                        .ok_or_else(|| err(format!("`-{key}`: `{val}` is not a hex address")))?
-                }
-                // Informational keys that do not affect timing.
-                _ => {}
-            }
-            continue;
+                Ok(())
+            })();
+            return res.map_err(|m| self.err(m));
         }
         if l.starts_with("#BEGIN_TB") {
-            if let Some(b) = &block {
-                return Err(err(format!(
+            if let Some(b) = &self.block {
+                return Err(self.err(format!(
                     "`#BEGIN_TB` inside thread block {:?} opened at line {} (missing `#END_TB`)",
                     b.id, b.line
                 )));
             }
-            if !(seen_header.iter().all(|&s| s)) {
-                return Err(err(
+            if !(self.seen_header.iter().all(|&s| s)) {
+                return Err(self.err(
                     "thread block before the header gave `-kernel name`, `-grid dim` and `-block dim`"
                         .into(),
                 ));
             }
+            let k = &self.k;
             if k.tracer_version < 3 {
-                return Err(err(format!(
+                return Err(self.err(format!(
                     "accelsim tracer version {} (or missing `-accelsim tracer version`): only version 3 and \
                      later are read (earlier ones prefix each line with block and warp ids)",
                     k.tracer_version
                 )));
             }
             if k.grid.contains(&0) || k.block.contains(&0) {
-                return Err(err(format!(
+                return Err(self.err(format!(
                     "grid dim {:?} / block dim {:?}: every dimension must be at least 1",
                     k.grid, k.block
                 )));
             }
-            block = Some(OpenBlock {
+            self.block = Some(OpenBlock {
                 id: [u32::MAX; 3],
                 warps: Vec::new(),
-                line: lineno,
+                line: self.lineno,
             });
-            warp = None;
-            continue;
+            self.warp = None;
+            return Ok(());
         }
         if l.starts_with("#END_TB") {
-            let b = block
-                .take()
-                .ok_or_else(|| err("`#END_TB` without `#BEGIN_TB`".into()))?;
+            let Some(b) = self.block.take() else {
+                return Err(self.err("`#END_TB` without `#BEGIN_TB`".into()));
+            };
             if b.id[0] == u32::MAX {
-                return Err(err(
-                    "thread block without a `thread block = x,y,z` line".into()
+                return Err(self.err(
+                    "thread block without a `thread block = x,y,z` line".into(),
                 ));
             }
-            if let Some(n) = pending_warp {
-                return Err(err(format!("warp {n} has no `insts =` line")));
+            if let Some(n) = self.pending_warp {
+                return Err(self.err(format!("warp {n} has no `insts =` line")));
             }
-            k.blocks.push(TraceBlock {
+            self.k.blocks.push(TraceBlock {
                 id: b.id,
                 warps: b.warps,
             });
-            warp = None;
-            continue;
+            self.warp = None;
+            return Ok(());
         }
         if l.starts_with('#') {
-            continue;
+            return Ok(());
         }
-        let Some(b) = block.as_mut() else {
-            return Err(err(format!(
+        if self.block.is_none() {
+            return Err(self.err(format!(
                 "expected a header line `-key = value` or `#BEGIN_TB`, found `{l}`"
             )));
-        };
+        }
         if let Some(v) = l.strip_prefix("thread block") {
             let v = v.trim_start().strip_prefix('=').unwrap_or("").trim();
-            let id = parse_dim3(&format!("({v})"))
-                .ok_or_else(|| err(format!("expected `thread block = x,y,z`, found `{l}`")))?;
-            if (0..3).any(|d| id[d] >= k.grid[d]) {
-                return Err(err(format!(
+            let Some(id) = parse_dim3(&format!("({v})")) else {
+                return Err(self.err(format!("expected `thread block = x,y,z`, found `{l}`")));
+            };
+            if (0..3).any(|d| id[d] >= self.k.grid[d]) {
+                return Err(self.err(format!(
                     "thread block {id:?} lies outside grid dim {:?}",
-                    k.grid
+                    self.k.grid
                 )));
             }
-            b.id = id;
+            self.block.as_mut().expect("checked").id = id;
         } else if let Some(v) = l.strip_prefix("warp") {
             let v = v.trim_start().strip_prefix('=').unwrap_or("").trim();
-            let w: u32 = v
-                .parse()
-                .map_err(|_| err(format!("expected `warp = N`, found `{l}`")))?;
-            let nwarps = k.block_threads().div_ceil(32);
+            let Ok(w) = v.parse::<u32>() else {
+                return Err(self.err(format!("expected `warp = N`, found `{l}`")));
+            };
+            let nwarps = self.k.block_threads().div_ceil(32);
             if w >= nwarps {
-                return Err(err(format!(
+                return Err(self.err(format!(
                     "warp {w}: a block of {} threads has warps 0..{}",
-                    k.block_threads(),
+                    self.k.block_threads(),
                     nwarps - 1
                 )));
             }
-            pending_warp = Some(w);
+            self.pending_warp = Some(w);
         } else if let Some(v) = l.strip_prefix("insts") {
             let v = v.trim_start().strip_prefix('=').unwrap_or("").trim();
-            let n: u32 = v
-                .parse()
-                .map_err(|_| err(format!("expected `insts = N`, found `{l}`")))?;
-            let w = pending_warp
-                .take()
-                .ok_or_else(|| err("`insts =` without a preceding `warp =` line".into()))?;
+            let Ok(n) = v.parse::<u32>() else {
+                return Err(self.err(format!("expected `insts = N`, found `{l}`")));
+            };
+            let Some(w) = self.pending_warp.take() else {
+                return Err(self.err("`insts =` without a preceding `warp =` line".into()));
+            };
+            let first = self.k.insts.len() as u32;
+            let b = self.block.as_mut().expect("checked");
             if b.warps.len() as u32 <= w {
                 b.warps.resize(
                     w as usize + 1,
@@ -383,69 +453,280 @@ pub fn parse_kernel(text: &str, path: &Path) -> Result<TraceKernel, TraceError> 
                 );
             }
             if b.warps[w as usize].first != u32::MAX {
-                return Err(err(format!("warp {w} appears twice in this thread block")));
+                return Err(self.err(format!("warp {w} appears twice in this thread block")));
             }
-            b.warps[w as usize] = TraceWarp {
-                first: k.insts.len() as u32,
-                len: 0,
-            };
-            warp = Some((w, n, lineno));
+            b.warps[w as usize] = TraceWarp { first, len: 0 };
+            self.warp = Some((w, n, self.lineno));
         } else {
-            return Err(err(format!(
+            return Err(self.err(format!(
                 "expected `warp = N`, `insts = N`, an instruction or `#END_TB`, found `{l}`"
             )));
         }
+        Ok(())
     }
-    let eof = |message: String| TraceError::Syntax {
-        file: file.clone(),
-        line: lineno,
-        message,
-    };
-    if let Some((w, left, at)) = warp {
-        if left > 0 {
-            return Err(eof(format!(
-                "the file ends inside warp {w} (its `insts =` at line {at} promised {left} more \
-                 instruction lines): the trace is truncated"
+
+    /// Appends what `part` read (a reader made by [`Reader::part`] for the lines after this one's),
+    /// moving its arena indices past this one's.
+    fn append(&mut self, part: Reader<'t>) {
+        let (insts, regs, addrs) = (
+            self.k.insts.len() as u32,
+            self.k.regs.len() as u32,
+            self.k.addrs.len() as u32,
+        );
+        let p = part.k;
+        self.k.blocks.extend(p.blocks.into_iter().map(|mut b| {
+            for w in &mut b.warps {
+                if w.first != u32::MAX {
+                    w.first += insts;
+                }
+            }
+            b
+        }));
+        self.k.insts.extend(p.insts.into_iter().map(|mut i| {
+            i.regs += regs;
+            i.addrs += addrs;
+            i
+        }));
+        self.k.regs.extend(p.regs);
+        self.k.addrs.extend(p.addrs);
+        for (op, n) in part.unknown {
+            match self.unknown.iter_mut().find(|u| u.0 == op) {
+                Some(u) => u.1 += n,
+                None => self.unknown.push((op, n)),
+            }
+        }
+        self.lineno = part.lineno;
+        self.block = part.block;
+        self.warp = part.warp;
+        self.pending_warp = part.pending_warp;
+    }
+
+    /// The end of the file: truncation checks, and the kernel.
+    fn finish(mut self) -> Result<TraceKernel, TraceError> {
+        if let Some((w, left, at)) = self.warp {
+            if left > 0 {
+                return Err(self.err(format!(
+                    "the file ends inside warp {w} (its `insts =` at line {at} promised {left} more \
+                     instruction lines): the trace is truncated"
+                )));
+            }
+        }
+        if let Some(b) = &self.block {
+            return Err(self.err(format!(
+                "the file ends inside thread block {:?} opened at line {} (no `#END_TB`): the trace is truncated",
+                b.id, b.line
             )));
         }
+        let k = &mut self.k;
+        let expected: u64 = k.grid.iter().map(|&g| g as u64).product();
+        if !self.seen_header.iter().all(|&s| s) {
+            return Err(self.err(
+                "no header: `-kernel name`, `-grid dim` and `-block dim` are required".into(),
+            ));
+        }
+        if (k.blocks.len() as u64) < expected {
+            let n = k.blocks.len();
+            return Err(self.err(format!(
+                "the trace holds {n} of the grid's {expected} thread blocks: it is truncated"
+            )));
+        }
+        for b in &mut k.blocks {
+            // A warp the tracer never listed (fewer warps than the block has) ran no instruction.
+            for w in &mut b.warps {
+                if w.first == u32::MAX {
+                    w.first = 0;
+                }
+            }
+        }
+        self.k.unknown_opcodes = self.unknown;
+        Ok(self.k)
     }
-    if let Some(b) = block {
-        return Err(eof(format!(
-            "the file ends inside thread block {:?} opened at line {} (no `#END_TB`): the trace is truncated",
-            b.id, b.line
-        )));
+}
+
+/// Parses the text of one kernel trace; `path` names it in errors and in the result.
+pub fn parse_kernel(text: &str, path: &Path) -> Result<TraceKernel, TraceError> {
+    parse_kernel_threads(text, path, 1)
+}
+
+/// Bytes of thread blocks below which a trace is read on one thread.
+const PARALLEL_MIN_BYTES: usize = 1 << 20;
+
+/// As [`parse_kernel`], reading the thread blocks on up to `threads` threads: the text after the
+/// header is cut at `#BEGIN_TB` lines into one part per thread, each read by a reader starting from
+/// the header's state, and the parts are appended in file order, so the kernel is the same as one
+/// thread reads. A part that fails, or that does not end between two blocks, makes the whole file
+/// be read again on one thread, so that every error is the one a sequential read reports.
+pub fn parse_kernel_threads(
+    text: &str,
+    path: &Path,
+    threads: usize,
+) -> Result<TraceKernel, TraceError> {
+    let file = path.display().to_string();
+    let mut r = Reader::new(&file, path);
+    // About one instruction per 40 bytes of text: reserved once instead of grown by copying.
+    r.k.insts.reserve(text.len() / 48);
+    r.k.regs.reserve(text.len() / 24);
+    let body = match text.find("\n#BEGIN_TB") {
+        Some(at) if threads > 1 && text.len() - at >= PARALLEL_MIN_BYTES => at + 1,
+        _ => {
+            for raw in text.lines() {
+                r.line(raw)?;
+            }
+            return r.finish();
+        }
+    };
+    for raw in text[..body].lines() {
+        r.line(raw)?;
     }
-    let expected: u64 = k.grid.iter().map(|&g| g as u64).product();
-    if !seen_header.iter().all(|&s| s) {
-        return Err(eof(
-            "no header: `-kernel name`, `-grid dim` and `-block dim` are required".into(),
-        ));
+    if !r.between_blocks() {
+        return parse_kernel_threads(text, path, 1);
     }
-    if (k.blocks.len() as u64) < expected {
-        return Err(eof(format!(
-            "the trace holds {} of the grid's {expected} thread blocks: it is truncated",
-            k.blocks.len()
-        )));
-    }
-    for b in &mut k.blocks {
-        // A warp the tracer never listed (fewer warps than the block has) ran no instruction.
-        for w in &mut b.warps {
-            if w.first == u32::MAX {
-                w.first = 0;
+    // Cut points: the `#BEGIN_TB` line at or after each equal share of the body.
+    let mut cuts = vec![body];
+    for i in 1..threads {
+        let want = body + (text.len() - body) * i / threads;
+        let last = *cuts.last().expect("starts with the body");
+        if want <= last {
+            continue;
+        }
+        if let Some(at) = text[want..].find("\n#BEGIN_TB") {
+            let c = want + at + 1;
+            if c > last {
+                cuts.push(c);
             }
         }
     }
-    k.unknown_opcodes = unknown;
-    Ok(k)
+    cuts.push(text.len());
+    let mut starts = Vec::with_capacity(cuts.len());
+    let mut line = r.lineno;
+    for w in cuts.windows(2) {
+        starts.push(line);
+        line += text[w[0]..w[1]].bytes().filter(|&b| b == b'\n').count() as u32;
+    }
+    let parts: Vec<Option<Reader>> = std::thread::scope(|s| {
+        let handles: Vec<_> = cuts
+            .windows(2)
+            .zip(&starts)
+            .map(|(w, &first)| {
+                let mut p = r.part(first);
+                let chunk = &text[w[0]..w[1]];
+                s.spawn(move || {
+                    p.k.insts.reserve(chunk.len() / 48);
+                    p.k.regs.reserve(chunk.len() / 24);
+                    for raw in chunk.lines() {
+                        p.line(raw).ok()?;
+                    }
+                    Some(p)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().ok().flatten())
+            .collect()
+    });
+    let n = parts.len();
+    for (i, p) in parts.into_iter().enumerate() {
+        match p {
+            Some(p) if i + 1 == n || p.between_blocks() => r.append(p),
+            _ => return parse_kernel_threads(text, path, 1),
+        }
+    }
+    r.finish()
+}
+
+/// The classifications of the (opcode, memory width) pairs seen so far in a kernel: a trace repeats a
+/// few dozen opcodes millions of times, and [`classify`] splits its qualifiers each time.
+#[derive(Default, Clone)]
+struct OpCache<'t> {
+    seen: std::collections::HashMap<
+        (&'t str, u32),
+        (TraceOp, bool),
+        std::hash::BuildHasherDefault<Fnv>,
+    >,
+    /// The last classification at each PC (by `pc / 16`, for PCs below 1 MiB).
+    by_pc: Vec<Option<(&'t str, u32, (TraceOp, bool))>>,
+}
+
+/// FNV-1a: the opcode keys are short strings, for which SipHash costs more than the lookup saves.
+struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl std::hash::Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+}
+
+impl<'t> OpCache<'t> {
+    fn classify(&mut self, pc: u32, opcode: &'t str, mem_width: u32) -> (TraceOp, bool) {
+        // The instruction at a PC is the same on every line that names it: one string compare
+        // instead of hashing the opcode (checked, so a trace that disagrees is still read right).
+        let slot = (pc / 16) as usize;
+        if let Some(Some((o, w, r))) = self.by_pc.get(slot) {
+            if *o == opcode && *w == mem_width {
+                return *r;
+            }
+        }
+        let r = *self
+            .seen
+            .entry((opcode, mem_width))
+            .or_insert_with(|| classify(opcode, mem_width));
+        if slot < 1 << 16 {
+            if self.by_pc.len() <= slot {
+                self.by_pc.resize(slot + 1, None);
+            }
+            self.by_pc[slot] = Some((opcode, mem_width, r));
+        }
+        r
+    }
+}
+
+/// A hex number without prefix (PCs, masks): the digits, at most 16 of them.
+fn hex_digits(s: &str) -> Option<u64> {
+    if s.is_empty() {
+        return None;
+    }
+    let s = if s.len() > 16 {
+        match s.trim_start_matches('0') {
+            "" => return Some(0),
+            t if t.len() > 16 => return None,
+            t => t,
+        }
+    } else {
+        s
+    };
+    let mut v = 0u64;
+    for &c in s.as_bytes() {
+        let d = match c {
+            b'0'..=b'9' => c - b'0',
+            b'a'..=b'f' => c - b'a' + 10,
+            b'A'..=b'F' => c - b'A' + 10,
+            _ => return None,
+        };
+        v = v << 4 | d as u64;
+    }
+    Some(v)
 }
 
 /// Parses one instruction line into `k`'s arenas.
-fn parse_inst(
-    l: &str,
+fn parse_inst<'t>(
+    l: &'t str,
     lineinfo: bool,
     lineno: u32,
     k: &mut TraceKernel,
     unknown: &mut Vec<(String, u64)>,
+    ops: &mut OpCache<'t>,
 ) -> Result<(), String> {
     let mut t = l.split_ascii_whitespace();
     let mut next = |what: &str| {
@@ -456,10 +737,13 @@ fn parse_inst(
         next("a source line number")?;
     }
     let pc_s = next("the PC")?;
-    let pc = u32::from_str_radix(pc_s, 16).map_err(|_| format!("`{pc_s}` is not a hex PC"))?;
+    let pc = hex_digits(pc_s)
+        .and_then(|v| u32::try_from(v).ok())
+        .ok_or_else(|| format!("`{pc_s}` is not a hex PC"))?;
     let mask_s = next("the active mask")?;
-    let mask =
-        u32::from_str_radix(mask_s, 16).map_err(|_| format!("`{mask_s}` is not a hex mask"))?;
+    let mask = hex_digits(mask_s)
+        .and_then(|v| u32::try_from(v).ok())
+        .ok_or_else(|| format!("`{mask_s}` is not a hex mask"))?;
     let count = |s: &str, what: &str| {
         s.parse::<u8>()
             .map_err(|_| format!("`{s}` is not a {what} count"))
@@ -490,6 +774,7 @@ fn parse_inst(
         .parse()
         .map_err(|_| format!("`{w_s}` is not a memory width"))?;
     let addrs_at = k.addrs.len() as u32;
+    let mut strided = false;
     let active = mask.count_ones() as usize;
     if mem_width > 0 && active > 0 {
         let mode = next("the address mode (0, 1 or 2)")?;
@@ -506,11 +791,12 @@ fn parse_inst(
                 }
             }
             "1" => {
+                // Kept compressed: the most common form, 2 words instead of one per lane.
                 let base = hex(next("the base address")?)?;
                 let stride = dec(next("the stride")?)?;
-                for i in 0..active as i64 {
-                    k.addrs.push(base.wrapping_add((stride * i) as u64));
-                }
+                k.addrs.push(base);
+                k.addrs.push(stride as u64);
+                strided = true;
             }
             "2" => {
                 let mut a = hex(next("the base address")?)?;
@@ -530,7 +816,7 @@ fn parse_inst(
              {active} active lanes of mask {mask:08x}?)"
         ));
     }
-    let (mut op, known) = classify(opcode, mem_width);
+    let (mut op, known) = ops.classify(pc, opcode, mem_width);
     if !known {
         match unknown.iter_mut().find(|u| u.0 == opcode) {
             Some(u) => u.1 += 1,
@@ -548,6 +834,7 @@ fn parse_inst(
         regs: regs_at,
         ndst: nd,
         nsrc: ns,
+        strided,
         addrs: addrs_at,
         line: lineno,
     });

@@ -49,7 +49,7 @@ fn addresses_registers_and_ops_are_decoded() {
     assert_eq!(ldg.pc, 0x40);
     assert!(matches!(ldg.op, TraceOp::Mem(m) if m.access == TraceAccess::Load && m.width == 4));
     let first = 0x7f00_0000_0000u64 + ((256 + 3 * 32) * 4) as u64 + 2 * 256 * 4;
-    let a = k.lane_addrs(ldg);
+    let a: Vec<u64> = k.lane_addrs(ldg).collect();
     assert_eq!(a.len(), 32);
     assert_eq!((a[0], a[31]), (first, first + 31 * 4));
     assert_eq!(k.dsts(ldg), &[4]);
@@ -67,10 +67,10 @@ fn the_three_address_modes_agree() {
          0020 0000000d 1 R1 LDG.E 1 R2 4 2 0x100 8 4\n#END_TB\n"
     );
     let k = parse(&text).unwrap();
-    let lists: Vec<&[u64]> = k.insts.iter().map(|i| k.lane_addrs(i)).collect();
-    assert_eq!(lists[0], &[0x100, 0x108, 0x10c]);
-    assert_eq!(lists[1], &[0x100, 0x104, 0x108]);
-    assert_eq!(lists[2], &[0x100, 0x108, 0x10c]);
+    let lists: Vec<Vec<u64>> = k.insts.iter().map(|i| k.lane_addrs(i).collect()).collect();
+    assert_eq!(lists[0], [0x100, 0x108, 0x10c]);
+    assert_eq!(lists[1], [0x100, 0x104, 0x108]);
+    assert_eq!(lists[2], [0x100, 0x108, 0x10c]);
 }
 
 #[test]
@@ -89,6 +89,32 @@ fn truncated_traces_are_errors_naming_the_line() {
     let pos = text.find("warp = 2").unwrap();
     let (_, msg) = err_of(&text[..pos]);
     assert!(msg.contains("no `#END_TB`"), "{msg}");
+}
+
+#[test]
+fn reading_on_threads_gives_the_kernel_and_the_errors_of_one_thread() {
+    let text = kernel_text(&synth(SynthAtomics::Distinct, 32, 80));
+    let on = |t: &str, threads: usize| {
+        parse_kernel_threads(t, Path::new("k.traceg"), threads).map_err(|e| e.to_string())
+    };
+    let one = on(&text, 1).unwrap();
+    for threads in [2, 3, 8] {
+        assert!(on(&text, threads).unwrap() == one, "{threads} threads");
+    }
+    // A malformed line in the middle, a block without `#END_TB` in the middle, a cut at the end:
+    // each part's reader sees only some of it, and the error is still the sequential one.
+    let mid = text.len() / 2;
+    let line_at = mid + text[mid..].find("RED.E.ADD").unwrap();
+    let bad_line = format!("{}RED.E.ADD.BOGUS 2 Q9{}", &text[..line_at], &text[line_at + 9..]);
+    let end_at = mid + text[mid..].find("#END_TB").unwrap();
+    let no_end = format!("{}#COMMENT{}", &text[..end_at], &text[end_at + 7..]);
+    let cut = &text[..text.len() - 500];
+    for bad in [bad_line.as_str(), no_end.as_str(), cut] {
+        let want = on(bad, 1).unwrap_err();
+        for threads in [2, 3, 8] {
+            assert_eq!(on(bad, threads).unwrap_err(), want, "{threads} threads");
+        }
+    }
 }
 
 #[test]
