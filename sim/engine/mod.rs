@@ -13,7 +13,7 @@
 //! however large the event type is, and a steady-state run allocates nothing.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 /// Simulated time in picoseconds.
 pub type Time = u64;
@@ -78,6 +78,11 @@ pub struct PastEvent {
 pub struct EventQueue<E> {
     /// Min-heap of the keys.
     heap: BinaryHeap<Reverse<Key>>,
+    /// Slots of the events scheduled at the current time while the clock read it, in the order
+    /// scheduled: they come after the heap's events of this time (all scheduled before the clock
+    /// reached it) and before any later time, which is their (time, insertion) order without a heap
+    /// operation.
+    now_fifo: VecDeque<u32>,
     /// Events by slot; `None` in free slots.
     slab: Vec<Option<E>>,
     free: Vec<u32>,
@@ -98,6 +103,7 @@ impl<E> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
             heap: BinaryHeap::with_capacity(1024),
+            now_fifo: VecDeque::new(),
             slab: Vec::with_capacity(1024),
             free: Vec::new(),
             seq: 0,
@@ -117,17 +123,14 @@ impl<E> EventQueue<E> {
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() + self.now_fifo.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.heap.is_empty() && self.now_fifo.is_empty()
     }
 
     fn push(&mut self, time: Time, event: E) {
-        if self.seq >= self.seq_limit {
-            self.renumber();
-        }
         let slot = match self.free.pop() {
             Some(s) => {
                 self.slab[s as usize] = Some(event);
@@ -138,6 +141,13 @@ impl<E> EventQueue<E> {
                 (self.slab.len() - 1) as u32
             }
         };
+        if time == self.now {
+            self.now_fifo.push_back(slot);
+            return;
+        }
+        if self.seq >= self.seq_limit {
+            self.renumber();
+        }
         self.heap.push(Reverse(Key::new(time, self.seq as u32, slot)));
         self.seq += 1;
     }
@@ -180,8 +190,14 @@ impl<E> EventQueue<E> {
 
     /// Removes the next event and advances the clock to it.
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        let Reverse(k) = self.heap.pop()?;
-        let (time, slot) = (k.time(), k.slot());
+        let (time, slot) = match self.heap.peek() {
+            Some(Reverse(k)) if k.time() == self.now || self.now_fifo.is_empty() => {
+                let k = *k;
+                self.heap.pop();
+                (k.time(), k.slot())
+            }
+            _ => (self.now, self.now_fifo.pop_front()?),
+        };
         self.now = time;
         self.delivered += 1;
         let e = self.slab[slot as usize]
@@ -193,7 +209,11 @@ impl<E> EventQueue<E> {
 
     /// Time of the next event without removing it.
     pub fn peek_time(&self) -> Option<Time> {
-        self.heap.peek().map(|e| e.0.time())
+        if self.now_fifo.is_empty() {
+            self.heap.peek().map(|e| e.0.time())
+        } else {
+            Some(self.now)
+        }
     }
 }
 
@@ -236,6 +256,31 @@ mod tests {
         expect.sort_by_key(|&(t, i)| (t, i));
         let got: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(got, expect);
+    }
+
+    #[test]
+    fn events_at_the_current_time_keep_insertion_order_with_earlier_ones() {
+        let mut q = EventQueue::new();
+        q.schedule(10, "first at 10").unwrap();
+        q.schedule(20, "at 20").unwrap();
+        q.schedule(10, "second at 10").unwrap();
+        assert_eq!(q.pop(), Some((10, "first at 10")));
+        // Scheduled while the clock reads 10: after the earlier events of time 10, before 20.
+        q.after(0, "third at 10");
+        q.schedule(10, "fourth at 10").unwrap();
+        assert_eq!(q.peek_time(), Some(10));
+        assert_eq!(q.len(), 4);
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(
+            order,
+            vec![
+                (10, "second at 10"),
+                (10, "third at 10"),
+                (10, "fourth at 10"),
+                (20, "at 20")
+            ]
+        );
+        assert!(q.is_empty());
     }
 
     #[test]

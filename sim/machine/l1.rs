@@ -11,6 +11,9 @@
 //! at device or system level bypass the array. With `atomics.work_group_global_at = "l1"`,
 //! work_group-scope atomics on global memory run here, on the line, and write their result through.
 //!
+//! A run without values (trace replay) keeps the tags and sector state only: the array holds no line
+//! data, so a timing-only L1 neither allocates nor touches the megabytes of a full data array.
+//!
 //! All traffic leaves through one queue into the interconnect, `latency` cycles after it arrived
 //! (tag check), so a thread's accesses to one slice stay in order. The extra round trip of the system
 //! point is added to responses of system-level requests.

@@ -2,6 +2,10 @@
 //! Accel-Sim's NVBit tracer, version 3 and later (the format is described in the module header of
 //! `trace/mod.rs` and in the trace README the project ships with its samples).
 //!
+//! With more than one thread ([`load_threads`], `--threads N`) a large kernel's thread blocks are
+//! read in parallel, in parts cut at `#BEGIN_TB` lines; the kernel and every error are the ones a
+//! sequential read gives (a part that fails makes the file be read again sequentially).
+//!
 //! Every malformed or truncated input is an error naming the file and line: a header value that does
 //! not parse, an instruction line with too few or too many fields, an unknown register, an address
 //! count that does not match the active mask, a warp with fewer instruction lines than its `insts =`
