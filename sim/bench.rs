@@ -213,7 +213,11 @@ fn load(case: &Case, threads: usize) -> Result<Input, BenchError> {
     Ok(match &case.source {
         Source::Synth(s) => {
             let dir = Path::new(case.name);
-            let k = trace::parse_kernel_threads(&kernel_text(s), &dir.join("kernel-1.traceg"), threads)?;
+            let k = trace::parse_kernel_threads(
+                &kernel_text(s),
+                &dir.join("kernel-1.traceg"),
+                threads,
+            )?;
             Input::Trace(Trace {
                 list: dir.join("kernelslist.g"),
                 commands: vec![TraceCommand::Kernel(k)],

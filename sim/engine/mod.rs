@@ -148,7 +148,8 @@ impl<E> EventQueue<E> {
         if self.seq >= self.seq_limit {
             self.renumber();
         }
-        self.heap.push(Reverse(Key::new(time, self.seq as u32, slot)));
+        self.heap
+            .push(Reverse(Key::new(time, self.seq as u32, slot)));
         self.seq += 1;
     }
 

@@ -171,7 +171,6 @@ type Busy = VecDeque<(Time, Time)>;
 
 /// Reserves `occ` picoseconds on a destination port at the earliest free time at or after `arrive`;
 /// intervals that ended by `horizon` are forgotten.
-
 fn reserve(busy: &mut Busy, arrive: Time, occ: Time, horizon: Time) -> Time {
     while busy.front().is_some_and(|&(_, e)| e <= horizon) {
         busy.pop_front();

@@ -389,9 +389,7 @@ impl<'t> Reader<'t> {
                 return Err(self.err("`#END_TB` without `#BEGIN_TB`".into()));
             };
             if b.id[0] == u32::MAX {
-                return Err(self.err(
-                    "thread block without a `thread block = x,y,z` line".into(),
-                ));
+                return Err(self.err("thread block without a `thread block = x,y,z` line".into()));
             }
             if let Some(n) = self.pending_warp {
                 return Err(self.err(format!("warp {n} has no `insts =` line")));
@@ -554,6 +552,8 @@ pub fn parse_kernel(text: &str, path: &Path) -> Result<TraceKernel, TraceError> 
 
 /// Bytes of thread blocks below which a trace is read on one thread.
 const PARALLEL_MIN_BYTES: usize = 1 << 20;
+/// Most parts a kernel's thread blocks are cut into (one thread each).
+const MAX_PARTS: usize = 64;
 
 /// As [`parse_kernel`], reading the thread blocks on up to `threads` threads: the text after the
 /// header is cut at `#BEGIN_TB` lines into one part per thread, each read by a reader starting from
@@ -585,10 +585,15 @@ pub fn parse_kernel_threads(
     if !r.between_blocks() {
         return parse_kernel_threads(text, path, 1);
     }
-    // Cut points: the `#BEGIN_TB` line at or after each equal share of the body.
+    // Cut points: the `#BEGIN_TB` line at or after each equal share of the body (at most
+    // `MAX_PARTS` parts, whatever the thread count asked for).
+    let parts_wanted = threads.min(MAX_PARTS);
     let mut cuts = vec![body];
-    for i in 1..threads {
-        let want = body + (text.len() - body) * i / threads;
+    for i in 1..parts_wanted {
+        let mut want = body + (text.len() - body) * i / parts_wanted;
+        while !text.is_char_boundary(want) {
+            want += 1;
+        }
         let last = *cuts.last().expect("starts with the body");
         if want <= last {
             continue;

@@ -98,14 +98,28 @@ fn reading_on_threads_gives_the_kernel_and_the_errors_of_one_thread() {
         parse_kernel_threads(t, Path::new("k.traceg"), threads).map_err(|e| e.to_string())
     };
     let one = on(&text, 1).unwrap();
-    for threads in [2, 3, 8] {
+    for threads in [2, 3, 8, 1000] {
         assert!(on(&text, threads).unwrap() == one, "{threads} threads");
+    }
+    // Cuts that would fall inside multi-byte characters (comment lines between the blocks).
+    let accented = text.replace("#END_TB\n", &format!("#END_TB\n# {}\n", "é".repeat(30_000)));
+    let serial = on(&accented, 1).unwrap();
+    assert_eq!(serial.instruction_counts(), one.instruction_counts());
+    for threads in [2, 3, 7] {
+        assert!(
+            on(&accented, threads).unwrap() == serial,
+            "{threads} threads"
+        );
     }
     // A malformed line in the middle, a block without `#END_TB` in the middle, a cut at the end:
     // each part's reader sees only some of it, and the error is still the sequential one.
     let mid = text.len() / 2;
     let line_at = mid + text[mid..].find("RED.E.ADD").unwrap();
-    let bad_line = format!("{}RED.E.ADD.BOGUS 2 Q9{}", &text[..line_at], &text[line_at + 9..]);
+    let bad_line = format!(
+        "{}RED.E.ADD.BOGUS 2 Q9{}",
+        &text[..line_at],
+        &text[line_at + 9..]
+    );
     let end_at = mid + text[mid..].find("#END_TB").unwrap();
     let no_end = format!("{}#COMMENT{}", &text[..end_at], &text[end_at + 7..]);
     let cut = &text[..text.len() - 500];
