@@ -555,6 +555,18 @@ impl<'c> Gpu<'c> {
                 for ev in n.races.drain(..) {
                     d.apply(ev);
                 }
+                if let Some(why) = d.over_budget() {
+                    return Err(SimError::Unsupported {
+                        location: "--races".into(),
+                        message: format!(
+                            "race detection stopped at cycle {}: {why}. Vector clocks grow with the threads \
+                             that synchronise with each other, quadratically when many of the {} work-groups \
+                             synchronise through one location; run without --races, or with fewer work-groups",
+                            self.clock.cycle_of(t),
+                            self.dispatcher.total
+                        ),
+                    });
+                }
             }
             if let Some((pc, msg, thread, group)) = n.error {
                 return Err(SimError::Runtime {

@@ -26,6 +26,11 @@
 //! - the shadow state keeps, per 4-byte word, the last write and the reads since it (FastTrack), so a
 //!   race with an older access that a later, ordered access superseded is not reported.
 //!
+//! Bounds: vector clocks grow with the threads that synchronise with each other, quadratically when
+//! very many threads synchronise through one location (a device-wide latch over a thousand
+//! work-groups). Past [`MAX_CLOCK_ENTRIES`] entries held or [`MAX_JOIN_WORK`] entries visited by
+//! joins, the run stops with an error saying so, instead of exhausting memory or running for hours.
+//!
 //! The SM reports what happens as [`RaceEvent`]s in issue order (completion order for acquires); the
 //! machine applies them in event order. With detection off nothing is recorded.
 
@@ -52,10 +57,12 @@ impl Vc {
         }
     }
 
-    pub fn join(&mut self, o: &Vc) {
+    /// Joins `o` into this clock; returns the entries visited (the detector's measure of work).
+    pub fn join(&mut self, o: &Vc) -> usize {
         if o.0.is_empty() {
-            return;
+            return 0;
         }
+        let work = self.0.len() + o.0.len();
         let mut out = Vec::with_capacity(self.0.len() + o.0.len());
         let (mut i, mut j) = (0, 0);
         while i < self.0.len() || j < o.0.len() {
@@ -81,6 +88,7 @@ impl Vc {
             }
         }
         self.0 = out;
+        work
     }
 }
 
@@ -179,10 +187,32 @@ pub struct RaceDetector {
     sc: HashMap<(Scope, u64), Vc>,
     seen: HashSet<(RaceKind, u32, u32)>,
     found: Vec<(RaceKind, u64, Stamp, Stamp)>,
+    /// Vector-clock entries allowed ([`MAX_CLOCK_ENTRIES`]; lowered by tests).
+    max_entries: usize,
+    /// Clock entries visited by joins so far, and how many may be ([`MAX_JOIN_WORK`]): once over
+    /// it, the detector stops and [`RaceDetector::over_budget`] says so.
+    work: u64,
+    max_work: u64,
+    /// Events applied since the entries were last counted, and how many may pass before the next
+    /// count (a fraction of the last count, so counting costs a bounded share of the work).
+    since_count: usize,
+    count_every: usize,
 }
 
 /// At most this many distinct races are kept (the first ones in simulated time).
 const MAX_REPORTS: usize = 64;
+
+/// Vector-clock entries (thread, clock) the detector may hold (16 M). Clocks grow with the
+/// threads that synchronise with each other: when very many threads synchronise through one
+/// location (a device-wide latch over a thousand work-groups), every thread's clock comes to name
+/// all the others, quadratic in the threads. Past this bound the run stops with an error
+/// ([`RaceDetector::over_budget`]) instead of exhausting the machine's memory.
+pub const MAX_CLOCK_ENTRIES: usize = 16 << 20;
+
+/// Clock entries the joins may visit in one run (seconds of work): the same growth makes each
+/// acquire of such a location cost time proportional to the threads, and the run would take hours
+/// before the memory bound is reached.
+pub const MAX_JOIN_WORK: u64 = 1 << 34;
 
 impl RaceDetector {
     pub fn new(group_threads: u32, warp_size: u32) -> RaceDetector {
@@ -197,6 +227,11 @@ impl RaceDetector {
             sc: HashMap::new(),
             seen: HashSet::new(),
             found: Vec::new(),
+            max_entries: MAX_CLOCK_ENTRIES,
+            work: 0,
+            max_work: MAX_JOIN_WORK,
+            since_count: 0,
+            count_every: 4096,
         }
     }
 
@@ -260,29 +295,87 @@ impl RaceDetector {
         let entries = self.sync.entry(key).or_default();
         let k = SyncKey { warp, scope };
         match entries.iter_mut().find(|(x, _)| *x == k) {
-            Some((_, v)) => v.join(snap),
+            Some((_, v)) => self.work += v.join(snap) as u64,
             None => entries.push((k, snap.clone())),
         }
     }
 
     /// The join of the sync clock entries of `key` that are morally strong with a read by `t` at
     /// `scope`.
-    fn acquirable(&self, key: u64, t: u64, scope: Scope) -> Vc {
+    /// The work is counted in [`RaceDetector::work`]; the joins stop once it is over the budget.
+    fn acquirable(&mut self, key: u64, t: u64, scope: Scope) -> Vc {
         let mut out = Vc::default();
         let gs = self.group_threads;
         let wpg = gs.div_ceil(self.ws);
+        let mut work = 0;
         for (k, v) in self.sync.get(&key).into_iter().flatten() {
             // A thread of the writer's warp stands for the writer (scopes are no narrower than a
             // sub-group here: work-item releases never reach another thread).
             let w = (k.warp / wpg) * gs + (k.warp % wpg) * self.ws;
             if self.includes(w, k.scope, t) && self.includes(t, scope, w) {
-                out.join(v);
+                work += out.join(v) as u64;
+                if self.work + work > self.max_work {
+                    break;
+                }
             }
         }
+        self.work += work;
         out
     }
 
+    /// The vector-clock entries held: every thread's clock, the locations' sync clocks, the
+    /// fences' and relaxed reads' pending clocks, the seq_cst orders.
+    fn entries(&self) -> usize {
+        self.clocks.values().map(|v| v.0.len()).sum::<usize>()
+            + self
+                .sync
+                .values()
+                .flatten()
+                .map(|(_, v)| v.0.len())
+                .sum::<usize>()
+            + self
+                .fence_rel
+                .values()
+                .map(|(_, v)| v.0.len())
+                .sum::<usize>()
+            + self
+                .pending
+                .values()
+                .flatten()
+                .map(|v| v.0.len())
+                .sum::<usize>()
+            + self.sc.values().map(|v| v.0.len()).sum::<usize>()
+    }
+
+    /// Why the detector cannot go on, when its clocks hold more than [`MAX_CLOCK_ENTRIES`]
+    /// entries (counted every so many events) or its joins have visited more than
+    /// [`MAX_JOIN_WORK`].
+    pub fn over_budget(&mut self) -> Option<String> {
+        if self.work > self.max_work {
+            return Some(format!(
+                "its vector-clock joins visited more than {} entries",
+                self.max_work
+            ));
+        }
+        if self.since_count < self.count_every {
+            return None;
+        }
+        self.since_count = 0;
+        let n = self.entries();
+        self.count_every = (n / 16).max(4096);
+        (n > self.max_entries).then(|| {
+            format!(
+                "its vector clocks hold {n} entries, over the limit of {}",
+                self.max_entries
+            )
+        })
+    }
+
     pub fn apply(&mut self, ev: RaceEvent) {
+        if self.work > self.max_work {
+            return;
+        }
+        self.since_count += 1;
         match ev {
             RaceEvent::Access(a) => self.access(a),
             RaceEvent::ReadDone {
@@ -295,16 +388,19 @@ impl RaceDetector {
                 let key = Self::key(space, self.group(tid), addr);
                 if acquire {
                     let v = self.acquirable(key, tid, scope);
-                    self.clock(tid).join(&v);
+                    let w = self.clock(tid).join(&v);
+                    self.work += w as u64;
                 } else {
                     let per: Vec<Vc> = LEVELS
                         .iter()
                         .map(|&l| self.acquirable(key, tid, scope.min(l)))
                         .collect();
                     let p = self.pending.entry(tid).or_default();
+                    let mut w = 0;
                     for (slot, v) in p.iter_mut().zip(per) {
-                        slot.join(&v);
+                        w += slot.join(&v) as u64;
                     }
+                    self.work += w;
                 }
             }
             RaceEvent::Fence {
@@ -318,7 +414,8 @@ impl RaceDetector {
                     let i = LEVELS.iter().position(|&l| l >= scope).unwrap_or(3);
                     if let Some(p) = self.pending.get(&tid) {
                         let v = p[i].clone();
-                        self.clock(tid).join(&v);
+                        let w = self.clock(tid).join(&v);
+                        self.work += w as u64;
                     }
                 }
                 if seq_cst {
@@ -331,16 +428,18 @@ impl RaceDetector {
             }
             RaceEvent::Barrier { tids } => {
                 let mut all = Vc::default();
+                let mut w = 0;
                 for &t in &tids {
                     let c = self.clock(t).clone();
-                    all.join(&c);
+                    w += all.join(&c) as u64;
                 }
                 for &t in &tids {
                     let c = self.clock(t);
-                    c.join(&all);
+                    w += c.join(&all) as u64;
                     let own = c.get(t);
                     c.set(t, own + 1);
                 }
+                self.work += w;
             }
         }
     }
@@ -356,8 +455,9 @@ impl RaceDetector {
         let k = (scope.max(Scope::SubGroup), inst);
         let prev = self.sc.get(&k).cloned().unwrap_or_default();
         let c = self.clock(t);
-        c.join(&prev);
+        let w = c.join(&prev);
         let now = c.clone();
+        self.work += w as u64;
         self.sc.insert(k, now);
     }
 
@@ -528,6 +628,60 @@ mod tests {
         b.set(7, 1);
         a.join(&b);
         assert_eq!(a.0, vec![(1, 5), (3, 2), (7, 1)]);
+    }
+
+    /// `n` threads, each in its own work-group, release-add to one counter and then acquire it (a
+    /// device-wide latch): every thread's clock comes to name the others.
+    fn latch(d: &mut RaceDetector, n: u64) {
+        for t in 0..n {
+            let tid = t * 32;
+            d.apply(flag(
+                tid,
+                1,
+                AccessKind::Rmw,
+                MemOrder::AcqRel,
+                Scope::Device,
+            ));
+            d.apply(flag(
+                tid,
+                2,
+                AccessKind::Load,
+                MemOrder::Acquire,
+                Scope::Device,
+            ));
+            d.apply(RaceEvent::ReadDone {
+                tid,
+                space: Space::Global,
+                addr: 0x2000,
+                scope: Scope::Device,
+                acquire: true,
+            });
+        }
+    }
+
+    #[test]
+    fn detection_stops_with_a_reason_when_clocks_outgrow_their_budget() {
+        // Within the budgets: nothing to say (checked after every event here).
+        let mut d = RaceDetector::new(32, 32);
+        d.count_every = 0;
+        latch(&mut d, 64);
+        assert_eq!(d.over_budget(), None);
+        // The same latch over a budget of entries: quadratic growth crosses it.
+        let mut d = RaceDetector::new(32, 32);
+        d.count_every = 0;
+        d.max_entries = 1000;
+        latch(&mut d, 64);
+        let why = d.over_budget().expect("over the entry budget");
+        assert!(why.contains("entries, over the limit of 1000"), "{why}");
+        // And over a budget of join work: the detector stops working and says so.
+        let mut d = RaceDetector::new(32, 32);
+        d.max_work = 500;
+        latch(&mut d, 64);
+        let (work, entries) = (d.work, d.entries());
+        let why = d.over_budget().expect("over the work budget");
+        assert!(why.contains("visited more than 500 entries"), "{why}");
+        latch(&mut d, 64);
+        assert_eq!((d.work, d.entries()), (work, entries), "stopped");
     }
 
     #[test]
