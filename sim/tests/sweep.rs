@@ -369,14 +369,16 @@ fn a_sweep_that_dies_midway_restarts_to_the_same_results() {
                 .is_some_and(|x| x == "json")
         })
         .count();
-    assert!(
-        (5..16).contains(&written),
-        "{written} results written before dying"
-    );
-    assert!(
-        results::combine(&dir).is_err(),
-        "an incomplete sweep is not combined"
-    );
+    // The points already running on other workers finish and write their results before the
+    // panic reaches the caller (rayon does not cancel them), so with fast points every result may
+    // be there: a kill at any moment, the last one included.
+    assert!(written >= 5, "{written} results written before dying");
+    if written < 16 {
+        assert!(
+            results::combine(&dir).is_err(),
+            "an incomplete sweep is not combined"
+        );
+    }
     let s = exec::execute(&plan, &dir, &opts, &Silent).unwrap();
     assert_eq!(s.ran + s.already_done, 16);
     assert_eq!(s.already_done, written);
