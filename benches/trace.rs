@@ -9,22 +9,13 @@ use gpumemsim::trace::{self, Trace, TraceCommand};
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 
-fn synth(atomics: SynthAtomics, iters: u32) -> Synth {
-    Synth {
-        atomics,
-        iters,
-        blocks: 80,
-        block_threads: 256,
-    }
-}
-
 fn replay(c: &mut Criterion) {
     let h100 = config::load(None, &[]).expect("embedded preset");
     let mut g = c.benchmark_group("trace");
     g.sample_size(10);
     for (name, s) in [
-        ("v70_distinct", synth(SynthAtomics::Distinct, 32)),
-        ("v70_same_i8", synth(SynthAtomics::Same, 8)),
+        ("v70_distinct", Synth::sample(SynthAtomics::Distinct, 32)),
+        ("v70_same_i8", Synth::sample(SynthAtomics::Same, 8)),
     ] {
         let text = kernel_text(&s);
         let path = Path::new(name).join("kernel-1.traceg");

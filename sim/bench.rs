@@ -142,12 +142,7 @@ struct Case {
 }
 
 const fn synth(atomics: SynthAtomics, iters: u32) -> Source {
-    Source::Synth(Synth {
-        atomics,
-        iters,
-        blocks: 80,
-        block_threads: 256,
-    })
+    Source::Synth(Synth::sample(atomics, iters))
 }
 
 /// The fixed set, in the order printed.

@@ -29,6 +29,18 @@ pub struct Synth {
     pub block_threads: u32,
 }
 
+impl Synth {
+    /// The shape of the project's sample traces (`v70_*`): 80 blocks of 256 threads.
+    pub const fn sample(atomics: SynthAtomics, iters: u32) -> Synth {
+        Synth {
+            atomics,
+            iters,
+            blocks: 80,
+            block_threads: 256,
+        }
+    }
+}
+
 const LOAD_BASE: u64 = 0x7f00_0000_0000;
 const STORE_BASE: u64 = 0x7f10_0000_0000;
 const ATOMIC_BASE: u64 = 0x7f20_0000_0000;
