@@ -425,6 +425,39 @@ impl RmwOp {
     }
 }
 
+/// The operation of an atomic read-modify-write, including compare-exchange: the one atomic-operation
+/// enum that kernel IR (through [`Inst::atomic_op`]), traces and the machine's atomic units share.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AtomicOp {
+    Rmw(RmwOp),
+    /// Compare-exchange: writes the desired value when the old one equals the expected one.
+    Cas,
+}
+
+impl AtomicOp {
+    /// Whether several lanes' operations on one address can be combined into one.
+    pub fn combinable(self) -> bool {
+        matches!(self, AtomicOp::Rmw(op) if op.combinable())
+    }
+}
+
+/// Which memory model's scope rules a program follows. The front end that wrote the program sets it
+/// (DESIGN.md "Scope rules"); the models differ for relaxed atomics only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Semantics {
+    /// PTX ISA memory consistency model: a relaxed operation keeps its scope, which decides whether
+    /// two accesses are morally strong (PTX ISA §8.7 "Morally strong operations"). The kernel
+    /// language, PTX litmus tests, CUDA and SASS traces.
+    #[default]
+    Ptx,
+    /// OpenCL 2.0 / SYCL 2020: for `memory_order_relaxed` the memory scope argument is ignored
+    /// (SYCL 2020 §3.8.3.2 "Memory scope"; the SYCL reference chapter, 19.2.2), so a relaxed atomic
+    /// is atomic for every thread that can access its location. OpenCL litmus tests, OpenCL C.
+    OpenCl,
+}
+
 /// Barrier kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum BarrierKind {
@@ -540,6 +573,15 @@ pub enum Inst {
 }
 
 impl Inst {
+    /// The atomic operation of a read-modify-write or compare-exchange.
+    pub fn atomic_op(&self) -> Option<AtomicOp> {
+        match *self {
+            Inst::Rmw { op, .. } => Some(AtomicOp::Rmw(op)),
+            Inst::Cas { .. } => Some(AtomicOp::Cas),
+            _ => None,
+        }
+    }
+
     /// The address space touched by a memory instruction.
     pub fn mem_space(&self) -> Option<Space> {
         match self {
@@ -578,6 +620,9 @@ pub struct Kernel {
     pub reg_names: Vec<String>,
     /// Bytes of work-group-local memory each work-group allocates.
     pub local_bytes: u32,
+    /// The memory model whose scope rules the program follows (set by the front end).
+    #[serde(default)]
+    pub semantics: Semantics,
 }
 
 impl Kernel {

@@ -666,6 +666,10 @@ fn kernel(
             locs,
             reg_names,
             local_bytes: 0,
+            semantics: match test.dialect {
+                crate::litmus::Dialect::Ptx => Semantics::Ptx,
+                crate::litmus::Dialect::OpenCl => Semantics::OpenCl,
+            },
         },
         geometry: Geometry {
             groups: [groups as u32, 1, 1],

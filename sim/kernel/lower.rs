@@ -99,6 +99,8 @@ pub fn lower(stmts: &[Stmt], file: &str, overrides: &[(String, i64)]) -> R<Workl
             locs: l.locs,
             reg_names: l.reg_names,
             local_bytes: l.local_bytes as u32,
+            // The kernel language is PTX-flavoured: relaxed operations keep their scope.
+            semantics: Semantics::Ptx,
         },
         geometry,
         buffers: l.buffers,

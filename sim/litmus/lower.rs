@@ -422,6 +422,10 @@ pub fn workload(test: &LitmusTest, lay: &Layout, plan: &Plan) -> Workload {
         locs: code.locs,
         reg_names,
         local_bytes: 0,
+        semantics: match test.dialect {
+            super::test::Dialect::Ptx => Semantics::Ptx,
+            super::test::Dialect::OpenCl => Semantics::OpenCl,
+        },
     };
     let buffers = test
         .locations

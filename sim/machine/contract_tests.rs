@@ -23,7 +23,7 @@ use super::tests::tiny;
 use super::xbar::{SinkPort, SourcePort, XbarSpec};
 use crate::config::{DrainOrder, GpuConfig, SbPlacement, StoreBufferSpec};
 use crate::engine::{Clock, EventQueue, Time};
-use crate::ir::{RmwOp, SrcLoc, Ty};
+use crate::ir::{AtomicOp, RmwOp, SrcLoc, Ty};
 use crate::rng::SplitMix64;
 use crate::workload::{Buffer, Init};
 use std::collections::HashMap;
@@ -359,7 +359,7 @@ fn ask_l1(b: &mut Bench, at: Time, a: Asked, level: Level) {
         Asked::Atomic { op, warp, at_l1 } => {
             let addr = line_addr(b.rng.below(8)) + 4 * b.rng.below(32);
             let batch = b.batches.alloc(AtomicBatch {
-                kind: AtomicKind::Rmw(RmwOp::Add),
+                kind: AtomicOp::Rmw(RmwOp::Add),
                 ty: Ty::U32,
                 lanes: vec![LaneAtomic {
                     lane: 0,
@@ -865,7 +865,7 @@ fn slice_round(cfg: &GpuConfig, seed: u64, n: u32, nlines: u64) -> (L2Slice, Dra
                 let op = [RmwOp::Add, RmwOp::Max, RmwOp::Exch][b.rng.below(3) as usize];
                 ReqKind::Atomic {
                     batch: BatchId(b.batches.alloc(AtomicBatch {
-                        kind: AtomicKind::Rmw(op),
+                        kind: AtomicOp::Rmw(op),
                         ty: Ty::U32,
                         lanes,
                     })),
@@ -1006,7 +1006,7 @@ fn l2_full_mshrs_stall_the_slice_and_resume() {
 
 fn batch(addrs: &[u64]) -> AtomicBatch {
     AtomicBatch {
-        kind: AtomicKind::Rmw(RmwOp::Add),
+        kind: AtomicOp::Rmw(RmwOp::Add),
         ty: Ty::U32,
         lanes: addrs
             .iter()

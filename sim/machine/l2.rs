@@ -139,7 +139,7 @@ impl AtomicUnit {
         if !addrs[..n].is_sorted() {
             addrs[..n].sort_unstable();
         }
-        let combine = self.combine && matches!(b.kind, AtomicKind::Rmw(op) if op.combinable());
+        let combine = self.combine && b.kind.combinable();
         if self.busy_until <= now {
             self.busy.clear();
         }

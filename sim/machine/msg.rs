@@ -3,7 +3,7 @@
 //! its handle; the receiver frees it or passes it on.
 
 use crate::engine::{EventQueue, Time};
-use crate::ir::{RmwOp, Ty};
+use crate::ir::{AtomicOp, RmwOp, Ty};
 use crate::rng::SplitMix64;
 
 use super::memory::GlobalMemory;
@@ -88,16 +88,10 @@ pub struct LaneAtomic {
     pub result: u64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AtomicKind {
-    Rmw(RmwOp),
-    Cas,
-}
-
 /// The lanes of one atomic instruction that fall in one line.
 #[derive(Debug, Clone)]
 pub struct AtomicBatch {
-    pub kind: AtomicKind,
+    pub kind: AtomicOp,
     pub ty: Ty,
     pub lanes: Vec<LaneAtomic>,
 }
@@ -305,7 +299,7 @@ impl Outbox {
             ) => Payload::Batch(batches.take(
                 batch.0,
                 AtomicBatch {
-                    kind: AtomicKind::Cas,
+                    kind: AtomicOp::Cas,
                     ty: Ty::U32,
                     lanes: Vec::new(),
                 },
@@ -475,8 +469,8 @@ pub fn perform_batch(b: &mut AtomicBatch, store: &mut impl ValueStore) {
         let old = store.read(l.addr, w);
         l.result = old;
         let new = match b.kind {
-            AtomicKind::Rmw(op) => apply_rmw(op, b.ty, old, l.operand),
-            AtomicKind::Cas => {
+            AtomicOp::Rmw(op) => apply_rmw(op, b.ty, old, l.operand),
+            AtomicOp::Cas => {
                 let m = if w == 4 { 0xFFFF_FFFF } else { u64::MAX };
                 if old & m == l.expected & m {
                     l.operand & m

@@ -252,5 +252,6 @@ fn lower_float_add(k: &Kernel) -> Kernel {
         locs,
         reg_names,
         local_bytes: k.local_bytes,
+        semantics: k.semantics,
     }
 }

@@ -49,7 +49,7 @@ use super::stress::{StressAccess, StressWarps, STRESS_WARP};
 use crate::config::{GpuConfig, WarpPolicy, WorkGroupAtomicSite};
 use crate::engine::{Clock, Time};
 use crate::ir::*;
-use crate::trace::{TraceAccess, TraceAtomicOp, TraceKernel, TraceOp, TraceSpace, TRACE_REGS};
+use crate::trace::{TraceAccess, TraceKernel, TraceOp, TraceSpace, TRACE_REGS};
 use crate::workload::Geometry;
 use std::sync::Arc;
 
@@ -1186,10 +1186,7 @@ impl Sm {
                 )
             }
             TraceAccess::Atomic { op, returning } => {
-                let kind = match op {
-                    TraceAtomicOp::Rmw(op) => AtomicKind::Rmw(op),
-                    TraceAtomicOp::Cas => AtomicKind::Cas,
-                };
+                let kind = op;
                 let ty = if bytes >= 8 { Ty::U64 } else { Ty::U32 };
                 let mut lanes_ = Vec::with_capacity(mask.count_ones() as usize);
                 lanes_.extend(lanes(mask).map(|l| LaneAtomic {
@@ -1615,7 +1612,7 @@ impl Sm {
                 scope,
             } => {
                 let spec = AtomicSpec {
-                    kind: AtomicKind::Rmw(op),
+                    kind: AtomicOp::Rmw(op),
                     dst,
                     space,
                     addr,
@@ -1640,7 +1637,7 @@ impl Sm {
                 ..
             } => {
                 let spec = AtomicSpec {
-                    kind: AtomicKind::Cas,
+                    kind: AtomicOp::Cas,
                     dst,
                     space,
                     addr,
@@ -2387,7 +2384,7 @@ impl Sm {
         mask: u64,
         addrs: [u64; 64],
         all: Vec<LaneAtomic>,
-        kind: AtomicKind,
+        kind: AtomicOp,
         ty: Ty,
         dst: Dst,
         space: Space,
@@ -2568,7 +2565,7 @@ impl Sm {
 }
 
 struct AtomicSpec {
-    kind: AtomicKind,
+    kind: AtomicOp,
     dst: Option<Reg>,
     space: Space,
     addr: Address,

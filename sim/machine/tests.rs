@@ -23,6 +23,7 @@ pub(crate) fn kernel(insts: Vec<Inst>, nregs: usize, local_bytes: u32) -> Kernel
             .collect(),
         reg_names: (0..nregs).map(|i| format!("r{i}")).collect(),
         local_bytes,
+        semantics: Semantics::Ptx,
     }
 }
 

@@ -58,6 +58,7 @@ pub fn kernel(insts: Vec<Inst>, nregs: usize, local_bytes: u32) -> Kernel {
             .collect(),
         reg_names: (0..nregs).map(|i| format!("r{i}")).collect(),
         local_bytes,
+        semantics: Semantics::Ptx,
     }
 }
 

@@ -83,6 +83,7 @@ fn contention(t: u32, k: u64) -> Workload {
                 .collect(),
             reg_names: (0..4).map(|x| format!("r{x}")).collect(),
             local_bytes: 0,
+            semantics: Semantics::Ptx,
         },
         geometry: Geometry {
             groups: [t.div_ceil(64), 1, 1],

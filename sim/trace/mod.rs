@@ -30,7 +30,7 @@ pub mod synth;
 pub use opcode::classify;
 pub use parse::{load, load_kernel, load_threads, parse_kernel, parse_kernel_threads, TraceError};
 
-use crate::ir::{LatencyClass, RmwOp, Scope};
+use crate::ir::{AtomicOp, LatencyClass, Scope};
 use std::path::PathBuf;
 
 /// Register number in a warp's scoreboard: `R0..R255` are 0..=255, `P0..P7` 256..=263,
@@ -59,16 +59,9 @@ pub enum TraceAccess {
     Store,
     /// A read-modify-write; `returning` is false for `RED` (no result register).
     Atomic {
-        op: TraceAtomicOp,
+        op: AtomicOp,
         returning: bool,
     },
-}
-
-/// The operation of a traced atomic.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum TraceAtomicOp {
-    Rmw(RmwOp),
-    Cas,
 }
 
 /// One traced memory instruction's kind.

@@ -11,8 +11,8 @@
 //! An opcode this table does not know is timed as an integer-ALU instruction and counted, so a run
 //! reports how many instructions were timed by that fallback instead of failing on a new opcode.
 
-use super::{TraceAccess, TraceAtomicOp, TraceMem, TraceOp, TraceSpace};
-use crate::ir::{LatencyClass, RmwOp, Scope};
+use super::{TraceAccess, TraceMem, TraceOp, TraceSpace};
+use crate::ir::{AtomicOp, LatencyClass, RmwOp, Scope};
 
 /// Classifies a full opcode (`RED.E.ADD.STRONG.GPU`). `mem_width` is the trace's memory-width field
 /// (bytes per lane, 0 for non-memory instructions). Returns the operation and whether the opcode was
@@ -57,7 +57,7 @@ pub fn classify(opcode: &str, mem_width: u32) -> (TraceOp, bool) {
             },
         })
     };
-    let atomic_op = || -> TraceAtomicOp {
+    let atomic_op = || -> AtomicOp {
         for q in &quals {
             let op = match *q {
                 "ADD" => RmwOp::Add,
@@ -69,12 +69,12 @@ pub fn classify(opcode: &str, mem_width: u32) -> (TraceOp, bool) {
                 "OR" => RmwOp::Or,
                 "XOR" => RmwOp::Xor,
                 "EXCH" => RmwOp::Exch,
-                "CAS" => return TraceAtomicOp::Cas,
+                "CAS" => return AtomicOp::Cas,
                 _ => continue,
             };
-            return TraceAtomicOp::Rmw(op);
+            return AtomicOp::Rmw(op);
         }
-        TraceAtomicOp::Rmw(RmwOp::Add)
+        AtomicOp::Rmw(RmwOp::Add)
     };
     let atomic = |returning| TraceAccess::Atomic {
         op: atomic_op(),
@@ -149,7 +149,7 @@ mod tests {
             TraceOp::Mem(TraceMem {
                 space: TraceSpace::Global,
                 access: TraceAccess::Atomic {
-                    op: TraceAtomicOp::Rmw(RmwOp::Add),
+                    op: AtomicOp::Rmw(RmwOp::Add),
                     returning: false
                 },
                 width: 4,
@@ -169,7 +169,7 @@ mod tests {
         let (op, _) = classify("ATOMS.CAS", 4);
         assert!(
             matches!(op, TraceOp::Mem(m) if m.access == TraceAccess::Atomic {
-            op: TraceAtomicOp::Cas, returning: true })
+            op: AtomicOp::Cas, returning: true })
         );
     }
 
