@@ -32,6 +32,7 @@ mod l1;
 mod l2;
 pub mod memory;
 mod msg;
+pub mod ordering;
 pub mod prepare;
 pub mod races;
 mod sm;

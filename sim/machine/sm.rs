@@ -43,7 +43,8 @@
 
 use super::memory::byte_mask;
 use super::msg::*;
-use super::races::{Access, AccessKind, RaceEvent};
+use super::ordering::{self, Access, Acquire, Before, InFlight, RmwSite, Rule};
+use super::races::{self, AccessKind, RaceEvent};
 use super::store_buffer::{Forward, StoreBuffer};
 use super::stress::{StressAccess, StressWarps, STRESS_WARP};
 use crate::config::{GpuConfig, WarpPolicy, WorkGroupAtomicSite};
@@ -175,12 +176,8 @@ pub struct Warp {
     /// scope or wider).
     bar_invalidate: bool,
     ready_at: Time,
-    loads_out: u32,
-    local_out: u32,
-    sb_count: u32,
-    to_l1: u32,
-    to_l2: u32,
-    acq_pending: u32,
+    /// What the warp has in flight, as the ordering rules count it.
+    inflight: InFlight,
     pub last_addr: Option<u64>,
     pub last_pc: u32,
     pub waiting: &'static str,
@@ -283,11 +280,7 @@ impl Warp {
     }
 
     fn quiet(&self) -> bool {
-        self.loads_out == 0
-            && self.local_out == 0
-            && self.sb_count == 0
-            && self.to_l1 == 0
-            && self.to_l2 == 0
+        self.inflight.quiet()
     }
 }
 
@@ -320,8 +313,8 @@ struct MemOp {
     /// Each lane's address and value ([`Sm::lane_values`]); only a program with values has them.
     values: Option<u32>,
     parts: u32,
-    /// Invalidate the L1 when this acquire completes.
-    acquire: Option<Level>,
+    /// The acquire side of the instruction (`ordering::Acquire`), applied when it completes.
+    acquire: Option<Acquire>,
     /// Race detection: an atomic read reports its completion (space, scope, acquire).
     race_read: Option<(Space, Scope, bool)>,
 }
@@ -412,15 +405,6 @@ pub struct Launch {
     pub capture_groups: std::collections::HashSet<u64>,
     /// Report [`RaceEvent`]s (kernel programs only).
     pub races: bool,
-}
-
-fn level_of(scope: Scope, svm: bool) -> Level {
-    match scope {
-        Scope::WorkItem | Scope::SubGroup | Scope::WorkGroup => Level::Sm,
-        Scope::Device => Level::L2,
-        Scope::System if svm => Level::System,
-        Scope::System => Level::L2,
-    }
 }
 
 impl Sm {
@@ -631,12 +615,7 @@ impl Sm {
                 blocked_until: 0,
                 bar_invalidate: false,
                 ready_at: now + self.clock.cycles(skew()),
-                loads_out: 0,
-                local_out: 0,
-                sb_count: 0,
-                to_l1: 0,
-                to_l2: 0,
-                acq_pending: 0,
+                inflight: InFlight::default(),
                 last_addr: None,
                 last_pc: 0,
                 waiting: "ready",
@@ -698,9 +677,9 @@ impl Sm {
         let now = ctx.now();
         if let Some(e) = self.sb.pop_ready(now, ctx.rng) {
             if let Some(w) = self.warps[e.warp as usize].as_mut() {
-                w.sb_count -= 1;
-                w.to_l1 += 1;
-                w.to_l2 += 1;
+                w.inflight.buffered -= 1;
+                w.inflight.to_l1 += 1;
+                w.inflight.to_l2 += 1;
             }
             let seq = self.next_write_seq();
             let id = ctx.lines.alloc(e.data);
@@ -750,14 +729,14 @@ impl Sm {
             }
             CoreResp::StoreAccepted { warp } => {
                 if let Some(w) = self.warps[warp as usize].as_mut() {
-                    w.to_l1 -= 1;
+                    w.inflight.to_l1 -= 1;
                 }
                 self.retire_if_settled(warp as usize);
             }
             CoreResp::StoreAcked { warp, seq } => {
                 self.write_acked(seq);
                 if let Some(w) = self.warps[warp as usize].as_mut() {
-                    w.to_l2 -= 1;
+                    w.inflight.to_l2 -= 1;
                 }
                 self.retire_if_settled(warp as usize);
             }
@@ -861,12 +840,12 @@ impl Sm {
             }
         }
         match kind {
-            OpKind::Local => w.local_out -= 1,
-            OpKind::Load | OpKind::Atomic => w.loads_out -= 1,
+            OpKind::Local => w.inflight.local -= 1,
+            OpKind::Load | OpKind::Atomic => w.inflight.loads -= 1,
         }
-        if let Some(level) = acquire {
-            w.acq_pending -= 1;
-            if level >= Level::L2 {
+        if let Some(a) = acquire {
+            w.inflight.acquires -= 1;
+            if a.invalidate_l1 {
                 ctx.q.after(0, Event::L1In(self.id, L1Req::InvalidateAll));
             }
         }
@@ -961,13 +940,24 @@ impl Sm {
         }
     }
 
-    /// Whether the earlier stores of `w` are done at `level` and its loads have returned.
-    fn released(w: &Warp, level: Level) -> bool {
-        w.loads_out == 0
-            && w.local_out == 0
-            && w.sb_count == 0
-            && w.to_l1 == 0
-            && (level == Level::Sm || w.to_l2 == 0)
+    /// The ordering gate's release side (`ordering::Before`), the same for kernel and trace
+    /// instructions: `false` (the warp stalls) until it holds.
+    fn release_ready(&mut self, wi: usize, before: Before, now: Time, ctx: &mut Ctx) -> bool {
+        let w = self.warps[wi].as_mut().expect("live");
+        let own = w.inflight.satisfies(before);
+        if !own {
+            w.fence_mark = None;
+        }
+        let ok = own && (!before.cumulative() || self.frontier_reached(wi));
+        if !ok {
+            let w = self.warps[wi].as_mut().expect("live");
+            w.waiting = "release: earlier accesses not yet performed";
+            self.stats.fence_stall_ps += self.clock.period;
+            if w.inflight.buffered > 0 {
+                self.wake_drain(ctx, now);
+            }
+        }
+        ok
     }
 
     fn try_issue(
@@ -1038,31 +1028,23 @@ impl Sm {
             w.blocked_until = t;
             return false;
         }
-        let is_mem = matches!(inst.op, TraceOp::Mem(_));
-        let orders = is_mem || matches!(inst.op, TraceOp::Membar(_) | TraceOp::Barrier);
-        if orders && w.acq_pending > 0 {
+        // The same ordering gate as kernel instructions (`ordering.rs`).
+        let access = Access::of_trace(inst.op);
+        if access.is_some() && !w.inflight.acquires_done() {
             w.waiting = "earlier acquire";
             return false;
         }
+        let is_mem = access.is_some_and(|a| a.is_memory());
         if is_mem && *lsu_left == 0 {
             return false;
         }
-        // MEMBAR is a seq_cst fence at its scope; BAR orders memory at the work-group (the SM).
-        let need_release = match inst.op {
-            TraceOp::Membar(scope) => Some(level_of(scope, self.svm)),
-            TraceOp::Barrier => Some(Level::Sm),
-            _ => None,
-        };
-        if let Some(level) = need_release {
-            if !Self::released(w, level) {
-                w.waiting = "release: earlier accesses not yet performed";
-                self.stats.fence_stall_ps += self.clock.period;
-                if w.sb_count > 0 {
-                    self.wake_drain(ctx, now);
-                }
+        let rule = access.map(|a| ordering::rule(&a, self.svm));
+        if let Some(r) = rule {
+            if !self.release_ready(wi, r.before, now, ctx) {
                 return false;
             }
         }
+        let w = self.warps[wi].as_mut().expect("checked above");
         let mask = inst.mask as u64 & w.live;
         let ok = match inst.op {
             TraceOp::Compute(class) => {
@@ -1077,23 +1059,22 @@ impl Sm {
                 w.flow.advance(mask);
                 true
             }
-            TraceOp::Membar(scope) => {
+            TraceOp::Membar(_) => {
                 w.flow.advance(mask);
-                if level_of(scope, self.svm) >= Level::L2 {
+                if rule
+                    .and_then(|r| r.acquire)
+                    .is_some_and(|a| a.invalidate_l1)
+                {
                     ctx.q.after(0, Event::L1In(self.id, L1Req::InvalidateAll));
                 }
                 true
             }
             TraceOp::Barrier => {
                 let live = w.live;
-                self.barrier(
-                    wi,
-                    live,
-                    BarrierKind::WorkGroup,
-                    SpaceSet::BOTH,
-                    Scope::WorkGroup,
-                    ctx,
-                )
+                let invalidate = rule
+                    .and_then(|r| r.acquire)
+                    .is_some_and(|a| a.invalidate_l1);
+                self.barrier(wi, live, BarrierKind::WorkGroup, invalidate, ctx)
             }
             TraceOp::Exit => {
                 // The lanes of the mask exit here; other lanes (divergent code) go on with the stream,
@@ -1106,7 +1087,12 @@ impl Sm {
                 self.exit_lanes(wi, exiting, ctx);
                 true
             }
-            TraceOp::Mem(m) => self.trace_mem(wi, next, inst, m, tk, now, ctx),
+            TraceOp::Mem(m) => {
+                let (Some(a), Some(r)) = (access, rule) else {
+                    unreachable!("a memory instruction has an access")
+                };
+                self.trace_mem(wi, next, inst, m, a, r, tk, now, ctx)
+            }
         };
         if ok {
             // Counted with the traced mask, so that the statistics equal the trace's counts.
@@ -1125,6 +1111,8 @@ impl Sm {
         pc: u32,
         inst: &crate::trace::TraceInst,
         m: crate::trace::TraceMem,
+        access: Access,
+        rule: Rule,
         tk: &TraceKernel,
         now: Time,
         ctx: &mut Ctx,
@@ -1153,39 +1141,21 @@ impl Sm {
         if let Some(w) = self.warps[wi].as_mut() {
             w.last_addr = Some(addrs[mask.trailing_zeros() as usize % 64]);
         }
-        let space = match m.space {
-            TraceSpace::Shared => Space::Local,
-            // Local memory (LDL/STL) is cached like global memory.
-            TraceSpace::Global | TraceSpace::Local => Space::Global,
-        };
-        let scope = m.strong.unwrap_or(Scope::Device);
         let dst = Dst::Trace {
             first: inst.regs,
             n: inst.ndst,
         };
-        match m.access {
-            TraceAccess::Load => {
-                let ord = if m.strong.is_some() {
-                    LoadOrd::Relaxed
-                } else {
-                    LoadOrd::Plain
-                };
-                self.issue_load(
-                    wi, pc as u32, mask, &addrs, bytes, dst, 0, space, ord, scope, now, ctx,
-                )
-            }
-            TraceAccess::Store => {
-                let ord = if m.strong.is_some() {
-                    StoreOrd::Relaxed
-                } else {
-                    StoreOrd::Plain
-                };
+        match (m.access, access) {
+            (TraceAccess::Load, Access::Load { space, ord, scope }) => self.issue_load(
+                wi, pc, mask, &addrs, bytes, dst, 0, space, ord, scope, rule, now, ctx,
+            ),
+            (TraceAccess::Store, Access::Store { space, ord, scope }) => {
                 let vals = [0u64; 64];
                 self.issue_store(
-                    wi, pc as u32, mask, &addrs, &vals, bytes, space, ord, scope, now, ctx,
+                    wi, pc, mask, &addrs, &vals, bytes, space, ord, scope, now, ctx,
                 )
             }
-            TraceAccess::Atomic { op, returning } => {
+            (TraceAccess::Atomic { op, returning }, Access::Rmw { space, scope, .. }) => {
                 let kind = op;
                 let ty = if bytes >= 8 { Ty::U64 } else { Ty::U32 };
                 let mut lanes_ = Vec::with_capacity(mask.count_ones() as usize);
@@ -1198,9 +1168,10 @@ impl Sm {
                 }));
                 let dst = if returning { dst } else { Dst::None };
                 self.issue_atomic(
-                    wi, None, mask, addrs, lanes_, kind, ty, dst, space, false, scope, now, ctx,
+                    wi, None, mask, addrs, lanes_, kind, ty, dst, space, scope, rule, now, ctx,
                 )
             }
+            _ => unreachable!("a traced access matches its instruction"),
         }
     }
 
@@ -1236,93 +1207,27 @@ impl Sm {
             w.blocked_until = t;
             return false;
         }
-        let is_mem = matches!(
-            inst,
-            Inst::Load { .. } | Inst::Store { .. } | Inst::Rmw { .. } | Inst::Cas { .. }
-        );
-        if (is_mem || matches!(inst, Inst::Fence { .. } | Inst::Barrier { .. }))
-            && w.acq_pending > 0
-        {
+        // The ordering gate (`ordering.rs`), the same for trace instructions.
+        let access = Access::of_inst(inst, kernel.semantics);
+        if access.is_some() && !w.inflight.acquires_done() {
             w.waiting = "earlier acquire";
             return false;
         }
+        let is_mem = access.is_some_and(|a| a.is_memory());
         if is_mem && *lsu_left == 0 {
             return false;
         }
-        // Ordering preconditions (DESIGN.md table).
-        let svm = self.svm;
-        let need_release: Option<Level> = match inst {
-            Inst::Store {
-                ord, scope, space, ..
-            } if ord.is_release() => Some(self.eff_level(*space, *scope, svm)),
-            Inst::Load {
-                ord: LoadOrd::SeqCst,
-                scope,
-                space,
-                ..
-            } => Some(self.eff_level(*space, *scope, svm)),
-            Inst::Rmw {
-                ord, scope, space, ..
-            } if ord.is_release() => Some(self.eff_level(*space, *scope, svm)),
-            Inst::Cas {
-                success,
-                scope,
-                space,
-                ..
-            } if success.is_release() => Some(self.eff_level(*space, *scope, svm)),
-            Inst::Fence { ord, scope, .. } => Some(if ord.is_release() {
-                level_of(*scope, svm)
-            } else {
-                Level::Sm
-            }),
-            Inst::Barrier { spaces, scope, .. } => Some(if spaces.global {
-                level_of(*scope, svm)
-            } else {
-                Level::Sm
-            }),
-            _ => None,
-        };
-        let w = self.warps[wi].as_mut().expect("checked above");
-        if let Some(level) = need_release {
-            let (own, cumulative) = match inst {
-                // An acquire-only fence orders earlier loads before later accesses.
-                Inst::Fence {
-                    ord: FenceOrd::Acquire,
-                    ..
-                } => (w.loads_out == 0 && w.local_out == 0, false),
-                Inst::Barrier { spaces, .. } if !spaces.global => {
-                    (w.local_out == 0 && w.loads_out == 0, false)
-                }
-                _ => (Self::released(w, level), level >= Level::L2),
-            };
-            if !own {
-                w.fence_mark = None;
-            }
-            let ok = own && (!cumulative || self.frontier_reached(wi));
-            let w = self.warps[wi].as_mut().expect("checked above");
-            if !ok {
-                w.waiting = "release: earlier accesses not yet performed";
-                self.stats.fence_stall_ps += self.clock.period;
-                if w.sb_count > 0 {
-                    let t = now;
-                    self.wake_drain(ctx, t);
-                }
+        let issue = access.map(|a| (a, ordering::rule(&a, self.svm)));
+        if let Some((_, r)) = issue {
+            if !self.release_ready(wi, r.before, now, ctx) {
                 return false;
             }
         }
-        let ok = self.execute(wi, pc, mask, inst, now, ctx);
+        let ok = self.execute(wi, pc, mask, inst, issue, now, ctx);
         if ok {
             self.issued(wi, mask, is_mem, lsu_left, now);
         }
         ok
-    }
-
-    fn eff_level(&self, space: Space, scope: Scope, svm: bool) -> Level {
-        match space {
-            // SYCL: an atomic on local memory narrows to work_group scope.
-            Space::Local => Level::Sm,
-            Space::Global => level_of(scope, svm),
-        }
     }
 
     fn val(&self, w: &Warp, o: Operand, lane: usize) -> u64 {
@@ -1406,10 +1311,17 @@ impl Sm {
         pc: u32,
         mask: u64,
         inst: &Inst,
+        issue: Option<(Access, Rule)>,
         now: Time,
         ctx: &mut Ctx,
     ) -> bool {
         let ws = self.ws as usize;
+        // The effective scope and the rule of a memory instruction, fence or barrier.
+        let (scope_eff, rule) = match issue {
+            Some((a, r)) => (a.scope(), r),
+            None => (Scope::WorkItem, ordering::relaxed()),
+        };
+        let invalidate = rule.acquire.is_some_and(|a| a.invalidate_l1);
         match *inst {
             Inst::Mov { dst, src } => {
                 let mut w = self.warps[wi].take().expect("live");
@@ -1572,24 +1484,22 @@ impl Sm {
                 }
                 let w = self.warps[wi].as_mut().expect("live");
                 Self::advance(w, mask);
-                if ord.is_acquire() && level_of(scope, self.svm) >= Level::L2 {
+                if invalidate {
                     ctx.q.after(0, Event::L1In(self.id, L1Req::InvalidateAll));
                 }
             }
-            Inst::Barrier {
-                kind,
-                spaces,
-                scope,
-            } => return self.barrier(wi, mask, kind, spaces, scope, ctx),
+            Inst::Barrier { kind, .. } => return self.barrier(wi, mask, kind, invalidate, ctx),
             Inst::Load {
                 dst,
                 space,
                 addr,
                 ty,
                 ord,
-                scope,
+                ..
             } => {
-                return self.load(wi, pc, mask, dst, space, addr, ty, ord, scope, now, ctx);
+                return self.load(
+                    wi, pc, mask, dst, space, addr, ty, ord, scope_eff, rule, now, ctx,
+                );
             }
             Inst::Store {
                 space,
@@ -1597,9 +1507,9 @@ impl Sm {
                 src,
                 ty,
                 ord,
-                scope,
+                ..
             } => {
-                return self.store(wi, pc, mask, space, addr, src, ty, ord, scope, now, ctx);
+                return self.store(wi, pc, mask, space, addr, src, ty, ord, scope_eff, now, ctx);
             }
             Inst::Rmw {
                 dst,
@@ -1609,7 +1519,7 @@ impl Sm {
                 operand,
                 ty,
                 ord,
-                scope,
+                ..
             } => {
                 let spec = AtomicSpec {
                     kind: AtomicOp::Rmw(op),
@@ -1619,11 +1529,10 @@ impl Sm {
                     operand,
                     expected: None,
                     ty,
-                    acquire: ord.is_acquire(),
                     order: ord.order(),
-                    scope,
+                    scope: scope_eff,
                 };
-                return self.atomic(wi, pc, mask, spec, now, ctx);
+                return self.atomic(wi, pc, mask, spec, rule, now, ctx);
             }
             Inst::Cas {
                 dst,
@@ -1633,7 +1542,6 @@ impl Sm {
                 desired,
                 ty,
                 success,
-                scope,
                 ..
             } => {
                 let spec = AtomicSpec {
@@ -1644,11 +1552,10 @@ impl Sm {
                     operand: desired,
                     expected: Some(expected),
                     ty,
-                    acquire: success.is_acquire(),
                     order: success.order(),
-                    scope,
+                    scope: scope_eff,
                 };
-                return self.atomic(wi, pc, mask, spec, now, ctx);
+                return self.atomic(wi, pc, mask, spec, rule, now, ctx);
             }
         }
         true
@@ -1704,21 +1611,20 @@ impl Sm {
         }
     }
 
+    /// `invalidate`: the barrier's acquire side invalidates the L1 when it releases.
     fn barrier(
         &mut self,
         wi: usize,
         mask: u64,
         kind: BarrierKind,
-        spaces: SpaceSet,
-        scope: Scope,
+        invalidate: bool,
         ctx: &mut Ctx,
     ) -> bool {
-        let svm = self.svm;
         let w = self.warps[wi].as_mut().expect("live");
         w.at_bar |= mask;
         w.waiting = "barrier";
         // Read when the work-group barrier releases.
-        w.bar_invalidate = spaces.global && level_of(scope, svm) >= Level::L2;
+        w.bar_invalidate = invalidate;
         match kind {
             BarrierKind::SubGroup => {
                 if w.at_bar & w.live == w.live {
@@ -1903,7 +1809,7 @@ impl Sm {
         };
         for l in lanes(mask) {
             let (_, tid) = self.thread_ids(wi, l);
-            self.notices.races.push(RaceEvent::Access(Access {
+            self.notices.races.push(RaceEvent::Access(races::Access {
                 tid,
                 pc,
                 space,
@@ -1953,6 +1859,7 @@ impl Sm {
         ty: Ty,
         ord: LoadOrd,
         scope: Scope,
+        rule: Rule,
         now: Time,
         ctx: &mut Ctx,
     ) -> bool {
@@ -1971,6 +1878,7 @@ impl Sm {
             space,
             ord,
             scope,
+            rule,
             now,
             ctx,
         )
@@ -1991,6 +1899,7 @@ impl Sm {
         space: Space,
         ord: LoadOrd,
         scope: Scope,
+        rule: Rule,
         now: Time,
         ctx: &mut Ctx,
     ) -> bool {
@@ -2030,16 +1939,14 @@ impl Sm {
             {
                 let op = self.ops.get_mut(opi);
                 op.parts = 1;
-                if ord.is_acquire() {
-                    op.acquire = Some(Level::Sm);
-                }
+                op.acquire = rule.acquire;
             }
             let done = self.shared_access(now, addrs, mask, false);
             self.pend_dst(wi, dst);
             let w = self.warps[wi].as_mut().expect("live");
-            w.local_out += 1;
-            if ord.is_acquire() {
-                w.acq_pending += 1;
+            w.inflight.local += 1;
+            if rule.acquire.is_some() {
+                w.inflight.acquires += 1;
             }
             Self::advance(w, mask);
             ctx.q.at_or_now(
@@ -2085,10 +1992,7 @@ impl Sm {
                 }
             }
         }
-        let level = match ord {
-            LoadOrd::Plain => Level::Sm,
-            _ => level_of(scope, self.svm),
-        };
+        let level = ordering::load_level(ord, scope, self.svm);
         let opi = self.new_op(wi, dst, value_bytes, OpKind::Load, mask, addrs);
         if races {
             let o = ord.atomic_order();
@@ -2148,14 +2052,12 @@ impl Sm {
         }
         let op = self.ops.get_mut(opi);
         op.parts = parts;
-        if ord.is_acquire() {
-            op.acquire = Some(level);
-        }
+        op.acquire = rule.acquire;
         self.pend_dst(wi, dst);
         let w = self.warps[wi].as_mut().expect("live");
-        w.loads_out += 1;
-        if ord.is_acquire() {
-            w.acq_pending += 1;
+        w.inflight.loads += 1;
+        if rule.acquire.is_some() {
+            w.inflight.acquires += 1;
         }
         Self::advance(w, mask);
         true
@@ -2240,7 +2142,7 @@ impl Sm {
             let opi = self.new_op(wi, Dst::None, 0, OpKind::Local, mask, addrs);
             self.ops.get_mut(opi).parts = 1;
             let w = self.warps[wi].as_mut().expect("live");
-            w.local_out += 1;
+            w.inflight.local += 1;
             Self::advance(w, mask);
             ctx.q.at_or_now(
                 done,
@@ -2273,18 +2175,18 @@ impl Sm {
             e.1 |= byte_mask(o as u32, bytes);
             e.2[o..o + vb].copy_from_slice(&vals[l].to_le_bytes()[..vb]);
         }
-        let system = scope == Scope::System && self.svm && ord != StoreOrd::Plain;
+        let system = ordering::store_ack(ord, scope, self.svm) == Level::System;
         // A store scattered over more lines than the buffer holds can never enter it: it goes to
         // the L1 directly, after the warp's buffered stores (same-address order).
         let oversize = self.sb.enabled() && !self.sb.can_hold(lines_.len());
-        if oversize && self.warps[wi].as_ref().expect("live").sb_count > 0 {
+        if oversize && self.warps[wi].as_ref().expect("live").inflight.buffered > 0 {
             let w = self.warps[wi].as_mut().expect("live");
             w.waiting = "store larger than the store buffer waits for it to drain";
             self.wake_drain(ctx, now);
             self.store_lines = lines_;
             return false;
         }
-        let buffered = self.sb.enabled() && !ord.is_release() && !oversize;
+        let buffered = self.sb.enabled() && ordering::enters_store_buffer(ord) && !oversize;
         if buffered {
             if !self.sb.has_room(wi as u16, lines_.iter().map(|x| x.0)) {
                 let w = self.warps[wi].as_mut().expect("live");
@@ -2307,7 +2209,7 @@ impl Sm {
                 added += self.sb.entries.len() - before;
             }
             let w = self.warps[wi].as_mut().expect("live");
-            w.sb_count += added as u32;
+            w.inflight.buffered += added as u32;
             Self::advance(w, mask);
             self.wake_drain(ctx, ready);
             self.store_lines = lines_;
@@ -2318,8 +2220,8 @@ impl Sm {
         for &(line, m, data) in &lines_ {
             let seq = self.next_write_seq();
             let w = self.warps[wi].as_mut().expect("live");
-            w.to_l1 += 1;
-            w.to_l2 += 1;
+            w.inflight.to_l1 += 1;
+            w.inflight.to_l2 += 1;
             let id = ctx.lines.alloc(data);
             ctx.q.after(
                 0,
@@ -2350,6 +2252,7 @@ impl Sm {
         pc: u32,
         mask: u64,
         a: AtomicSpec,
+        rule: Rule,
         now: Time,
         ctx: &mut Ctx,
     ) -> bool {
@@ -2369,7 +2272,7 @@ impl Sm {
         let dst = a.dst.map(Dst::Reg).unwrap_or(Dst::None);
         let race = self.launch.races.then_some((pc, a.order));
         self.issue_atomic(
-            wi, race, mask, addrs, all, a.kind, a.ty, dst, a.space, a.acquire, a.scope, now, ctx,
+            wi, race, mask, addrs, all, a.kind, a.ty, dst, a.space, a.scope, rule, now, ctx,
         )
     }
 
@@ -2388,12 +2291,17 @@ impl Sm {
         ty: Ty,
         dst: Dst,
         space: Space,
-        acquire: bool,
         scope: Scope,
+        rule: Rule,
         now: Time,
         ctx: &mut Ctx,
     ) -> bool {
-        let level = self.eff_level(space, scope, self.svm);
+        let acquire = rule.acquire.is_some();
+        let site = ordering::rmw_site(
+            space,
+            ordering::space_level(space, scope, self.svm),
+            self.wg_atomics_l1,
+        );
         let value_bytes = if self.has_values() {
             ty.width().bytes()
         } else {
@@ -2433,14 +2341,12 @@ impl Sm {
             }
             let op = self.ops.get_mut(opi);
             op.parts = 1;
-            if acquire {
-                op.acquire = Some(Level::Sm);
-            }
+            op.acquire = rule.acquire;
             self.pend_dst(wi, dst);
             let w = self.warps[wi].as_mut().expect("live");
-            w.local_out += 1;
+            w.inflight.local += 1;
             if acquire {
-                w.acq_pending += 1;
+                w.inflight.acquires += 1;
             }
             Self::advance(w, mask);
             ctx.q.at_or_now(
@@ -2475,7 +2381,11 @@ impl Sm {
             self.wake_drain(ctx, now);
             return false;
         }
-        let at_l1 = level == Level::Sm && self.wg_atomics_l1;
+        let (at_l1, lvl) = match site {
+            RmwSite::L1 => (true, Level::Sm),
+            RmwSite::L2 { level } => (false, level),
+            RmwSite::SharedMemory => unreachable!("local memory took the path above"),
+        };
         let race_read = race(self);
         let opi = self.new_op(wi, dst, value_bytes, OpKind::Atomic, mask, &addrs);
         self.ops.get_mut(opi).race_read = race_read;
@@ -2497,11 +2407,6 @@ impl Sm {
                 ty,
                 lanes: ls,
             });
-            let lvl = if level == Level::Sm && !at_l1 {
-                Level::L2
-            } else {
-                level
-            };
             // Only an atomic at the L1 writes through (and is acknowledged like a store).
             let seq = if at_l1 { self.next_write_seq() } else { 0 };
             ctx.q.after(
@@ -2525,17 +2430,15 @@ impl Sm {
         }
         let op = self.ops.get_mut(opi);
         op.parts = parts;
-        if acquire {
-            op.acquire = Some(level);
-        }
+        op.acquire = rule.acquire;
         self.pend_dst(wi, dst);
         let w = self.warps[wi].as_mut().expect("live");
-        w.loads_out += 1;
+        w.inflight.loads += 1;
         if at_l1 {
-            w.to_l2 += parts;
+            w.inflight.to_l2 += parts;
         }
         if acquire {
-            w.acq_pending += 1;
+            w.inflight.acquires += 1;
         }
         Self::advance(w, mask);
         true
@@ -2572,7 +2475,6 @@ struct AtomicSpec {
     operand: Operand,
     expected: Option<Operand>,
     ty: Ty,
-    acquire: bool,
     /// The whole order (race reports name it; the release part is enforced before issue).
     order: MemOrder,
     scope: Scope,

@@ -1,0 +1,1 @@
+//! Unit tests of the ordering rules, one or more per row of the table.
