@@ -4,9 +4,11 @@
 //! 1. Capability check (SYCL's `atomic_memory_order_capabilities` / `atomic_fence_scope_capabilities`,
 //!    DESIGN.md "Scope rules"): an atomic whose order or scope, or a fence or barrier whose order or scope,
 //!    is not in the config's `[support]` table is rejected with the instruction's `file:line:col`.
-//!    Orders and scopes are checked as written (before local-memory narrowing and before system scope
-//!    falls back to device scope without SVM), as a compiler for the device would see them. A barrier is
-//!    checked as an acq_rel fence at its scope when it orders any memory.
+//!    Orders are checked as written; an atomic's scope after local memory's narrowing to work_group
+//!    (`ordering::checked_scope`: a local-memory atomic written at system scope runs on a device that
+//!    supports only work_group scope) but before system scope falls back to device scope without SVM,
+//!    as a compiler for the device would see them. A barrier is checked as an acq_rel fence at its
+//!    scope when it orders any memory.
 //! 2. With `atomics.float_add = "cas_loop"`, every f32 atomic add (and sub, an add of the negation) is
 //!    lowered into the compare-exchange retry loop SYCL implementations use when the hardware has no
 //!    float atomic add (SYCL chapter 19.2.5.2):
@@ -23,6 +25,7 @@
 //!    Other f32 atomics (min, max, exchange) stay native.
 
 use super::api::SimError;
+use super::ordering::checked_scope;
 use crate::config::{FloatAtomicAdd, GpuConfig};
 use crate::ir::*;
 use crate::workload::Workload;
@@ -84,23 +87,31 @@ fn check_support(cfg: &GpuConfig, k: &Kernel) -> Result<(), SimError> {
             Ok(())
         };
         match *inst {
-            Inst::Load { ord, scope, .. } => {
+            Inst::Load {
+                ord, scope, space, ..
+            } => {
                 if let Some(o) = ord.atomic_order() {
-                    atomic(o, scope)?;
+                    atomic(o, checked_scope(space, scope))?;
                 }
             }
-            Inst::Store { ord, scope, .. } => {
+            Inst::Store {
+                ord, scope, space, ..
+            } => {
                 if let Some(o) = ord.atomic_order() {
-                    atomic(o, scope)?;
+                    atomic(o, checked_scope(space, scope))?;
                 }
             }
-            Inst::Rmw { ord, scope, .. } => atomic(ord.order(), scope)?,
+            Inst::Rmw {
+                ord, scope, space, ..
+            } => atomic(ord.order(), checked_scope(space, scope))?,
             Inst::Cas {
                 success,
                 failure,
                 scope,
+                space,
                 ..
             } => {
+                let scope = checked_scope(space, scope);
                 atomic(success.order(), scope)?;
                 if let Some(f) = failure.atomic_order() {
                     atomic(f, scope)?;
