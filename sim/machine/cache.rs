@@ -1,7 +1,35 @@
 //! A set-associative tag array with LRU replacement, shared by the L1 and the L2 slices. It holds tags
 //! and per-line state only; the owning cache decides what a line's state means (valid sectors, dirty).
 //!
+//! Also the hash map the caches key by line address ([`AddrMap`]).
+//!
 //! Not modelled: replacement policies other than LRU; tag-lookup energy.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// A hasher for addresses (keys that are already well spread in their low bits after a multiply):
+/// the default SipHash costs more than the atomic unit's whole bookkeeping.
+#[derive(Default)]
+pub struct AddrHasher(u64);
+
+impl Hasher for AddrHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        let x = (x ^ (x >> 32)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.0 = x ^ (x >> 29);
+    }
+}
+
+/// A map keyed by address.
+pub type AddrMap<V> = HashMap<u64, V, BuildHasherDefault<AddrHasher>>;
 
 /// Where a line lives in the array.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -74,8 +74,8 @@ pub fn collect(
         fwd += st.forwarded_loads;
         sbocc += sm.sb.occupancy_ps;
         sbmax = sbmax.max(sm.sb.max_occupancy);
-        sh_acc += st.shared_accesses;
-        sh_conf += st.bank_conflict_cycles;
+        sh_acc += sm.shared.stats.accesses;
+        sh_conf += sm.shared.stats.conflict_cycles;
         l1_loads += l1.stats.loads;
         l1_hits += l1.stats.load_hits;
         l1_inv += l1.stats.invalidations;
@@ -129,7 +129,7 @@ pub fn collect(
     s.push("l1", "invalidations", l1_inv as f64, "events");
     let l1a: u64 = sms.iter().map(|d| d.l1.atomic.stats.ops).sum();
     s.push("atomics.sm", "l1_ops", l1a as f64, "operations");
-    let sha: u64 = sms.iter().map(|d| d.sm.shared_atomic.stats.ops).sum();
+    let sha: u64 = sms.iter().map(|d| d.sm.shared.atomic.stats.ops).sum();
     s.push("atomics.sm", "shared_ops", sha as f64, "operations");
     let (mut r, mut w, mut a, mut h, mut m, mut wb) = (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
     let (mut aops, mut alanes, mut abusy, mut aq, mut aser) = (0u64, 0u64, 0u64, 0u64, 0u64);

@@ -14,7 +14,7 @@
 //!
 //! Not modelled: priorities between streams, concurrent kernels.
 
-use crate::config::GpuConfig;
+use crate::config::SmSpec;
 use std::collections::VecDeque;
 
 /// Occupancy of one SM as the dispatcher accounts it.
@@ -39,17 +39,17 @@ pub struct Dispatcher {
 }
 
 impl Dispatcher {
-    pub fn new(cfg: &GpuConfig, placement: Option<Vec<u32>>) -> Dispatcher {
+    pub fn new(sm: &SmSpec, placement: Option<Vec<u32>>) -> Dispatcher {
         Dispatcher {
             pending: VecDeque::new(),
             placement,
             next_sm: 0,
-            room: vec![Room::default(); cfg.sm.count as usize],
+            room: vec![Room::default(); sm.count as usize],
             max: Room {
-                groups: cfg.sm.max_groups,
-                warps: cfg.sm.max_warps,
-                threads: cfg.sm.max_threads,
-                shared: cfg.sm.max_shared_bytes,
+                groups: sm.max_groups,
+                warps: sm.max_warps,
+                threads: sm.max_threads,
+                shared: sm.max_shared_bytes,
             },
             group: Room::default(),
             total: 0,

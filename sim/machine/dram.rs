@@ -13,7 +13,7 @@
 //!
 //! Not modelled: refresh, read/write turnaround, FR-FCFS reordering, bank groups.
 
-use crate::config::GpuConfig;
+use crate::config::DramSpec;
 use crate::engine::{Clock, Time};
 use std::collections::VecDeque;
 
@@ -49,13 +49,14 @@ pub struct Dram {
 }
 
 impl Dram {
-    /// The channels of one of `parts` memory partitions.
-    pub fn partition(cfg: &GpuConfig, parts: u32) -> Dram {
-        let line = cfg.l2.line_bytes as u64;
-        let per = (cfg.dram.channels / parts.max(1)).max(1);
+    /// The channels of one of `parts` memory partitions (`parts` divides `dram.channels`,
+    /// validated); `clock`: the DRAM command clock; `line_bytes`: the L2 line, the unit of transfer.
+    pub fn partition(spec: &DramSpec, clock: Clock, line_bytes: u32, parts: u32) -> Dram {
+        let line = line_bytes as u64;
+        let per = spec.channels / parts;
         let ch = (0..per)
             .map(|_| Channel {
-                banks: (0..cfg.dram.banks)
+                banks: (0..spec.banks)
                     .map(|_| Bank {
                         open_row: None,
                         ready: 0,
@@ -66,17 +67,17 @@ impl Dram {
             })
             .collect();
         Dram {
-            clock: Clock::from_mhz(cfg.clocks.dram_mhz),
+            clock,
             channels: ch,
-            all_channels: cfg.dram.channels.max(1) as u64,
+            all_channels: spec.channels as u64,
             line_bytes: line,
-            row_lines: (cfg.dram.row_bytes as u64 / line).max(1),
-            t_rcd: cfg.dram.t_rcd as u64,
-            t_cas: cfg.dram.t_cas as u64,
-            t_rp: cfg.dram.t_rp as u64,
-            burst: line.div_ceil(cfg.dram.bytes_per_cycle.max(1) as u64),
-            controller: cfg.dram.controller_latency as u64,
-            depth: cfg.dram.queue_depth.max(1) as usize,
+            row_lines: spec.row_bytes as u64 / line,
+            t_rcd: spec.t_rcd as u64,
+            t_cas: spec.t_cas as u64,
+            t_rp: spec.t_rp as u64,
+            burst: line.div_ceil(spec.bytes_per_cycle as u64),
+            controller: spec.controller_latency as u64,
+            depth: spec.queue_depth as usize,
             reads: 0,
             writes: 0,
             row_hits: 0,
@@ -143,7 +144,12 @@ mod tests {
     fn dram() -> Dram {
         let cfg =
             crate::config::parse_str(include_str!("../../configs/tiny.toml"), "tiny", &[]).unwrap();
-        Dram::partition(&cfg, 1)
+        Dram::partition(
+            &cfg.dram,
+            Clock::from_mhz(cfg.clocks.dram_mhz),
+            cfg.l2.line_bytes,
+            1,
+        )
     }
 
     #[test]
@@ -166,9 +172,19 @@ mod tests {
         let mut cfg =
             crate::config::parse_str(include_str!("../../configs/tiny.toml"), "tiny", &[]).unwrap();
         cfg.dram.controller_latency = 0;
-        let mut a = Dram::partition(&cfg, 1);
+        let mut a = Dram::partition(
+            &cfg.dram,
+            Clock::from_mhz(cfg.clocks.dram_mhz),
+            cfg.l2.line_bytes,
+            1,
+        );
         cfg.dram.controller_latency = 100;
-        let mut b = Dram::partition(&cfg, 1);
+        let mut b = Dram::partition(
+            &cfg.dram,
+            Clock::from_mhz(cfg.clocks.dram_mhz),
+            cfg.l2.line_bytes,
+            1,
+        );
         let c = Clock::from_mhz(cfg.clocks.dram_mhz);
         for (i, line) in [0u64, 128, 2 * 128 * 16].into_iter().enumerate() {
             let (ta, tb) = (a.access(0, line, false), b.access(0, line, false));

@@ -26,33 +26,24 @@
 //! windows.
 
 use super::api::*;
+use super::build;
 use super::checks;
 use super::collect;
 use super::dispatch::Dispatcher;
 use super::domain::{PartDomain, SmDomain, Work};
-use super::dram::Dram;
-use super::l1::L1;
-use super::l2::{slice_of, L2Slice};
 use super::memory::GlobalMemory;
-use super::msg::*;
+use super::msg::Event;
 use super::races::RaceDetector;
-use super::sm::{Launch, Program, Sm};
-use super::xbar::{SinkPort, XbarSpec};
+use super::sm::{Launch, Program};
 use crate::config::GpuConfig;
-use crate::engine::{Clock, EventQueue, Time};
+use crate::engine::{Clock, Time};
 use crate::ir::Reg;
-use crate::rng::SplitMix64;
 use crate::stats::Stats;
 use crate::trace::{Trace, TraceCommand};
 use crate::workload::{Geometry, ParamValue, Workload};
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::sync::Arc;
-
-/// Random stream ids: the dispatcher's (kept from the sequential machine), then one per domain.
-const DISPATCH_STREAM: u64 = 0x6770_7573;
-const SM_STREAM: u64 = 0x5300_0000;
-const PARTITION_STREAM: u64 = 0x5000_0000;
 
 /// The assembled machine.
 struct Gpu<'c> {
@@ -279,8 +270,7 @@ fn internal(loc: &str, e: impl std::fmt::Display) -> SimError {
 }
 
 impl<'c> Gpu<'c> {
-    /// The one builder: every part from the config, in its domain. `mem` holds the initial values
-    /// (pre-warmed into the L1s if the config asks) and is then split among the partitions.
+    /// The machine from the builder (`build.rs`), with the run's dispatcher, captures and threads.
     fn new(
         cfg: &'c GpuConfig,
         mem: GlobalMemory,
@@ -292,70 +282,7 @@ impl<'c> Gpu<'c> {
         for (i, &(t, r)) in opts.capture.iter().enumerate() {
             captured.entry(t).or_default().push((i, r));
         }
-        let scratch = mem
-            .placed
-            .iter()
-            .find(|p| p.name == "<scratch>")
-            .map(|p| (p.base, p.bytes));
-        let xspec = XbarSpec::new(cfg);
-        let nsm = cfg.sm.count as usize;
-        let nparts = cfg.l2.partitions.max(1) as usize;
-        let spp = (cfg.l2.slices as usize / nparts).max(1);
-        let mut rng = SplitMix64::stream(opts.seed, DISPATCH_STREAM);
-        let values = mem.has_values();
-        let mut l1s: Vec<L1> = (0..nsm).map(|i| L1::new(i as u16, cfg, values)).collect();
-        if cfg.stress.prewarm_l1 {
-            prewarm(cfg, &mem, &mut l1s, &mut rng);
-        }
-        let (lb, slices, hash) = (cfg.l2.line_bytes, cfg.l2.slices, cfg.l2.hash);
-        let (bounds, shards) = mem.split(lb, nparts, |line| {
-            slice_of(line, lb, slices, hash) as usize / spp
-        });
-        let sms = l1s
-            .into_iter()
-            .enumerate()
-            .map(|(i, l1)| SmDomain {
-                sm: Sm::new(i as u16, cfg, &launch, scratch),
-                l1,
-                q: EventQueue::new(),
-                lines: Pool::default(),
-                batches: Pool::default(),
-                mem: GlobalMemory {
-                    backing: bounds.backing.clone(),
-                    placed: bounds.placed.clone(),
-                    changes: 0,
-                },
-                out: Outbox::default(),
-                rng: SplitMix64::stream(opts.seed, SM_STREAM + i as u64),
-                sink: SinkPort::new(cfg.l2.slices as usize),
-                inbox: Vec::new(),
-                notices: Vec::new(),
-                progress: 0,
-                halted: false,
-                group_threads: 0,
-                group_warps: 0,
-                start_skew: cfg.stress.start_skew,
-            })
-            .collect();
-        let parts = shards
-            .into_iter()
-            .enumerate()
-            .map(|(p, mem)| PartDomain {
-                first: (p * spp) as u16,
-                slices: (p * spp..(p + 1) * spp)
-                    .map(|i| L2Slice::new(i as u16, cfg))
-                    .collect(),
-                dram: Dram::partition(cfg, nparts as u32),
-                q: EventQueue::new(),
-                lines: Pool::default(),
-                batches: Pool::default(),
-                mem,
-                out: Outbox::default(),
-                rng: SplitMix64::stream(opts.seed, PARTITION_STREAM + p as u64),
-                sinks: vec![SinkPort::new(nsm); spp],
-                inbox: Vec::new(),
-            })
-            .collect();
+        let m = build::build(cfg, mem, &launch, opts.seed);
         let pool = match opts.threads {
             0 | 1 => None,
             n => Some(
@@ -371,12 +298,12 @@ impl<'c> Gpu<'c> {
         Ok(Gpu {
             cfg,
             clock: Clock::from_mhz(cfg.clocks.core_mhz),
-            window: xspec.min_transit(),
-            sms,
-            parts,
-            slices_per_part: spp as u16,
+            window: m.window,
+            sms: m.sms,
+            parts: m.parts,
+            slices_per_part: m.slices_per_part,
             launch,
-            dispatcher: Dispatcher::new(cfg, opts.group_sm.clone()),
+            dispatcher: Dispatcher::new(&cfg.sm, opts.group_sm.clone()),
             placed: 0,
             now: 0,
             captured,
@@ -568,12 +495,12 @@ impl<'c> Gpu<'c> {
                     });
                 }
             }
-            if let Some((pc, msg, thread, group)) = n.error {
+            if let Some(f) = n.error {
                 return Err(SimError::Runtime {
-                    location: self.launch.program.where_is(pc),
-                    message: msg,
-                    thread,
-                    group,
+                    location: self.launch.program.where_is(f.pc),
+                    message: f.message,
+                    thread: f.thread,
+                    group: f.group,
                 });
             }
             for (group, first, regs) in n.exits {
@@ -658,8 +585,15 @@ impl<'c> Gpu<'c> {
         let mut hidden = 0;
         let mut at_barrier: Vec<(u32, u64)> = Vec::new();
         for sm in self.sms.iter().map(|d| &d.sm) {
-            for (group, warp, pc, waiting, addr) in sm.stuck() {
-                if waiting == super::sm::BARRIER_WAIT {
+            for super::sm::StuckWarp {
+                group,
+                warp_in_group: warp,
+                pc,
+                waiting,
+                last_addr: addr,
+            } in sm.stuck()
+            {
+                if waiting == super::sm::Stall::Barrier {
                     match at_barrier.iter_mut().find(|(p, _)| *p == pc) {
                         Some(e) => e.1 += 1,
                         None => at_barrier.push((pc, 1)),
@@ -766,32 +700,5 @@ impl<'c> Gpu<'c> {
             captured: self.capture_out,
             buffers,
         })
-    }
-}
-
-/// `stress.prewarm_l1`: each L1 starts holding the initial values of the workload's lines, in a
-/// seeded order of its own, so that (when the buffers exceed the L1) every SM keeps a different
-/// random subset: some later reads hit stale lines, others miss and see fresh values. The stress
-/// warps' scratch region is not pre-warmed (it would push the workload's lines out).
-fn prewarm(cfg: &GpuConfig, mem: &GlobalMemory, l1s: &mut [L1], rng: &mut SplitMix64) {
-    let lb = cfg.l1.line_bytes as u64;
-    let mut lines: Vec<u64> = Vec::new();
-    for p in mem.placed.iter().filter(|p| p.name != "<scratch>") {
-        let mut line = p.base & !(lb - 1);
-        while line < p.base + p.bytes {
-            lines.push(line);
-            line += lb;
-        }
-    }
-    for l1 in l1s {
-        for i in (1..lines.len()).rev() {
-            let j = rng.below(i as u64 + 1) as usize;
-            lines.swap(i, j);
-        }
-        for &line in &lines {
-            let mut buf = [0u8; MAX_LINE];
-            mem.read_line(line, lb as u32, &mut buf);
-            l1.prewarm(line, &buf);
-        }
     }
 }

@@ -21,19 +21,30 @@
 //! Not modelled: L1/shared-memory carve-out changes during a run, texture paths, streaming
 //! (evict-first) hints.
 
-use super::cache::{TagArray, Way};
-use super::l2::{slice_of, AddrMap, AtomicUnit};
+use super::atomic::{perform_batch, ValueStore};
+use super::atomic_unit::AtomicUnit;
+use super::cache::{AddrMap, TagArray, Way};
+use super::domain::Ctx;
 use super::msg::*;
+use super::pool::{LineBuf, Pool, MAX_LINE};
+use super::slice_map::SliceMap;
 use super::xbar::{SourcePort, XbarSpec};
-use crate::config::{GpuConfig, L1WritePolicy, SliceHash};
+use crate::config::{L1Spec, L1WritePolicy};
 use crate::engine::{Clock, Time};
 use std::collections::VecDeque;
 
 /// A request waiting for a fill.
 #[derive(Debug, Clone, Copy)]
 enum Waiter {
-    Load { who: Who, overlays_seen: usize },
-    Atomic { who: Who, batch: BatchId, seq: u64 },
+    Load {
+        who: Requester,
+        overlays_seen: usize,
+    },
+    Atomic {
+        who: Requester,
+        batch: BatchId,
+        seq: u64,
+    },
 }
 
 struct Mshr {
@@ -54,10 +65,23 @@ struct Mshr {
 /// What an interconnect response belongs to.
 #[derive(Debug, Clone, Copy)]
 enum Pending {
-    FillPart { mshr: u32, sectors: u32 },
-    Bypass { who: Who, system: bool },
-    Write { warp: u16, system: bool, seq: u64 },
-    Atomic { who: Who, system: bool },
+    FillPart {
+        mshr: u32,
+        sectors: u32,
+    },
+    Bypass {
+        who: Requester,
+        system: bool,
+    },
+    Write {
+        by: Requester,
+        system: bool,
+        seq: u64,
+    },
+    Atomic {
+        who: Requester,
+        system: bool,
+    },
 }
 
 #[derive(Default)]
@@ -84,8 +108,7 @@ pub struct L1 {
     /// The byte mask of each sector of a line.
     sector_masks: Vec<u128>,
     policy: L1WritePolicy,
-    slices: u32,
-    hash: SliceHash,
+    slices: SliceMap,
     tags: TagArray,
     data: LineStore,
     valid: Vec<u32>,
@@ -140,46 +163,55 @@ impl std::ops::IndexMut<usize> for LineStore {
     }
 }
 
+/// What the builder hands an L1 besides its spec (`l1` in the config).
+pub struct L1Resources {
+    /// The SM's (core) clock.
+    pub clock: Clock,
+    /// The extra round trip of the system point (`system.latency`), core cycles.
+    pub system_latency: u64,
+    /// Which slice each request goes to.
+    pub slices: SliceMap,
+    pub xbar: XbarSpec,
+    /// The unit that performs work_group-scope atomics here (`atomics.work_group_global_at = "l1"`).
+    pub atomic: AtomicUnit,
+    /// Whether the run has values (false for a trace replay, whose L1 keeps tags and sector state
+    /// only).
+    pub values: bool,
+}
+
 impl L1 {
-    /// The L1 of SM `sm`; `values`: whether the run has values (false for a trace replay, whose L1
-    /// keeps tags and sector state only).
-    pub fn new(sm: u16, cfg: &GpuConfig, values: bool) -> L1 {
-        let c = &cfg.l1;
-        let sets = (c.size_bytes / c.line_bytes / c.ways).max(1);
+    /// The L1 of SM `sm`.
+    pub fn new(sm: u16, c: &L1Spec, res: L1Resources) -> L1 {
+        let sets = c.size_bytes / c.line_bytes / c.ways;
         let tags = TagArray::new(sets, c.ways, c.line_bytes);
         let n = tags.capacity_lines();
-        let clock = Clock::from_mhz(cfg.clocks.core_mhz);
+        let clock = res.clock;
         L1 {
             sm,
             clock,
             latency: clock.cycles(c.latency as u64),
-            system_latency: clock.cycles(cfg.system.latency as u64),
+            system_latency: clock.cycles(res.system_latency),
             line_bytes: c.line_bytes,
             sector_bytes: c.sector_bytes,
             sector_masks: (0..c.line_bytes / c.sector_bytes)
                 .map(|i| super::memory::byte_mask(i * c.sector_bytes, c.sector_bytes))
                 .collect(),
             policy: c.write_policy,
-            slices: cfg.l2.slices,
-            hash: cfg.l2.hash,
+            slices: res.slices,
             tags,
-            data: LineStore::new(n, values),
+            data: LineStore::new(n, res.values),
             valid: vec![0; n],
             mshrs: Pool::default(),
             mshr_of_line: AddrMap::default(),
             live_mshrs: 0,
-            max_mshrs: c.mshrs.max(1) as usize,
+            max_mshrs: c.mshrs as usize,
             pending: Pool::default(),
             input: VecDeque::new(),
             blocked_since: None,
             epoch: 0,
-            atomic: AtomicUnit::new(
-                clock,
-                &cfg.atomics.sm,
-                cfg.atomics.combine_same_address_lanes,
-            ),
-            port: SourcePort::new(cfg.l2.slices as usize),
-            xspec: XbarSpec::new(cfg),
+            atomic: res.atomic,
+            port: SourcePort::new(res.slices.slices() as usize),
+            xspec: res.xbar,
             stats: L1Stats::default(),
         }
     }
@@ -241,7 +273,7 @@ impl L1 {
 
     fn send(&mut self, ctx: &mut Ctx, line: u64, kind: ReqKind, p: Pending, payload: u32) {
         let tag = self.pending.alloc(p);
-        let slice = slice_of(line, self.line_bytes, self.slices, self.hash);
+        let slice = self.slices.slice_of(line);
         let at = ctx.now() + self.latency;
         let t = self
             .port
@@ -336,14 +368,14 @@ impl L1 {
                 self.stats.stores += 1;
                 let bytes = *ctx.lines.get(data.0);
                 self.write_local(line, mask, &bytes);
-                self.respond(ctx, 0, CoreResp::StoreAccepted { warp: who.warp });
+                self.respond(ctx, 0, CoreResp::StoreAccepted { by: who });
                 let system = level == Level::System;
                 self.send(
                     ctx,
                     line,
                     ReqKind::Write { mask, data },
                     Pending::Write {
-                        warp: who.warp,
+                        by: who,
                         system,
                         seq,
                     },
@@ -520,7 +552,7 @@ impl L1 {
     fn atomic_at_l1(
         &mut self,
         ctx: &mut Ctx,
-        who: Who,
+        who: Requester,
         batch: BatchId,
         line: u64,
         seq: u64,
@@ -541,7 +573,7 @@ impl L1 {
     fn atomic_on_line(
         &mut self,
         ctx: &mut Ctx,
-        who: Who,
+        who: Requester,
         batch: BatchId,
         line: u64,
         way: usize,
@@ -567,7 +599,7 @@ impl L1 {
                 data: DataId(id),
             },
             Pending::Write {
-                warp: who.warp,
+                by: who.drain(),
                 system: false,
                 seq,
             },
@@ -596,8 +628,8 @@ impl L1 {
                     },
                 );
             }
-            (Pending::Write { warp, system, seq }, RespKind::WriteAck) => {
-                self.respond(ctx, sys(system), CoreResp::StoreAcked { warp, seq });
+            (Pending::Write { by, system, seq }, RespKind::WriteAck) => {
+                self.respond(ctx, sys(system), CoreResp::StoreAcked { by, seq });
             }
             (Pending::Atomic { who, system }, RespKind::AtomicDone(batch)) => {
                 self.respond(ctx, sys(system), CoreResp::AtomicDone { who, batch });

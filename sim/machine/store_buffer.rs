@@ -15,7 +15,7 @@
 //!
 //! Not modelled: partial-entry merging across different lines, byte-enable limits.
 
-use super::msg::{LineBuf, MAX_LINE};
+use super::pool::{LineBuf, MAX_LINE};
 use crate::config::{DrainOrder, SbPlacement, StoreBufferSpec};
 use crate::engine::Time;
 use crate::rng::SplitMix64;

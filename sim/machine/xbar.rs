@@ -23,11 +23,19 @@
 //! before `t + (latency + 1)` L2 cycles (every message has a header, so it occupies a port at least
 //! one cycle).
 //!
+//! Messages cross from one simulation domain to another through an [`Outbox`]: the sender posts
+//! each message with its timing at the sending port ([`Outgoing`]), its payload moved out of the
+//! sender's pools; the barrier delivers it into the receiver's queue and pools (`gpu.rs`).
+//!
 //! Not modelled: virtual channels, arbitration fairness beyond first-come first-served, packet
 //! fragmentation (a message occupies a port for ceil(bytes / bytes_per_cycle) cycles).
 
-use crate::config::GpuConfig;
+use super::atomic::AtomicBatch;
+use super::msg::{BatchId, DataId, Event, MemReq, MemResp, ReqKind, RespKind};
+use super::pool::{LineBuf, Pool, MAX_LINE};
+use crate::config::InterconnectSpec;
 use crate::engine::{Clock, Time};
+use crate::ir::{AtomicOp, Ty};
 use crate::rng::SplitMix64;
 use std::collections::VecDeque;
 
@@ -45,13 +53,14 @@ pub struct XbarSpec {
 }
 
 impl XbarSpec {
-    pub fn new(cfg: &GpuConfig) -> XbarSpec {
+    /// `clock`: the L2 clock; `jitter`: `stress.interconnect_jitter`.
+    pub fn new(spec: &InterconnectSpec, clock: Clock, jitter: u32) -> XbarSpec {
         XbarSpec {
-            clock: Clock::from_mhz(cfg.clocks.l2_mhz),
-            latency: cfg.interconnect.latency as u64,
-            bytes_per_cycle: cfg.interconnect.bytes_per_cycle.max(1),
-            depth: cfg.interconnect.queue_depth.max(1) as usize,
-            jitter: cfg.stress.interconnect_jitter,
+            clock,
+            latency: spec.latency as u64,
+            bytes_per_cycle: spec.bytes_per_cycle,
+            depth: spec.queue_depth as usize,
+            jitter,
         }
     }
 
@@ -195,6 +204,135 @@ fn reserve(busy: &mut Busy, arrive: Time, occ: Time, horizon: Time) -> Time {
     t
 }
 
+/// A payload travelling with a message between simulation domains (each domain has its own pools).
+#[derive(Debug, Clone)]
+pub enum Payload {
+    None,
+    Line(LineBuf),
+    Batch(AtomicBatch),
+}
+
+/// A crossbar message leaving its sender's simulation domain: its timing at the sending port, the
+/// sending port, and the event it becomes at the receiver, whose payload (if any) travels by value
+/// (the event's payload handle is re-issued by the receiver's pool).
+#[derive(Debug, Clone)]
+pub struct Outgoing {
+    pub transit: Transit,
+    /// The sending port: an SM (requests) or a slice (responses).
+    pub src: u16,
+    pub event: Event,
+    pub payload: Payload,
+}
+
+/// The messages a domain sent over the crossbar, in the order it sent them.
+#[derive(Debug, Default)]
+pub struct Outbox {
+    pub sent: Vec<Outgoing>,
+}
+
+impl Outbox {
+    /// Sends `event` (an `SliceIn` request or an `L1FromXbar` response) from port `src`; its payload
+    /// leaves the sender's pools.
+    pub fn post(
+        &mut self,
+        transit: Transit,
+        src: u16,
+        event: Event,
+        lines: &mut Pool<LineBuf>,
+        batches: &mut Pool<AtomicBatch>,
+    ) {
+        let payload = match event {
+            Event::SliceIn(
+                _,
+                MemReq {
+                    kind: ReqKind::Write { data, .. },
+                    ..
+                },
+            )
+            | Event::L1FromXbar(
+                _,
+                MemResp {
+                    kind: RespKind::Data(data),
+                    ..
+                },
+            ) => Payload::Line(lines.take(data.0, [0; MAX_LINE])),
+            Event::SliceIn(
+                _,
+                MemReq {
+                    kind: ReqKind::Atomic { batch },
+                    ..
+                },
+            )
+            | Event::L1FromXbar(
+                _,
+                MemResp {
+                    kind: RespKind::AtomicDone(batch),
+                    ..
+                },
+            ) => Payload::Batch(batches.take(
+                batch.0,
+                AtomicBatch {
+                    op: AtomicOp::Cas,
+                    ty: Ty::U32,
+                    lanes: Vec::new(),
+                },
+            )),
+            _ => Payload::None,
+        };
+        self.sent.push(Outgoing {
+            transit,
+            src,
+            event,
+            payload,
+        });
+    }
+}
+
+impl Outgoing {
+    /// The event as the receiver sees it: its payload placed in the receiver's pools.
+    pub fn arrive(self, lines: &mut Pool<LineBuf>, batches: &mut Pool<AtomicBatch>) -> Event {
+        let mut ev = self.event;
+        match (&mut ev, self.payload) {
+            (
+                Event::SliceIn(
+                    _,
+                    MemReq {
+                        kind: ReqKind::Write { data, .. },
+                        ..
+                    },
+                )
+                | Event::L1FromXbar(
+                    _,
+                    MemResp {
+                        kind: RespKind::Data(data),
+                        ..
+                    },
+                ),
+                Payload::Line(b),
+            ) => *data = DataId(lines.alloc(b)),
+            (
+                Event::SliceIn(
+                    _,
+                    MemReq {
+                        kind: ReqKind::Atomic { batch },
+                        ..
+                    },
+                )
+                | Event::L1FromXbar(
+                    _,
+                    MemResp {
+                        kind: RespKind::AtomicDone(batch),
+                        ..
+                    },
+                ),
+                Payload::Batch(b),
+            ) => *batch = BatchId(batches.alloc(b)),
+            _ => {}
+        }
+        ev
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -203,8 +341,11 @@ mod tests {
         let mut cfg =
             crate::config::parse_str(include_str!("../../configs/tiny.toml"), "tiny", &[]).unwrap();
         cfg.interconnect.queue_depth = depth;
-        cfg.stress.interconnect_jitter = jitter;
-        XbarSpec::new(&cfg)
+        XbarSpec::new(
+            &cfg.interconnect,
+            Clock::from_mhz(cfg.clocks.l2_mhz),
+            jitter,
+        )
     }
 
     /// Sends from `src` over `srcs` to sink `dst`, delivering at once (one sender at a time).

@@ -13,14 +13,19 @@
 //! fake SM in front), atomic unit. "Reset" is construction: no part keeps state across runs.
 //! The hierarchy as a whole is tested against a shadow memory in `traffic_tests.rs`.
 
+use super::atomic::*;
+use super::atomic_unit::AtomicUnit;
+use super::build;
+use super::domain::Ctx;
 use super::dram::Dram;
 use super::l1::L1;
-use super::l2::{AtomicUnit, L2Slice};
+use super::l2::L2Slice;
 use super::memory::{byte_mask, GlobalMemory, GLOBAL_BASE};
 use super::msg::*;
+use super::pool::*;
 use super::store_buffer::{Forward, StoreBuffer};
 use super::tests::tiny;
-use super::xbar::{SinkPort, SourcePort, XbarSpec};
+use super::xbar::{Outbox, SinkPort, SourcePort};
 use crate::config::{DrainOrder, GpuConfig, SbPlacement, StoreBufferSpec};
 use crate::engine::{Clock, EventQueue, Time};
 use crate::ir::{AtomicOp, RmwOp, SrcLoc, Ty};
@@ -338,7 +343,7 @@ impl ValueStore for ShadowLine {
 fn ask_l1(b: &mut Bench, at: Time, a: Asked, level: Level) {
     let req = match a {
         Asked::Load { op, line, mask } => L1Req::Load {
-            who: Who { warp: 0, op },
+            who: Requester::Warp { warp: 0, op },
             line,
             mask,
             level,
@@ -349,7 +354,7 @@ fn ask_l1(b: &mut Bench, at: Time, a: Asked, level: Level) {
             mask,
             data,
         } => L1Req::Store {
-            who: Who { warp, op: u32::MAX },
+            who: Requester::Drain { warp },
             line,
             mask,
             data,
@@ -359,7 +364,7 @@ fn ask_l1(b: &mut Bench, at: Time, a: Asked, level: Level) {
         Asked::Atomic { op, warp, at_l1 } => {
             let addr = line_addr(b.rng.below(8)) + 4 * b.rng.below(32);
             let batch = b.batches.alloc(AtomicBatch {
-                kind: AtomicOp::Rmw(RmwOp::Add),
+                op: AtomicOp::Rmw(RmwOp::Add),
                 ty: Ty::U32,
                 lanes: vec![LaneAtomic {
                     lane: 0,
@@ -370,7 +375,7 @@ fn ask_l1(b: &mut Bench, at: Time, a: Asked, level: Level) {
                 }],
             });
             L1Req::Atomic {
-                who: Who { warp, op },
+                who: Requester::Warp { warp, op },
                 line: addr & !(LINE - 1),
                 batch: BatchId(batch),
                 level: Level::L2,
@@ -865,7 +870,7 @@ fn slice_round(cfg: &GpuConfig, seed: u64, n: u32, nlines: u64) -> (L2Slice, Dra
                 let op = [RmwOp::Add, RmwOp::Max, RmwOp::Exch][b.rng.below(3) as usize];
                 ReqKind::Atomic {
                     batch: BatchId(b.batches.alloc(AtomicBatch {
-                        kind: AtomicOp::Rmw(op),
+                        op: AtomicOp::Rmw(op),
                         ty: Ty::U32,
                         lanes,
                     })),
@@ -1006,7 +1011,7 @@ fn l2_full_mshrs_stall_the_slice_and_resume() {
 
 fn batch(addrs: &[u64]) -> AtomicBatch {
     AtomicBatch {
-        kind: AtomicOp::Rmw(RmwOp::Add),
+        op: AtomicOp::Rmw(RmwOp::Add),
         ty: Ty::U32,
         lanes: addrs
             .iter()

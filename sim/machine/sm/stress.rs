@@ -12,10 +12,11 @@
 //! Not modelled: stress warps occupying warp slots or issue cycles of the SM's schedulers (their
 //! instruction stream is not simulated, only their memory traffic).
 
+use super::Sm;
+use crate::machine::domain::Ctx;
+use crate::machine::msg::{DataId, Event, L1Req, Level, Requester};
+use crate::machine::pool::MAX_LINE;
 use crate::rng::SplitMix64;
-
-/// Warp id that marks stress traffic in requests and responses.
-pub const STRESS_WARP: u16 = u16::MAX;
 
 pub struct StressWarps {
     /// Per stress warp: waiting for a load's data.
@@ -30,7 +31,7 @@ pub struct StressWarps {
 /// The next access of an idle stress warp.
 pub enum StressAccess {
     Load { warp: u32, line: u64 },
-    Store { line: u64 },
+    Store { warp: u32, line: u64 },
 }
 
 impl StressWarps {
@@ -59,7 +60,10 @@ impl StressWarps {
                     line,
                 });
             } else {
-                out.push(StressAccess::Store { line });
+                out.push(StressAccess::Store {
+                    warp: w as u32,
+                    line,
+                });
             }
         }
         out
@@ -69,6 +73,52 @@ impl StressWarps {
     pub fn done(&mut self, warp: u32) {
         if let Some(b) = self.busy.get_mut(warp as usize) {
             *b = false;
+        }
+    }
+}
+
+impl Sm {
+    /// The stress warps issue what they can and sleep once no workload warp is resident.
+    pub fn stress_tick(&mut self, ctx: &mut Ctx) {
+        let resident = self.used_warps > 0;
+        let Some(st) = self.stress.as_mut() else {
+            return;
+        };
+        st.scheduled = false;
+        if !resident {
+            return;
+        }
+        for a in st.issue(ctx.rng) {
+            let req = match a {
+                StressAccess::Load { warp, line } => L1Req::Load {
+                    who: Requester::Stress { warp },
+                    line,
+                    mask: 0xF,
+                    level: Level::Sm,
+                },
+                StressAccess::Store { warp, line } => L1Req::Store {
+                    who: Requester::Stress { warp },
+                    line,
+                    mask: 0xF,
+                    data: DataId(ctx.lines.alloc([0u8; MAX_LINE])),
+                    level: Level::L2,
+                    seq: self.frontier.number(),
+                },
+            };
+            ctx.q.after(0, Event::L1In(self.id, req));
+        }
+        let gap = 1 + ctx.rng.upto(7) as u64;
+        self.wake_stress(ctx, gap);
+    }
+
+    /// Schedules the stress warps' next tick `cycles` core cycles from the next edge.
+    pub(super) fn wake_stress(&mut self, ctx: &mut Ctx, cycles: u64) {
+        if let Some(st) = self.stress.as_mut() {
+            if !st.scheduled {
+                st.scheduled = true;
+                let t = self.clock.edge_at_or_after(ctx.now()) + self.clock.cycles(cycles);
+                ctx.q.at_or_now(t, Event::Stress(self.id));
+            }
         }
     }
 }

@@ -1,0 +1,140 @@
+//! The timing of an atomic unit — an L2 slice's, or an SM's (shared memory and L1 atomics).
+//!
+//! Operations start at most `ops_per_cycle` per cycle; one address takes one cycle per operation
+//! (read-modify-write with forwarding), so operations on one address serialise; each result returns
+//! `latency` cycles after it starts; at most `queue_depth` operations wait (a batch arriving at a full
+//! unit waits for the oldest to finish). With `combine_same_address_lanes` a warp's lanes on one
+//! address are one operation (the unit computes each lane's returned value as a prefix); without it
+//! each lane is its own operation. What an operation does to values is `atomic.rs`.
+//!
+//! Not modelled: queueing priority between SMs beyond arrival order, unit pipelining hazards other
+//! than same-address serialisation.
+
+use super::atomic::AtomicBatch;
+use crate::config::AtomicUnitSpec;
+use crate::engine::{Clock, Time};
+use std::collections::VecDeque;
+
+#[derive(Default)]
+pub struct AtomicUnitStats {
+    pub ops: u64,
+    pub lane_ops: u64,
+    pub busy_ps: Time,
+    pub queue_ps: Time,
+    /// Picoseconds operations waited for an earlier operation on the same address.
+    pub serial_ps: Time,
+}
+
+/// Timing state of an atomic unit (shared by L2 slices and SMs).
+pub struct AtomicUnit {
+    clock: Clock,
+    latency: u64,
+    ops_per_cycle: u64,
+    depth: usize,
+    combine: bool,
+    next_issue: Time,
+    inflight: VecDeque<Time>,
+    /// The addresses still busy after the latest arrival, ascending, each with when it is free
+    /// again. Arrivals come in time order, so an address free by an arrival never matters again:
+    /// each batch merges its own (sorted) addresses into this list and drops the ones that are free,
+    /// so the list holds only the few addresses of the last cycles' operations (no hashing, no
+    /// growth).
+    busy: Vec<(u64, Time)>,
+    /// The next `busy`, built by the merge (kept for its capacity).
+    merged: Vec<(u64, Time)>,
+    /// The latest time in `busy`: when it is past, `busy` is empty in effect.
+    busy_until: Time,
+    pub stats: AtomicUnitStats,
+}
+
+impl AtomicUnit {
+    pub fn new(clock: Clock, spec: &AtomicUnitSpec, combine: bool) -> AtomicUnit {
+        AtomicUnit {
+            clock,
+            latency: spec.latency as u64,
+            ops_per_cycle: spec.ops_per_cycle as u64,
+            depth: spec.queue_depth as usize,
+            combine,
+            next_issue: 0,
+            inflight: VecDeque::new(),
+            busy: Vec::new(),
+            merged: Vec::new(),
+            busy_until: 0,
+            stats: AtomicUnitStats::default(),
+        }
+    }
+
+    /// Schedules a batch arriving at `now`; returns when its last result is ready.
+    pub fn schedule(&mut self, now: Time, b: &AtomicBatch) -> Time {
+        let c = self.clock;
+        while self.inflight.front().is_some_and(|&t| t <= now) {
+            self.inflight.pop_front();
+        }
+        let arrive = c.edge_at_or_after(now);
+        let mut start = arrive.max(self.next_issue);
+        if self.inflight.len() >= self.depth {
+            start = start.max(self.inflight[self.inflight.len() - self.depth]);
+        }
+        self.stats.queue_ps += start - arrive;
+        let mut done = start;
+        let mut ops = 0u64;
+        // Lanes grouped by address (each address's operations depend only on that address's
+        // earlier ones, so the order the groups are visited in does not matter).
+        let mut addrs: [u64; 64] = [0; 64];
+        let n = b.lanes.len().min(64);
+        for (a, l) in addrs.iter_mut().zip(&b.lanes) {
+            *a = l.addr;
+        }
+        // Lanes usually come in address order already.
+        if !addrs[..n].is_sorted() {
+            addrs[..n].sort_unstable();
+        }
+        let combine = self.combine && b.op.combinable();
+        if self.busy_until <= now {
+            self.busy.clear();
+        }
+        // Merge the batch's addresses into the busy list (both ascending), keeping what is still
+        // busy after `now`.
+        let mut merged = std::mem::take(&mut self.merged);
+        merged.clear();
+        let busy = &self.busy;
+        let mut bi = 0;
+        let mut i = 0;
+        while i < n {
+            let addr = addrs[i];
+            let mut j = i + 1;
+            while j < n && addrs[j] == addr {
+                j += 1;
+            }
+            let lanes_here = (j - i) as u64;
+            i = j;
+            while bi < busy.len() && busy[bi].0 < addr {
+                if busy[bi].1 > now {
+                    merged.push(busy[bi]);
+                }
+                bi += 1;
+            }
+            let mut free = 0;
+            if bi < busy.len() && busy[bi].0 == addr {
+                free = busy[bi].1;
+                bi += 1;
+            }
+            let k = if combine { 1 } else { lanes_here };
+            let a_start = start.max(free);
+            self.stats.serial_ps += a_start - start;
+            let a_end = a_start + c.cycles(k);
+            merged.push((addr, a_end));
+            self.busy_until = self.busy_until.max(a_end);
+            done = done.max(a_end - c.period + c.cycles(self.latency));
+            ops += k;
+        }
+        merged.extend(busy[bi..].iter().filter(|e| e.1 > now));
+        self.merged = std::mem::replace(&mut self.busy, merged);
+        self.next_issue = start + c.cycles(ops.div_ceil(self.ops_per_cycle));
+        self.inflight.push_back(done);
+        self.stats.ops += ops;
+        self.stats.lane_ops += b.lanes.len() as u64;
+        self.stats.busy_ps += c.cycles(ops.div_ceil(self.ops_per_cycle));
+        done
+    }
+}

@@ -1,0 +1,205 @@
+//! The one builder: every part of the GPU from a validated config, each given its own spec (its table
+//! of the config) and the resources it needs — clocks, the address-to-slice map, the crossbar's
+//! parameters, the units inside it — never the whole config (STYLE.md "Spec, state, wiring"; MGPUSim's
+//! builders). Parts never construct their neighbours. The parts go into their simulation domains
+//! (`domain.rs`): one per SM with its L1, one per memory partition.
+//!
+//! Each domain draws from its own seeded random stream; the dispatcher's stream orders the L1
+//! pre-warming (`stress.prewarm_l1`).
+
+use super::atomic_unit::AtomicUnit;
+use super::domain::{PartDomain, SmDomain};
+use super::dram::Dram;
+use super::l1::{L1Resources, L1};
+use super::l2::L2Slice;
+use super::memory::GlobalMemory;
+use super::pool::{Pool, MAX_LINE};
+use super::slice_map::SliceMap;
+use super::sm::{Launch, SharedMemory, Sm, SmResources, StressWarps};
+use super::store_buffer::StoreBuffer;
+use super::xbar::{Outbox, SinkPort, XbarSpec};
+use crate::config::{GpuConfig, WorkGroupAtomicSite};
+use crate::engine::{Clock, EventQueue, Time};
+use crate::rng::SplitMix64;
+use std::sync::Arc;
+
+/// Random stream ids: the dispatcher's (kept from the sequential machine), then one per domain.
+const DISPATCH_STREAM: u64 = 0x6770_7573;
+const SM_STREAM: u64 = 0x5300_0000;
+const PARTITION_STREAM: u64 = 0x5000_0000;
+
+/// The assembled parts, in their domains.
+pub struct Machine {
+    pub sms: Vec<SmDomain>,
+    pub parts: Vec<PartDomain>,
+    /// Slices per memory partition.
+    pub slices_per_part: u16,
+    /// The lookahead of parallel simulation: no crossbar message arrives sooner after it was sent.
+    pub window: Time,
+}
+
+/// The crossbar's parameters.
+pub fn xbar(cfg: &GpuConfig) -> XbarSpec {
+    let l2_clock = Clock::from_mhz(cfg.clocks.l2_mhz);
+    XbarSpec::new(&cfg.interconnect, l2_clock, cfg.stress.interconnect_jitter)
+}
+
+/// An atomic unit of the SM side (shared memory, L1) in the core clock.
+fn sm_atomic_unit(cfg: &GpuConfig) -> AtomicUnit {
+    let clock = Clock::from_mhz(cfg.clocks.core_mhz);
+    AtomicUnit::new(
+        clock,
+        &cfg.atomics.sm,
+        cfg.atomics.combine_same_address_lanes,
+    )
+}
+
+/// SM `id`; `scratch`: the stress warps' region (base, bytes), when the config has stress warps.
+pub fn sm(cfg: &GpuConfig, id: u16, launch: &Arc<Launch>, scratch: Option<(u64, u64)>) -> Sm {
+    let clock = Clock::from_mhz(cfg.clocks.core_mhz);
+    let res = SmResources {
+        clock,
+        line_bytes: cfg.l1.line_bytes,
+        svm: cfg.system.svm,
+        work_group_atomics_at_l1: cfg.atomics.work_group_global_at == WorkGroupAtomicSite::L1,
+        store_buffer: StoreBuffer::new(&cfg.store_buffer),
+        drain_delay: cfg.store_buffer.drain_delay as u64,
+        drain_jitter: cfg.stress.drain_jitter,
+        shared: SharedMemory::new(&cfg.shared_memory, clock, sm_atomic_unit(cfg)),
+        stress: scratch.map(|(base, bytes)| {
+            StressWarps::new(cfg.stress.stress_warps, base, bytes, cfg.l1.line_bytes)
+        }),
+    };
+    Sm::new(id, &cfg.sm, launch, res)
+}
+
+/// The L1 of SM `id`; `values`: whether the run has values.
+pub fn l1(cfg: &GpuConfig, id: u16, values: bool) -> L1 {
+    let res = L1Resources {
+        clock: Clock::from_mhz(cfg.clocks.core_mhz),
+        system_latency: cfg.system.latency as u64,
+        slices: SliceMap::new(&cfg.l2),
+        xbar: xbar(cfg),
+        atomic: sm_atomic_unit(cfg),
+        values,
+    };
+    L1::new(id, &cfg.l1, res)
+}
+
+/// L2 slice `id`.
+pub fn slice(cfg: &GpuConfig, id: u16) -> L2Slice {
+    let clock = Clock::from_mhz(cfg.clocks.l2_mhz);
+    let unit = AtomicUnit::new(
+        clock,
+        &cfg.atomics.l2,
+        cfg.atomics.combine_same_address_lanes,
+    );
+    L2Slice::new(id, &cfg.l2, clock, unit, xbar(cfg), cfg.sm.count as usize)
+}
+
+/// The DRAM channels of one memory partition.
+pub fn dram(cfg: &GpuConfig) -> Dram {
+    let clock = Clock::from_mhz(cfg.clocks.dram_mhz);
+    Dram::partition(&cfg.dram, clock, cfg.l2.line_bytes, cfg.l2.partitions)
+}
+
+/// Every part from `cfg` in its domain. `mem` holds the initial values (pre-warmed into the L1s if
+/// the config asks) and is then split among the partitions.
+pub fn build(cfg: &GpuConfig, mem: GlobalMemory, launch: &Arc<Launch>, seed: u64) -> Machine {
+    let scratch = mem
+        .placed
+        .iter()
+        .find(|p| p.name == "<scratch>")
+        .map(|p| (p.base, p.bytes));
+    let nsm = cfg.sm.count as usize;
+    let nparts = cfg.l2.partitions as usize;
+    let spp = cfg.l2.slices as usize / nparts;
+    let mut rng = SplitMix64::stream(seed, DISPATCH_STREAM);
+    let values = mem.has_values();
+    let mut l1s: Vec<L1> = (0..nsm).map(|i| l1(cfg, i as u16, values)).collect();
+    if cfg.stress.prewarm_l1 {
+        prewarm(cfg, &mem, &mut l1s, &mut rng);
+    }
+    let map = SliceMap::new(&cfg.l2);
+    let (bounds, shards) = mem.split(cfg.l2.line_bytes, nparts, |line| {
+        map.slice_of(line) as usize / spp
+    });
+    let sms = l1s
+        .into_iter()
+        .enumerate()
+        .map(|(i, l1)| SmDomain {
+            sm: sm(cfg, i as u16, launch, scratch),
+            l1,
+            q: EventQueue::new(),
+            lines: Pool::default(),
+            batches: Pool::default(),
+            mem: GlobalMemory {
+                backing: bounds.backing.clone(),
+                placed: bounds.placed.clone(),
+                changes: 0,
+            },
+            out: Outbox::default(),
+            rng: SplitMix64::stream(seed, SM_STREAM + i as u64),
+            sink: SinkPort::new(cfg.l2.slices as usize),
+            inbox: Vec::new(),
+            notices: Vec::new(),
+            progress: 0,
+            halted: false,
+            group_threads: 0,
+            group_warps: 0,
+            start_skew: cfg.stress.start_skew,
+        })
+        .collect();
+    let parts = shards
+        .into_iter()
+        .enumerate()
+        .map(|(p, mem)| PartDomain {
+            first: (p * spp) as u16,
+            slices: (p * spp..(p + 1) * spp)
+                .map(|i| slice(cfg, i as u16))
+                .collect(),
+            dram: dram(cfg),
+            q: EventQueue::new(),
+            lines: Pool::default(),
+            batches: Pool::default(),
+            mem,
+            out: Outbox::default(),
+            rng: SplitMix64::stream(seed, PARTITION_STREAM + p as u64),
+            sinks: vec![SinkPort::new(nsm); spp],
+            inbox: Vec::new(),
+        })
+        .collect();
+    Machine {
+        sms,
+        parts,
+        slices_per_part: spp as u16,
+        window: xbar(cfg).min_transit(),
+    }
+}
+
+/// `stress.prewarm_l1`: each L1 starts holding the initial values of the workload's lines, in a
+/// seeded order of its own, so that (when the buffers exceed the L1) every SM keeps a different
+/// random subset: some later reads hit stale lines, others miss and see fresh values. The stress
+/// warps' scratch region is not pre-warmed (it would push the workload's lines out).
+fn prewarm(cfg: &GpuConfig, mem: &GlobalMemory, l1s: &mut [L1], rng: &mut SplitMix64) {
+    let lb = cfg.l1.line_bytes as u64;
+    let mut lines: Vec<u64> = Vec::new();
+    for p in mem.placed.iter().filter(|p| p.name != "<scratch>") {
+        let mut line = p.base & !(lb - 1);
+        while line < p.base + p.bytes {
+            lines.push(line);
+            line += lb;
+        }
+    }
+    for l1 in l1s {
+        for i in (1..lines.len()).rev() {
+            let j = rng.below(i as u64 + 1) as usize;
+            lines.swap(i, j);
+        }
+        for &line in &lines {
+            let mut buf = [0u8; MAX_LINE];
+            mem.read_line(line, lb as u32, &mut buf);
+            l1.prewarm(line, &buf);
+        }
+    }
+}

@@ -1,0 +1,289 @@
+//! ALU semantics of the IR on raw register bits: arithmetic, compares, conversions, and the latency
+//! class of each. The WGSL translator (`gpu/wgsl.rs`) emits the same semantics for a physical GPU and
+//! takes the choices that are not obvious from here ([`operand_ty`], [`shift_mask`],
+//! [`divide_faults`]), so that both sides cannot drift apart.
+//!
+//! Registers hold 64-bit patterns: a 32-bit result is zero-extended (signed ones too), an f32 lives
+//! in the low 32 bits. Integer arithmetic wraps; shifts take their amount modulo the width; an integer
+//! division or remainder by zero, or of the most negative value by -1, is a runtime error.
+//! Conversions from integers to f32 go through f64 (one rounding for 32-bit values; 64-bit ones may
+//! round twice); float to integer saturates (Rust `as`), NaN converts to 0.
+
+use crate::config::InstLatency;
+use crate::ir::{bits_f32, f32_bits, AluOp, CmpOp, LatencyClass, Ty};
+
+/// The type an operation really computes in: f32 bitwise operations and shifts act on the bits, as
+/// u32 (PTX has no f32 `and`; the kernel language allows it on the raw pattern).
+pub fn operand_ty(op: AluOp, ty: Ty) -> Ty {
+    match (ty, op) {
+        (Ty::F32, AluOp::And | AluOp::Or | AluOp::Xor | AluOp::Shl | AluOp::Shr) => Ty::U32,
+        _ => ty,
+    }
+}
+
+/// The bits of a shift amount that count: the amount wraps at the operand's width (Rust's
+/// `wrapping_shl`; PTX clamps instead, a documented difference of the kernel language).
+pub fn shift_mask(ty: Ty) -> u32 {
+    ty.width().bytes() * 8 - 1
+}
+
+/// Whether an integer division or remainder of `a` by `b` (of type `ty`) is a runtime error: a zero
+/// divisor, and for signed types the most negative value divided by -1 (whose quotient overflows).
+pub fn divide_faults(ty: Ty, a: u64, b: u64) -> bool {
+    match ty {
+        Ty::U32 => b as u32 == 0,
+        Ty::U64 => b == 0,
+        Ty::I32 => (b as u32 as i32) == 0 || (a as u32 as i32 == i32::MIN && b as u32 as i32 == -1),
+        Ty::I64 => b == 0 || (a as i64 == i64::MIN && b as i64 == -1),
+        Ty::F32 => false,
+    }
+}
+
+/// The latency class of an ALU operation.
+pub fn class_of(op: AluOp, ty: Ty) -> LatencyClass {
+    match (op, ty.is_float()) {
+        (AluOp::Div | AluOp::Rem, true) => LatencyClass::FpDiv,
+        (_, true) => LatencyClass::FpAlu,
+        (AluOp::Mul, false) => LatencyClass::IntMul,
+        (AluOp::Div | AluOp::Rem, false) => LatencyClass::IntDiv,
+        _ => LatencyClass::IntAlu,
+    }
+}
+
+/// Result latency of an instruction class, core cycles (validated: at least 1).
+pub fn latency_of(l: &InstLatency, c: LatencyClass) -> u64 {
+    (match c {
+        LatencyClass::IntAlu => l.int_alu,
+        LatencyClass::IntMul => l.int_mul,
+        LatencyClass::IntDiv => l.int_div,
+        LatencyClass::FpAlu => l.fp_alu,
+        LatencyClass::FpDiv => l.fp_div,
+        LatencyClass::Special => l.special,
+        LatencyClass::Branch => l.branch,
+    }) as u64
+}
+
+/// The name of an operation that can fault, for the runtime error.
+pub fn op_name(op: AluOp) -> &'static str {
+    match op {
+        AluOp::Div => "div",
+        AluOp::Rem => "rem",
+        _ => "alu",
+    }
+}
+
+fn sx32(x: u64) -> i64 {
+    x as u32 as i32 as i64
+}
+
+/// Two-operand arithmetic on raw register bits; `None` when [`divide_faults`].
+pub fn alu(op: AluOp, ty: Ty, a: u64, b: u64) -> Option<u64> {
+    let ty = operand_ty(op, ty);
+    if matches!(op, AluOp::Div | AluOp::Rem) && divide_faults(ty, a, b) {
+        return None;
+    }
+    let m32 = |x: u64| x & 0xFFFF_FFFF;
+    Some(match ty {
+        Ty::F32 => {
+            let (x, y) = (bits_f32(a), bits_f32(b));
+            let r = match op {
+                AluOp::Add => x + y,
+                AluOp::Sub => x - y,
+                AluOp::Mul => x * y,
+                AluOp::Div => x / y,
+                AluOp::Rem => x % y,
+                AluOp::Min => x.min(y),
+                AluOp::Max => x.max(y),
+                AluOp::And | AluOp::Or | AluOp::Xor | AluOp::Shl | AluOp::Shr => {
+                    unreachable!("operand_ty makes f32 bit operations u32")
+                }
+            };
+            f32_bits(r)
+        }
+        Ty::U32 => {
+            let (x, y) = (m32(a) as u32, m32(b) as u32);
+            (match op {
+                AluOp::Add => x.wrapping_add(y),
+                AluOp::Sub => x.wrapping_sub(y),
+                AluOp::Mul => x.wrapping_mul(y),
+                AluOp::Div => x.checked_div(y)?,
+                AluOp::Rem => x.checked_rem(y)?,
+                AluOp::Min => x.min(y),
+                AluOp::Max => x.max(y),
+                AluOp::And => x & y,
+                AluOp::Or => x | y,
+                AluOp::Xor => x ^ y,
+                AluOp::Shl => x.wrapping_shl(y),
+                AluOp::Shr => x.wrapping_shr(y),
+            }) as u64
+        }
+        Ty::I32 => {
+            let (x, y) = (sx32(a) as i32, sx32(b) as i32);
+            (match op {
+                AluOp::Add => x.wrapping_add(y),
+                AluOp::Sub => x.wrapping_sub(y),
+                AluOp::Mul => x.wrapping_mul(y),
+                AluOp::Div => x.checked_div(y)?,
+                AluOp::Rem => x.checked_rem(y)?,
+                AluOp::Min => x.min(y),
+                AluOp::Max => x.max(y),
+                AluOp::And => x & y,
+                AluOp::Or => x | y,
+                AluOp::Xor => x ^ y,
+                AluOp::Shl => x.wrapping_shl(y as u32),
+                AluOp::Shr => x.wrapping_shr(y as u32),
+            }) as u32 as u64
+        }
+        Ty::U64 => match op {
+            AluOp::Add => a.wrapping_add(b),
+            AluOp::Sub => a.wrapping_sub(b),
+            AluOp::Mul => a.wrapping_mul(b),
+            AluOp::Div => a.checked_div(b)?,
+            AluOp::Rem => a.checked_rem(b)?,
+            AluOp::Min => a.min(b),
+            AluOp::Max => a.max(b),
+            AluOp::And => a & b,
+            AluOp::Or => a | b,
+            AluOp::Xor => a ^ b,
+            AluOp::Shl => a.wrapping_shl(b as u32),
+            AluOp::Shr => a.wrapping_shr(b as u32),
+        },
+        Ty::I64 => {
+            let (x, y) = (a as i64, b as i64);
+            (match op {
+                AluOp::Add => x.wrapping_add(y),
+                AluOp::Sub => x.wrapping_sub(y),
+                AluOp::Mul => x.wrapping_mul(y),
+                AluOp::Div => x.checked_div(y)?,
+                AluOp::Rem => x.checked_rem(y)?,
+                AluOp::Min => x.min(y),
+                AluOp::Max => x.max(y),
+                AluOp::And => x & y,
+                AluOp::Or => x | y,
+                AluOp::Xor => x ^ y,
+                AluOp::Shl => x.wrapping_shl(y as u32),
+                AluOp::Shr => x.wrapping_shr(y as u32),
+            }) as u64
+        }
+    })
+}
+
+/// A compare on raw register bits (an unordered f32 compare — a NaN operand — holds only for `ne`).
+pub fn cmp(op: CmpOp, ty: Ty, a: u64, b: u64) -> bool {
+    use std::cmp::Ordering::*;
+    let o = match ty {
+        Ty::U32 => (a as u32).cmp(&(b as u32)),
+        Ty::I32 => sx32(a).cmp(&sx32(b)),
+        Ty::U64 => a.cmp(&b),
+        Ty::I64 => (a as i64).cmp(&(b as i64)),
+        Ty::F32 => match bits_f32(a).partial_cmp(&bits_f32(b)) {
+            Some(o) => o,
+            None => return op == CmpOp::Ne,
+        },
+    };
+    match op {
+        CmpOp::Eq => o == Equal,
+        CmpOp::Ne => o != Equal,
+        CmpOp::Lt => o == Less,
+        CmpOp::Le => o != Greater,
+        CmpOp::Gt => o == Greater,
+        CmpOp::Ge => o != Less,
+    }
+}
+
+/// A conversion (`cvt`) on raw register bits.
+pub fn convert(v: u64, from: Ty, to: Ty) -> u64 {
+    let x: f64 = match from {
+        Ty::U32 => (v as u32) as f64,
+        Ty::I32 => sx32(v) as f64,
+        Ty::U64 => v as f64,
+        Ty::I64 => (v as i64) as f64,
+        Ty::F32 => bits_f32(v) as f64,
+    };
+    match (from.is_float(), to) {
+        (_, Ty::F32) => f32_bits(x as f32),
+        (true, Ty::U32) => (x as u32) as u64,
+        (true, Ty::I32) => (x as i32) as u32 as u64,
+        (true, Ty::U64) => x as u64,
+        (true, Ty::I64) => (x as i64) as u64,
+        (false, Ty::U32) | (false, Ty::I32) => v & 0xFFFF_FFFF,
+        (false, Ty::U64) | (false, Ty::I64) => match from {
+            Ty::I32 => sx32(v) as u64,
+            Ty::U32 => v & 0xFFFF_FFFF,
+            _ => v,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integer_arithmetic_wraps_and_32_bit_results_are_zero_extended() {
+        assert_eq!(alu(AluOp::Add, Ty::U32, 0xFFFF_FFFF, 1), Some(0));
+        assert_eq!(alu(AluOp::Sub, Ty::I32, 0, 1), Some(0xFFFF_FFFF));
+        assert_eq!(alu(AluOp::Mul, Ty::U64, u64::MAX, 2), Some(u64::MAX - 1));
+        assert_eq!(
+            alu(AluOp::Min, Ty::I32, (-3i32) as u32 as u64, 2),
+            Some(0xFFFF_FFFD)
+        );
+        assert_eq!(alu(AluOp::Min, Ty::U32, (-3i32) as u32 as u64, 2), Some(2));
+    }
+
+    #[test]
+    fn division_by_zero_and_signed_overflow_fault() {
+        assert_eq!(alu(AluOp::Div, Ty::U32, 7, 0), None);
+        assert_eq!(alu(AluOp::Rem, Ty::I64, 7, 0), None);
+        assert_eq!(
+            alu(AluOp::Div, Ty::I32, i32::MIN as u32 as u64, u32::MAX as u64),
+            None
+        );
+        assert!(divide_faults(Ty::I64, i64::MIN as u64, u64::MAX));
+        assert_eq!(
+            alu(AluOp::Div, Ty::I32, (-7i32) as u32 as u64, 2),
+            Some((-3i32) as u32 as u64)
+        );
+        assert_eq!(
+            alu(AluOp::Div, Ty::F32, f32_bits(1.0), f32_bits(0.0)),
+            Some(f32_bits(f32::INFINITY))
+        );
+    }
+
+    #[test]
+    fn shifts_wrap_at_the_width_and_f32_bit_operations_act_on_the_bits() {
+        assert_eq!(alu(AluOp::Shl, Ty::U32, 1, 33), Some(2));
+        assert_eq!(alu(AluOp::Shl, Ty::U64, 1, 65), Some(2));
+        assert_eq!(shift_mask(Ty::U32), 31);
+        assert_eq!(shift_mask(Ty::I64), 63);
+        let bits = f32_bits(-1.5);
+        assert_eq!(
+            alu(AluOp::And, Ty::F32, bits, 0x7FFF_FFFF),
+            Some(f32_bits(1.5))
+        );
+        assert_eq!(operand_ty(AluOp::Add, Ty::F32), Ty::F32);
+    }
+
+    #[test]
+    fn compares_and_conversions() {
+        assert!(cmp(CmpOp::Lt, Ty::I32, (-1i32) as u32 as u64, 0));
+        assert!(!cmp(CmpOp::Lt, Ty::U32, (-1i32) as u32 as u64, 0));
+        let nan = f32_bits(f32::NAN);
+        assert!(cmp(CmpOp::Ne, Ty::F32, nan, nan) && !cmp(CmpOp::Eq, Ty::F32, nan, nan));
+        assert_eq!(
+            convert((-2i32) as u32 as u64, Ty::I32, Ty::I64),
+            (-2i64) as u64
+        );
+        assert_eq!(
+            convert((-2i32) as u32 as u64, Ty::U32, Ty::U64),
+            0xFFFF_FFFE
+        );
+        assert_eq!(
+            convert(f32_bits(-2.7), Ty::F32, Ty::I32),
+            (-2i32) as u32 as u64
+        );
+        assert_eq!(convert(7, Ty::U32, Ty::F32), f32_bits(7.0));
+        assert_eq!(class_of(AluOp::Div, Ty::F32), LatencyClass::FpDiv);
+        assert_eq!(class_of(AluOp::Mul, Ty::I64), LatencyClass::IntMul);
+    }
+}

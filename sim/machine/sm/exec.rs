@@ -1,0 +1,223 @@
+//! Kernel instructions: the issue of a SIMT warp's next instruction (scoreboard, then the ordering
+//! gate of `issue.rs`) and the execution of every instruction that is not an access — moves, special
+//! registers, ALU operations, compares, selects, conversions, branches, fences, barriers, exits.
+//! Loads, stores and atomics go to the load/store unit (`lsu.rs`).
+
+use super::alu::{self, alu, class_of, cmp, convert, latency_of};
+use super::scoreboard::scoreboard_regs;
+use super::warp::Warp;
+use super::{lanes, Sm, Stall};
+use crate::engine::Time;
+use crate::ir::*;
+use crate::machine::domain::Ctx;
+use crate::machine::msg::{Event, L1Req};
+use crate::machine::ordering::{self, Access, Rule};
+use crate::machine::races::RaceEvent;
+
+impl Sm {
+    /// Issues the instruction at the lowest PC of kernel warp `wi`.
+    pub(super) fn try_issue_kernel(
+        &mut self,
+        wi: usize,
+        kernel: &Kernel,
+        now: Time,
+        lsu_left: &mut u32,
+        ctx: &mut Ctx,
+    ) -> bool {
+        let Some(w) = self.warps[wi].as_mut() else {
+            return false;
+        };
+        if w.ready_at > now {
+            return false;
+        }
+        let Some((pc, mask)) = w.select() else {
+            return false;
+        };
+        let Some(inst) = kernel.insts.get(pc as usize) else {
+            // Falling off the end is an exit.
+            self.exit_lanes(wi, mask, ctx);
+            return true;
+        };
+        w.last_pc = pc;
+        let (regs, n) = scoreboard_regs(inst);
+        if w.scoreboard.wait(regs[..n].iter().copied(), now).is_some() {
+            w.set_stall(Stall::RegisterDependency);
+            return false;
+        }
+        let access = Access::of_inst(inst, kernel.semantics);
+        let Some(rule) = self.gate(wi, access, *lsu_left, now, ctx) else {
+            return false;
+        };
+        let issue = access.zip(rule);
+        let ok = self.execute(wi, pc, mask, inst, issue, now, ctx);
+        if ok {
+            let is_mem = access.is_some_and(|a| a.is_memory());
+            self.issued(wi, mask, is_mem, lsu_left, now);
+        }
+        ok
+    }
+
+    /// The value of operand `o` in lane `lane`.
+    pub(super) fn val(&self, w: &Warp, o: Operand, lane: usize) -> u64 {
+        match o {
+            Operand::Reg(r) => w.regs()[r as usize * self.ws as usize + lane],
+            Operand::Imm(v) => v,
+        }
+    }
+
+    fn set(&self, w: &mut Warp, r: Reg, lane: usize, v: u64) {
+        w.regs_mut()[r as usize * self.ws as usize + lane] = v;
+    }
+
+    fn latency(&self, c: LatencyClass) -> Time {
+        self.clock.cycles(latency_of(&self.lat, c))
+    }
+
+    /// Executes one instruction for the lanes in `mask`; `false` if it could not issue (a stall).
+    /// `issue`: the access and its rule, for an instruction that has one.
+    #[allow(clippy::too_many_arguments)]
+    fn execute(
+        &mut self,
+        wi: usize,
+        pc: u32,
+        mask: u64,
+        inst: &Inst,
+        issue: Option<(Access, Rule)>,
+        now: Time,
+        ctx: &mut Ctx,
+    ) -> bool {
+        let ws = self.ws as usize;
+        let (access, rule) = match issue {
+            Some((a, r)) => (Some(a), r),
+            None => (None, ordering::relaxed()),
+        };
+        let invalidate = rule.acquire.is_some_and(|a| a.invalidate_l1);
+        match *inst {
+            Inst::Mov { dst, src } => {
+                let mut w = self.warps[wi].take().expect("live");
+                for l in lanes(mask) {
+                    let v = self.val(&w, src, l);
+                    self.set(&mut w, dst, l, v);
+                }
+                w.scoreboard
+                    .ready_later(dst, now + self.latency(LatencyClass::IntAlu));
+                w.flow.advance(mask);
+                self.warps[wi] = Some(w);
+            }
+            Inst::ReadSpecial { dst, which } => {
+                let vals: Vec<(usize, u64)> = lanes(mask)
+                    .map(|l| (l, self.special(wi, l, which, now)))
+                    .collect();
+                let lat = self.latency(LatencyClass::IntAlu);
+                let w = self.warps[wi].as_mut().expect("live");
+                for (l, v) in vals {
+                    w.regs_mut()[dst as usize * ws + l] = v;
+                }
+                w.scoreboard.ready_later(dst, now + lat);
+                w.flow.advance(mask);
+            }
+            Inst::Alu { op, ty, dst, a, b } => {
+                let mut w = self.warps[wi].take().expect("live");
+                for l in lanes(mask) {
+                    let (x, y) = (self.val(&w, a, l), self.val(&w, b, l));
+                    match alu(op, ty, x, y) {
+                        Some(v) => self.set(&mut w, dst, l, v),
+                        None => {
+                            self.warps[wi] = Some(w);
+                            let name = alu::op_name(op);
+                            let msg = format!("integer division by zero ({name} {})", ty.name());
+                            self.fail(wi, pc, l, msg);
+                            return true;
+                        }
+                    }
+                }
+                w.scoreboard
+                    .ready_later(dst, now + self.latency(class_of(op, ty)));
+                w.flow.advance(mask);
+                self.warps[wi] = Some(w);
+            }
+            Inst::Cmp { op, ty, dst, a, b } => {
+                let mut w = self.warps[wi].take().expect("live");
+                for l in lanes(mask) {
+                    let (x, y) = (self.val(&w, a, l), self.val(&w, b, l));
+                    self.set(&mut w, dst, l, cmp(op, ty, x, y) as u64);
+                }
+                let class = if ty.is_float() {
+                    LatencyClass::FpAlu
+                } else {
+                    LatencyClass::IntAlu
+                };
+                w.scoreboard.ready_later(dst, now + self.latency(class));
+                w.flow.advance(mask);
+                self.warps[wi] = Some(w);
+            }
+            Inst::Select { dst, cond, a, b } => {
+                let mut w = self.warps[wi].take().expect("live");
+                for l in lanes(mask) {
+                    let c = w.regs()[cond as usize * ws + l] != 0;
+                    let v = if c {
+                        self.val(&w, a, l)
+                    } else {
+                        self.val(&w, b, l)
+                    };
+                    self.set(&mut w, dst, l, v);
+                }
+                w.scoreboard
+                    .ready_later(dst, now + self.latency(LatencyClass::IntAlu));
+                w.flow.advance(mask);
+                self.warps[wi] = Some(w);
+            }
+            Inst::Cvt { dst, src, from, to } => {
+                let lat = self.latency(LatencyClass::FpAlu);
+                let w = self.warps[wi].as_mut().expect("live");
+                for l in lanes(mask) {
+                    let regs = w.regs_mut();
+                    regs[dst as usize * ws + l] = convert(regs[src as usize * ws + l], from, to);
+                }
+                w.scoreboard.ready_later(dst, now + lat);
+                w.flow.advance(mask);
+            }
+            Inst::Compute { class } => {
+                let lat = self.latency(class);
+                let period = self.clock.period;
+                let w = self.warps[wi].as_mut().expect("live");
+                w.ready_at = w.ready_at.max(now + lat.min(period));
+                w.flow.advance(mask);
+            }
+            Inst::Branch { target, cond } => {
+                let lat = self.latency(LatencyClass::Branch);
+                let w = self.warps[wi].as_mut().expect("live");
+                w.branch(pc, target, mask, |regs, l| match cond {
+                    None => true,
+                    Some((r, nz)) => (regs[r as usize * ws + l] != 0) == nz,
+                });
+                w.ready_at = w.ready_at.max(now + lat);
+            }
+            Inst::Exit => self.exit_lanes(wi, mask, ctx),
+            Inst::Fence { ord, scope, .. } => {
+                if self.launch.races {
+                    for l in lanes(mask) {
+                        let (_, tid) = self.thread_ids(wi, l);
+                        self.notices.races.push(RaceEvent::Fence {
+                            tid,
+                            acquire: ord.is_acquire(),
+                            release: ord.is_release(),
+                            seq_cst: ord == FenceOrd::SeqCst,
+                            scope,
+                        });
+                    }
+                }
+                self.warps[wi].as_mut().expect("live").flow.advance(mask);
+                if invalidate {
+                    ctx.q.after(0, Event::L1In(self.id, L1Req::InvalidateAll));
+                }
+            }
+            Inst::Barrier { kind, .. } => return self.barrier(wi, mask, kind, invalidate, ctx),
+            Inst::Load { .. } | Inst::Store { .. } | Inst::Rmw { .. } | Inst::Cas { .. } => {
+                let a = access.expect("an access instruction has an access");
+                return self.kernel_access(wi, pc, mask, inst, a, rule, now, ctx);
+            }
+        }
+        true
+    }
+}

@@ -1,0 +1,111 @@
+//! Issue: the ordering gate every instruction of a warp passes once its registers are ready — the
+//! same for kernel and traced instructions — and the bookkeeping of an instruction that issued.
+//!
+//! The gate, in order (a stall at any step leaves the warp as it was):
+//! 1. an access, fence or barrier waits while an earlier acquire of its warp is outstanding
+//!    (`ordering::acquire`);
+//! 2. a load, store or atomic needs the load/store unit, which accepts `sm.lsu_per_cycle` per cycle;
+//! 3. the release side of its row must hold (`ordering::Before`): earlier loads returned, earlier
+//!    stores performed at the level of its scope, and for a cumulative release the SM's write
+//!    frontier (`frontier.rs`). While it waits, the store buffer is asked to drain.
+
+use super::launch::Program;
+use super::{Sm, Stall};
+use crate::engine::Time;
+use crate::machine::domain::Ctx;
+use crate::machine::ordering::{self, Access, Before, Rule};
+
+impl Sm {
+    /// Issues the next instruction of warp `wi`, if it can issue now.
+    pub(super) fn try_issue(
+        &mut self,
+        wi: usize,
+        program: &Program,
+        now: Time,
+        lsu_left: &mut u32,
+        ctx: &mut Ctx,
+    ) -> bool {
+        match program {
+            Program::Kernel { kernel, .. } => self.try_issue_kernel(wi, kernel, now, lsu_left, ctx),
+            Program::Trace { kernel, .. } => self.try_issue_trace(wi, kernel, now, lsu_left, ctx),
+        }
+    }
+
+    /// The ordering gate of warp `wi`'s next instruction (see the module header): `Some(rule)` of the
+    /// access when it may issue now (`None` inside for an instruction that orders nothing), `None`
+    /// when the warp stalls.
+    pub(super) fn gate(
+        &mut self,
+        wi: usize,
+        access: Option<Access>,
+        lsu_left: u32,
+        now: Time,
+        ctx: &mut Ctx,
+    ) -> Option<Option<Rule>> {
+        let Some(a) = access else {
+            return Some(None);
+        };
+        let w = self.warps[wi].as_mut().expect("live");
+        if !w.inflight.acquires_done() {
+            w.set_stall(Stall::EarlierAcquire);
+            return None;
+        }
+        if a.is_memory() && lsu_left == 0 {
+            return None;
+        }
+        let rule = ordering::rule(&a, self.svm);
+        self.release_ready(wi, rule.before, now, ctx)
+            .then_some(Some(rule))
+    }
+
+    /// The release side of the gate: whether `before` holds for warp `wi`.
+    fn release_ready(&mut self, wi: usize, before: Before, now: Time, ctx: &mut Ctx) -> bool {
+        let w = self.warps[wi].as_mut().expect("live");
+        let own = w.inflight.satisfies(before);
+        if !own {
+            // The frontier mark is taken only once the warp's own accesses are done, so that no
+            // later observation escapes it (`ordering::cumulative`).
+            w.fence_mark = None;
+        }
+        let ok = own && (!before.cumulative() || self.frontier_reached(wi));
+        if !ok {
+            let w = self.warps[wi].as_mut().expect("live");
+            w.set_stall(Stall::Release);
+            self.stats.fence_stall_ps += self.clock.period;
+            if w.inflight.buffered > 0 {
+                self.wake_drain(ctx, now);
+            }
+        }
+        ok
+    }
+
+    /// Whether the SM's write frontier has reached warp `wi`'s mark, taken now if it has none.
+    fn frontier_reached(&mut self, wi: usize) -> bool {
+        let next = self.frontier.next();
+        let w = self.warps[wi].as_mut().expect("live");
+        let mark = *w.fence_mark.get_or_insert(next);
+        self.frontier.reached(mark)
+    }
+
+    /// Bookkeeping of an instruction that issued for the lanes in `mask`.
+    pub(super) fn issued(
+        &mut self,
+        wi: usize,
+        mask: u64,
+        is_mem: bool,
+        lsu_left: &mut u32,
+        now: Time,
+    ) {
+        if is_mem {
+            *lsu_left -= 1;
+            self.stats.mem_insts += 1;
+        }
+        self.stats.warp_insts += 1;
+        self.stats.thread_insts += mask.count_ones() as u64;
+        if let Some(w) = self.warps[wi].as_mut() {
+            w.ready_at = w.ready_at.max(now + self.clock.period);
+            w.set_stall(Stall::Ready);
+            w.fence_mark = None;
+        }
+    }
+}

@@ -1,0 +1,266 @@
+//! Launch: the program a launch runs, the work-group slots of an SM, a group's warps from start to
+//! retirement, and the special registers a lane reads (its ids in the launch's geometry).
+//!
+//! A work-group becomes resident in one group slot, its warps in free warp slots (the dispatcher has
+//! checked that they fit). A warp whose lanes have all exited leaves its group's barriers at once but
+//! keeps its slot until its memory operations have settled, so that no response reaches a warp that
+//! reuses the slot; the group finishes when its last warp retires.
+
+use super::barrier::Barriers;
+use super::warp::{Flow, Stall, Warp};
+use super::Sm;
+use crate::engine::Time;
+use crate::ir::{Kernel, Reg, Special};
+use crate::machine::domain::Ctx;
+use crate::trace::{TraceKernel, TRACE_REGS};
+use crate::workload::Geometry;
+use std::collections::HashSet;
+
+/// What the warps of one launch execute.
+pub enum Program {
+    /// Kernel IR with its launch parameters (registers preloaded in every lane).
+    Kernel {
+        kernel: Kernel,
+        params: Vec<(Reg, u64)>,
+    },
+    /// A traced kernel; `block_of_group[g]` is the index in `blocks` of work-group `g` (linear id).
+    Trace {
+        kernel: TraceKernel,
+        block_of_group: Vec<u32>,
+    },
+}
+
+impl Program {
+    /// `file:line[:col]` of instruction `pc` (a trace's instruction index names its file line).
+    pub fn where_is(&self, pc: usize) -> String {
+        match self {
+            Program::Kernel { kernel, .. } => kernel.where_is(pc),
+            Program::Trace { kernel, .. } => match kernel.insts.get(pc) {
+                Some(i) => format!("{}:{}", kernel.file.display(), i.line),
+                None => format!("{}:instruction {pc}", kernel.file.display()),
+            },
+        }
+    }
+
+    /// Instruction `pc` as text, for diagnostics.
+    pub fn describe(&self, pc: usize) -> String {
+        match self {
+            Program::Kernel { kernel, .. } => kernel.disassemble(pc),
+            Program::Trace { kernel, .. } => match kernel.insts.get(pc) {
+                Some(i) => format!("{:?} mask {:08x}", i.op, i.mask),
+                None => format!("<no instruction {pc}>"),
+            },
+        }
+    }
+
+    /// Bytes of work-group-local (shared) memory each group allocates.
+    pub fn local_bytes(&self) -> u32 {
+        match self {
+            Program::Kernel { kernel, .. } => kernel.local_bytes,
+            Program::Trace { kernel, .. } => kernel.shmem,
+        }
+    }
+
+    /// Whether the program computes values (kernel IR) or only timing (a trace).
+    pub fn has_values(&self) -> bool {
+        matches!(self, Program::Kernel { .. })
+    }
+}
+
+/// One kernel launch as every SM sees it.
+pub struct Launch {
+    pub program: Program,
+    pub geo: Geometry,
+    /// Work-groups whose threads' registers are captured at exit.
+    pub capture_groups: HashSet<u64>,
+    /// Report race events (kernel programs only).
+    pub races: bool,
+}
+
+/// A resident work-group.
+pub struct GroupSlot {
+    pub group: u64,
+    /// Warps with live lanes (barrier participants).
+    pub warps: Vec<u16>,
+    pub live_warps: u32,
+    /// Warps holding a slot: live ones plus exited ones whose memory operations are in flight.
+    pub(super) resident_warps: u32,
+    pub(super) barriers: Barriers,
+    pub threads: u32,
+    /// The group's local memory (empty for a trace, which has no values).
+    pub local: Vec<u8>,
+}
+
+impl Sm {
+    /// Makes work-group `group` resident and starts its warps (after `skew(i)` cycles each).
+    pub fn launch(
+        &mut self,
+        group: u64,
+        threads: u32,
+        now: Time,
+        mut skew: impl FnMut() -> u64,
+        ctx: &mut Ctx,
+    ) {
+        let Some(gs) = self.groups.iter().position(|g| g.is_none()) else {
+            return;
+        };
+        let nw = threads.div_ceil(self.ws);
+        let launch = self.launch.clone();
+        let ws = self.ws as usize;
+        let mut slots = Vec::with_capacity(nw as usize);
+        for w in 0..nw {
+            let Some(slot) = self.warps.iter().position(|x| x.is_none()) else {
+                break;
+            };
+            let nlanes = (threads - w * self.ws).min(self.ws);
+            let (flow, nregs) = match &launch.program {
+                Program::Kernel { kernel, params } => {
+                    let nregs = kernel.num_regs().max(1);
+                    let mut regs = vec![0; nregs * ws];
+                    for &(r, v) in params {
+                        regs[r as usize * ws..(r as usize + 1) * ws].fill(v);
+                    }
+                    (Flow::simt(ws, regs), nregs)
+                }
+                Program::Trace {
+                    kernel,
+                    block_of_group,
+                } => {
+                    // A warp the tracer did not list ran no instruction: an empty stream.
+                    let tw = kernel.blocks[block_of_group[group as usize] as usize]
+                        .warps
+                        .get(w as usize);
+                    let (next, end) = tw.map(|t| (t.first, t.first + t.len)).unwrap_or((0, 0));
+                    (Flow::Stream { next, end }, TRACE_REGS)
+                }
+            };
+            let warp = Warp::new(
+                gs,
+                group,
+                w,
+                nlanes,
+                flow,
+                nregs,
+                now + self.clock.cycles(skew()),
+            );
+            self.warps[slot] = Some(warp);
+            self.sched.add(slot);
+            slots.push(slot as u16);
+        }
+        let local_bytes = launch.program.local_bytes();
+        // A trace has no values: its shared memory is timed (banks) but holds nothing.
+        let local = if launch.program.has_values() {
+            vec![0u8; local_bytes as usize]
+        } else {
+            Vec::new()
+        };
+        self.used_threads += threads;
+        self.used_warps += nw;
+        self.used_shared += local_bytes;
+        self.groups[gs] = Some(GroupSlot {
+            group,
+            live_warps: slots.len() as u32,
+            resident_warps: slots.len() as u32,
+            warps: slots,
+            barriers: Barriers::default(),
+            threads,
+            local,
+        });
+        self.wake(ctx);
+        self.wake_stress(ctx, 0);
+    }
+
+    /// The lanes in `mask` of warp `wi` exit.
+    pub(super) fn exit_lanes(&mut self, wi: usize, mask: u64, ctx: &mut Ctx) {
+        let w = self.warps[wi].as_mut().expect("live");
+        w.live &= !mask;
+        self.notices.progress += 1;
+        if w.live != 0 {
+            // The lanes still live may now be all the warp has at a barrier.
+            self.lanes_left_barrier(wi, ctx);
+            return;
+        }
+        // No lane is left: the warp leaves the group's barriers now, and its slot once its memory
+        // operations have settled.
+        w.exited = true;
+        w.set_stall(Stall::Exited);
+        let gs = w.group_slot;
+        let g = self.groups[gs].as_mut().expect("resident");
+        g.live_warps -= 1;
+        g.warps.retain(|&s| s as usize != wi);
+        if g.live_warps > 0 {
+            self.try_release_group(gs, ctx);
+        }
+        self.retire_if_settled(wi);
+    }
+
+    /// Frees the slot of an exited warp whose memory operations have all settled, and finishes its
+    /// work-group when it was the last one.
+    pub(super) fn retire_if_settled(&mut self, wi: usize) {
+        if !self.warps[wi]
+            .as_ref()
+            .is_some_and(|w| w.exited && w.inflight.quiet())
+        {
+            return;
+        }
+        let w = self.warps[wi].take().expect("checked");
+        self.sched.remove(wi);
+        let gs = w.group_slot;
+        let g = self.groups[gs].as_mut().expect("resident");
+        if self.launch.capture_groups.contains(&g.group) {
+            self.notices
+                .exits
+                .push((g.group, w.warp_in_group * self.ws, w.regs().to_vec()));
+        }
+        g.resident_warps -= 1;
+        self.used_warps -= 1;
+        if g.resident_warps == 0 {
+            let g = self.groups[gs].take().expect("resident");
+            self.used_threads -= g.threads;
+            self.used_shared -= self.launch.program.local_bytes();
+            self.notices.groups_done.push((gs, g.group));
+        }
+    }
+
+    /// Special register `s` as lane `lane` of warp `wi` reads it at `now`.
+    pub(super) fn special(&self, wi: usize, lane: usize, s: Special, now: Time) -> u64 {
+        let w = self.warps[wi].as_ref().expect("live warp");
+        let g = self.groups[w.group_slot].as_ref().expect("resident group");
+        let gs = self.launch.geo.group_size;
+        let ng = self.launch.geo.groups;
+        let local_lin = w.warp_in_group as u64 * self.ws as u64 + lane as u64;
+        let lid = [
+            local_lin % gs[0] as u64,
+            (local_lin / gs[0] as u64) % gs[1] as u64,
+            local_lin / (gs[0] as u64 * gs[1] as u64),
+        ];
+        let gid = [
+            g.group % ng[0] as u64,
+            (g.group / ng[0] as u64) % ng[1] as u64,
+            g.group / (ng[0] as u64 * ng[1] as u64),
+        ];
+        match s {
+            Special::GlobalId(d) => gid[d.index()] * gs[d.index()] as u64 + lid[d.index()],
+            Special::LocalId(d) => lid[d.index()],
+            Special::GroupId(d) => gid[d.index()],
+            Special::GlobalSize(d) => gs[d.index()] as u64 * ng[d.index()] as u64,
+            Special::LocalSize(d) => gs[d.index()] as u64,
+            Special::NumGroups(d) => ng[d.index()] as u64,
+            Special::GlobalLinearId => {
+                let gx = gid[0] * gs[0] as u64 + lid[0];
+                let gy = gid[1] * gs[1] as u64 + lid[1];
+                let gz = gid[2] * gs[2] as u64 + lid[2];
+                let (sx, sy) = (gs[0] as u64 * ng[0] as u64, gs[1] as u64 * ng[1] as u64);
+                gx + sx * (gy + sy * gz)
+            }
+            Special::LocalLinearId => local_lin,
+            Special::GroupLinearId => g.group,
+            Special::Lane => lane as u64,
+            Special::SubGroupId => w.warp_in_group as u64,
+            Special::SubGroupSize => self.ws as u64,
+            Special::NumSubGroups => g.threads.div_ceil(self.ws) as u64,
+            Special::SmId => self.id as u64,
+            Special::Clock => self.clock.cycle_of(now),
+        }
+    }
+}

@@ -1,0 +1,430 @@
+//! A streaming multiprocessor: resident work-groups and their warps (sub-groups), warp schedulers,
+//! SIMT execution, the load/store unit with its coalescer and store buffer, shared (local) memory with
+//! bank conflicts and its atomic unit. What an access must wait for, and where it is performed, the SM
+//! asks the ordering core (`../ordering`), the same way for kernel and traced instructions.
+//!
+//! Where to find what:
+//!
+//! | concept | file |
+//! |---|---|
+//! | the SM, its responses and completions, the no-progress diagnosis | `mod.rs` |
+//! | launch: programs, work-group slots, special registers, exit and retirement | `launch.rs` |
+//! | warp state, stall reasons, SIMT divergence and reconvergence | `warp.rs` |
+//! | warp schedulers (greedy-then-oldest, round-robin) and the SM's tick | `scheduler.rs` |
+//! | register scoreboard | `scoreboard.rs` |
+//! | the ordering gate and issue bookkeeping, common to kernel and trace | `issue.rs` |
+//! | kernel instructions: ALU, moves, branches, fences, dispatch to the LSU | `exec.rs` |
+//! | ALU semantics (also the WGSL translator's reference) | `alu.rs` |
+//! | barriers (work-group and sub-group) | `barrier.rs` |
+//! | the coalescer: lanes' addresses to lines, for loads, stores and atomics | `coalescer.rs` |
+//! | the load/store unit: global loads, stores, atomics, store-buffer drain | `lsu.rs` |
+//! | shared memory: banks, conflicts, its atomic unit | `shared.rs` |
+//! | the SM's write frontier (cumulativity) | `frontier.rs` |
+//! | traced instructions (Accel-Sim) | `trace_issue.rs` |
+//! | memory-stress warps | `stress.rs` |
+//!
+//! Execution: each warp keeps one PC per lane; the scheduler runs the lanes at the lowest PC (lanes that
+//! diverged reconverge when their PCs meet, as with a post-dominator stack for structured code). A
+//! group of lanes that keeps branching backwards while other lanes of its warp wait is rotated out
+//! after a bounded number of iterations, as independent thread scheduling does, so spin loops inside a
+//! warp make progress. Registers are tracked by a scoreboard: a result is ready `latency` cycles after
+//! issue, a load's when its data returns. Each scheduler issues up to `issue_width` instructions per
+//! cycle, greedy-then-oldest or round-robin; the LSU accepts `lsu_per_cycle` memory instructions.
+//!
+//! Program source ([`Program`]): a launch runs either kernel IR (the SIMT execution above, with values)
+//! or an Accel-Sim trace, where each warp replays its own recorded stream: the active mask comes with
+//! each instruction, register dependencies go through the traced destination and source registers,
+//! non-memory opcodes take their class's latency, and memory instructions use the traced addresses and
+//! widths on the same paths as kernel accesses (coalescer, store buffer, L1, ...) without values. A
+//! traced warp arrives at a barrier as a whole.
+//!
+//! An exited warp keeps its slot until its memory operations have settled; captured registers are
+//! read then, so loads in flight at the exit have written theirs. With `stress.stress_warps`, the SM
+//! also runs memory-stress traffic (`stress.rs`); with `RunOptions::races`, it reports every access,
+//! atomic read completion, fence and barrier as a race event (`../races.rs`).
+//!
+//! Not modelled: instruction fetch and caches, register-bank conflicts, dual issue of one warp,
+//! predicated execution other than branches, the carve-out between L1 and shared memory.
+
+pub mod alu;
+mod barrier;
+mod coalescer;
+mod exec;
+mod frontier;
+mod issue;
+mod launch;
+mod lsu;
+mod scheduler;
+mod scoreboard;
+mod shared;
+mod stress;
+mod trace_issue;
+mod warp;
+
+pub use launch::{GroupSlot, Launch, Program};
+pub use shared::SharedMemory;
+pub use stress::StressWarps;
+pub use warp::{Stall, Warp};
+
+use super::domain::Ctx;
+use super::msg::*;
+use super::pool::Pool;
+use super::races::RaceEvent;
+use super::store_buffer::StoreBuffer;
+use crate::config::{InstLatency, SmSpec};
+use crate::engine::{Clock, Time};
+use coalescer::LineAccess;
+use frontier::WriteFrontier;
+use lsu::{LaneValues, MemOp, OpKind};
+use scheduler::Scheduler;
+use scoreboard::Dst;
+use std::sync::Arc;
+
+/// A time that never comes: a register waiting for memory, a warp with nothing timed to wait for.
+const NEVER: Time = Time::MAX;
+
+/// Counters of one SM.
+#[derive(Default)]
+pub struct SmStats {
+    pub warp_insts: u64,
+    pub thread_insts: u64,
+    pub mem_insts: u64,
+    pub issue_cycles: u64,
+    pub fence_stall_ps: Time,
+    pub sb_full_stall_ps: Time,
+    pub barrier_waits: u64,
+    pub forwarded_loads: u64,
+}
+
+/// A runtime error of an instruction: its pc, the message, the global thread id and its work-group.
+#[derive(Debug, Clone)]
+pub struct Fault {
+    pub pc: usize,
+    pub message: String,
+    pub thread: u64,
+    pub group: u64,
+}
+
+/// What the SM tells the dispatcher after an event.
+#[derive(Default)]
+pub struct SmNotices {
+    /// (group slot, group id) of each work-group that finished.
+    pub groups_done: Vec<(usize, u64)>,
+    pub error: Option<Fault>,
+    pub progress: u64,
+    /// (group id, lane-local thread index, final registers) for captured threads.
+    pub exits: Vec<(u64, u32, Vec<u64>)>,
+    /// Race detection: what happened, in order (empty unless `RunOptions::races`).
+    pub races: Vec<RaceEvent>,
+}
+
+/// A live warp as the no-progress diagnosis shows it.
+#[derive(Debug, Clone)]
+pub struct StuckWarp {
+    pub group: u64,
+    pub warp_in_group: u32,
+    pub pc: u32,
+    pub waiting: Stall,
+    pub last_addr: Option<u64>,
+}
+
+/// What the builder hands an SM besides its spec (`sm` in the config): the parts inside it and the
+/// values of other tables it depends on.
+pub struct SmResources {
+    pub clock: Clock,
+    /// L1 line size: the coalescer's unit.
+    pub line_bytes: u32,
+    /// Shared virtual memory (system scope is device scope without it).
+    pub svm: bool,
+    /// work_group-scope atomics on global memory run in the L1 (`atomics.work_group_global_at`).
+    pub work_group_atomics_at_l1: bool,
+    pub store_buffer: StoreBuffer,
+    /// Minimum and seeded extra core cycles a store stays in the store buffer.
+    pub drain_delay: u64,
+    pub drain_jitter: u32,
+    pub shared: SharedMemory,
+    pub stress: Option<StressWarps>,
+}
+
+pub struct Sm {
+    pub id: u16,
+    clock: Clock,
+    ws: u32,
+    launch: Arc<Launch>,
+    lat: InstLatency,
+    lsu_per_cycle: u32,
+    line_bytes: u32,
+    sb_delay: u64,
+    drain_jitter: u32,
+    svm: bool,
+    wg_atomics_l1: bool,
+    pub warps: Vec<Option<Warp>>,
+    sched: Scheduler,
+    pub groups: Vec<Option<GroupSlot>>,
+    pub used_threads: u32,
+    pub used_warps: u32,
+    pub used_shared: u32,
+    pub sb: StoreBuffer,
+    ops: Pool<MemOp>,
+    lane_values: Pool<LaneValues>,
+    tick_at: Option<Time>,
+    drain_at: Option<Time>,
+    pub shared: SharedMemory,
+    pub stats: SmStats,
+    pub notices: SmNotices,
+    frontier: WriteFrontier,
+    stress: Option<StressWarps>,
+    /// Scratch list of the lines of one instruction (kept for its capacity: issuing allocates
+    /// nothing).
+    lines: Vec<LineAccess>,
+}
+
+impl Sm {
+    pub fn new(id: u16, spec: &SmSpec, launch: &Arc<Launch>, res: SmResources) -> Sm {
+        Sm {
+            id,
+            clock: res.clock,
+            ws: spec.warp_size,
+            launch: launch.clone(),
+            lat: spec.latency.clone(),
+            lsu_per_cycle: spec.lsu_per_cycle,
+            line_bytes: res.line_bytes,
+            sb_delay: res.drain_delay,
+            drain_jitter: res.drain_jitter,
+            svm: res.svm,
+            wg_atomics_l1: res.work_group_atomics_at_l1,
+            warps: (0..spec.max_warps).map(|_| None).collect(),
+            sched: Scheduler::new(spec.schedulers, spec.issue_width, spec.warp_policy),
+            groups: (0..spec.max_groups).map(|_| None).collect(),
+            used_threads: 0,
+            used_warps: 0,
+            used_shared: 0,
+            sb: res.store_buffer,
+            ops: Pool::default(),
+            lane_values: Pool::default(),
+            tick_at: None,
+            drain_at: None,
+            shared: res.shared,
+            stats: SmStats::default(),
+            notices: SmNotices::default(),
+            frontier: WriteFrontier::default(),
+            stress: res.stress,
+            lines: Vec::new(),
+        }
+    }
+
+    /// The next launch's program (between kernels, when no warp is resident).
+    pub fn set_launch(&mut self, launch: &Arc<Launch>) {
+        debug_assert!(self.warps.iter().all(|w| w.is_none()));
+        self.launch = launch.clone();
+    }
+
+    fn has_values(&self) -> bool {
+        self.launch.program.has_values()
+    }
+
+    /// Schedules the warp schedulers' next tick at the next clock edge, unless one comes earlier.
+    pub fn wake(&mut self, ctx: &mut Ctx) {
+        let t = self.clock.edge_at_or_after(ctx.now());
+        if self.tick_at.is_none_or(|x| x > t) {
+            self.tick_at = Some(t);
+            ctx.q.at_or_now(t, Event::SmTick(self.id));
+        }
+    }
+
+    /// A response from the L1 or the SM's own units.
+    pub fn receive(&mut self, r: CoreResp, ctx: &mut Ctx) {
+        match r {
+            CoreResp::StoreAccepted {
+                by: Requester::Stress { .. },
+            } => return,
+            CoreResp::StoreAcked {
+                by: Requester::Stress { .. },
+                seq,
+            } => {
+                self.frontier.acked(seq);
+                self.wake(ctx);
+                return;
+            }
+            CoreResp::LoadData {
+                who: Requester::Stress { warp },
+                data,
+                ..
+            } => {
+                ctx.lines.release(data.0);
+                if let Some(st) = self.stress.as_mut() {
+                    st.done(warp);
+                }
+                return;
+            }
+            CoreResp::StoreAccepted {
+                by: Requester::Drain { warp },
+            } => {
+                if let Some(w) = self.warps[warp as usize].as_mut() {
+                    w.inflight.to_l1 -= 1;
+                }
+                self.retire_if_settled(warp as usize);
+            }
+            CoreResp::StoreAcked {
+                by: Requester::Drain { warp },
+                seq,
+            } => {
+                self.frontier.acked(seq);
+                if let Some(w) = self.warps[warp as usize].as_mut() {
+                    w.inflight.to_l2 -= 1;
+                }
+                self.retire_if_settled(warp as usize);
+            }
+            CoreResp::LoadData {
+                who: Requester::Warp { op, .. },
+                line,
+                data,
+            } => {
+                let bytes = *ctx.lines.get(data.0);
+                ctx.lines.release(data.0);
+                self.load_data(op, line, &bytes);
+                self.part_done(op, ctx);
+            }
+            CoreResp::AtomicDone {
+                who: Requester::Warp { op, .. },
+                batch,
+            } => {
+                if let Some(vi) = self.ops.get(op).values {
+                    let lv = self.lane_values.get_mut(vi);
+                    for l in &ctx.batches.get(batch.0).lanes {
+                        lv.vals[l.lane as usize] = l.result;
+                    }
+                }
+                ctx.batches.release(batch.0);
+                self.part_done(op, ctx);
+            }
+            CoreResp::SharedDone {
+                who: Requester::Warp { op, .. },
+            } => self.part_done(op, ctx),
+            other => unreachable!("a response to a requester that sent no such request: {other:?}"),
+        }
+        self.wake(ctx);
+    }
+
+    /// One part (line) of memory instruction `opi` completed; the last one completes the instruction:
+    /// its destination registers get their values, its acquire side takes effect
+    /// (`ordering::Acquire`), and an atomic read reports itself to race detection.
+    fn part_done(&mut self, opi: u32, ctx: &mut Ctx) {
+        let op = self.ops.get_mut(opi);
+        op.parts -= 1;
+        if op.parts > 0 {
+            return;
+        }
+        let ws = self.ws as usize;
+        let now = ctx.now();
+        let MemOp {
+            warp,
+            dst,
+            kind,
+            acquire,
+            lanes: mask,
+            values,
+            race_read,
+            ..
+        } = *op;
+        if let (Some((space, scope, acq)), Some(vi)) = (race_read, values) {
+            for l in lanes(mask) {
+                let (_, tid) = self.thread_ids(warp as usize, l);
+                let addr = self.lane_values.get(vi).addr[l];
+                self.notices.races.push(RaceEvent::ReadDone {
+                    tid,
+                    space,
+                    addr,
+                    scope,
+                    acquire: acq,
+                });
+            }
+        }
+        self.ops.release(opi);
+        if let Some(vi) = values {
+            self.lane_values.release(vi);
+        }
+        let Some(w) = self.warps[warp as usize].as_mut() else {
+            return;
+        };
+        match dst {
+            Dst::None => {}
+            Dst::Reg(d) => {
+                if let Some(vi) = values {
+                    let vals = &self.lane_values.get(vi).vals;
+                    let regs = w.regs_mut();
+                    for l in lanes(mask) {
+                        regs[d as usize * ws + l] = vals[l];
+                    }
+                }
+            }
+            Dst::Trace { .. } => {}
+        }
+        w.scoreboard.written(dst.regs(&self.launch.program), now);
+        match kind {
+            OpKind::Local => w.inflight.local -= 1,
+            OpKind::Load | OpKind::Atomic => w.inflight.loads -= 1,
+        }
+        if let Some(a) = acquire {
+            w.inflight.acquires -= 1;
+            if a.invalidate_l1 {
+                ctx.q.after(0, Event::L1In(self.id, L1Req::InvalidateAll));
+            }
+        }
+        self.retire_if_settled(warp as usize);
+    }
+
+    /// Records a runtime error of lane `lane` of warp `wi` at `pc`; the run stops with it.
+    fn fail(&mut self, wi: usize, pc: u32, lane: usize, message: String) {
+        let (group, thread) = self.thread_ids(wi, lane);
+        self.notices.error = Some(Fault {
+            pc: pc as usize,
+            message,
+            thread,
+            group,
+        });
+    }
+
+    /// (work-group, global linear thread id) of lane `lane` of warp `wi`.
+    fn thread_ids(&self, wi: usize, lane: usize) -> (u64, u64) {
+        let w = self.warps[wi].as_ref().expect("live warp");
+        let local = w.warp_in_group as u64 * self.ws as u64 + lane as u64;
+        (
+            w.group,
+            w.group * self.launch.geo.group_threads() as u64 + local,
+        )
+    }
+
+    /// Live warps, for a no-progress diagnosis.
+    pub fn stuck(&self) -> Vec<StuckWarp> {
+        self.warps
+            .iter()
+            .flatten()
+            .filter(|w| w.live != 0)
+            .map(|w| StuckWarp {
+                group: self.groups[w.group_slot]
+                    .as_ref()
+                    .map(|g| g.group)
+                    .unwrap_or(0),
+                warp_in_group: w.warp_in_group,
+                pc: w.last_pc,
+                waiting: w.stall(),
+                last_addr: w.last_addr,
+            })
+            .collect()
+    }
+}
+
+/// Iterates the set bits of a lane mask.
+pub fn lanes(mask: u64) -> impl Iterator<Item = usize> {
+    let mut m = mask;
+    std::iter::from_fn(move || {
+        if m == 0 {
+            None
+        } else {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            Some(l)
+        }
+    })
+}

@@ -1,0 +1,201 @@
+//! Warp schedulers: each cycle, each of the SM's schedulers issues up to `issue_width` instructions
+//! from the warps it owns (warp slot `i` belongs to scheduler `i mod schedulers`), visiting them
+//! greedy-then-oldest (from the warp that issued last: it keeps issuing until it stalls) or loose
+//! round-robin (from the warp after it). A scheduler that finds nothing to issue stops for the cycle.
+//! The SM then sleeps until the next cycle if anything issued, else until the earliest time a warp
+//! can become ready by itself (start skew, latency, register readiness); memory responses and
+//! barrier releases wake it (`Sm::wake`).
+//!
+//! Not modelled: scheduler-to-warp affinity beyond the slot modulo, dual issue of one warp.
+
+use super::{Sm, NEVER};
+use crate::config::WarpPolicy;
+use crate::machine::domain::Ctx;
+use crate::machine::msg::Event;
+
+/// The schedulers of one SM and the warp slots each owns.
+pub struct Scheduler {
+    policy: WarpPolicy,
+    issue_width: u32,
+    /// Occupied warp slots of each scheduler, ascending: the schedulers visit only these.
+    slots: Vec<Vec<u16>>,
+    /// The warp slot each scheduler issued from last.
+    last: Vec<usize>,
+}
+
+impl Scheduler {
+    pub fn new(schedulers: u32, issue_width: u32, policy: WarpPolicy) -> Scheduler {
+        Scheduler {
+            policy,
+            issue_width,
+            slots: vec![Vec::new(); schedulers as usize],
+            last: vec![0; schedulers as usize],
+        }
+    }
+
+    /// Warp slot `slot` is occupied.
+    pub fn add(&mut self, slot: usize) {
+        let n = self.slots.len();
+        let list = &mut self.slots[slot % n];
+        let at = list.partition_point(|&x| (x as usize) < slot);
+        list.insert(at, slot as u16);
+    }
+
+    /// Warp slot `slot` is free again.
+    pub fn remove(&mut self, slot: usize) {
+        let n = self.slots.len();
+        self.slots[slot % n].retain(|&x| x as usize != slot);
+    }
+
+    /// Where scheduler `s` starts this time among `nslots` warp slots, and how many it owns:
+    /// it visits its slots cyclically from the first at or after its start (greedy: the last warp
+    /// that issued; round-robin: the one after it). See [`Scheduler::nth`].
+    pub fn window(&self, s: usize, nslots: usize) -> (usize, usize) {
+        let start = match self.policy {
+            WarpPolicy::Gto => self.last[s],
+            WarpPolicy::Lrr => self.last[s] + self.slots.len(),
+        } % nslots;
+        let mine = &self.slots[s];
+        (mine.partition_point(|&x| (x as usize) < start), mine.len())
+    }
+
+    /// The `k`-th warp slot scheduler `s` visits from `first` (`k` below the count of its slots).
+    pub fn nth(&self, s: usize, first: usize, k: usize) -> usize {
+        let mine = &self.slots[s];
+        // `first + k` wraps at most once (first <= len): no division per warp.
+        let j = if first + k >= mine.len() {
+            first + k - mine.len()
+        } else {
+            first + k
+        };
+        mine[j] as usize
+    }
+
+    /// The visit order of scheduler `s` (as [`Scheduler::window`] and [`Scheduler::nth`] give it).
+    #[cfg(test)]
+    fn order(&self, s: usize, nslots: usize) -> impl Iterator<Item = usize> + '_ {
+        let (first, n) = self.window(s, nslots);
+        (0..n).map(move |k| self.nth(s, first, k))
+    }
+
+    /// Every occupied warp slot.
+    pub fn occupied(&self) -> impl Iterator<Item = usize> + '_ {
+        self.slots.iter().flatten().map(|&i| i as usize)
+    }
+}
+
+impl Sm {
+    /// Warp schedulers: issue what can issue this cycle; sleep when nothing can.
+    pub fn tick(&mut self, ctx: &mut Ctx) {
+        let now = ctx.now();
+        if self.tick_at != Some(now) {
+            return;
+        }
+        self.tick_at = None;
+        let nslots = self.warps.len();
+        let mut issued_any = false;
+        let mut lsu_left = self.lsu_per_cycle;
+        let launch = self.launch.clone();
+        for s in 0..self.sched.slots.len() {
+            for _ in 0..self.sched.issue_width {
+                let (first, mine) = self.sched.window(s, nslots);
+                let mut done = false;
+                for k in 0..mine {
+                    // Only an instruction that issued can free a warp slot (an exit), and the
+                    // visit ends there: the slot list is stable while it is read.
+                    let i = self.sched.nth(s, first, k);
+                    if self.warps[i]
+                        .as_ref()
+                        .is_some_and(|w| w.scoreboard.blocked_until > now || w.ready_at > now)
+                    {
+                        // Trying it now would fail without any effect.
+                        continue;
+                    }
+                    if self.try_issue(i, &launch.program, now, &mut lsu_left, ctx) {
+                        self.sched.last[s] = i;
+                        issued_any = true;
+                        done = true;
+                        break;
+                    }
+                }
+                if !done {
+                    break;
+                }
+            }
+        }
+        if issued_any {
+            self.stats.issue_cycles += 1;
+        }
+        if self.notices.error.is_some() {
+            return;
+        }
+        // Next wake-up: next cycle if anything may issue, else the earliest timed readiness.
+        let next = self.clock.edge_at_or_after(now + 1);
+        let mut wake = NEVER;
+        for i in self.sched.occupied() {
+            let Some(w) = self.warps[i].as_mut() else {
+                continue;
+            };
+            if w.runnable() == 0 {
+                continue;
+            }
+            if w.ready_at > now {
+                wake = wake.min(w.ready_at);
+            } else if issued_any {
+                wake = wake.min(next);
+            } else {
+                wake = wake.min(w.scoreboard.next_ready(now));
+            }
+            if wake <= next {
+                // The tick goes at `max(wake, next)`: the other warps cannot make it earlier.
+                // (The registers of the ones not visited are pruned at a later tick.)
+                break;
+            }
+        }
+        if wake != NEVER {
+            let t = self.clock.edge_at_or_after(wake.max(next));
+            if self.tick_at.is_none_or(|x| x > t) {
+                self.tick_at = Some(t);
+                ctx.q.at_or_now(t, Event::SmTick(self.id));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sched(policy: WarpPolicy, slots: &[usize]) -> Scheduler {
+        let mut s = Scheduler::new(2, 1, policy);
+        for &i in slots {
+            s.add(i);
+        }
+        s
+    }
+
+    #[test]
+    fn warps_belong_to_schedulers_by_slot_and_are_visited_in_slot_order() {
+        let s = sched(WarpPolicy::Gto, &[6, 0, 2, 3, 5]);
+        assert_eq!(s.order(0, 8).collect::<Vec<_>>(), [0, 2, 6]);
+        assert_eq!(s.order(1, 8).collect::<Vec<_>>(), [3, 5]);
+    }
+
+    #[test]
+    fn greedy_keeps_the_last_warp_first_and_round_robin_moves_past_it() {
+        let mut g = sched(WarpPolicy::Gto, &[0, 2, 4, 6]);
+        g.last[0] = 4;
+        assert_eq!(g.order(0, 8).collect::<Vec<_>>(), [4, 6, 0, 2]);
+        let mut r = sched(WarpPolicy::Lrr, &[0, 2, 4, 6]);
+        r.last[0] = 4;
+        assert_eq!(r.order(0, 8).collect::<Vec<_>>(), [6, 0, 2, 4]);
+    }
+
+    #[test]
+    fn a_freed_slot_is_no_longer_visited() {
+        let mut s = sched(WarpPolicy::Gto, &[0, 2, 4]);
+        s.remove(2);
+        assert_eq!(s.order(0, 8).collect::<Vec<_>>(), [0, 4]);
+        assert_eq!(s.occupied().collect::<Vec<_>>(), [0, 4]);
+    }
+}

@@ -1,0 +1,246 @@
+//! The register scoreboard of a warp: when each register's pending result is ready.
+//!
+//! An instruction issues when its source registers are ready and no result is pending for its
+//! destination (so results are written in order). An ALU result is ready its class's latency after
+//! issue; a memory result when the instruction completes (until then the register waits forever,
+//! [`NEVER`]). A warp that found a register not ready is skipped by the schedulers until that time
+//! (`blocked_until`): trying it earlier would fail the same way, with no other effect.
+//!
+//! Not modelled: register-file banks and operand collectors.
+
+use super::launch::Program;
+use super::NEVER;
+use crate::engine::Time;
+use crate::ir::{Inst, Operand, Reg};
+
+/// Where a memory instruction's result goes.
+#[derive(Debug, Clone, Copy)]
+pub enum Dst {
+    None,
+    /// A kernel register, written with each lane's value.
+    Reg(Reg),
+    /// Traced destination registers (`n` from index `first` of the trace's register list): timing only.
+    Trace {
+        first: u32,
+        n: u8,
+    },
+}
+
+impl Dst {
+    /// The registers the result goes to.
+    pub fn regs(self, program: &Program) -> impl Iterator<Item = u16> + '_ {
+        let (one, list): (Option<u16>, &[u16]) = match (self, program) {
+            (Dst::Reg(r), _) => (Some(r), &[]),
+            (Dst::Trace { first, n }, Program::Trace { kernel, .. }) => (
+                None,
+                &kernel.regs[first as usize..first as usize + n as usize],
+            ),
+            _ => (None, &[]),
+        };
+        one.into_iter().chain(list.iter().copied())
+    }
+}
+
+pub struct Scoreboard {
+    /// When each register's pending result is ready.
+    ready: Vec<Time>,
+    /// Registers whose readiness may lie in the future at a finite time: the wake-up computation
+    /// looks only at these (every other register is ready or waits for memory, [`NEVER`]).
+    timed: Vec<u16>,
+    /// The next instruction waits for a register until this time ([`NEVER`]: until a memory result
+    /// returns); 0 when not known to wait.
+    pub blocked_until: Time,
+}
+
+impl Scoreboard {
+    pub fn new(regs: usize) -> Scoreboard {
+        Scoreboard {
+            ready: vec![0; regs],
+            timed: Vec::new(),
+            blocked_until: 0,
+        }
+    }
+
+    /// `None` when every register in `regs` is ready at `now`, else the latest time one is ready
+    /// (the warp is then blocked until it).
+    pub fn wait(&mut self, regs: impl Iterator<Item = u16>, now: Time) -> Option<Time> {
+        let t = regs
+            .map(|r| self.ready[r as usize])
+            .max()
+            .filter(|&t| t > now)?;
+        self.blocked_until = t;
+        Some(t)
+    }
+
+    /// Register `r` becomes ready at `t` (a result latency from now).
+    pub fn ready_later(&mut self, r: u16, t: Time) {
+        self.ready[r as usize] = t;
+        if !self.timed.contains(&r) {
+            self.timed.push(r);
+        }
+    }
+
+    /// The result for `regs` comes from memory: they wait until it returns.
+    pub fn pending(&mut self, regs: impl Iterator<Item = u16>) {
+        for r in regs {
+            self.ready[r as usize] = NEVER;
+        }
+    }
+
+    /// A memory result arrived: `regs` are ready at `now`, and a warp blocked on a register is tried
+    /// again.
+    pub fn written(&mut self, regs: impl Iterator<Item = u16>, now: Time) {
+        self.unblock();
+        for r in regs {
+            self.ready[r as usize] = now;
+        }
+    }
+
+    /// The warp may be tried again (its blocking register may have become ready).
+    pub fn unblock(&mut self) {
+        self.blocked_until = 0;
+    }
+
+    /// The earliest finite time after `now` at which a register becomes ready, dropping registers
+    /// that are ready by `now` from the timed list.
+    pub fn next_ready(&mut self, now: Time) -> Time {
+        let mut wake = NEVER;
+        let ready = &self.ready;
+        self.timed.retain(|&r| {
+            let t = ready[r as usize];
+            if t > now && t != NEVER {
+                wake = wake.min(t);
+                true
+            } else {
+                false
+            }
+        });
+        wake
+    }
+}
+
+/// The registers an instruction's scoreboard check reads: its register sources and its destination
+/// (no pending write to it may be outstanding).
+pub fn scoreboard_regs(inst: &Inst) -> ([Reg; 4], usize) {
+    let mut out = [0; 4];
+    let mut n = 0;
+    let mut reg = |r: Reg| {
+        out[n] = r;
+        n += 1;
+    };
+    let op = |o: Operand, reg: &mut dyn FnMut(Reg)| {
+        if let Operand::Reg(r) = o {
+            reg(r);
+        }
+    };
+    match *inst {
+        Inst::Mov { dst, src } => {
+            op(src, &mut reg);
+            reg(dst);
+        }
+        Inst::ReadSpecial { dst, .. } => reg(dst),
+        Inst::Alu { dst, a, b, .. } | Inst::Cmp { dst, a, b, .. } => {
+            op(a, &mut reg);
+            op(b, &mut reg);
+            reg(dst);
+        }
+        Inst::Select { dst, cond, a, b } => {
+            reg(cond);
+            op(a, &mut reg);
+            op(b, &mut reg);
+            reg(dst);
+        }
+        Inst::Cvt { dst, src, .. } => {
+            reg(src);
+            reg(dst);
+        }
+        Inst::Branch { cond, .. } => {
+            if let Some((r, _)) = cond {
+                reg(r);
+            }
+        }
+        Inst::Load { dst, addr, .. } => {
+            op(addr.base, &mut reg);
+            reg(dst);
+        }
+        Inst::Store { addr, src, .. } => {
+            op(addr.base, &mut reg);
+            op(src, &mut reg);
+        }
+        Inst::Rmw {
+            dst, addr, operand, ..
+        } => {
+            op(addr.base, &mut reg);
+            op(operand, &mut reg);
+            if let Some(d) = dst {
+                reg(d);
+            }
+        }
+        Inst::Cas {
+            dst,
+            addr,
+            expected,
+            desired,
+            ..
+        } => {
+            op(addr.base, &mut reg);
+            op(expected, &mut reg);
+            op(desired, &mut reg);
+            if let Some(d) = dst {
+                reg(d);
+            }
+        }
+        Inst::Fence { .. } | Inst::Barrier { .. } | Inst::Compute { .. } | Inst::Exit => {}
+    }
+    (out, n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::{AluOp, Ty};
+
+    #[test]
+    fn a_result_blocks_its_readers_until_its_latency_has_passed() {
+        let mut s = Scoreboard::new(4);
+        s.ready_later(1, 100);
+        assert_eq!(
+            s.wait([0u16].into_iter(), 50),
+            None,
+            "r0 has no pending result"
+        );
+        assert_eq!(s.wait([0u16, 1].into_iter(), 50), Some(100));
+        assert_eq!(s.blocked_until, 100);
+        assert_eq!(s.wait([1u16].into_iter(), 100), None, "ready at 100");
+        assert_eq!(s.next_ready(50), 100);
+        assert_eq!(s.next_ready(100), NEVER, "ready by now: no longer timed");
+    }
+
+    #[test]
+    fn a_memory_result_blocks_until_written_and_unblocks_the_warp() {
+        let mut s = Scoreboard::new(4);
+        s.pending([2u16].into_iter());
+        assert_eq!(s.wait([2u16].into_iter(), 1_000_000), Some(NEVER));
+        assert_eq!(
+            s.next_ready(0),
+            NEVER,
+            "no timed wake-up: the response wakes the SM"
+        );
+        s.written([2u16].into_iter(), 500);
+        assert_eq!(s.blocked_until, 0);
+        assert_eq!(s.wait([2u16].into_iter(), 500), None);
+    }
+
+    #[test]
+    fn an_instruction_waits_for_its_sources_and_its_destination() {
+        let add = Inst::Alu {
+            op: AluOp::Add,
+            ty: Ty::U32,
+            dst: 3,
+            a: Operand::Reg(1),
+            b: Operand::Imm(7),
+        };
+        let (regs, n) = scoreboard_regs(&add);
+        assert_eq!(&regs[..n], &[1, 3]);
+    }
+}
