@@ -19,9 +19,10 @@ use super::l1::L1;
 use super::l2::L2Slice;
 use super::memory::GlobalMemory;
 use super::msg::Event;
+use super::outbox::{Outbox, Outgoing};
 use super::pool::{LineBuf, Pool};
 use super::sm::{Sm, SmNotices};
-use super::xbar::{Outbox, Outgoing, SinkPort};
+use super::xbar::SinkPort;
 use crate::engine::{EventQueue, PastEvent, Time};
 use crate::rng::SplitMix64;
 

@@ -9,7 +9,8 @@
 //! | data-race and scope-race detection | `races.rs` |
 //! | L1 data cache (+ L1 atomic unit) | `l1.rs` |
 //! | tag arrays, address-keyed maps | `cache.rs` |
-//! | interconnect (sending and receiving ports, cross-domain outbox) | `xbar.rs` |
+//! | interconnect (sending and receiving ports) | `xbar.rs` |
+//! | messages crossing between simulation domains | `outbox.rs` |
 //! | address-to-slice map | `slice_map.rs` |
 //! | L2 slices | `l2.rs` |
 //! | atomic units' timing (L2 slice, shared memory, L1) | `atomic_unit.rs` |
@@ -47,6 +48,7 @@ mod l2;
 pub mod memory;
 mod msg;
 pub mod ordering;
+mod outbox;
 mod pool;
 pub mod prepare;
 pub mod races;

@@ -29,6 +29,7 @@ impl SliceMap {
     }
 
     /// The slice that owns `line` (a line address).
+    #[inline]
     pub fn slice_of(&self, line: u64) -> u16 {
         let idx = line >> self.line_bytes.trailing_zeros();
         let s = self.slices as u64;

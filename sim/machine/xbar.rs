@@ -23,19 +23,11 @@
 //! before `t + (latency + 1)` L2 cycles (every message has a header, so it occupies a port at least
 //! one cycle).
 //!
-//! Messages cross from one simulation domain to another through an [`Outbox`]: the sender posts
-//! each message with its timing at the sending port ([`Outgoing`]), its payload moved out of the
-//! sender's pools; the barrier delivers it into the receiver's queue and pools (`gpu.rs`).
-//!
 //! Not modelled: virtual channels, arbitration fairness beyond first-come first-served, packet
 //! fragmentation (a message occupies a port for ceil(bytes / bytes_per_cycle) cycles).
 
-use super::atomic::AtomicBatch;
-use super::msg::{BatchId, DataId, Event, MemReq, MemResp, ReqKind, RespKind};
-use super::pool::{LineBuf, Pool, MAX_LINE};
 use crate::config::InterconnectSpec;
 use crate::engine::{Clock, Time};
-use crate::ir::{AtomicOp, Ty};
 use crate::rng::SplitMix64;
 use std::collections::VecDeque;
 
@@ -165,6 +157,7 @@ impl SinkPort {
 
     /// Receives a message from source `src`; returns its delivery time. `horizon` is a time no later
     /// message arrives before (intervals that ended by then are forgotten).
+    #[inline]
     pub fn receive(&mut self, t: Transit, src: usize, horizon: Time) -> Time {
         let at = reserve(&mut self.busy, t.arrive, t.occupancy, horizon);
         let path = &mut self.last[src];
@@ -180,13 +173,25 @@ type Busy = VecDeque<(Time, Time)>;
 
 /// Reserves `occ` picoseconds on a destination port at the earliest free time at or after `arrive`;
 /// intervals that ended by `horizon` are forgotten.
+/// The number of intervals whose start satisfies `pred` (which holds for a prefix): the deque's
+/// `partition_point`, written out over its two slices so that it inlines into this hot path.
+#[inline(always)]
+fn starting_before(busy: &Busy, pred: impl Fn(Time) -> bool) -> usize {
+    let (front, back) = busy.as_slices();
+    match back.first() {
+        Some(&(s, _)) if pred(s) => front.len() + back.partition_point(|&(s, _)| pred(s)),
+        _ => front.partition_point(|&(s, _)| pred(s)),
+    }
+}
+
+#[inline]
 fn reserve(busy: &mut Busy, arrive: Time, occ: Time, horizon: Time) -> Time {
     while busy.front().is_some_and(|&(_, e)| e <= horizon) {
         busy.pop_front();
     }
     let mut t = arrive;
     // The interval starting last at or before the arrival; then those after it, in order.
-    let mut i = busy.partition_point(|&(s, _)| s <= t);
+    let mut i = starting_before(busy, |s| s <= t);
     if i > 0 {
         t = t.max(busy[i - 1].1);
     }
@@ -199,138 +204,9 @@ fn reserve(busy: &mut Busy, arrive: Time, occ: Time, horizon: Time) -> Time {
         }
         t = t.max(e);
     }
-    let at = busy.partition_point(|&(s, _)| s < t);
+    let at = starting_before(busy, |s| s < t);
     busy.insert(at, (t, t + occ));
     t
-}
-
-/// A payload travelling with a message between simulation domains (each domain has its own pools).
-#[derive(Debug, Clone)]
-pub enum Payload {
-    None,
-    Line(LineBuf),
-    Batch(AtomicBatch),
-}
-
-/// A crossbar message leaving its sender's simulation domain: its timing at the sending port, the
-/// sending port, and the event it becomes at the receiver, whose payload (if any) travels by value
-/// (the event's payload handle is re-issued by the receiver's pool).
-#[derive(Debug, Clone)]
-pub struct Outgoing {
-    pub transit: Transit,
-    /// The sending port: an SM (requests) or a slice (responses).
-    pub src: u16,
-    pub event: Event,
-    pub payload: Payload,
-}
-
-/// The messages a domain sent over the crossbar, in the order it sent them.
-#[derive(Debug, Default)]
-pub struct Outbox {
-    pub sent: Vec<Outgoing>,
-}
-
-impl Outbox {
-    /// Sends `event` (an `SliceIn` request or an `L1FromXbar` response) from port `src`; its payload
-    /// leaves the sender's pools.
-    pub fn post(
-        &mut self,
-        transit: Transit,
-        src: u16,
-        event: Event,
-        lines: &mut Pool<LineBuf>,
-        batches: &mut Pool<AtomicBatch>,
-    ) {
-        let payload = match event {
-            Event::SliceIn(
-                _,
-                MemReq {
-                    kind: ReqKind::Write { data, .. },
-                    ..
-                },
-            )
-            | Event::L1FromXbar(
-                _,
-                MemResp {
-                    kind: RespKind::Data(data),
-                    ..
-                },
-            ) => Payload::Line(lines.take(data.0, [0; MAX_LINE])),
-            Event::SliceIn(
-                _,
-                MemReq {
-                    kind: ReqKind::Atomic { batch },
-                    ..
-                },
-            )
-            | Event::L1FromXbar(
-                _,
-                MemResp {
-                    kind: RespKind::AtomicDone(batch),
-                    ..
-                },
-            ) => Payload::Batch(batches.take(
-                batch.0,
-                AtomicBatch {
-                    op: AtomicOp::Cas,
-                    ty: Ty::U32,
-                    lanes: Vec::new(),
-                },
-            )),
-            _ => Payload::None,
-        };
-        self.sent.push(Outgoing {
-            transit,
-            src,
-            event,
-            payload,
-        });
-    }
-}
-
-impl Outgoing {
-    /// The event as the receiver sees it: its payload placed in the receiver's pools.
-    pub fn arrive(self, lines: &mut Pool<LineBuf>, batches: &mut Pool<AtomicBatch>) -> Event {
-        let mut ev = self.event;
-        match (&mut ev, self.payload) {
-            (
-                Event::SliceIn(
-                    _,
-                    MemReq {
-                        kind: ReqKind::Write { data, .. },
-                        ..
-                    },
-                )
-                | Event::L1FromXbar(
-                    _,
-                    MemResp {
-                        kind: RespKind::Data(data),
-                        ..
-                    },
-                ),
-                Payload::Line(b),
-            ) => *data = DataId(lines.alloc(b)),
-            (
-                Event::SliceIn(
-                    _,
-                    MemReq {
-                        kind: ReqKind::Atomic { batch },
-                        ..
-                    },
-                )
-                | Event::L1FromXbar(
-                    _,
-                    MemResp {
-                        kind: RespKind::AtomicDone(batch),
-                        ..
-                    },
-                ),
-                Payload::Batch(b),
-            ) => *batch = BatchId(batches.alloc(b)),
-            _ => {}
-        }
-        ev
-    }
 }
 
 #[cfg(test)]

@@ -90,6 +90,7 @@ pub enum Access {
 impl Access {
     /// The access of a kernel instruction under the program's `semantics` (`None` for an instruction
     /// that touches no memory and orders nothing).
+    #[inline]
     pub fn of_inst(inst: &Inst, semantics: Semantics) -> Option<Access> {
         let eff = |space, order: Option<MemOrder>, scope| {
             effective_scope(space, order == Some(MemOrder::Relaxed), scope, semantics)
@@ -146,6 +147,7 @@ impl Access {
     /// "membar/fence": `membar.level` is a synonym of `fence.sc.scope`); `BAR` is the work-group barrier
     /// over both spaces (`bar.sync`, PTX ISA §9.7.12.1: it orders the memory accesses of the
     /// participating threads like a CTA-scope acq_rel fence).
+    #[inline]
     pub fn of_trace(op: TraceOp) -> Option<Access> {
         Some(match op {
             TraceOp::Mem(m) => {
@@ -201,6 +203,7 @@ impl Access {
     }
 
     /// A load, store or read-modify-write (which go through the load/store unit).
+    #[inline]
     pub fn is_memory(&self) -> bool {
         matches!(
             self,
@@ -209,6 +212,7 @@ impl Access {
     }
 
     /// The effective scope.
+    #[inline]
     pub fn scope(&self) -> Scope {
         match *self {
             Access::Load { scope, .. }
@@ -220,6 +224,7 @@ impl Access {
     }
 
     /// The level the access's scope names (an access to local memory: the SM).
+    #[inline]
     pub fn level(&self, svm: bool) -> Level {
         match *self {
             Access::Load { space, scope, .. }
@@ -232,6 +237,7 @@ impl Access {
 
 /// The level an access to `space` at `scope` is ordered at: the SM for local memory (it lives there),
 /// else the level of the scope.
+#[inline]
 pub fn space_level(space: Space, scope: Scope, svm: bool) -> Level {
     match space {
         Space::Local => Level::Sm,
@@ -243,6 +249,7 @@ pub fn space_level(space: Space, scope: Scope, svm: bool) -> Level {
 /// point). Without shared virtual memory, system scope is device scope: SYCL 2020 §3.8.3.2 ("if the
 /// device does not support USM, memory_scope::system is equivalent to memory_scope::device"; the SYCL
 /// reference chapter, 19.2.2). Deviation 4: work_item and sub_group name the SM too.
+#[inline]
 pub fn level(scope: Scope, svm: bool) -> Level {
     match scope {
         Scope::WorkItem | Scope::SubGroup | Scope::WorkGroup => Level::Sm,
@@ -263,6 +270,7 @@ pub fn level(scope: Scope, svm: bool) -> Level {
 ///    accesses are morally strong (PTX ISA §8.7).
 ///
 /// `relaxed`: the access is a relaxed atomic (plain accesses keep their scope: it means nothing).
+#[inline]
 pub fn effective_scope(space: Space, relaxed: bool, scope: Scope, semantics: Semantics) -> Scope {
     let narrowed = checked_scope(space, scope);
     match (relaxed, semantics, space) {
@@ -276,6 +284,7 @@ pub fn effective_scope(space: Space, relaxed: bool, scope: Scope, semantics: Sem
 /// after local memory's narrowing to work_group, which the device applies before it could reject the
 /// scope — a local-memory atomic written at system scope runs on a device that supports only
 /// work_group scope.
+#[inline]
 pub fn checked_scope(space: Space, scope: Scope) -> Scope {
     match space {
         Space::Local => scope.min(Scope::WorkGroup),
@@ -324,6 +333,7 @@ pub enum Row {
 }
 
 /// The row an access falls under (plain accesses fall under relaxed: they have no ordering either).
+#[inline]
 pub fn row(a: &Access) -> Row {
     match *a {
         Access::Load { ord, .. } => match ord {
@@ -354,6 +364,7 @@ pub fn row(a: &Access) -> Row {
 }
 
 /// The rule of an access: one arm per row of the table.
+#[inline]
 pub fn rule(a: &Access, svm: bool) -> Rule {
     let level = a.level(svm);
     match row(a) {
@@ -372,6 +383,7 @@ pub fn rule(a: &Access, svm: bool) -> Rule {
 /// Row "relaxed atomic": an atomic on the location, no ordering with other accesses (PTX ISA §8.4
 /// "operation types": `.relaxed`; OpenCL C 2.0 §6.13.11.3 / C11 7.17.3: `memory_order_relaxed`
 /// imposes no ordering). Its scope matters only through [`effective_scope`].
+#[inline]
 pub fn relaxed() -> Rule {
     Rule {
         before: Before::Nothing,
@@ -384,6 +396,7 @@ pub fn relaxed() -> Rule {
 /// orders all earlier memory operations of the thread, for every thread in its scope); OpenCL C 2.0
 /// §6.13.11.3 / OpenCL 2.0 API §3.3.4 "memory_order_release". Earlier loads must have returned: a
 /// value read after the release would otherwise be ordered before it (load→store order).
+#[inline]
 pub fn release(level: Level) -> Rule {
     Rule {
         before: Before::Performed {
@@ -400,6 +413,7 @@ pub fn release(level: Level) -> Rule {
 /// "acquire pattern"; OpenCL 2.0 API §3.3.4 "memory_order_acquire"). An acquire *fence* makes the
 /// earlier loads act as the acquire (PTX ISA §8.8: "fence.acquire" pattern; OpenCL C 2.0 §6.13.11.5
 /// "atomic_work_item_fence"), so it waits for them.
+#[inline]
 pub fn acquire(a: &Access, level: Level) -> Rule {
     let before = match a {
         Access::Fence { .. } => Before::LoadsReturned,
@@ -415,6 +429,7 @@ pub fn acquire(a: &Access, level: Level) -> Rule {
 }
 
 /// Row "acq_rel": both (PTX ISA §8.4 `.acq_rel`; OpenCL 2.0 API §3.3.4 "memory_order_acq_rel").
+#[inline]
 pub fn acq_rel(a: &Access, level: Level) -> Rule {
     Rule {
         before: release(level).before,
@@ -428,6 +443,7 @@ pub fn acq_rel(a: &Access, level: Level) -> Rule {
 /// performed — a seq_cst load too, which has no release side otherwise — and holds back everything
 /// later (an access until it completes), so seq_cst operations are performed one at a time, in
 /// program order (deviation 7). A seq_cst store has no acquire side: it reads nothing.
+#[inline]
 pub fn seq_cst(a: &Access, level: Level) -> Rule {
     let acquire = match a {
         Access::Store { .. } => None,
@@ -445,6 +461,7 @@ pub fn seq_cst(a: &Access, level: Level) -> Rule {
 /// barrier). On local memory alone, only the warp's own shared-memory and load traffic must be done:
 /// the shared-memory banks serve accesses in issue order. The acquire side takes effect when the
 /// barrier releases.
+#[inline]
 pub fn work_group_barrier(spaces: SpaceSet, level: Level) -> Rule {
     if spaces.global {
         Rule {
@@ -469,6 +486,7 @@ pub fn work_group_barrier(spaces: SpaceSet, level: Level) -> Rule {
 /// write-through), so the release waits until every write the SM sent before it is acknowledged — the
 /// SM's write frontier (`sm/frontier.rs`, deviation 5). At work_group scope the L1 is the level: every
 /// write it accepted is already visible to the whole work-group.
+#[inline]
 pub fn cumulative(level: Level) -> bool {
     level >= Level::L2
 }
@@ -477,6 +495,7 @@ pub fn cumulative(level: Level) -> bool {
 /// load at the level its scope names (device or system: bypassing the L1), because an atomic must
 /// read the coherence order of every thread in its scope (PTX ISA §8.10.1 "coherence"; §8.7 "morally
 /// strong"). A local-memory load is served by the shared memory (not by this function).
+#[inline]
 pub fn load_level(ord: LoadOrd, scope: Scope, svm: bool) -> Level {
     match ord {
         LoadOrd::Plain => Level::Sm,
@@ -487,6 +506,7 @@ pub fn load_level(ord: LoadOrd, scope: Scope, svm: bool) -> Level {
 /// The level whose acknowledgement performs a store: the system point for an atomic store at system
 /// scope on a device with shared virtual memory, the L2 otherwise (a plain store never needs the
 /// system point: only an atomic is required to be visible outside the device).
+#[inline]
 pub fn store_ack(ord: StoreOrd, scope: Scope, svm: bool) -> Level {
     match ord {
         StoreOrd::Plain => Level::L2,
@@ -498,6 +518,7 @@ pub fn store_ack(ord: StoreOrd, scope: Scope, svm: bool) -> Level {
 /// Whether a store may wait in the store buffer: plain and relaxed stores may; a release (or seq_cst)
 /// store may not — it must become visible after every earlier store, which a per-address drain could
 /// reorder it before, so it waits for the buffer to drain ([`release`]) and goes straight to the L1.
+#[inline]
 pub fn enters_store_buffer(ord: StoreOrd) -> bool {
     !ord.is_release()
 }
@@ -519,6 +540,7 @@ pub enum RmwSite {
 /// for work_group scope on global memory the L1's unit or the slice's, as configured (every
 /// work-item of a work-group shares the SM's L1). PTX ISA §8.10.3 "atomicity" holds for every thread
 /// in the scope.
+#[inline]
 pub fn rmw_site(space: Space, level: Level, work_group_at_l1: bool) -> RmwSite {
     match (space, level) {
         (Space::Local, _) => RmwSite::SharedMemory,
@@ -547,12 +569,14 @@ pub struct InFlight {
 
 impl InFlight {
     /// Later accesses may issue: no earlier acquire is outstanding ([`acquire`]).
+    #[inline]
     pub fn acquires_done(&self) -> bool {
         self.acquires == 0
     }
 
     /// Whether the part of `before` that depends on the warp's own accesses holds (the cumulative
     /// part depends on the SM's write frontier, which the SM checks).
+    #[inline]
     pub fn satisfies(&self, before: Before) -> bool {
         match before {
             Before::Nothing => true,
@@ -562,6 +586,7 @@ impl InFlight {
     }
 
     /// Earlier loads returned and earlier stores performed at `level`.
+    #[inline]
     pub fn performed(&self, level: Level) -> bool {
         self.loads == 0
             && self.local == 0
@@ -571,6 +596,7 @@ impl InFlight {
     }
 
     /// Nothing in flight at all (an exited warp may give up its slot).
+    #[inline]
     pub fn quiet(&self) -> bool {
         self.loads == 0
             && self.local == 0
@@ -582,6 +608,7 @@ impl InFlight {
 
 impl Before {
     /// Whether the precondition includes the SM's write frontier.
+    #[inline]
     pub fn cumulative(self) -> bool {
         matches!(
             self,

@@ -14,6 +14,7 @@ use crate::ir::{bits_f32, f32_bits, AluOp, CmpOp, LatencyClass, Ty};
 
 /// The type an operation really computes in: f32 bitwise operations and shifts act on the bits, as
 /// u32 (PTX has no f32 `and`; the kernel language allows it on the raw pattern).
+#[inline]
 pub fn operand_ty(op: AluOp, ty: Ty) -> Ty {
     match (ty, op) {
         (Ty::F32, AluOp::And | AluOp::Or | AluOp::Xor | AluOp::Shl | AluOp::Shr) => Ty::U32,
@@ -23,12 +24,14 @@ pub fn operand_ty(op: AluOp, ty: Ty) -> Ty {
 
 /// The bits of a shift amount that count: the amount wraps at the operand's width (Rust's
 /// `wrapping_shl`; PTX clamps instead, a documented difference of the kernel language).
+#[inline]
 pub fn shift_mask(ty: Ty) -> u32 {
     ty.width().bytes() * 8 - 1
 }
 
 /// Whether an integer division or remainder of `a` by `b` (of type `ty`) is a runtime error: a zero
 /// divisor, and for signed types the most negative value divided by -1 (whose quotient overflows).
+#[inline]
 pub fn divide_faults(ty: Ty, a: u64, b: u64) -> bool {
     match ty {
         Ty::U32 => b as u32 == 0,
@@ -40,6 +43,7 @@ pub fn divide_faults(ty: Ty, a: u64, b: u64) -> bool {
 }
 
 /// The latency class of an ALU operation.
+#[inline]
 pub fn class_of(op: AluOp, ty: Ty) -> LatencyClass {
     match (op, ty.is_float()) {
         (AluOp::Div | AluOp::Rem, true) => LatencyClass::FpDiv,
@@ -51,6 +55,7 @@ pub fn class_of(op: AluOp, ty: Ty) -> LatencyClass {
 }
 
 /// Result latency of an instruction class, core cycles (validated: at least 1).
+#[inline]
 pub fn latency_of(l: &InstLatency, c: LatencyClass) -> u64 {
     (match c {
         LatencyClass::IntAlu => l.int_alu,
@@ -77,6 +82,7 @@ fn sx32(x: u64) -> i64 {
 }
 
 /// Two-operand arithmetic on raw register bits; `None` when [`divide_faults`].
+#[inline]
 pub fn alu(op: AluOp, ty: Ty, a: u64, b: u64) -> Option<u64> {
     let ty = operand_ty(op, ty);
     if matches!(op, AluOp::Div | AluOp::Rem) && divide_faults(ty, a, b) {
@@ -169,6 +175,7 @@ pub fn alu(op: AluOp, ty: Ty, a: u64, b: u64) -> Option<u64> {
 }
 
 /// A compare on raw register bits (an unordered f32 compare — a NaN operand — holds only for `ne`).
+#[inline]
 pub fn cmp(op: CmpOp, ty: Ty, a: u64, b: u64) -> bool {
     use std::cmp::Ordering::*;
     let o = match ty {
@@ -192,6 +199,7 @@ pub fn cmp(op: CmpOp, ty: Ty, a: u64, b: u64) -> bool {
 }
 
 /// A conversion (`cvt`) on raw register bits.
+#[inline]
 pub fn convert(v: u64, from: Ty, to: Ty) -> u64 {
     let x: f64 = match from {
         Ty::U32 => (v as u32) as f64,

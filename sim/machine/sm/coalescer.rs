@@ -24,6 +24,8 @@ pub struct LineAccess {
 
 /// The lines the lanes in `mask` touch with `width`-byte accesses at `addrs`, into `out` (cleared
 /// first). `line_bytes` is a power of two and no access crosses a line (both checked before).
+/// `width` 0 leaves the byte masks empty: an atomic's batch carries its lanes' addresses instead.
+#[inline]
 pub fn coalesce(
     mask: u64,
     addrs: &[u64; 64],
@@ -32,23 +34,39 @@ pub fn coalesce(
     out: &mut Vec<LineAccess>,
 ) {
     out.clear();
-    let line_mask = !(line_bytes as u64 - 1);
+    let offset_mask = line_bytes as u64 - 1;
+    let width_bytes = byte_mask(0, width);
+    // The entry of the previous lane: neighbouring lanes usually share a line.
+    let mut last = 0;
     let mut m = mask;
     while m != 0 {
         let l = m.trailing_zeros() as usize;
         m &= m - 1;
-        let line = addrs[l] & line_mask;
-        let bytes = byte_mask((addrs[l] - line) as u32, width);
-        match out.iter_mut().find(|x| x.line == line) {
-            Some(e) => {
+        let line = addrs[l] & !offset_mask;
+        let bytes = if width == 0 {
+            0
+        } else {
+            width_bytes << (addrs[l] & offset_mask)
+        };
+        let at = match out.get(last) {
+            Some(x) if x.line == line => Some(last),
+            _ => out.iter().position(|x| x.line == line),
+        };
+        match at {
+            Some(i) => {
+                let e = &mut out[i];
                 e.bytes |= bytes;
                 e.lanes |= 1 << l;
+                last = i;
             }
-            None => out.push(LineAccess {
-                line,
-                bytes,
-                lanes: 1 << l,
-            }),
+            None => {
+                last = out.len();
+                out.push(LineAccess {
+                    line,
+                    bytes,
+                    lanes: 1 << l,
+                });
+            }
         }
     }
 }

@@ -45,8 +45,12 @@ impl Sm {
             return false;
         }
         let access = Access::of_inst(inst, kernel.semantics);
-        let Some(rule) = self.gate(wi, access, *lsu_left, now, ctx) else {
-            return false;
+        let rule = match access {
+            Some(a) => match self.gate(wi, a, *lsu_left, now, ctx) {
+                Some(r) => Some(r),
+                None => return false,
+            },
+            None => None,
         };
         let issue = access.zip(rule);
         let ok = self.execute(wi, pc, mask, inst, issue, now, ctx);
@@ -58,6 +62,7 @@ impl Sm {
     }
 
     /// The value of operand `o` in lane `lane`.
+    #[inline]
     pub(super) fn val(&self, w: &Warp, o: Operand, lane: usize) -> u64 {
         match o {
             Operand::Reg(r) => w.regs()[r as usize * self.ws as usize + lane],
@@ -65,10 +70,12 @@ impl Sm {
         }
     }
 
+    #[inline]
     fn set(&self, w: &mut Warp, r: Reg, lane: usize, v: u64) {
         w.regs_mut()[r as usize * self.ws as usize + lane] = v;
     }
 
+    #[inline]
     fn latency(&self, c: LatencyClass) -> Time {
         self.clock.cycles(latency_of(&self.lat, c))
     }

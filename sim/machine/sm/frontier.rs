@@ -20,6 +20,7 @@ pub struct WriteFrontier {
 
 impl WriteFrontier {
     /// Numbers a write the SM sends to its L1.
+    #[inline]
     pub fn number(&mut self) -> u64 {
         self.acked.push_back(false);
         self.next += 1;
@@ -27,6 +28,7 @@ impl WriteFrontier {
     }
 
     /// Write `seq` was acknowledged.
+    #[inline]
     pub fn acked(&mut self, seq: u64) {
         if let Some(i) = seq.checked_sub(self.base) {
             if let Some(a) = self.acked.get_mut(i as usize) {
@@ -40,11 +42,13 @@ impl WriteFrontier {
     }
 
     /// The number the next write will get: a release's mark.
+    #[inline]
     pub fn next(&self) -> u64 {
         self.next
     }
 
     /// Whether every write numbered below `mark` is acknowledged.
+    #[inline]
     pub fn reached(&self, mark: u64) -> bool {
         self.base >= mark
     }

@@ -31,20 +31,17 @@ impl Sm {
         }
     }
 
-    /// The ordering gate of warp `wi`'s next instruction (see the module header): `Some(rule)` of the
-    /// access when it may issue now (`None` inside for an instruction that orders nothing), `None`
-    /// when the warp stalls.
+    /// The ordering gate of warp `wi`'s next instruction, an access, fence or barrier (see the module
+    /// header): its rule when it may issue now, `None` when the warp stalls.
+    #[inline(always)]
     pub(super) fn gate(
         &mut self,
         wi: usize,
-        access: Option<Access>,
+        a: Access,
         lsu_left: u32,
         now: Time,
         ctx: &mut Ctx,
-    ) -> Option<Option<Rule>> {
-        let Some(a) = access else {
-            return Some(None);
-        };
+    ) -> Option<Rule> {
         let w = self.warps[wi].as_mut().expect("live");
         if !w.inflight.acquires_done() {
             w.set_stall(Stall::EarlierAcquire);
@@ -54,11 +51,15 @@ impl Sm {
             return None;
         }
         let rule = ordering::rule(&a, self.svm);
+        if rule.before == Before::Nothing {
+            return Some(rule);
+        }
         self.release_ready(wi, rule.before, now, ctx)
-            .then_some(Some(rule))
+            .then_some(rule)
     }
 
     /// The release side of the gate: whether `before` holds for warp `wi`.
+    #[inline]
     fn release_ready(&mut self, wi: usize, before: Before, now: Time, ctx: &mut Ctx) -> bool {
         let w = self.warps[wi].as_mut().expect("live");
         let own = w.inflight.satisfies(before);
@@ -80,6 +81,7 @@ impl Sm {
     }
 
     /// Whether the SM's write frontier has reached warp `wi`'s mark, taken now if it has none.
+    #[inline]
     fn frontier_reached(&mut self, wi: usize) -> bool {
         let next = self.frontier.next();
         let w = self.warps[wi].as_mut().expect("live");
@@ -88,6 +90,7 @@ impl Sm {
     }
 
     /// Bookkeeping of an instruction that issued for the lanes in `mask`.
+    #[inline]
     pub(super) fn issued(
         &mut self,
         wi: usize,

@@ -77,6 +77,7 @@ pub struct WarpAccess<'a> {
 }
 
 impl WarpAccess<'_> {
+    #[inline]
     fn space(&self) -> Space {
         match self.access {
             Access::Load { space, .. }
@@ -227,6 +228,7 @@ impl Sm {
     }
 
     /// A new instruction in flight (its lanes' addresses kept when the program has values).
+    #[inline]
     pub(super) fn new_op(
         &mut self,
         warp: usize,
@@ -259,6 +261,7 @@ impl Sm {
     }
 
     /// The value slot of lane `l` of op `opi` (a program with values).
+    #[inline]
     pub(super) fn lane_val(&mut self, opi: u32, l: usize) -> Option<&mut u64> {
         let vi = self.ops.get(opi).values?;
         Some(&mut self.lane_values.get_mut(vi).vals[l])
@@ -284,6 +287,7 @@ impl Sm {
     }
 
     /// Marks the destination registers of an issued memory instruction pending until it completes.
+    #[inline]
     pub(super) fn pend_dst(&mut self, wi: usize, dst: Dst) {
         let w = self.warps[wi].as_mut().expect("live");
         w.scoreboard.pending(dst.regs(&self.launch.program));
@@ -395,6 +399,7 @@ impl Sm {
     /// Bookkeeping of an instruction that went out in `parts` parts: its acquire side, its pending
     /// destination, the warp's in-flight counters (`l1_writes`: write-throughs of L1 atomics), the
     /// warp moves on.
+    #[inline]
     pub(super) fn started(
         &mut self,
         opi: u32,
@@ -548,7 +553,7 @@ impl Sm {
         }
         let wi = a.wi;
         let mut lines = std::mem::take(&mut self.lines);
-        coalesce(a.mask, a.addrs, a.width, self.line_bytes, &mut lines);
+        coalesce(a.mask, a.addrs, 0, self.line_bytes, &mut lines);
         // Same-location order with the warp's own buffered stores: they must leave first.
         if lines.iter().any(|la| self.sb.holds(wi as u16, la.line)) {
             let w = self.warps[wi].as_mut().expect("live");

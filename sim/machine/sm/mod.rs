@@ -416,6 +416,7 @@ impl Sm {
 }
 
 /// Iterates the set bits of a lane mask.
+#[inline]
 pub fn lanes(mask: u64) -> impl Iterator<Item = usize> {
     let mut m = mask;
     std::iter::from_fn(move || {

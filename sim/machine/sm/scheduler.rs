@@ -50,6 +50,7 @@ impl Scheduler {
     /// Where scheduler `s` starts this time among `nslots` warp slots, and how many it owns:
     /// it visits its slots cyclically from the first at or after its start (greedy: the last warp
     /// that issued; round-robin: the one after it). See [`Scheduler::nth`].
+    #[inline]
     pub fn window(&self, s: usize, nslots: usize) -> (usize, usize) {
         let start = match self.policy {
             WarpPolicy::Gto => self.last[s],
@@ -60,6 +61,7 @@ impl Scheduler {
     }
 
     /// The `k`-th warp slot scheduler `s` visits from `first` (`k` below the count of its slots).
+    #[inline]
     pub fn nth(&self, s: usize, first: usize, k: usize) -> usize {
         let mine = &self.slots[s];
         // `first + k` wraps at most once (first <= len): no division per warp.

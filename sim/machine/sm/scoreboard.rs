@@ -28,6 +28,7 @@ pub enum Dst {
 
 impl Dst {
     /// The registers the result goes to.
+    #[inline]
     pub fn regs(self, program: &Program) -> impl Iterator<Item = u16> + '_ {
         let (one, list): (Option<u16>, &[u16]) = match (self, program) {
             (Dst::Reg(r), _) => (Some(r), &[]),
@@ -63,6 +64,7 @@ impl Scoreboard {
 
     /// `None` when every register in `regs` is ready at `now`, else the latest time one is ready
     /// (the warp is then blocked until it).
+    #[inline]
     pub fn wait(&mut self, regs: impl Iterator<Item = u16>, now: Time) -> Option<Time> {
         let t = regs
             .map(|r| self.ready[r as usize])
@@ -73,6 +75,7 @@ impl Scoreboard {
     }
 
     /// Register `r` becomes ready at `t` (a result latency from now).
+    #[inline]
     pub fn ready_later(&mut self, r: u16, t: Time) {
         self.ready[r as usize] = t;
         if !self.timed.contains(&r) {
@@ -81,6 +84,7 @@ impl Scoreboard {
     }
 
     /// The result for `regs` comes from memory: they wait until it returns.
+    #[inline]
     pub fn pending(&mut self, regs: impl Iterator<Item = u16>) {
         for r in regs {
             self.ready[r as usize] = NEVER;
@@ -89,6 +93,7 @@ impl Scoreboard {
 
     /// A memory result arrived: `regs` are ready at `now`, and a warp blocked on a register is tried
     /// again.
+    #[inline]
     pub fn written(&mut self, regs: impl Iterator<Item = u16>, now: Time) {
         self.unblock();
         for r in regs {
@@ -97,12 +102,14 @@ impl Scoreboard {
     }
 
     /// The warp may be tried again (its blocking register may have become ready).
+    #[inline]
     pub fn unblock(&mut self) {
         self.blocked_until = 0;
     }
 
     /// The earliest finite time after `now` at which a register becomes ready, dropping registers
     /// that are ready by `now` from the timed list.
+    #[inline]
     pub fn next_ready(&mut self, now: Time) -> Time {
         let mut wake = NEVER;
         let ready = &self.ready;
@@ -121,6 +128,7 @@ impl Scoreboard {
 
 /// The registers an instruction's scoreboard check reads: its register sources and its destination
 /// (no pending write to it may be outstanding).
+#[inline]
 pub fn scoreboard_regs(inst: &Inst) -> ([Reg; 4], usize) {
     let mut out = [0; 4];
     let mut n = 0;

@@ -46,6 +46,7 @@ pub struct SharedMemory {
 
 /// Cycles the banks need for the lanes in `mask` accessing `addrs`: the most distinct words any one
 /// bank holds (at least 1).
+#[inline]
 pub fn bank_cycles(addrs: &[u64; 64], mask: u64, banks: u32, bank_bytes: u32) -> u64 {
     let mut words = [0u64; 64];
     let mut n = 0;
@@ -84,6 +85,7 @@ impl SharedMemory {
     }
 
     /// An access by the lanes in `mask` at `now`; returns when its data is ready.
+    #[inline]
     pub fn access(&mut self, now: Time, addrs: &[u64; 64], mask: u64) -> Time {
         let ways = bank_cycles(addrs, mask, self.banks, self.bank_bytes);
         self.stats.accesses += 1;

@@ -54,8 +54,12 @@ impl Sm {
             return false;
         }
         let access = Access::of_trace(inst.op);
-        let Some(rule) = self.gate(wi, access, *lsu_left, now, ctx) else {
-            return false;
+        let rule = match access {
+            Some(a) => match self.gate(wi, a, *lsu_left, now, ctx) {
+                Some(r) => Some(r),
+                None => return false,
+            },
+            None => None,
         };
         let invalidate = rule
             .and_then(|r| r.acquire)

@@ -89,6 +89,7 @@ impl Flow {
     }
 
     /// The lanes in `mask` move past the instruction they executed.
+    #[inline]
     pub fn advance(&mut self, mask: u64) {
         match self {
             Flow::Simt { pc, .. } => {
@@ -165,6 +166,7 @@ impl Warp {
         w
     }
 
+    #[inline]
     pub fn full_mask(&self) -> u64 {
         if self.nlanes >= 64 {
             u64::MAX
@@ -173,11 +175,13 @@ impl Warp {
         }
     }
 
+    #[inline]
     pub fn set_stall(&mut self, s: Stall) {
         self.stall = s;
     }
 
     /// What the warp waits on: a barrier when every live lane is at one, else the last stall.
+    #[inline]
     pub fn stall(&self) -> Stall {
         if self.at_bar != 0 && self.at_bar & self.live == self.live {
             Stall::Barrier
@@ -187,12 +191,14 @@ impl Warp {
     }
 
     /// Lanes that may run (live, not at a barrier).
+    #[inline]
     pub fn runnable(&self) -> u64 {
         self.live & !self.at_bar
     }
 
     /// SIMT: the lanes to run next and their PC — the lanes at the lowest PC, or after a rotation
     /// the lanes at the lowest PC above the spin loop's branch.
+    #[inline]
     pub fn select(&self) -> Option<(u32, u64)> {
         let cand = self.runnable();
         let Flow::Simt {
@@ -278,6 +284,7 @@ impl Warp {
     }
 
     /// Every lane's registers (empty for a traced warp, which has no values).
+    #[inline]
     pub fn regs(&self) -> &[u64] {
         match &self.flow {
             Flow::Simt { regs, .. } => regs,
@@ -285,6 +292,7 @@ impl Warp {
         }
     }
 
+    #[inline]
     pub fn regs_mut(&mut self) -> &mut [u64] {
         match &mut self.flow {
             Flow::Simt { regs, .. } => regs,
