@@ -138,3 +138,72 @@ impl AtomicUnit {
         done
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::{AtomicOp, RmwOp, Ty};
+    use crate::machine::atomic::LaneAtomic;
+    use crate::machine::tests::tiny;
+
+    fn batch(addrs: &[u64]) -> AtomicBatch {
+        AtomicBatch {
+            op: AtomicOp::Rmw(RmwOp::Add),
+            ty: Ty::U32,
+            lanes: addrs
+                .iter()
+                .enumerate()
+                .map(|(i, &addr)| LaneAtomic {
+                    lane: i as u8,
+                    addr,
+                    operand: 1,
+                    expected: 0,
+                    result: 0,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn atomic_unit_serialises_one_address_pipelines_others_and_pushes_back() {
+        let cfg = tiny();
+        let c = Clock::from_mhz(cfg.clocks.l2_mhz);
+        let unit = |depth: u32, combine: bool, per_cycle: u32| {
+            let mut spec = cfg.atomics.l2.clone();
+            spec.queue_depth = depth;
+            spec.ops_per_cycle = per_cycle;
+            AtomicUnit::new(c, &spec, combine)
+        };
+        let lat = c.cycles(cfg.atomics.l2.latency as u64);
+        // Eight lanes, four operations per cycle: on eight addresses they pipeline, on one address they
+        // serialise at one per cycle.
+        let spread: Vec<u64> = (0..8).map(|i| 0x100 + 4 * i).collect();
+        let mut u = unit(64, false, 4);
+        assert_eq!(u.schedule(0, &batch(&spread)), lat);
+        assert_eq!(u.stats.serial_ps, 0);
+        let mut u = unit(64, false, 4);
+        assert_eq!(u.schedule(0, &batch(&[0x100; 8])), c.cycles(7) + lat);
+        // The next operation on that address waits for the eight; one elsewhere does not.
+        let same = u.schedule(0, &batch(&[0x100]));
+        let other = u.schedule(0, &batch(&[0x200]));
+        assert!(same >= c.cycles(8) + lat && u.stats.serial_ps > 0, "{same}");
+        assert!(other < same, "{other} {same}");
+        // A warp's 32 lanes on one address: one operation when combined, 32 otherwise.
+        let lanes = [0x100u64; 32];
+        let one = unit(64, true, 1).schedule(0, &batch(&lanes));
+        let many = unit(64, false, 1).schedule(0, &batch(&lanes));
+        assert_eq!(many - one, c.cycles(31));
+        // Queue depth 2: the third operation arriving at once waits for the first to finish.
+        let mut u = unit(2, true, 1);
+        let first = u.schedule(0, &batch(&[0x100]));
+        u.schedule(0, &batch(&[0x200]));
+        let third = u.schedule(0, &batch(&[0x300]));
+        assert!(
+            third >= first + lat && u.stats.queue_ps > 0,
+            "{first} {third}"
+        );
+        // Drained: long after, a new operation starts at once (no state left behind).
+        let later = 1_000 * c.period;
+        assert_eq!(u.schedule(later, &batch(&[0x100])), later + lat);
+    }
+}

@@ -46,6 +46,8 @@ pub struct Dram {
     pub row_hits: u64,
     pub row_misses: u64,
     pub busy_ps: Vec<Time>,
+    /// Picoseconds requests waited for room in a full channel queue.
+    pub queue_ps: Time,
 }
 
 impl Dram {
@@ -83,6 +85,7 @@ impl Dram {
             row_hits: 0,
             row_misses: 0,
             busy_ps: vec![0; per as usize],
+            queue_ps: 0,
         }
     }
 
@@ -103,7 +106,11 @@ impl Dram {
         }
         let mut start = c.edge_at_or_after(now);
         if chan.inflight.len() >= depth {
-            start = start.max(chan.inflight[chan.inflight.len() - depth]);
+            let room = chan.inflight[chan.inflight.len() - depth];
+            if room > start {
+                self.queue_ps += room - start;
+                start = room;
+            }
         }
         let bank = &mut chan.banks[bank_i];
         start = start.max(bank.ready);

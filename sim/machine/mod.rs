@@ -62,7 +62,7 @@ pub use gpu::{run, run_trace};
 pub use sm::alu;
 
 #[cfg(test)]
-// TEMP mod contract;
+mod contract;
 #[cfg(test)]
 pub(crate) mod tests;
 #[cfg(test)]

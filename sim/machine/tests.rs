@@ -27,7 +27,7 @@ pub(crate) fn kernel(insts: Vec<Inst>, nregs: usize, local_bytes: u32) -> Kernel
     }
 }
 
-fn buf(name: &str, len: u64, init: Init) -> Buffer {
+pub(crate) fn buf(name: &str, len: u64, init: Init) -> Buffer {
     Buffer {
         name: name.into(),
         elem: Ty::U32,
@@ -37,7 +37,7 @@ fn buf(name: &str, len: u64, init: Init) -> Buffer {
     }
 }
 
-fn wl(k: Kernel, groups: u32, size: u32, buffers: Vec<Buffer>) -> Workload {
+pub(crate) fn wl(k: Kernel, groups: u32, size: u32, buffers: Vec<Buffer>) -> Workload {
     let params = buffers
         .iter()
         .enumerate()

@@ -621,4 +621,6 @@ impl Before {
 }
 
 #[cfg(test)]
+mod machine_tests;
+#[cfg(test)]
 mod tests;

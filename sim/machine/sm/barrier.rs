@@ -180,3 +180,102 @@ impl Sm {
         self.wake(ctx);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::ir::*;
+    use crate::machine::tests::{buf, kernel, tiny, wl};
+    use crate::machine::{run, RunOptions};
+    use crate::workload::Init;
+
+    #[test]
+    fn lanes_exiting_complete_a_sub_group_barrier_not_the_work_group_barrier() {
+        // Warp 0: lanes 16.. exit while lanes ..16 wait at a sub-group barrier; those then store x and
+        // arrive at the work-group barrier. Warp 1 waits there first, then copies x into y. The exits
+        // complete warp 0's sub-group barrier only: warp 1 must not pass the work-group barrier
+        // before warp 0's store.
+        let r = |x| Operand::Reg(x);
+        let at = |x| Address {
+            base: Operand::Reg(x),
+            offset: 0,
+        };
+        let bar = |kind| Inst::Barrier {
+            kind,
+            spaces: SpaceSet::BOTH,
+            scope: Scope::WorkGroup,
+        };
+        let insts = vec![
+            Inst::ReadSpecial {
+                dst: 2,
+                which: Special::SubGroupId,
+            },
+            Inst::Cmp {
+                op: CmpOp::Ne,
+                ty: Ty::U32,
+                dst: 3,
+                a: r(2),
+                b: Operand::Imm(0),
+            },
+            Inst::Branch {
+                target: 10,
+                cond: Some((3, true)),
+            },
+            Inst::ReadSpecial {
+                dst: 4,
+                which: Special::Lane,
+            },
+            Inst::Cmp {
+                op: CmpOp::Ge,
+                ty: Ty::U32,
+                dst: 5,
+                a: r(4),
+                b: Operand::Imm(16),
+            },
+            Inst::Branch {
+                target: 9,
+                cond: Some((5, true)),
+            },
+            bar(BarrierKind::SubGroup),
+            Inst::Store {
+                space: Space::Global,
+                addr: at(0),
+                src: Operand::Imm(1),
+                ty: Ty::U32,
+                ord: StoreOrd::Plain,
+                scope: Scope::Device,
+            },
+            bar(BarrierKind::WorkGroup),
+            Inst::Exit,
+            bar(BarrierKind::WorkGroup),
+            Inst::Load {
+                dst: 6,
+                space: Space::Global,
+                addr: at(0),
+                ty: Ty::U32,
+                ord: LoadOrd::Plain,
+                scope: Scope::Device,
+            },
+            Inst::Store {
+                space: Space::Global,
+                addr: at(1),
+                src: r(6),
+                ty: Ty::U32,
+                ord: StoreOrd::Plain,
+                scope: Scope::Device,
+            },
+            Inst::Exit,
+        ];
+        let w = wl(
+            kernel(insts, 7, 0),
+            1,
+            64,
+            vec![buf("x", 1, Init::Zero), buf("y", 1, Init::Zero)],
+        );
+        let res = run(&tiny(), &w, &RunOptions::default()).expect("completes");
+        assert_eq!(
+            res.buffers[1],
+            [1],
+            "warp 1 passed the barrier before warp 0's store"
+        );
+    }
+}

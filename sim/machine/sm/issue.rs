@@ -112,3 +112,83 @@ impl Sm {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Launch, Program, Sm, Stall};
+    use crate::engine::Clock;
+    use crate::machine::build;
+    use crate::machine::contract::{ctx, Bench};
+    use crate::machine::msg::Event;
+    use crate::machine::tests::tiny;
+    use crate::trace::parse_kernel;
+    use crate::workload::Geometry;
+    use std::path::Path;
+    use std::sync::Arc;
+
+    /// One traced warp of 32 threads running `op` and exiting.
+    fn trace(op: &str) -> Program {
+        let text = format!(
+            "-kernel name = k\n-kernel id = 1\n-grid dim = (1,1,1)\n-block dim = (32,1,1)\n-shmem = 0\n\
+             -nregs = 8\n-binary version = 70\n-cuda stream id = 0\n\
+             -shmem base_addr = 0x00007f0e8e000000\n-local mem base_addr = 0x00007f0e8c000000\n\
+             -nvbit version = 1.5.5\n-accelsim tracer version = 4\n-enable lineinfo = 0\n\n\
+             #BEGIN_TB\n\nthread block = 0,0,0\n\nwarp = 0\ninsts = 2\n\
+             0000 ffffffff 0 {op} 0 0\n0010 ffffffff 0 EXIT 0 0\n\n#END_TB\n"
+        );
+        let kernel = parse_kernel(&text, Path::new("k.traceg")).unwrap();
+        Program::Trace {
+            kernel,
+            block_of_group: vec![0],
+        }
+    }
+
+    /// Runs the SM's ticks (nothing else answers) until `until` cycles.
+    fn ticks(sm: &mut Sm, b: &mut Bench, until: u64) {
+        while let Some(t) = b.q.peek_time() {
+            if t > b.cycle(until) {
+                break;
+            }
+            let (_, ev) = b.q.pop().unwrap();
+            if let Event::SmTick(_) = ev {
+                sm.tick(&mut ctx!(b));
+            }
+        }
+    }
+
+    #[test]
+    fn a_traced_membar_gpu_waits_for_the_sms_write_frontier_as_a_kernel_fence_does() {
+        let cfg = tiny();
+        for (op, waits) in [("MEMBAR.GPU", true), ("MEMBAR.CTA", false)] {
+            let launch = Arc::new(Launch {
+                program: trace(op),
+                geo: Geometry {
+                    groups: [1, 1, 1],
+                    group_size: [32, 1, 1],
+                },
+                capture_groups: Default::default(),
+                races: false,
+            });
+            let mut sm = build::sm(&cfg, 0, &launch, None);
+            let mut b = Bench::new(Clock::from_mhz(cfg.clocks.core_mhz), 1, 1);
+            // A write another warp sent to the L1 earlier, not yet acknowledged by L2: the L1 is
+            // shared, so the membar's warp may have observed it.
+            let other = sm.frontier.number();
+            sm.launch(0, 32, 0, || 0, &mut ctx!(b));
+            ticks(&mut sm, &mut b, 100);
+            let stuck = sm.stuck();
+            if waits {
+                assert_eq!(stuck.len(), 1, "{op}: the warp waits");
+                assert_eq!(stuck[0].waiting, Stall::Release, "{op}");
+                assert!(sm.stats.fence_stall_ps > 0);
+                sm.frontier.acked(other);
+                sm.wake(&mut ctx!(b));
+                ticks(&mut sm, &mut b, 200);
+            }
+            assert!(
+                sm.stuck().is_empty(),
+                "{op}: the warp went on once the frontier passed"
+            );
+        }
+    }
+}
