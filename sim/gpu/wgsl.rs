@@ -20,7 +20,7 @@
 //!   are checked after every dispatch, so a compiler that exploited the absence of an `Aliased`
 //!   decoration would show up as a failed measurement, never as a number.
 //! - **Registers** are function variables: `u32` when every definition provably fits in 32 bits (the
-//!   common case: 32-bit arithmetic, loads, ids), `u64` otherwise. Register bits follow `machine::sm`:
+//!   common case: 32-bit arithmetic, loads, ids), `u64` otherwise. Register bits follow `machine::alu`:
 //!   32-bit results are zero-extended.
 //! - **Control flow.** The IR is unstructured, so each basic block becomes one `case` of a
 //!   `loop { switch block { … } }` dispatcher, correct for any control-flow graph.
@@ -41,6 +41,7 @@
 //! computed in 32 bits (launches of more than 2^32 work-items are rejected).
 
 use crate::ir::*;
+use crate::machine::alu;
 use crate::machine::memory::{GlobalMemory, GLOBAL_BASE};
 use crate::workload::{ParamValue, Workload};
 use std::collections::BTreeSet;
@@ -867,22 +868,15 @@ impl Gen<'_> {
 
     #[allow(clippy::too_many_arguments)]
     fn alu(&mut self, pc: usize, ind: &str, op: AluOp, ty: Ty, dst: Reg, a: Operand, b: Operand) {
-        // f32 bitwise operations act on the bits, as in `machine::sm::alu`.
-        let ty = if ty == Ty::F32
-            && matches!(
-                op,
-                AluOp::And | AluOp::Or | AluOp::Xor | AluOp::Shl | AluOp::Shr
-            ) {
-            Ty::U32
-        } else {
-            ty
-        };
+        // The simulator's semantics (`machine::alu`): f32 bit operations act on the bits.
+        let ty = alu::operand_ty(op, ty);
         let v = view_of(ty);
         let (x, y) = (self.opnd(a, v), self.opnd(b, v));
-        // Shift amounts wrap at the width, as Rust's `wrapping_shl` in the simulator.
+        // Shift amounts wrap at the width, as in the simulator (`alu::shift_mask`).
+        let bits = alu::shift_mask(ty);
         let shift = match ty {
-            Ty::U64 | Ty::I64 => format!("u32({} & 63lu)", self.opnd(b, View::U64)),
-            _ => format!("({} & 31u)", self.opnd(b, View::U32)),
+            Ty::U64 | Ty::I64 => format!("u32({} & {bits}lu)", self.opnd(b, View::U64)),
+            _ => format!("({} & {bits}u)", self.opnd(b, View::U32)),
         };
         let e = match op {
             AluOp::Add => format!("{x} + {y}"),
@@ -893,7 +887,8 @@ impl Gen<'_> {
                 format!("{x} {o} {y}")
             }
             AluOp::Div | AluOp::Rem => {
-                // `checked_div` in the simulator: zero divisor, and MIN / -1 for signed types.
+                // The simulator's faults (`alu::divide_faults`): zero divisor, and MIN / -1 for
+                // signed types.
                 let (zero, min, m1) = match ty {
                     Ty::U32 => ("0u", None, ""),
                     Ty::U64 => ("0lu", None, ""),
@@ -1486,7 +1481,8 @@ fn rmw_name(op: RmwOp) -> &'static str {
     }
 }
 
-/// The new value of an emulated read-modify-write, as `machine::msg::apply_rmw` computes it.
+/// The new value of an emulated read-modify-write, as the simulator's atomic units compute it
+/// (`machine::atomic::apply_rmw`; which f32 operations act on the float: `alu::float_rmw`).
 fn rmw_expr(op: RmwOp, ty: Ty, old: &str, v: &str) -> String {
     let w64 = ty.width() == Width::B64;
     let (u, one, zero) = if w64 {
@@ -1496,6 +1492,8 @@ fn rmw_expr(op: RmwOp, ty: Ty, old: &str, v: &str) -> String {
     };
     let s = if w64 { "i64" } else { "i32" };
     match (ty, op) {
+        // The simulator leaves f32 memory unchanged for bitwise operations and inc/dec.
+        (Ty::F32, op) if !alu::float_rmw(op) => old.to_string(),
         (Ty::F32, RmwOp::Add) => format!("bitcast<u32>(bitcast<f32>({old}) + bitcast<f32>({v}))"),
         (Ty::F32, RmwOp::Sub) => format!("bitcast<u32>(bitcast<f32>({old}) - bitcast<f32>({v}))"),
         (Ty::F32, RmwOp::Min) => {
@@ -1505,8 +1503,7 @@ fn rmw_expr(op: RmwOp, ty: Ty, old: &str, v: &str) -> String {
             format!("bitcast<u32>(max(bitcast<f32>({old}), bitcast<f32>({v})))")
         }
         (Ty::F32, RmwOp::Exch) => v.to_string(),
-        // The simulator leaves f32 memory unchanged for bitwise operations and inc/dec.
-        (Ty::F32, _) => old.to_string(),
+        (Ty::F32, _) => unreachable!("alu::float_rmw lists the f32 operations"),
         (_, RmwOp::Inc) => format!("select({old} + {one}, {zero}, {old} >= {v})"),
         (_, RmwOp::Dec) => {
             format!("select({old} - {one}, {v}, {old} == {zero} || {old} > {v})")

@@ -6,8 +6,8 @@
 //! Semantics (CUDA atomic functions; OpenCL C 2.0 §6.13.11.7 `atomic_fetch_key`): integer operations
 //! wrap; min/max compare as the type's signedness says; `inc`/`dec` are CUDA's `atomicInc`/`atomicDec`;
 //! an f32 add, sub, min, max or exchange acts on the float, other operations leave an f32 word
-//! unchanged (the front ends reject them); compare-exchange compares the type's bits. The WGSL
-//! translator's emulations follow [`apply_rmw`] (`gpu/wgsl.rs`).
+//! unchanged (the front ends reject them; [`super::alu::float_rmw`]); compare-exchange compares the
+//! type's bits. The WGSL translator's emulations follow [`apply_rmw`] (`gpu/wgsl.rs`).
 
 use super::memory::GlobalMemory;
 use crate::ir::{AtomicOp, RmwOp, Ty};
@@ -42,12 +42,13 @@ pub fn apply_rmw(op: RmwOp, ty: Ty, old: u64, v: u64) -> u64 {
     let r = if ty == Ty::F32 {
         let (a, b) = (f32::from_bits(o as u32), f32::from_bits(v as u32));
         match op {
+            _ if !super::alu::float_rmw(op) => o,
             RmwOp::Add => (a + b).to_bits() as u64,
             RmwOp::Sub => (a - b).to_bits() as u64,
             RmwOp::Min => a.min(b).to_bits() as u64,
             RmwOp::Max => a.max(b).to_bits() as u64,
             RmwOp::Exch => v,
-            _ => o,
+            _ => unreachable!("alu::float_rmw lists the f32 operations"),
         }
     } else {
         let signed = matches!(ty, Ty::I32 | Ty::I64);

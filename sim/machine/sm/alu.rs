@@ -1,7 +1,7 @@
 //! ALU semantics of the IR on raw register bits: arithmetic, compares, conversions, and the latency
 //! class of each. The WGSL translator (`gpu/wgsl.rs`) emits the same semantics for a physical GPU and
 //! takes the choices that are not obvious from here ([`operand_ty`], [`shift_mask`],
-//! [`divide_faults`]), so that both sides cannot drift apart.
+//! [`divide_faults`], [`float_rmw`]), so that both sides cannot drift apart.
 //!
 //! Registers hold 64-bit patterns: a 32-bit result is zero-extended (signed ones too), an f32 lives
 //! in the low 32 bits. Integer arithmetic wraps; shifts take their amount modulo the width; an integer
@@ -10,7 +10,7 @@
 //! round twice); float to integer saturates (Rust `as`), NaN converts to 0.
 
 use crate::config::InstLatency;
-use crate::ir::{bits_f32, f32_bits, AluOp, CmpOp, LatencyClass, Ty};
+use crate::ir::{bits_f32, f32_bits, AluOp, CmpOp, LatencyClass, RmwOp, Ty};
 
 /// The type an operation really computes in: f32 bitwise operations and shifts act on the bits, as
 /// u32 (PTX has no f32 `and`; the kernel language allows it on the raw pattern).
@@ -40,6 +40,16 @@ pub fn divide_faults(ty: Ty, a: u64, b: u64) -> bool {
         Ty::I64 => b == 0 || (a as i64 == i64::MIN && b as i64 == -1),
         Ty::F32 => false,
     }
+}
+
+/// Whether an f32 atomic read-modify-write of `op` acts on the float (add, sub, min, max, exchange);
+/// the others leave an f32 word unchanged (the front ends reject them).
+#[inline]
+pub fn float_rmw(op: RmwOp) -> bool {
+    matches!(
+        op,
+        RmwOp::Add | RmwOp::Sub | RmwOp::Min | RmwOp::Max | RmwOp::Exch
+    )
 }
 
 /// The latency class of an ALU operation.
