@@ -1,4 +1,4 @@
-//! The builder that wires a GPU from a config into simulation domains, the window-synchronous
+//! A run: the machine from the builder (`build.rs`) in its simulation domains, the window-synchronous
 //! parallel event loop with its watchdog, and the collection of statistics and results.
 //!
 //! Parallel discrete-event simulation, conservative and window-synchronous: the machine is split into
@@ -16,8 +16,7 @@
 //!   after the report; the earliest error ends the run;
 //! - the watchdog checks progress.
 //!
-//! Each domain draws from its own seeded random stream; the dispatcher's stream also orders the L1
-//! pre-warming.
+//! Each domain draws from its own seeded random stream (`build.rs`).
 //!
 //! Watchdog: the run stops with a diagnosis when `watchdog.max_cycles` is reached, or when for
 //! `watchdog.no_progress_cycles` no memory value changed, no lane exited, no barrier released and no
