@@ -13,7 +13,8 @@
 //!   work on stderr (a bar on a terminal, periodic lines elsewhere);
 //! - [`runner`]: `gpumemsim run` (config + workload → run → summary, JSON, CSV);
 //! - [`bench`]: `gpumemsim bench` (simulation speed on a fixed workload set).
-//! - [`report`]: charts (PNG, SVG) and HTML reports; [`sweep`]: parameter sweeps over runs.
+//! - [`report`]: charts (PNG, SVG) and HTML reports; [`sweep`]: parameter sweeps over runs;
+//! - [`text`]: reading input files as text (non-UTF-8 bytes named by line and column).
 
 pub mod bench;
 pub mod config;
@@ -29,5 +30,6 @@ pub mod rng;
 pub mod runner;
 pub mod stats;
 pub mod sweep;
+pub mod text;
 pub mod trace;
 pub mod workload;

@@ -77,8 +77,7 @@ pub fn load(suite: Suite) -> Result<Loaded, MeasureError> {
     for b in &suite.benches {
         let path = b.kernel_path.display().to_string();
         if let std::collections::btree_map::Entry::Vacant(e) = kernels.entry(path.clone()) {
-            let text = std::fs::read_to_string(&b.kernel_path)
-                .map_err(|source| MeasureError::Io { file: path, source })?;
+            let text = crate::text::read(&b.kernel_path).map_err(KernelError::from)?;
             e.insert(text);
         }
     }
@@ -92,10 +91,8 @@ pub fn load(suite: Suite) -> Result<Loaded, MeasureError> {
     let mut litmus = Vec::new();
     for (_, path) in suite.litmus.iter().flat_map(|l| &l.tests) {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| MeasureError::Io {
-            file: file.clone(),
-            source,
-        })?;
+        let text = crate::text::read(path)
+            .map_err(|e| MeasureError::Litmus(Box::new(crate::litmus::LitmusError::from(e))))?;
         litmus.push(
             crate::litmus::parse(&text, &file).map_err(|e| MeasureError::Litmus(Box::new(e)))?,
         );

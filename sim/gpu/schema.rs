@@ -206,12 +206,8 @@ impl Measurement {
 
     /// Reads and checks a measurement file.
     pub fn load(path: &Path) -> Result<Measurement, SchemaError> {
-        let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| SchemaError::Io {
-            file: file.clone(),
-            source,
-        })?;
-        Self::parse(&text, &file)
+        let text = crate::text::read(path)?;
+        Self::parse(&text, &path.display().to_string())
     }
 
     /// The invariants a reader relies on.

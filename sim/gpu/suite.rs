@@ -147,10 +147,7 @@ pub struct Suite {
 impl Suite {
     pub fn load(path: &Path) -> Result<Suite, SuiteError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| SuiteError::Io {
-            file: file.clone(),
-            source,
-        })?;
+        let text = crate::text::read(path)?;
         let dir = path.parent().unwrap_or(Path::new("."));
         Suite::parse(&text, &file, dir)
     }

@@ -73,12 +73,8 @@ pub enum LitmusError {
 
 /// Reads and parses one test file.
 pub fn load(path: &Path) -> Result<LitmusTest, LitmusError> {
-    let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| LitmusError::Io {
-        file: file.clone(),
-        source,
-    })?;
-    parse(&text, &file)
+    let text = crate::text::read(path)?;
+    parse(&text, &path.display().to_string())
 }
 
 /// The test files named by `paths`: files as given, folders searched (recursively) for

@@ -94,16 +94,29 @@ pub fn default_out(spec: &Path) -> PathBuf {
 /// Reads and validates the spec at `path`.
 pub fn load(path: &Path) -> Result<Plan, SweepError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| SweepError::Io {
-        path: file.clone(),
-        source,
-    })?;
+    let text = read(path)?;
     let dir = path.parent().unwrap_or(Path::new(""));
     let stem = path
         .file_stem()
         .map(|s| s.to_string_lossy().to_string())
         .unwrap_or_else(|| "sweep".into());
     parse(&text, &file, dir, &stem)
+}
+
+/// Reads a file the spec names (or the spec itself): `file:line:col` when it is not UTF-8.
+fn read(path: &Path) -> Result<String, SweepError> {
+    crate::text::read(path).map_err(|e| match e {
+        crate::text::TextError::Io { file, source } => SweepError::Io { path: file, source },
+        crate::text::TextError::NotUtf8 {
+            file,
+            line,
+            col,
+            byte,
+        } => SweepError::Spec {
+            file: format!("{file}:{line}:{col}"),
+            message: crate::text::not_utf8_message(byte),
+        },
+    })
 }
 
 /// Flattens nested tables into dotted key paths: `[params] l2.slices = [...]` and
@@ -175,9 +188,7 @@ pub fn parse(text: &str, file: &str, dir: &Path, stem: &str) -> Result<Plan, Swe
                 } else {
                     "config".into()
                 };
-                let text = std::fs::read_to_string(&path).map_err(|e| {
-                    err(format!("{at} = {f:?}: cannot read {}: {e}", path.display()))
-                })?;
+                let text = read(&path).map_err(|e| err(format!("{at} = {f:?}: {e}")))?;
                 let name = path
                     .file_stem()
                     .map(|s| s.to_string_lossy().to_string())
@@ -336,12 +347,7 @@ pub fn parse(text: &str, file: &str, dir: &Path, stem: &str) -> Result<Plan, Swe
             if w.instances == Some(0) {
                 return Err(err(format!("{at}: instances = 0: at least 1")));
             }
-            let text = std::fs::read_to_string(&path).map_err(|e| {
-                err(format!(
-                    "{at}: litmus = {file:?}: cannot read {}: {e}",
-                    path.display()
-                ))
-            })?;
+            let text = read(&path).map_err(|e| err(format!("{at}: litmus = {file:?}: {e}")))?;
             let test = crate::litmus::parse(&text, &path.display().to_string())
                 .map_err(|e| err(format!("{at}: {e}")))?;
             for s in combinations(&set) {
