@@ -40,6 +40,7 @@ use super::plan::{
 };
 use super::SweepError;
 use crate::config;
+use crate::progress::Progress;
 use crate::workload::Workload;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -83,6 +84,18 @@ struct RawWorkload {
     /// Config key paths → values for this workload only.
     #[serde(default)]
     set: toml::Table,
+}
+
+/// Most points one sweep may have: the plan holds every point's parameters in memory (about a
+/// kilobyte each), so a larger cross product is refused before it is made.
+pub const MAX_POINTS: u64 = 1 << 22;
+
+/// Number of combinations of `lists` (saturating).
+fn combos<T>(lists: &[(String, Vec<T>)]) -> u128 {
+    lists
+        .iter()
+        .map(|(_, v)| v.len() as u128)
+        .fold(1, u128::saturating_mul)
 }
 
 /// The default output folder of a spec: its path without the extension (`reports/l2.toml` →
@@ -277,6 +290,36 @@ pub fn parse(text: &str, file: &str, dir: &Path, stem: &str) -> Result<Plan, Swe
     if raw.workloads.is_empty() {
         return Err(err("no [[workload]]: a sweep needs at least one".into()));
     }
+    // Points per workload variant, and the bound on the whole plan, checked before any list of
+    // combinations is made.
+    let per_variant = bases.len() as u128 * combos(&config_params) * seeds.len() as u128;
+    let mut planned: u128 = 0;
+    let mut bound = |at: &str, variants: u128| -> Result<(), SweepError> {
+        planned = planned.saturating_add(variants.saturating_mul(per_variant));
+        if planned > MAX_POINTS as u128 {
+            return Err(err(format!(
+                "{at}: the sweep reaches {planned} points (base configs × [params] × workload \
+                 params × set × seeds): at most {MAX_POINTS}; split it into several specs"
+            )));
+        }
+        Ok(())
+    };
+    let loads: u128 = raw
+        .workloads
+        .iter()
+        .filter(|w| w.kernel.is_some())
+        .map(|w| {
+            w.params
+                .values()
+                .map(|v| v.as_array().map_or(1, |a| a.len() as u128))
+                .fold(1u128, u128::saturating_mul)
+        })
+        .fold(0u128, u128::saturating_add);
+    let kernels = Progress::new(
+        "sweep plan",
+        "kernel loads",
+        loads.min(u64::MAX as u128) as u64,
+    );
     let mut variants = Vec::new();
     let mut names: Vec<String> = Vec::new();
     for (wi, w) in raw.workloads.iter().enumerate() {
@@ -334,6 +377,7 @@ pub fn parse(text: &str, file: &str, dir: &Path, stem: &str) -> Result<Plan, Swe
             params.push((k.clone(), ints));
         }
         let set = config_values(&format!("{at}: set"), &w.set)?;
+        bound(&at, combos(&params).saturating_mul(combos(&set)))?;
         if is_litmus {
             if !params.is_empty() {
                 return Err(err(format!(
@@ -375,6 +419,7 @@ pub fn parse(text: &str, file: &str, dir: &Path, stem: &str) -> Result<Plan, Swe
         }
         let set_combos = combinations(&set);
         for ints in combinations(&params) {
+            kernels.inc(1);
             let wl = load_kernel(&path, &ints).map_err(|e| {
                 let set: Vec<String> = ints.iter().map(|(k, v)| format!("{k}={v}")).collect();
                 err(format!(
@@ -400,16 +445,20 @@ pub fn parse(text: &str, file: &str, dir: &Path, stem: &str) -> Result<Plan, Swe
         }
     }
 
+    kernels.finish();
     let name = raw.name.clone().unwrap_or_else(|| stem.to_string());
-    let mut plan = Plan::cross(
+    let points = Progress::new("sweep plan", "points", planned as u64);
+    let mut plan = Plan::cross_reporting(
         &name,
         &raw.description,
         &bases,
         &config_params,
         variants,
         &seeds,
+        &points,
     )
     .map_err(|e| err(e.to_string()))?;
+    points.finish();
     let mut charts = raw.charts;
     for (i, c) in charts.iter_mut().enumerate() {
         c.validate(i, &plan.manifest).map_err(|e| {
@@ -429,7 +478,50 @@ pub fn parse(text: &str, file: &str, dir: &Path, stem: &str) -> Result<Plan, Swe
         }
     }
     plan.manifest.charts = charts;
+    probe_chart_columns(&plan).map_err(|e| err(e.to_string()))?;
     Ok(plan)
+}
+
+/// A kernel that does nothing: what the chart probe runs.
+const PROBE_KERNEL: &str = "groups 1\ngroup_size 1\nkernel probe {\n    exit\n}\n";
+
+/// Checks the statistics the charts name before any point runs, against a probe: the first point's
+/// config with a job of the same kind shrunk to nothing (one work-item that exits; one iteration of
+/// the litmus test). The names of a run's statistics depend on the kind of job, not on the kernel,
+/// its sizes or the config's values.
+fn probe_chart_columns(plan: &Plan) -> Result<(), SweepError> {
+    let (Some((cfg, job)), Some(first)) = (plan.runs.first(), plan.manifest.points.first()) else {
+        return Ok(());
+    };
+    if plan.manifest.charts.is_empty() {
+        return Ok(());
+    }
+    let probe_job = match job.as_ref() {
+        Job::Kernel(_) => Job::Kernel(
+            crate::kernel::parse(PROBE_KERNEL, "(chart probe)", &[])
+                .map_err(|e| SweepError::Plan(format!("chart probe: {e}")))?,
+        ),
+        Job::Litmus(l) => Job::Litmus(LitmusJob {
+            iterations: 1,
+            instances: Some(1),
+            ..l.clone()
+        }),
+    };
+    let m = &plan.manifest;
+    let probe = Plan {
+        manifest: super::plan::Manifest {
+            name: m.name.clone(),
+            description: String::new(),
+            configs: vec![],
+            columns: m.columns.clone(),
+            seeds: vec![first.seed],
+            points: vec![first.clone()],
+            charts: vec![],
+        },
+        runs: vec![(cfg.clone(), std::sync::Arc::new(probe_job))],
+    };
+    let sample = super::exec::run_point(&probe, 0);
+    super::charts::check_columns(m, &sample, &plan.report_names())
 }
 
 /// Loads a kernel file with its launch parameters (errors carry the kernel's file:line:col).
