@@ -14,11 +14,13 @@
 //! - [`runner`]: `gpumemsim run` (config + workload → run → summary, JSON, CSV);
 //! - [`bench`]: `gpumemsim bench` (simulation speed on a fixed workload set).
 //! - [`report`]: charts (PNG, SVG) and HTML reports; [`sweep`]: parameter sweeps over runs;
-//! - [`text`]: reading input files as text (non-UTF-8 bytes named by line and column).
+//! - [`text`]: reading input files as text (non-UTF-8 bytes named by line and column); [`fuzz`]: every
+//!   reader of user input fed arbitrary bytes (cargo-fuzz targets and the CI smoke test).
 
 pub mod bench;
 pub mod config;
 pub mod engine;
+pub mod fuzz;
 pub mod gpu;
 pub mod ir;
 pub mod kernel;

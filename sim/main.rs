@@ -494,18 +494,24 @@ fn cmd_measure(c: MeasureCmd) -> Result<ExitCode> {
             ..Default::default()
         },
     };
+    let bar = gpumemsim::progress::Progress::new("measure", "cases", 0);
     let out = measure::run(&args, &mut |p| {
-        println!("{}", measure::progress_line(&p));
-        if let measure::Progress::Opened(a) = p {
-            if a.is_cpu() {
-                eprintln!(
-                    "warning: {}: {}",
-                    a.name,
-                    gpumemsim::gpu::adapter::CPU_WARNING
-                );
+        bar.suspend(|| println!("{}", measure::progress_line(&p)));
+        match p {
+            measure::Progress::Opened { adapter: a, items } => {
+                bar.set_total(items as u64);
+                if a.is_cpu() {
+                    bar.println(&format!(
+                        "warning: {}: {}",
+                        a.name,
+                        gpumemsim::gpu::adapter::CPU_WARNING
+                    ));
+                }
             }
+            _ => bar.inc(1),
         }
     })?;
+    bar.finish();
     let m = &out.measurement;
     println!("wrote {}", out.written.display());
     if out.failed() > 0 {
@@ -627,22 +633,30 @@ fn cmd_litmus(a: LitmusArgs) -> Result<ExitCode> {
         parallel: !a.serial,
     };
     let mut results = Vec::new();
-    for t in &tests {
-        let r = litmus::run(t, &cfg, &opts)?;
-        if a.brief {
-            let verdict = if r.validated() { "Ok" } else { "No" };
-            println!(
-                "{:<28} {:>9} of {} witnesses  {verdict}  {:?}",
-                r.name,
-                r.witnesses,
-                r.iterations,
-                r.check()
-            );
-        } else {
-            println!("{}", litmus::text_report(&r));
-        }
+    let progress = gpumemsim::progress::Progress::new(
+        "litmus",
+        "iterations",
+        tests.len() as u64 * a.iterations,
+    );
+    for (k, t) in tests.iter().enumerate() {
+        let r = litmus::run_reporting(t, &cfg, &opts, &progress.part(k as u64 * a.iterations))?;
+        progress.suspend(|| {
+            if a.brief {
+                let verdict = if r.validated() { "Ok" } else { "No" };
+                println!(
+                    "{:<28} {:>9} of {} witnesses  {verdict}  {:?}",
+                    r.name,
+                    r.witnesses,
+                    r.iterations,
+                    r.check()
+                );
+            } else {
+                println!("{}", litmus::text_report(&r));
+            }
+        });
         results.push(r);
     }
+    progress.finish();
     if let Some(path) = &a.json {
         let docs: Vec<_> = results
             .iter()

@@ -163,6 +163,35 @@ impl Progress {
     }
 }
 
+impl Progress {
+    /// Runs `f` (which prints to stdout) without the bar drawn over its output.
+    pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
+        match &self.bar {
+            Some(b) => b.suspend(f),
+            None => f(),
+        }
+    }
+
+    /// A [`Report`] for one part of this work that starts `base` units in: its `update(done, _)`
+    /// sets this progress to `base + done` (a test's iterations within all tests' iterations).
+    pub fn part(&self, base: u64) -> Part<'_> {
+        Part { whole: self, base }
+    }
+}
+
+/// See [`Progress::part`].
+pub struct Part<'a> {
+    whole: &'a Progress,
+    base: u64,
+}
+
+impl Report for Part<'_> {
+    fn update(&self, done: u64, _total: u64) {
+        let whole = self.whole.total.load(Ordering::Relaxed);
+        self.whole.update(self.base + done, whole);
+    }
+}
+
 impl Report for Progress {
     fn update(&self, done: u64, total: u64) {
         if total != self.total.load(Ordering::Relaxed) {

@@ -31,13 +31,33 @@ pub fn not_utf8_message(byte: u8) -> String {
     format!("not UTF-8 text: byte 0x{byte:02x} starts no valid UTF-8 character (save the file as UTF-8)")
 }
 
-/// Reads `path` as UTF-8 text.
+/// The most bytes [`read`] takes from one file: more than any config, kernel, litmus test, spec or
+/// measurement file holds, and a bound on what a path like `/dev/zero` costs.
+pub const MAX_BYTES: u64 = 1 << 30;
+
+/// Reads `path` as UTF-8 text, at most [`MAX_BYTES`].
 pub fn read(path: &Path) -> Result<String, TextError> {
+    read_up_to(path, MAX_BYTES)
+}
+
+/// Reads `path` as UTF-8 text, refusing a file of more than `limit` bytes.
+pub fn read_up_to(path: &Path, limit: u64) -> Result<String, TextError> {
+    use std::io::Read;
     let file = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|source| TextError::Io {
+    let io = |source| TextError::Io {
         file: file.clone(),
         source,
-    })?;
+    };
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(limit + 1).read_to_end(&mut bytes))
+        .map_err(io)?;
+    if bytes.len() as u64 > limit {
+        return Err(io(std::io::Error::new(
+            std::io::ErrorKind::FileTooLarge,
+            format!("more than {limit} bytes (the most this kind of input may hold)"),
+        )));
+    }
     decode(bytes, &file)
 }
 
@@ -191,5 +211,11 @@ mod tests {
         let e = decode(b"abc\xe2\x82".to_vec(), "t").unwrap_err();
         assert_eq!(e.position(), Some((1, 4)));
         assert_eq!(decode(b"fine\n".to_vec(), "t").unwrap(), "fine\n");
+    }
+
+    #[test]
+    fn endless_files_are_cut_off() {
+        let e = read_up_to(Path::new("/dev/zero"), 1000).unwrap_err();
+        assert!(e.to_string().contains("more than 1000 bytes"), "{e}");
     }
 }

@@ -38,6 +38,9 @@ pub enum SuiteError {
     },
 }
 
+/// Most cases one suite may have.
+pub const MAX_CASES: u64 = 100_000;
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct SuiteSpec {
@@ -215,8 +218,23 @@ impl Suite {
         };
         let mut names = std::collections::HashSet::new();
         let mut benches = Vec::new();
+        let mut cases: u128 = 0;
         for (i, b) in spec.bench.into_iter().enumerate() {
             let key = |k: &str| format!("bench[{i}].{k}");
+            // Bounded before `cases()` makes the cross product.
+            cases = cases.saturating_add(
+                b.sweep
+                    .values()
+                    .map(|v| v.len() as u128)
+                    .fold(1, u128::saturating_mul),
+            );
+            if cases > MAX_CASES as u128 {
+                return Err(invalid(
+                    key("sweep"),
+                    format!("{cases} cases so far"),
+                    &format!("a suite has at most {MAX_CASES} cases (each is a dispatch to time)"),
+                ));
+            }
             if b.name.is_empty() || !names.insert(b.name.clone()) {
                 return Err(invalid(
                     key("name"),

@@ -32,7 +32,7 @@ pub use cond::{Condition, Quantifier, Var};
 pub use expect::{apply_expectations, load_expectations, ExpectEntry};
 pub use parse::parse;
 pub use report::{json_report, summary, text_report, JsonTest};
-pub use run::{run, CheckStatus, LitmusOptions, LitmusResult, Outcome};
+pub use run::{run, run_reporting, CheckStatus, LitmusOptions, LitmusResult, Outcome};
 pub use test::{Dialect, Expect, Expectation, LitmusTest, Location, RegInit, Thread};
 // For the physical-GPU harness (`gpu::litmus`), which lays instances out its own way.
 pub use lower::{normalise, relocate};

@@ -128,6 +128,16 @@ pub fn run(
     cfg: &GpuConfig,
     opts: &LitmusOptions,
 ) -> Result<LitmusResult, LitmusError> {
+    run_reporting(test, cfg, opts, &crate::progress::Progress::hidden())
+}
+
+/// [`run`], telling `progress` how many of the iterations are done as launches finish.
+pub fn run_reporting(
+    test: &LitmusTest,
+    cfg: &GpuConfig,
+    opts: &LitmusOptions,
+    progress: &dyn crate::progress::Report,
+) -> Result<LitmusResult, LitmusError> {
     let regs: usize =
         test.locations.len() + test.threads.iter().map(|t| t.regs.len()).sum::<usize>();
     if regs > crate::ir::Reg::MAX as usize - 16 {
@@ -148,10 +158,14 @@ pub fn run(
     let blocks = want_blocks.min(lay.max_blocks).max(1);
     let per_launch = blocks as u64 * ws;
     let launches = opts.iterations.div_ceil(per_launch);
+    let done = std::sync::atomic::AtomicU64::new(0);
     let one = |i: u64| -> Result<LaunchOut, LitmusError> {
         let count = per_launch.min(opts.iterations - i * per_launch);
         let b = count.div_ceil(ws) as u32;
-        launch(test, &lay, cfg, i, b, count, opts)
+        let out = launch(test, &lay, cfg, i, b, count, opts);
+        let d = done.fetch_add(count, std::sync::atomic::Ordering::Relaxed) + count;
+        progress.update(d, opts.iterations);
+        out
     };
     let outs: Vec<Result<LaunchOut, LitmusError>> = if opts.parallel {
         (0..launches).into_par_iter().map(one).collect()

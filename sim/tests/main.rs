@@ -1,6 +1,7 @@
 //! Integration tests: one binary. Each file under `sim/tests/` is a module here.
 
 mod config_cli;
+mod fuzz;
 mod gpu;
 mod kernel_lang;
 mod litmus;

@@ -148,7 +148,7 @@ fn load_kernel_threads(path: &Path, threads: usize) -> Result<TraceKernel, Trace
         // Positions in the decompressed text.
         crate::text::decode(out, &file)?
     } else {
-        crate::text::read(path)?
+        crate::text::read_up_to(path, MAX_TEXT_BYTES as u64)?
     };
     parse_kernel_threads(&text, path, threads)
 }
