@@ -218,7 +218,7 @@ pub static KEYS: &[Key] = &[
         "l1.size_bytes",
         int(1, 1 << 24),
         "bytes",
-        "L1 data capacity per SM; size / line_bytes / ways sets, a power of two.",
+        "L1 data capacity per SM; size / line_bytes / ways sets, a power of two; all SMs' L1s together at most 2 GiB.",
     ),
     req(
         "l1.line_bytes",

@@ -21,6 +21,9 @@ pub struct Violation {
     pub related: Vec<&'static str>,
 }
 
+/// Most bytes of L1 over all SMs together.
+pub const MAX_L1_TOTAL_BYTES: u64 = 2 << 30;
+
 fn violation(
     key: &str,
     value: impl ToString,
@@ -140,6 +143,21 @@ fn cross_rules(c: &GpuConfig) -> Result<(), Violation> {
                 c.l2.line_bytes
             ),
             &["l2.line_bytes"],
+        ));
+    }
+    // Every L1 holds its lines in the simulator's memory: 4096 SMs of 16 MiB each asked for 64 GiB
+    // and ended in the kernel's OOM killer. The bound is 60 times an H100's L1 capacity.
+    let l1_total = c.sm.count as u64 * c.l1.size_bytes as u64;
+    if l1_total > MAX_L1_TOTAL_BYTES {
+        return Err(violation(
+            "l1.size_bytes",
+            c.l1.size_bytes,
+            format!(
+                "sm.count × l1.size_bytes = {} × {} = {l1_total} bytes: at most {MAX_L1_TOTAL_BYTES} \
+                 (the simulator holds every L1's lines)",
+                c.sm.count, c.l1.size_bytes
+            ),
+            &["sm.count"],
         ));
     }
     // A memory partition is a whole group of slices with whole DRAM channels behind it.
@@ -428,6 +446,21 @@ mod tests {
         let mut c = tiny();
         c.dram.row_bytes = 2000;
         assert_eq!(blamed(&c), "dram.row_bytes");
+    }
+
+    #[test]
+    fn the_l1s_together_are_bounded() {
+        let mut c = tiny();
+        c.sm.count = 4096;
+        c.l1.size_bytes = 16 << 20;
+        let v = validate(&c).unwrap_err();
+        assert_eq!(
+            (v.key.as_str(), v.related.as_slice()),
+            ("l1.size_bytes", &["sm.count"][..])
+        );
+        assert!(v.allowed.contains("at most 2147483648"), "{}", v.allowed);
+        c.l1.size_bytes = 512 << 10;
+        assert!(validate(&c).is_ok(), "{:?}", validate(&c));
     }
 
     #[test]

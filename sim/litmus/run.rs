@@ -117,6 +117,9 @@ impl LitmusResult {
     }
 }
 
+/// Launches run (in parallel) before their outputs are merged.
+const LAUNCH_CHUNK: u64 = 4096;
+
 struct LaunchOut {
     counts: HashMap<Vec<i64>, u64>,
     races: Vec<RaceReport>,
@@ -167,23 +170,31 @@ pub fn run_reporting(
         progress.update(d, opts.iterations);
         out
     };
-    let outs: Vec<Result<LaunchOut, LitmusError>> = if opts.parallel {
-        (0..launches).into_par_iter().map(one).collect()
-    } else {
-        (0..launches).map(one).collect()
-    };
     let mut counts: HashMap<Vec<i64>, u64> = HashMap::new();
     let mut races: Vec<RaceReport> = Vec::new();
-    for o in outs {
-        let o = o?;
-        for (s, n) in o.counts {
-            *counts.entry(s).or_default() += n;
-        }
-        for r in o.races {
-            if !races.iter().any(|x| x.same_pair(&r)) {
-                races.push(r);
+    // Launches in chunks, each merged in launch order before the next starts: the same counts as
+    // one pass over all launches, with memory bounded by a chunk whatever `iterations` asks for
+    // (10^18 iterations collected every launch's output at once and aborted).
+    let mut first = 0;
+    while first < launches {
+        let end = launches.min(first + LAUNCH_CHUNK);
+        let outs: Vec<Result<LaunchOut, LitmusError>> = if opts.parallel {
+            (first..end).into_par_iter().map(one).collect()
+        } else {
+            (first..end).map(one).collect()
+        };
+        for o in outs {
+            let o = o?;
+            for (s, n) in o.counts {
+                *counts.entry(s).or_default() += n;
+            }
+            for r in o.races {
+                if !races.iter().any(|x| x.same_pair(&r)) {
+                    races.push(r);
+                }
             }
         }
+        first = end;
     }
     let cond = &test.condition;
     let mut outcomes: Vec<Outcome> = counts
