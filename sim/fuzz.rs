@@ -86,16 +86,10 @@ pub fn run(target: Target, data: &[u8]) -> bool {
     match target {
         Target::Config => crate::config::parse_str(&text, "fuzz.toml", &[]).is_ok(),
         Target::Kernel => match crate::kernel::parse(&text, "fuzz.kern", &[]) {
-            Ok(wl) => {
-                let cfg = crate::config::PRESETS
-                    .iter()
-                    .find(|(name, _)| name.ends_with("tiny.toml"))
-                    .and_then(|(name, toml)| crate::config::parse_str(toml, name, &[]).ok());
-                match cfg {
-                    Some(cfg) => crate::machine::prepare::prepare(&cfg, &wl).is_ok(),
-                    None => true,
-                }
-            }
+            Ok(wl) => match tiny() {
+                Some(cfg) => crate::machine::prepare::prepare(cfg, &wl).is_ok(),
+                None => true,
+            },
             Err(_) => false,
         },
         Target::Litmus => crate::litmus::parse(&text, "fuzz.litmus").is_ok(),
@@ -118,6 +112,18 @@ pub fn run(target: Target, data: &[u8]) -> bool {
             m || s
         }
     }
+}
+
+/// The tiny preset, parsed once.
+fn tiny() -> Option<&'static crate::config::GpuConfig> {
+    static TINY: std::sync::OnceLock<Option<crate::config::GpuConfig>> = std::sync::OnceLock::new();
+    TINY.get_or_init(|| {
+        crate::config::PRESETS
+            .iter()
+            .find(|(name, _)| name.ends_with("tiny.toml"))
+            .and_then(|(name, toml)| crate::config::parse_str(toml, name, &[]).ok())
+    })
+    .as_ref()
 }
 
 /// Tokens that nest or chain in some reader, repeated by [`mutate`] to reach depth limits.
