@@ -76,9 +76,8 @@ impl Progress {
     pub fn with_style(label: &str, what: &str, total: u64, style: Style) -> Progress {
         let bar = (style == Style::Bar).then(|| {
             let b = indicatif::ProgressBar::new(total);
-            let template = format!(
-                "{label} {{elapsed_precise}} [{{bar:40}}] {{pos}}/{{len}} {what}, {{per_sec}}, eta {{eta}}"
-            );
+            let template =
+                format!("{label} [{{bar:30}}] {{pos}}/{{len}} {what}, {{elapsed}}, eta {{eta}}");
             if let Ok(s) = indicatif::ProgressStyle::with_template(&template) {
                 b.set_style(s.progress_chars("=> "));
             }
