@@ -9,23 +9,29 @@
 //! - [`machine`]: the GPU parts (SM, store buffer, L1, interconnect, L2, atomic units, DRAM) and the
 //!   builder that wires them from a config;
 //! - [`trace`]: Accel-Sim SASS traces (timing-only replay);
-//! - [`stats`]: tidy statistics; [`rng`]: the seeded random source;
+//! - [`stats`]: tidy statistics; [`rng`]: the seeded random source; [`progress`]: progress of long
+//!   work on stderr (a bar on a terminal, periodic lines elsewhere);
 //! - [`runner`]: `gpumemsim run` (config + workload → run → summary, JSON, CSV);
 //! - [`bench`]: `gpumemsim bench` (simulation speed on a fixed workload set).
-//! - [`report`]: charts (PNG, SVG) and HTML reports; [`sweep`]: parameter sweeps over runs.
+//! - [`report`]: charts (PNG, SVG) and HTML reports; [`sweep`]: parameter sweeps over runs;
+//! - [`text`]: reading input files as text (non-UTF-8 bytes named by line and column); [`fuzz`]: every
+//!   reader of user input fed arbitrary bytes (cargo-fuzz targets and the CI smoke test).
 
 pub mod bench;
 pub mod config;
 pub mod engine;
+pub mod fuzz;
 pub mod gpu;
 pub mod ir;
 pub mod kernel;
 pub mod litmus;
 pub mod machine;
+pub mod progress;
 pub mod report;
 pub mod rng;
 pub mod runner;
 pub mod stats;
 pub mod sweep;
+pub mod text;
 pub mod trace;
 pub mod workload;

@@ -2,6 +2,12 @@
 //! the library, prints what it returns, and turns errors into a message with their whole cause chain and
 //! exit status 1. Nothing here models hardware or knows a file format.
 //!
+//! Exit status (README "Exit status"): 0 success; 1 a failed check, a bad input file, a value the
+//! config or workload refuses, a run the watchdog stopped; 2 a malformed command line (clap's usage
+//! errors: an unknown flag, a missing argument, a flag value not of its form or range, such as
+//! `--iterations 0` or `--param N`). Flag values are checked here by clap's value parsers so that
+//! every one of them exits 2.
+//!
 //! Each subcommand is one variant of [`Command`] with its argument struct, and one `cmd_*` function
 //! that returns the process exit code.
 
@@ -62,8 +68,8 @@ struct SweepArgs {
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     jobs: Option<u16>,
     /// Run only slice I of N (0-based), e.g. from a Slurm job array; merge the outputs afterwards.
-    #[arg(long, value_name = "I/N")]
-    shard: Option<String>,
+    #[arg(long, value_name = "I/N", value_parser = str::parse::<sweep::exec::Shard>)]
+    shard: Option<sweep::exec::Shard>,
 }
 
 #[derive(Subcommand)]
@@ -173,7 +179,7 @@ fn cmd_sweep(a: SweepArgs) -> Result<ExitCode> {
         return Ok(report_finish(&sweep::finish(&out)?));
     }
     let spec = a.spec.context("a sweep spec is required")?;
-    let shard = a.shard.as_deref().map(str::parse).transpose()?;
+    let shard = a.shard;
     let plan = sweep::spec::load(&spec)?;
     let out = a.out.unwrap_or_else(|| sweep::spec::default_out(&spec));
     let opts = sweep::exec::ExecOptions {
@@ -274,7 +280,7 @@ enum ConfigCmd {
     Show {
         file: Option<PathBuf>,
         /// Override one key, e.g. `--set l2.slices=8` (repeatable; checked like the file).
-        #[arg(long = "set", value_name = "KEY=VALUE")]
+        #[arg(long = "set", value_name = "KEY=VALUE", value_parser = key_value)]
         set: Vec<String>,
     },
     /// Print every key with its type, unit, allowed values, default and description.
@@ -330,11 +336,11 @@ struct RunCmd {
     #[arg(long, default_value_t = 0)]
     seed: u64,
     /// Override a config value, e.g. `--set l2.slices=8` (repeatable).
-    #[arg(long = "set", value_name = "KEY=VALUE")]
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = key_value)]
     set: Vec<String>,
     /// Override a workload parameter, e.g. `--param N=4096` (repeatable).
-    #[arg(long = "param", value_name = "NAME=VALUE")]
-    param: Vec<String>,
+    #[arg(long = "param", value_name = "NAME=VALUE", value_parser = gpumemsim::runner::parse_param)]
+    param: Vec<(String, i64)>,
     /// Write the full statistics as JSON.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
@@ -351,17 +357,12 @@ struct RunCmd {
 }
 
 fn cmd_run(c: RunCmd) -> Result<ExitCode> {
-    let params = c
-        .param
-        .iter()
-        .map(|p| gpumemsim::runner::parse_param(p))
-        .collect::<Result<Vec<_>, _>>()?;
     let out = gpumemsim::runner::execute(&gpumemsim::runner::RunArgs {
         input: c.kernel,
         config: c.config,
         seed: c.seed,
         sets: c.set,
-        params,
+        params: c.param,
         json: c.json,
         csv: c.csv,
         races: c.races,
@@ -385,10 +386,10 @@ struct BenchCmd {
     #[arg(long)]
     config: Option<PathBuf>,
     /// Override a config value for every workload (repeatable).
-    #[arg(long = "set", value_name = "KEY=VALUE")]
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = key_value)]
     set: Vec<String>,
     /// Runs per workload; the fastest counts.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     repeat: u32,
     /// Threads simulating each run.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
@@ -471,7 +472,7 @@ struct MeasureCmd {
     #[arg(long)]
     adapter: Option<usize>,
     /// Timed repetitions per case (default: the suite's).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     reps: Option<u32>,
     /// Untimed warm-up runs per case (default: the suite's).
     #[arg(long)]
@@ -493,18 +494,24 @@ fn cmd_measure(c: MeasureCmd) -> Result<ExitCode> {
             ..Default::default()
         },
     };
+    let bar = gpumemsim::progress::Progress::new("measure", "cases", 0);
     let out = measure::run(&args, &mut |p| {
-        println!("{}", measure::progress_line(&p));
-        if let measure::Progress::Opened(a) = p {
-            if a.is_cpu() {
-                eprintln!(
-                    "warning: {}: {}",
-                    a.name,
-                    gpumemsim::gpu::adapter::CPU_WARNING
-                );
+        bar.suspend(|| println!("{}", measure::progress_line(&p)));
+        match p {
+            measure::Progress::Opened { adapter: a, items } => {
+                bar.set_total(items as u64);
+                if a.is_cpu() {
+                    bar.println(&format!(
+                        "warning: {}: {}",
+                        a.name,
+                        gpumemsim::gpu::adapter::CPU_WARNING
+                    ));
+                }
             }
+            _ => bar.inc(1),
         }
     })?;
+    bar.finish();
     let m = &out.measurement;
     println!("wrote {}", out.written.display());
     if out.failed() > 0 {
@@ -528,13 +535,13 @@ struct CompareCmd {
     #[arg(long)]
     config: Option<PathBuf>,
     /// Override a config value, e.g. `--set l2.slices=8` (repeatable).
-    #[arg(long = "set", value_name = "KEY=VALUE")]
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = key_value)]
     set: Vec<String>,
     /// Seed of the simulations.
     #[arg(long, default_value_t = 0)]
     seed: u64,
     /// Iterations of each litmus test variant in the simulator.
-    #[arg(long, default_value_t = 2000)]
+    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..))]
     litmus_iterations: u64,
     /// Folder for comparison.{md,csv,json} and the plots (PNG and SVG).
     #[arg(long, value_name = "DIR")]
@@ -553,6 +560,10 @@ fn cmd_compare(c: CompareCmd) -> Result<ExitCode> {
         out: c.out,
     })?;
     print!("{}", cmp.summary());
+    // Left-out cases on the terminal too, not only in comparison.md.
+    for (key, why) in &cmp.skipped {
+        eprintln!("left out: {key}: {why}");
+    }
     for p in written {
         println!("wrote {}", p.display());
     }
@@ -568,10 +579,10 @@ struct LitmusArgs {
     #[arg(long)]
     config: Option<PathBuf>,
     /// Override a config value, e.g. `--set stress.drain_jitter=40` (repeatable).
-    #[arg(long = "set", value_name = "KEY=VALUE")]
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = key_value)]
     set: Vec<String>,
     /// Iterations per test.
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
     iterations: u64,
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -588,7 +599,7 @@ struct LitmusArgs {
     #[arg(long)]
     check: bool,
     /// Instances per simulated launch (default: as many as the GPU holds at once).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     instances: Option<u32>,
     /// Run launches one after another instead of on all cores (same results).
     #[arg(long)]
@@ -622,22 +633,30 @@ fn cmd_litmus(a: LitmusArgs) -> Result<ExitCode> {
         parallel: !a.serial,
     };
     let mut results = Vec::new();
-    for t in &tests {
-        let r = litmus::run(t, &cfg, &opts)?;
-        if a.brief {
-            let verdict = if r.validated() { "Ok" } else { "No" };
-            println!(
-                "{:<28} {:>9} of {} witnesses  {verdict}  {:?}",
-                r.name,
-                r.witnesses,
-                r.iterations,
-                r.check()
-            );
-        } else {
-            println!("{}", litmus::text_report(&r));
-        }
+    let progress = gpumemsim::progress::Progress::new(
+        "litmus",
+        "iterations",
+        tests.len() as u64 * a.iterations,
+    );
+    for (k, t) in tests.iter().enumerate() {
+        let r = litmus::run_reporting(t, &cfg, &opts, &progress.part(k as u64 * a.iterations))?;
+        progress.suspend(|| {
+            if a.brief {
+                let verdict = if r.validated() { "Ok" } else { "No" };
+                println!(
+                    "{:<28} {:>9} of {} witnesses  {verdict}  {:?}",
+                    r.name,
+                    r.witnesses,
+                    r.iterations,
+                    r.check()
+                );
+            } else {
+                println!("{}", litmus::text_report(&r));
+            }
+        });
         results.push(r);
     }
+    progress.finish();
     if let Some(path) = &a.json {
         let docs: Vec<_> = results
             .iter()
@@ -654,6 +673,14 @@ fn cmd_litmus(a: LitmusArgs) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `--set KEY=VALUE`: the form only (what the value means is the config's to say).
+fn key_value(s: &str) -> Result<String, String> {
+    match s.split_once('=') {
+        Some((k, _)) if !k.trim().is_empty() => Ok(s.to_string()),
+        _ => Err("expected KEY=VALUE, e.g. l2.slices=8".into()),
+    }
 }
 
 fn main() -> ExitCode {

@@ -138,6 +138,12 @@ pub fn parse_param(arg: &str) -> Result<(String, i64), RunError> {
 pub fn execute(args: &RunArgs) -> Result<RunOutput, RunError> {
     let config = config::load(args.config.as_deref(), &args.sets)?;
     let input = Input::of(&args.input).load(&args.params, args.threads)?;
+    if let Loaded::Trace(t) = &input {
+        // Before the run, so that a block too large for this config names its `-block dim` line.
+        for k in t.kernels() {
+            k.check_fits(&config.sm)?;
+        }
+    }
     let opts = RunOptions {
         seed: args.seed,
         races: args.races,

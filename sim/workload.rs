@@ -12,6 +12,53 @@ pub struct Geometry {
     pub group_size: [u32; 3],
 }
 
+/// Most work-groups one launch may have: the dispatcher keeps a queue entry per work-group, so the
+/// number is bounded before anything is allocated (2^24 work-groups take 128 MiB of queue; CUDA's
+/// grid allows more, but a launch that large would not finish in simulation anyway).
+pub const MAX_GROUPS: u64 = 1 << 24;
+/// Most work-items in one work-group: the largest `sm.max_threads` a config may give (a larger group
+/// fits no SM). CUDA and OpenCL devices allow 1024.
+pub const MAX_GROUP_SIZE: u64 = 65536;
+
+/// Whether a launch of `groups` work-groups of `group_size` work-items each is within the limits
+/// every front end applies when it reads a launch ([`MAX_GROUPS`], [`MAX_GROUP_SIZE`]); `Err` says
+/// which limit and the value, for the front end to place at the line that declared it.
+pub fn check_launch(groups: [u32; 3], group_size: [u32; 3]) -> Result<(), LaunchLimit> {
+    let total = |d: [u32; 3]| d.iter().map(|&x| x as u64).product::<u64>();
+    let dims = |d: [u32; 3]| format!("{} x {} x {}", d[0], d[1], d[2]);
+    if total(group_size) > MAX_GROUP_SIZE {
+        return Err(LaunchLimit::GroupSize(format!(
+            "a work-group of {} = {} work-items: at most {MAX_GROUP_SIZE} (the most any SM holds)",
+            dims(group_size),
+            total(group_size)
+        )));
+    }
+    // At most 2^96: exact in u128.
+    let groups_total = groups.iter().map(|&x| x as u128).product::<u128>();
+    if groups_total > MAX_GROUPS as u128 {
+        return Err(LaunchLimit::Groups(format!(
+            "{} = {groups_total} work-groups: at most {MAX_GROUPS} in one launch",
+            dims(groups)
+        )));
+    }
+    Ok(())
+}
+
+/// Which launch limit a geometry exceeds, with the message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LaunchLimit {
+    Groups(String),
+    GroupSize(String),
+}
+
+impl std::fmt::Display for LaunchLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LaunchLimit::Groups(m) | LaunchLimit::GroupSize(m) => f.write_str(m),
+        }
+    }
+}
+
 impl Geometry {
     pub fn num_groups(&self) -> u64 {
         self.groups.iter().map(|&g| g as u64).product()

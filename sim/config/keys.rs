@@ -218,7 +218,7 @@ pub static KEYS: &[Key] = &[
         "l1.size_bytes",
         int(1, 1 << 24),
         "bytes",
-        "L1 data capacity per SM; size / line_bytes / ways sets, a power of two.",
+        "L1 data capacity per SM; size / line_bytes / ways sets, a power of two; all SMs' L1s together at most 2 GiB.",
     ),
     req(
         "l1.line_bytes",
@@ -478,25 +478,25 @@ pub static KEYS: &[Key] = &[
         "support.atomic_orders",
         Kind::Set(ORDERS),
         "",
-        "Memory orders atomics support; must include relaxed.",
+        "Memory orders atomics support; must include relaxed (the SYCL 2020 minimum).",
     ),
     req(
         "support.atomic_scopes",
         Kind::Set(SCOPES),
         "",
-        "Scopes atomics support; a supported scope implies every narrower one.",
+        "Scopes atomics support: at least work_group (the SYCL 2020 minimum); a supported scope implies every narrower one.",
     ),
     req(
         "support.fence_orders",
         Kind::Set(ORDERS),
         "",
-        "Memory orders fences support.",
+        "Memory orders fences support: at least acquire, release and acq_rel (the SYCL 2020 minimum); never relaxed (a relaxed fence orders nothing).",
     ),
     req(
         "support.fence_scopes",
         Kind::Set(SCOPES),
         "",
-        "Scopes fences support; a supported scope implies every narrower one.",
+        "Scopes fences support: at least work_group (the SYCL 2020 minimum); a supported scope implies every narrower one.",
     ),
     opt(
         "stress.interconnect_jitter",
@@ -640,6 +640,9 @@ impl Key {
             Kind::Text => match v {
                 toml::Value::String(s) if !s.trim().is_empty() => Ok(()),
                 toml::Value::String(_) => Err("must not be empty".into()),
+                toml::Value::Datetime(_) => {
+                    Err("expected a string, found a TOML date/time (put it in quotes)".into())
+                }
                 _ => Err(expected()),
             },
             Kind::Choice(names) => match v {

@@ -101,7 +101,8 @@ fn plain(v: &toml_edit::Value) -> toml::Value {
         E::Integer(i) => toml::Value::Integer(*i.value()),
         E::Float(f) => toml::Value::Float(*f.value()),
         E::Boolean(b) => toml::Value::Boolean(*b.value()),
-        E::Datetime(d) => toml::Value::String(d.value().to_string()),
+        // A datetime stays one, so that a key expecting a string refuses it.
+        E::Datetime(d) => toml::Value::Datetime(*d.value()),
         E::Array(a) => toml::Value::Array(a.iter().map(plain).collect()),
         E::InlineTable(t) => {
             toml::Value::Table(t.iter().map(|(k, v)| (k.to_string(), plain(v))).collect())
@@ -145,7 +146,11 @@ fn check_document(doc: &toml_edit::Table, file: &str, text: &str) -> Result<(), 
                 key.check(&pv).map_err(|allowed| ConfigError::Invalid {
                     at: at(v.span().map(|s| s.start)),
                     key: path.clone(),
-                    value: pv.to_string(),
+                    value: match &pv {
+                        // Its `to_string` would show serde's private wrapper.
+                        toml::Value::Datetime(d) => d.to_string(),
+                        pv => pv.to_string(),
+                    },
                     allowed,
                 })?;
             } else if keys::is_table(&path) {
@@ -265,12 +270,8 @@ pub fn load(path: Option<&Path>, overrides: &[String]) -> Result<GpuConfig, Conf
     match path {
         None => parse_str(DEFAULT_TOML, DEFAULT_NAME, overrides),
         Some(p) => {
-            let file = p.display().to_string();
-            let text = std::fs::read_to_string(p).map_err(|source| ConfigError::Io {
-                file: file.clone(),
-                source,
-            })?;
-            parse_str(&text, &file, overrides)
+            let text = crate::text::read(p)?;
+            parse_str(&text, &p.display().to_string(), overrides)
         }
     }
 }

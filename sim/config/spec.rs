@@ -71,6 +71,26 @@ pub struct SmSpec {
     pub latency: InstLatency,
 }
 
+impl SmSpec {
+    /// Whether a work-group of `threads` work-items and `local_bytes` of local memory fits one empty
+    /// SM (the occupancy limits); `Err` says what it needs against what the SM has.
+    pub fn group_fits(&self, threads: u32, local_bytes: u32) -> Result<(), String> {
+        let warps = threads.div_ceil(self.warp_size);
+        if threads > self.max_threads
+            || warps > self.max_warps
+            || local_bytes > self.max_shared_bytes
+        {
+            return Err(format!(
+                "a work-group of {threads} work-items ({warps} warps, {local_bytes} bytes of local \
+                 memory) does not fit one SM (sm.max_threads = {}, sm.max_warps = {}, \
+                 sm.max_shared_bytes = {})",
+                self.max_threads, self.max_warps, self.max_shared_bytes
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// Result latencies of non-memory instructions, core cycles.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -21,6 +21,9 @@ pub struct Violation {
     pub related: Vec<&'static str>,
 }
 
+/// Most bytes of L1 over all SMs together.
+pub const MAX_L1_TOTAL_BYTES: u64 = 2 << 30;
+
 fn violation(
     key: &str,
     value: impl ToString,
@@ -142,6 +145,21 @@ fn cross_rules(c: &GpuConfig) -> Result<(), Violation> {
             &["l2.line_bytes"],
         ));
     }
+    // Every L1 holds its lines in the simulator's memory: 4096 SMs of 16 MiB each asked for 64 GiB
+    // and ended in the kernel's OOM killer. The bound is 60 times an H100's L1 capacity.
+    let l1_total = c.sm.count as u64 * c.l1.size_bytes as u64;
+    if l1_total > MAX_L1_TOTAL_BYTES {
+        return Err(violation(
+            "l1.size_bytes",
+            c.l1.size_bytes,
+            format!(
+                "sm.count × l1.size_bytes = {} × {} = {l1_total} bytes: at most {MAX_L1_TOTAL_BYTES} \
+                 (the simulator holds every L1's lines)",
+                c.sm.count, c.l1.size_bytes
+            ),
+            &["sm.count"],
+        ));
+    }
     // A memory partition is a whole group of slices with whole DRAM channels behind it.
     if c.l2.slices % c.l2.partitions != 0 || c.dram.channels % c.l2.partitions != 0 {
         return Err(violation(
@@ -154,11 +172,42 @@ fn cross_rules(c: &GpuConfig) -> Result<(), Violation> {
             &["l2.slices", "dram.channels"],
         ));
     }
-    orders("support.atomic_orders", &c.support.atomic_orders, true)?;
-    orders("support.fence_orders", &c.support.fence_orders, false)?;
+    // The least a device offers: SYCL 2020 §4.6.4.2 (`atomic_memory_order_capabilities`,
+    // `atomic_memory_scope_capabilities`: relaxed, work_group) and OpenCL 3.0 §4.2
+    // (`CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES`, whose minimum every OpenCL 2.0 device exceeds).
+    orders(
+        "support.atomic_orders",
+        &c.support.atomic_orders,
+        &[MemOrder::Relaxed],
+        "every device supports relaxed atomics (SYCL 2020 §4.6.4.2)",
+    )?;
+    // Fences: SYCL 2020 §4.6.4.2 `atomic_fence_order_capabilities` (acquire, release, acq_rel; OpenCL
+    // 2.0 §6.13.11 `atomic_work_item_fence` takes all three). Its relaxed "has no effect" (SYCL 2020
+    // §4.15.1), and no front end here can write a relaxed fence, so listing it promises nothing.
+    orders(
+        "support.fence_orders",
+        &c.support.fence_orders,
+        &[MemOrder::Acquire, MemOrder::Release, MemOrder::AcqRel],
+        "every device's fences support acquire, release and acq_rel (SYCL 2020 §4.6.4.2)",
+    )?;
+    if c.support.fence_orders.contains(&MemOrder::Relaxed) {
+        return Err(violation(
+            "support.fence_orders",
+            order_list(&c.support.fence_orders),
+            "must not list relaxed: a relaxed fence orders nothing (SYCL 2020 §4.15.1) and no \
+             kernel front end can write one (`fence.relaxed` is refused)"
+                .into(),
+            &[],
+        ));
+    }
     scopes("support.atomic_scopes", &c.support.atomic_scopes)?;
     scopes("support.fence_scopes", &c.support.fence_scopes)?;
     Ok(())
+}
+
+fn order_list(list: &[MemOrder]) -> String {
+    let names: Vec<&str> = list.iter().map(|o| o.name()).collect();
+    format!("[{}]", names.join(", "))
 }
 
 /// `size` split over `parts` slices of `line`-byte lines in `ways` ways: a whole, power-of-two number of
@@ -198,18 +247,16 @@ fn prev_pow2(x: u64) -> u64 {
     1u64 << (63 - x.leading_zeros())
 }
 
-fn orders(key: &str, list: &[MemOrder], need_relaxed: bool) -> Result<(), Violation> {
+/// An order list: the `required` orders (`why` says whose minimum), and acq_rel and seq_cst only
+/// with what they are made of.
+fn orders(key: &str, list: &[MemOrder], required: &[MemOrder], why: &str) -> Result<(), Violation> {
     let has = |o: MemOrder| list.contains(&o);
-    let shown = || {
-        let names: Vec<&str> = list.iter().map(|o| o.name()).collect();
-        format!("[{}]", names.join(", "))
-    };
-    // SYCL 2020: every device supports relaxed atomics.
-    if need_relaxed && !has(MemOrder::Relaxed) {
+    let shown = || order_list(list);
+    if let Some(missing) = required.iter().find(|o| !has(**o)) {
         return Err(violation(
             key,
             shown(),
-            "must include relaxed (every device supports relaxed atomics)".into(),
+            format!("must include {} ({why})", missing.name()),
             &[],
         ));
     }
@@ -240,6 +287,19 @@ fn scopes(key: &str, list: &[Scope]) -> Result<(), Violation> {
                 &[],
             ));
         }
+    }
+    // SYCL 2020 §4.6.4.2: `atomic_memory_scope_capabilities` and `atomic_fence_scope_capabilities`
+    // include at least work_group (OpenCL 3.0 §4.2: CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP).
+    if !list.contains(&Scope::WorkGroup) {
+        let names: Vec<&str> = list.iter().map(|s| s.name()).collect();
+        return Err(violation(
+            key,
+            format!("[{}]", names.join(", ")),
+            "must include work_group (and so work_item and sub_group): every device supports \
+             work_group scope (SYCL 2020 §4.6.4.2)"
+                .into(),
+            &[],
+        ));
     }
     Ok(())
 }
@@ -389,6 +449,21 @@ mod tests {
     }
 
     #[test]
+    fn the_l1s_together_are_bounded() {
+        let mut c = tiny();
+        c.sm.count = 4096;
+        c.l1.size_bytes = 16 << 20;
+        let v = validate(&c).unwrap_err();
+        assert_eq!(
+            (v.key.as_str(), v.related.as_slice()),
+            ("l1.size_bytes", &["sm.count"][..])
+        );
+        assert!(v.allowed.contains("at most 2147483648"), "{}", v.allowed);
+        c.l1.size_bytes = 512 << 10;
+        assert!(validate(&c).is_ok(), "{:?}", validate(&c));
+    }
+
+    #[test]
     fn support_lists_must_be_consistent() {
         let mut c = tiny();
         c.support.atomic_orders = vec![MemOrder::Acquire];
@@ -398,7 +473,37 @@ mod tests {
         assert!(validate(&c)
             .unwrap_err()
             .allowed
-            .contains("acquire and release"));
+            .contains("must include release"));
+        let mut c = tiny();
+        c.support.atomic_orders = vec![MemOrder::Relaxed, MemOrder::AcqRel];
+        assert!(validate(&c)
+            .unwrap_err()
+            .allowed
+            .contains("acq_rel needs acquire and release"));
+        // Below the SYCL 2020 / OpenCL minimums, or promising a fence no front end can write.
+        let mut c = tiny();
+        c.support.atomic_scopes = vec![Scope::WorkItem, Scope::SubGroup];
+        let v = validate(&c).unwrap_err();
+        assert_eq!(v.key, "support.atomic_scopes");
+        assert!(
+            v.allowed.contains("must include work_group"),
+            "{}",
+            v.allowed
+        );
+        let mut c = tiny();
+        c.support.fence_scopes = vec![Scope::WorkItem];
+        assert_eq!(validate(&c).unwrap_err().key, "support.fence_scopes");
+        let mut c = tiny();
+        c.support.fence_orders = vec![MemOrder::SeqCst];
+        assert!(validate(&c)
+            .unwrap_err()
+            .allowed
+            .contains("must include acquire"));
+        let mut c = tiny();
+        c.support.fence_orders.push(MemOrder::Relaxed);
+        let v = validate(&c).unwrap_err();
+        assert_eq!(v.key, "support.fence_orders");
+        assert!(v.allowed.contains("must not list relaxed"), "{}", v.allowed);
         let mut c = tiny();
         c.support.atomic_orders = vec![MemOrder::Relaxed, MemOrder::SeqCst];
         assert!(validate(&c)

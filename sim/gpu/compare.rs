@@ -145,6 +145,15 @@ fn watchdog_for(cfg: &GpuConfig, b: &BenchResult) -> GpuConfig {
     c
 }
 
+/// Counts one finished simulation when dropped (whichever way the simulation ended).
+struct Counted<'a>(&'a crate::progress::Progress);
+
+impl Drop for Counted<'_> {
+    fn drop(&mut self) {
+        self.0.inc(1);
+    }
+}
+
 /// Settings of the simulated side.
 #[derive(Debug, Clone, Copy)]
 pub struct CompareOptions {
@@ -170,6 +179,25 @@ pub fn compare(
     config: &str,
     opts: &CompareOptions,
 ) -> Comparison {
+    compare_reporting(
+        m,
+        file,
+        cfg,
+        config,
+        opts,
+        &crate::progress::Progress::hidden(),
+    )
+}
+
+/// [`compare`], counting finished simulations (cases, then litmus variants) on `progress`.
+pub fn compare_reporting(
+    m: &Measurement,
+    file: &str,
+    cfg: &GpuConfig,
+    config: &str,
+    opts: &CompareOptions,
+    progress: &crate::progress::Progress,
+) -> Comparison {
     let seed = opts.seed;
     let overhead = m.overhead_ns.unwrap_or(0.0);
     let ok: Vec<&BenchResult> = m
@@ -177,9 +205,12 @@ pub fn compare(
         .iter()
         .filter(|b| b.status == Status::Ok && b.group != OVERHEAD_GROUP)
         .collect();
+    let litmus_ok = m.litmus.iter().filter(|l| l.status == Status::Ok).count();
+    progress.set_total((ok.len() + litmus_ok) as u64);
     let sims: Vec<Result<(u64, f64), String>> =
         ok.par_iter()
             .map(|b| {
+                let _counted = Counted(progress);
                 let text = m.kernels.get(&b.kernel).ok_or_else(|| {
                     format!("kernel {} missing from the measurement file", b.kernel)
                 })?;
@@ -299,6 +330,7 @@ pub fn compare(
             seed: seed.wrapping_add(1),
             ..Default::default()
         };
+        let _counted = Counted(progress);
         let sim = match crate::litmus::parse(text, &l.file) {
             Ok(t) => {
                 crate::litmus::run(&l.variant.apply(&t), cfg, &opts).map_err(|e| e.to_string())
@@ -629,13 +661,16 @@ pub fn run(args: &CompareArgs) -> Result<(Comparison, Vec<std::path::PathBuf>), 
         Some(p) => p.display().to_string(),
         None => crate::config::DEFAULT_NAME.to_string(),
     };
-    let c = compare(
+    let progress = crate::progress::Progress::new("compare", "simulations", 0);
+    let c = compare_reporting(
         &m,
         &args.measured.display().to_string(),
         &cfg,
         &config,
         &args.opts,
+        &progress,
     );
+    progress.finish();
     let mut written = Vec::new();
     if let Some(dir) = &args.out {
         let write = |name: &str, bytes: &[u8]| -> Result<std::path::PathBuf, CompareError> {

@@ -77,8 +77,7 @@ pub fn load(suite: Suite) -> Result<Loaded, MeasureError> {
     for b in &suite.benches {
         let path = b.kernel_path.display().to_string();
         if let std::collections::btree_map::Entry::Vacant(e) = kernels.entry(path.clone()) {
-            let text = std::fs::read_to_string(&b.kernel_path)
-                .map_err(|source| MeasureError::Io { file: path, source })?;
+            let text = crate::text::read(&b.kernel_path).map_err(KernelError::from)?;
             e.insert(text);
         }
     }
@@ -92,10 +91,8 @@ pub fn load(suite: Suite) -> Result<Loaded, MeasureError> {
     let mut litmus = Vec::new();
     for (_, path) in suite.litmus.iter().flat_map(|l| &l.tests) {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| MeasureError::Io {
-            file: file.clone(),
-            source,
-        })?;
+        let text = crate::text::read(path)
+            .map_err(|e| MeasureError::Litmus(Box::new(crate::litmus::LitmusError::from(e))))?;
         litmus.push(
             crate::litmus::parse(&text, &file).map_err(|e| MeasureError::Litmus(Box::new(e)))?,
         );
@@ -326,8 +323,11 @@ pub enum MeasureRunError {
 
 /// What `measure` reports while it works.
 pub enum Progress<'a> {
-    /// The adapter is open (before the first case).
-    Opened(&'a super::AdapterReport),
+    /// The adapter is open (before the first case); `items` cases and litmus variants follow.
+    Opened {
+        adapter: &'a super::AdapterReport,
+        items: usize,
+    },
     /// A case was measured (or failed).
     Case(&'a BenchResult),
     /// A litmus test variant ran (or failed).
@@ -342,7 +342,11 @@ pub fn run(
 ) -> Result<MeasureOutcome, MeasureRunError> {
     let loaded = load(Suite::load(&args.suite).map_err(MeasureError::from)?)?;
     let gpu = Gpu::open(args.adapter)?;
-    progress(Progress::Opened(&gpu.report));
+    let variants = loaded.suite.litmus.as_ref().map_or(0, |l| l.variants.len());
+    progress(Progress::Opened {
+        adapter: &gpu.report,
+        items: loaded.cases.len() + loaded.litmus.len() * variants,
+    });
     if gpu.timestamp_period_ns.is_none() {
         return Err(GpuError::NoTimestamps {
             adapter: gpu.report.name.clone(),
@@ -371,7 +375,12 @@ pub fn run(
 /// One progress line: `bench[case]  median (min … max)`, a litmus test's weak outcomes, or the failure.
 pub fn progress_line(p: &Progress) -> String {
     let r = match p {
-        Progress::Opened(a) => return format!("measuring on [{}] {}", a.index, a.name),
+        Progress::Opened { adapter: a, items } => {
+            return format!(
+                "measuring on [{}] {}: {items} cases and litmus variants",
+                a.index, a.name
+            )
+        }
         Progress::Case(r) => r,
         Progress::Litmus(l) => {
             let weak: u64 = l.outcomes.iter().filter(|o| o.weak).map(|o| o.count).sum();

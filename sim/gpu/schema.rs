@@ -206,12 +206,8 @@ impl Measurement {
 
     /// Reads and checks a measurement file.
     pub fn load(path: &Path) -> Result<Measurement, SchemaError> {
-        let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| SchemaError::Io {
-            file: file.clone(),
-            source,
-        })?;
-        Self::parse(&text, &file)
+        let text = crate::text::read(path)?;
+        Self::parse(&text, &path.display().to_string())
     }
 
     /// The invariants a reader relies on.
@@ -220,6 +216,22 @@ impl Measurement {
             file: file.to_string(),
             message,
         };
+        let finite_at_least = |what: &str, v: f64, min: f64, strict: bool| {
+            if !v.is_finite() || v < min || (strict && v == min) {
+                return Err(bad(format!(
+                    "{what} = {v}: must be a finite number {} {min}",
+                    if strict { ">" } else { ">=" }
+                )));
+            }
+            Ok(())
+        };
+        finite_at_least("timestamp_period_ns", self.timestamp_period_ns, 0.0, true)?;
+        if let Some(o) = self.overhead_ns {
+            finite_at_least("overhead_ns", o, 0.0, false)?;
+        }
+        if self.reps == 0 {
+            return Err(bad("reps = 0: at least 1 timed repetition".into()));
+        }
         let mut keys = std::collections::HashSet::new();
         for (i, b) in self.benchmarks.iter().enumerate() {
             let at = format!("benchmarks[{i}] ({})", b.key());
@@ -243,12 +255,26 @@ impl Measurement {
             }
             match (b.status, &b.timing, &b.error) {
                 (Status::Ok, Some(t), None) => {
+                    let lo = t.samples_ns.iter().copied().fold(f64::INFINITY, f64::min);
+                    let hi = t
+                        .samples_ns
+                        .iter()
+                        .copied()
+                        .fold(f64::NEG_INFINITY, f64::max);
                     if t.samples_ns.is_empty()
                         || t.samples_ns.iter().any(|x| !x.is_finite() || *x < 0.0)
+                        || t.min_ns != lo
+                        || t.max_ns != hi
                         || !(t.min_ns <= t.median_ns && t.median_ns <= t.max_ns)
                     {
                         return Err(bad(format!(
-                            "{at}: timing must have finite non-negative samples with min <= median <= max"
+                            "{at}: timing (min_ns = {}, median_ns = {}, max_ns = {}, {} samples): \
+                             must have finite non-negative samples, min_ns and max_ns their least \
+                             and greatest, min <= median <= max",
+                            t.min_ns,
+                            t.median_ns,
+                            t.max_ns,
+                            t.samples_ns.len()
                         )));
                     }
                     if let Some(c) = b.checks.iter().find(|c| !c.passed) {
@@ -266,6 +292,20 @@ impl Measurement {
                     return Err(bad(format!(
                         "{at}: a failed case has an error and no timing"
                     )))
+                }
+            }
+        }
+        for (i, d) in self.derived.iter().enumerate() {
+            for (what, v) in [
+                ("slope_ns", d.slope_ns),
+                ("intercept_ns", d.intercept_ns),
+                ("r2", d.r2),
+            ] {
+                if !v.is_finite() {
+                    return Err(bad(format!(
+                        "derived[{i}] ({}): {what} = {v}: must be a finite number",
+                        d.name
+                    )));
                 }
             }
         }

@@ -38,6 +38,9 @@ pub enum SuiteError {
     },
 }
 
+/// Most cases one suite may have.
+pub const MAX_CASES: u64 = 100_000;
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct SuiteSpec {
@@ -147,10 +150,7 @@ pub struct Suite {
 impl Suite {
     pub fn load(path: &Path) -> Result<Suite, SuiteError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| SuiteError::Io {
-            file: file.clone(),
-            source,
-        })?;
+        let text = crate::text::read(path)?;
         let dir = path.parent().unwrap_or(Path::new("."));
         Suite::parse(&text, &file, dir)
     }
@@ -218,8 +218,23 @@ impl Suite {
         };
         let mut names = std::collections::HashSet::new();
         let mut benches = Vec::new();
+        let mut cases: u128 = 0;
         for (i, b) in spec.bench.into_iter().enumerate() {
             let key = |k: &str| format!("bench[{i}].{k}");
+            // Bounded before `cases()` makes the cross product.
+            cases = cases.saturating_add(
+                b.sweep
+                    .values()
+                    .map(|v| v.len() as u128)
+                    .fold(1, u128::saturating_mul),
+            );
+            if cases > MAX_CASES as u128 {
+                return Err(invalid(
+                    key("sweep"),
+                    format!("{cases} cases so far"),
+                    &format!("a suite has at most {MAX_CASES} cases (each is a dispatch to time)"),
+                ));
+            }
             if b.name.is_empty() || !names.insert(b.name.clone()) {
                 return Err(invalid(
                     key("name"),

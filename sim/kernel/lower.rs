@@ -15,7 +15,8 @@ use super::syntax::{BaseSyn, BinOp, Bracket, Expr, InitSyn, InstSyn, Operand, St
 use super::KernelError;
 use crate::ir::{self, *};
 use crate::workload::{
-    self, Buffer, CheckOp, FoldOp, Geometry, Init, Param, ParamValue, Quantity, Workload,
+    self, Buffer, CheckOp, FoldOp, Geometry, Init, LaunchLimit, Param, ParamValue, Quantity,
+    Workload,
 };
 use std::collections::HashMap;
 
@@ -167,8 +168,8 @@ impl Lower<'_> {
     /// The kernel's name and place, and the launch geometry; defines the built-in launch constants.
     fn geometry(&mut self, stmts: &[Stmt]) -> R<(String, SrcLoc, Geometry)> {
         let mut kernel: Option<(String, SrcLoc)> = None;
-        let mut groups: Option<[u32; 3]> = None;
-        let mut group_size: Option<[u32; 3]> = None;
+        let mut groups: Option<([u32; 3], SrcLoc)> = None;
+        let mut group_size: Option<([u32; 3], SrcLoc)> = None;
         for s in stmts {
             let (dims, what, slot) = match &s.kind {
                 StmtKind::Kernel { name } => {
@@ -199,7 +200,7 @@ impl Lower<'_> {
                 }
                 v[i] = n as u32;
             }
-            *slot = Some(v);
+            *slot = Some((v, s.loc));
         }
         let Some((name, kloc)) = kernel else {
             return Err(self.err(
@@ -207,18 +208,18 @@ impl Lower<'_> {
                 "found no kernel: expected a block `kernel NAME { ... }`",
             ));
         };
-        let (Some(groups), Some(group_size)) = (groups, group_size) else {
+        let (Some((groups, groups_at)), Some((group_size, size_at))) = (groups, group_size) else {
             return Err(self.err(
                 kloc,
                 "the launch geometry is missing: expected `groups N` and `group_size M` declarations",
             ));
         };
-        let total = |d: [u32; 3]| d.iter().map(|&x| x as u128).product::<u128>();
-        if total(groups) * total(group_size) > 1 << 40 || total(group_size) > u32::MAX as u128 {
-            return Err(self.err(
-                kloc,
-                "the launch has more than 2^40 work-items (or a work-group more than 2^32)",
-            ));
+        match workload::check_launch(groups, group_size) {
+            Ok(()) => {}
+            Err(LaunchLimit::Groups(m)) => return Err(self.err(groups_at, format!("groups {m}"))),
+            Err(LaunchLimit::GroupSize(m)) => {
+                return Err(self.err(size_at, format!("group_size: {m}")))
+            }
         }
         let geometry = Geometry { groups, group_size };
         let ng = geometry.num_groups();

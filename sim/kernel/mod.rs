@@ -70,10 +70,6 @@ pub fn parse(text: &str, file: &str, overrides: &[(String, i64)]) -> Result<Work
 
 /// Reads and parses a workload file.
 pub fn load(path: &Path, overrides: &[(String, i64)]) -> Result<Workload, KernelError> {
-    let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| KernelError::Io {
-        file: file.clone(),
-        source,
-    })?;
-    parse(&text, &file, overrides)
+    let text = crate::text::read(path)?;
+    parse(&text, &path.display().to_string(), overrides)
 }

@@ -267,7 +267,9 @@ const DECLARATIONS: [&str; 9] = [
     "kernel",
 ];
 
-/// Deepest nesting of parentheses and unary operators in one expression.
+/// Deepest nesting in one expression: parentheses, unary operators and the operators of a chain
+/// (`1 + 2 + 3` nests its additions), so that every tree the parser builds is at most this deep and
+/// the recursive passes over it (lowering, evaluation, drop) stay far from the stack's end.
 const MAX_NESTING: usize = 256;
 
 struct Parser<'a> {
@@ -693,8 +695,16 @@ impl Parser<'_> {
         self.climb(lhs, 0)
     }
 
-    /// Precedence climbing: extends `lhs` with operators binding tighter than `min`.
-    fn climb(&mut self, mut lhs: Expr, min: u8) -> R<Expr> {
+    /// Precedence climbing: extends `lhs` with operators binding tighter than `min`. Each operator
+    /// applied deepens the tree by one, counted against [`MAX_NESTING`] until the chain ends.
+    fn climb(&mut self, lhs: Expr, min: u8) -> R<Expr> {
+        let outer = self.depth;
+        let e = self.climb_chain(lhs, min);
+        self.depth = outer;
+        e
+    }
+
+    fn climb_chain(&mut self, mut lhs: Expr, min: u8) -> R<Expr> {
         loop {
             let loc = self.loc();
             // `N %M` lexes as `N` followed by register `%M`: read it as a remainder.
@@ -703,6 +713,7 @@ impl Parser<'_> {
                     self.pos += 1;
                     let rhs = self.climb(Expr::Name(name, loc), 9)?;
                     lhs = Expr::Bin(BinOp::Rem, Box::new(lhs), Box::new(rhs), loc);
+                    self.deeper(loc)?;
                     continue;
                 }
             }
@@ -719,21 +730,32 @@ impl Parser<'_> {
             let first = self.unary()?;
             let rhs = self.climb(first, prec)?;
             lhs = Expr::Bin(op, Box::new(lhs), Box::new(rhs), loc);
+            self.deeper(loc)?;
         }
     }
 
-    fn unary(&mut self) -> R<Expr> {
-        let loc = self.loc();
-        // Bounded nesting, so that a pathological file is an error rather than a stack overflow.
+    /// One more level of nesting; bounded, so that a pathological file is an error rather than a
+    /// stack overflow.
+    fn deeper(&mut self, loc: SrcLoc) -> R<()> {
         self.depth += 1;
         if self.depth > MAX_NESTING {
             return Err(self.err(
                 loc,
-                format!("expression nested more than {MAX_NESTING} levels deep"),
+                format!(
+                    "expression nested more than {MAX_NESTING} levels deep (parentheses, unary \
+                     operators and each operator of a chain count)"
+                ),
             ));
         }
+        Ok(())
+    }
+
+    fn unary(&mut self) -> R<Expr> {
+        let loc = self.loc();
+        let outer = self.depth;
+        self.deeper(loc)?;
         let e = self.unary_inner(loc);
-        self.depth -= 1;
+        self.depth = outer;
         e
     }
 

@@ -15,10 +15,7 @@ pub struct ExpectEntry {
 
 pub fn load_expectations(path: &Path) -> Result<Vec<ExpectEntry>, LitmusError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| LitmusError::Io {
-        file: file.clone(),
-        source,
-    })?;
+    let text = crate::text::read(path)?;
     let mut out: Vec<ExpectEntry> = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let body = line.split('#').next().unwrap_or_default();

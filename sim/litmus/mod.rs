@@ -32,7 +32,7 @@ pub use cond::{Condition, Quantifier, Var};
 pub use expect::{apply_expectations, load_expectations, ExpectEntry};
 pub use parse::parse;
 pub use report::{json_report, summary, text_report, JsonTest};
-pub use run::{run, CheckStatus, LitmusOptions, LitmusResult, Outcome};
+pub use run::{run, run_reporting, CheckStatus, LitmusOptions, LitmusResult, Outcome};
 pub use test::{Dialect, Expect, Expectation, LitmusTest, Location, RegInit, Thread};
 // For the physical-GPU harness (`gpu::litmus`), which lays instances out its own way.
 pub use lower::{normalise, relocate};
@@ -73,12 +73,8 @@ pub enum LitmusError {
 
 /// Reads and parses one test file.
 pub fn load(path: &Path) -> Result<LitmusTest, LitmusError> {
-    let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| LitmusError::Io {
-        file: file.clone(),
-        source,
-    })?;
-    parse(&text, &file)
+    let text = crate::text::read(path)?;
+    parse(&text, &path.display().to_string())
 }
 
 /// The test files named by `paths`: files as given, folders searched (recursively) for

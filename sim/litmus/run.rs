@@ -117,6 +117,9 @@ impl LitmusResult {
     }
 }
 
+/// Launches run (in parallel) before their outputs are merged.
+const LAUNCH_CHUNK: u64 = 4096;
+
 struct LaunchOut {
     counts: HashMap<Vec<i64>, u64>,
     races: Vec<RaceReport>,
@@ -127,6 +130,16 @@ pub fn run(
     test: &LitmusTest,
     cfg: &GpuConfig,
     opts: &LitmusOptions,
+) -> Result<LitmusResult, LitmusError> {
+    run_reporting(test, cfg, opts, &crate::progress::Progress::hidden())
+}
+
+/// [`run`], telling `progress` how many of the iterations are done as launches finish.
+pub fn run_reporting(
+    test: &LitmusTest,
+    cfg: &GpuConfig,
+    opts: &LitmusOptions,
+    progress: &dyn crate::progress::Report,
 ) -> Result<LitmusResult, LitmusError> {
     let regs: usize =
         test.locations.len() + test.threads.iter().map(|t| t.regs.len()).sum::<usize>();
@@ -148,28 +161,40 @@ pub fn run(
     let blocks = want_blocks.min(lay.max_blocks).max(1);
     let per_launch = blocks as u64 * ws;
     let launches = opts.iterations.div_ceil(per_launch);
+    let done = std::sync::atomic::AtomicU64::new(0);
     let one = |i: u64| -> Result<LaunchOut, LitmusError> {
         let count = per_launch.min(opts.iterations - i * per_launch);
         let b = count.div_ceil(ws) as u32;
-        launch(test, &lay, cfg, i, b, count, opts)
-    };
-    let outs: Vec<Result<LaunchOut, LitmusError>> = if opts.parallel {
-        (0..launches).into_par_iter().map(one).collect()
-    } else {
-        (0..launches).map(one).collect()
+        let out = launch(test, &lay, cfg, i, b, count, opts);
+        let d = done.fetch_add(count, std::sync::atomic::Ordering::Relaxed) + count;
+        progress.update(d, opts.iterations);
+        out
     };
     let mut counts: HashMap<Vec<i64>, u64> = HashMap::new();
     let mut races: Vec<RaceReport> = Vec::new();
-    for o in outs {
-        let o = o?;
-        for (s, n) in o.counts {
-            *counts.entry(s).or_default() += n;
-        }
-        for r in o.races {
-            if !races.iter().any(|x| x.same_pair(&r)) {
-                races.push(r);
+    // Launches in chunks, each merged in launch order before the next starts: the same counts as
+    // one pass over all launches, with memory bounded by a chunk whatever `iterations` asks for
+    // (10^18 iterations collected every launch's output at once and aborted).
+    let mut first = 0;
+    while first < launches {
+        let end = launches.min(first + LAUNCH_CHUNK);
+        let outs: Vec<Result<LaunchOut, LitmusError>> = if opts.parallel {
+            (first..end).into_par_iter().map(one).collect()
+        } else {
+            (first..end).map(one).collect()
+        };
+        for o in outs {
+            let o = o?;
+            for (s, n) in o.counts {
+                *counts.entry(s).or_default() += n;
+            }
+            for r in o.races {
+                if !races.iter().any(|x| x.same_pair(&r)) {
+                    races.push(r);
+                }
             }
         }
+        first = end;
     }
     let cond = &test.condition;
     let mut outcomes: Vec<Outcome> = counts

@@ -406,8 +406,17 @@ pub fn check_columns(
                     .filter(|k| k.rsplit_once('.').map(|(l, _)| l) == Some(loc))
                     .map(String::as_str)
                     .collect();
+                // The key that names it: `y = "kernel.cyclez / T"`.
+                let key = c
+                    .expressions()
+                    .into_iter()
+                    .find(|(_, text)| {
+                        Expr::parse(text).is_ok_and(|e| e.columns().contains(&col.as_str()))
+                    })
+                    .map(|(what, text)| format!(" {what} = {text:?}:"))
+                    .unwrap_or_default();
                 return Err(SweepError::Plan(format!(
-                    "chart \"{}\": no statistic is called `{col}`{}",
+                    "chart \"{}\":{key} no statistic is called `{col}`{}",
                     c.name,
                     if near.is_empty() {
                         " (see the columns of results.csv, e.g. kernel.cycles, l2.hit_rate)"

@@ -98,10 +98,16 @@ fn lex(s: &str) -> Result<Vec<(usize, Tok)>, ExprError> {
     Ok(out)
 }
 
+/// Deepest nesting of an expression: parentheses, unary minus and each operator of a chain
+/// (`a + b + c` nests its additions). Evaluation and drop recurse over the tree, so a deeper one
+/// (a 20 000-deep expression overflowed the stack) is a syntax error.
+pub const MAX_DEPTH: usize = 128;
+
 struct Parser {
     toks: Vec<(usize, Tok)>,
     pos: usize,
     end: usize,
+    depth: usize,
 }
 
 impl Parser {
@@ -117,25 +123,51 @@ impl Parser {
             message: message.to_string(),
         })
     }
+    /// One level deeper, for the rest of the enclosing expression.
+    fn deeper(&mut self) -> Result<(), ExprError> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return self.err(&format!(
+                "expression nested more than {MAX_DEPTH} levels deep (parentheses, unary minus \
+                 and each operator of a chain count)"
+            ));
+        }
+        Ok(())
+    }
     fn expr(&mut self) -> Result<Expr, ExprError> {
+        let outer = self.depth;
         let mut e = self.term()?;
         while let Some(Tok::Sym(c @ ('+' | '-'))) = self.peek() {
             let op = if *c == '+' { Op::Add } else { Op::Sub };
+            self.deeper()?;
             self.pos += 1;
             e = Expr::Bin(Box::new(e), op, Box::new(self.term()?));
         }
+        self.depth = outer;
         Ok(e)
     }
     fn term(&mut self) -> Result<Expr, ExprError> {
+        let outer = self.depth;
         let mut e = self.factor()?;
         while let Some(Tok::Sym(c @ ('*' | '/'))) = self.peek() {
             let op = if *c == '*' { Op::Mul } else { Op::Div };
+            self.deeper()?;
             self.pos += 1;
             e = Expr::Bin(Box::new(e), op, Box::new(self.factor()?));
         }
+        self.depth = outer;
         Ok(e)
     }
     fn factor(&mut self) -> Result<Expr, ExprError> {
+        let outer = self.depth;
+        let e = self.factor_inner();
+        self.depth = outer;
+        e
+    }
+    fn factor_inner(&mut self) -> Result<Expr, ExprError> {
+        if matches!(self.peek(), Some(Tok::Sym('-' | '('))) {
+            self.deeper()?;
+        }
         match self.peek().cloned() {
             Some(Tok::Num(v)) => {
                 self.pos += 1;
@@ -171,6 +203,7 @@ impl Expr {
             toks,
             pos: 0,
             end: s.chars().count() + 1,
+            depth: 0,
         };
         let e = p.expr()?;
         if p.pos < p.toks.len() {
@@ -249,6 +282,8 @@ mod tests {
         assert_eq!(e.eval(&row), Some(502.0));
         assert_eq!(e.columns(), vec!["kernel.cycles", "T"]);
         assert_eq!(Expr::parse("1.5e3 / T").unwrap().eval(&row), Some(375.0));
+        let deep = format!("{}T{}", "(".repeat(100), ")".repeat(100));
+        assert_eq!(Expr::parse(&deep).unwrap().eval(&row), Some(4.0));
     }
 
     #[test]
@@ -266,9 +301,21 @@ mod tests {
             ("T T", 3, "expected an operator"),
             ("T $ 2", 3, "unexpected `$`"),
             ("sm.", 3, "ends with `.`"),
+            (
+                &format!("{}1{}", "(".repeat(20_000), ")".repeat(20_000)),
+                129,
+                "nested more than 128",
+            ),
+            (
+                &format!("{}T", "-".repeat(20_000)),
+                129,
+                "nested more than 128",
+            ),
+            (&vec!["T"; 200_000].join("+"), 258, "nested more than 128"),
         ];
         for (text, col, msg) in cases {
             let e = Expr::parse(text).unwrap_err();
+            let text = &text[..text.len().min(40)];
             assert_eq!(e.col, col, "{text}: {e}");
             assert!(e.message.contains(msg), "{text}: {e}");
         }

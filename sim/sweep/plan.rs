@@ -209,6 +209,29 @@ impl Plan {
         variants: Vec<Variant>,
         seeds: &[u64],
     ) -> Result<Plan, SweepError> {
+        let quiet = crate::progress::Progress::hidden();
+        Plan::cross_reporting(
+            name,
+            description,
+            bases,
+            config_params,
+            variants,
+            seeds,
+            &quiet,
+        )
+    }
+
+    /// [`Plan::cross`], telling `progress` how many of the points are made (a plan of 10^6 points
+    /// with as many configs to validate takes minutes).
+    pub fn cross_reporting(
+        name: &str,
+        description: &str,
+        bases: &[BaseConfig],
+        config_params: &[(String, Vec<Value>)],
+        variants: Vec<Variant>,
+        seeds: &[u64],
+        progress: &dyn crate::progress::Report,
+    ) -> Result<Plan, SweepError> {
         if bases.is_empty() {
             return Err(SweepError::Plan("a sweep needs a base config".into()));
         }
@@ -255,6 +278,7 @@ impl Plan {
         // One validated config per (base, overrides), shared by every point that uses it.
         let mut configs: HashMap<(usize, Vec<String>), (Arc<GpuConfig>, u64)> = HashMap::new();
 
+        let total = (bases.len() * combos.len() * variants.len() * seeds.len()) as u64;
         let mut points = Vec::new();
         let mut runs = Vec::new();
         for name in names {
@@ -312,6 +336,9 @@ impl Plan {
                                 params,
                             });
                             runs.push((cfg.clone(), job.clone()));
+                            if points.len() % 1024 == 0 {
+                                progress.update(points.len() as u64, total);
+                            }
                         }
                     }
                 }
@@ -326,6 +353,7 @@ impl Plan {
                 )));
             }
         }
+        progress.update(points.len() as u64, total);
         Ok(Plan {
             manifest: Manifest {
                 name: name.to_string(),

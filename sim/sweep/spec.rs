@@ -40,6 +40,7 @@ use super::plan::{
 };
 use super::SweepError;
 use crate::config;
+use crate::progress::Progress;
 use crate::workload::Workload;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -85,6 +86,18 @@ struct RawWorkload {
     set: toml::Table,
 }
 
+/// Most points one sweep may have: the plan holds every point's parameters in memory (about a
+/// kilobyte each), so a larger cross product is refused before it is made.
+pub const MAX_POINTS: u64 = 1 << 22;
+
+/// Number of combinations of `lists` (saturating).
+fn combos<T>(lists: &[(String, Vec<T>)]) -> u128 {
+    lists
+        .iter()
+        .map(|(_, v)| v.len() as u128)
+        .fold(1, u128::saturating_mul)
+}
+
 /// The default output folder of a spec: its path without the extension (`reports/l2.toml` →
 /// `reports/l2/`).
 pub fn default_out(spec: &Path) -> PathBuf {
@@ -94,16 +107,29 @@ pub fn default_out(spec: &Path) -> PathBuf {
 /// Reads and validates the spec at `path`.
 pub fn load(path: &Path) -> Result<Plan, SweepError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| SweepError::Io {
-        path: file.clone(),
-        source,
-    })?;
+    let text = read(path)?;
     let dir = path.parent().unwrap_or(Path::new(""));
     let stem = path
         .file_stem()
         .map(|s| s.to_string_lossy().to_string())
         .unwrap_or_else(|| "sweep".into());
     parse(&text, &file, dir, &stem)
+}
+
+/// Reads a file the spec names (or the spec itself): `file:line:col` when it is not UTF-8.
+fn read(path: &Path) -> Result<String, SweepError> {
+    crate::text::read(path).map_err(|e| match e {
+        crate::text::TextError::Io { file, source } => SweepError::Io { path: file, source },
+        crate::text::TextError::NotUtf8 {
+            file,
+            line,
+            col,
+            byte,
+        } => SweepError::Spec {
+            file: format!("{file}:{line}:{col}"),
+            message: crate::text::not_utf8_message(byte),
+        },
+    })
 }
 
 /// Flattens nested tables into dotted key paths: `[params] l2.slices = [...]` and
@@ -175,9 +201,7 @@ pub fn parse(text: &str, file: &str, dir: &Path, stem: &str) -> Result<Plan, Swe
                 } else {
                     "config".into()
                 };
-                let text = std::fs::read_to_string(&path).map_err(|e| {
-                    err(format!("{at} = {f:?}: cannot read {}: {e}", path.display()))
-                })?;
+                let text = read(&path).map_err(|e| err(format!("{at} = {f:?}: {e}")))?;
                 let name = path
                     .file_stem()
                     .map(|s| s.to_string_lossy().to_string())
@@ -266,6 +290,36 @@ pub fn parse(text: &str, file: &str, dir: &Path, stem: &str) -> Result<Plan, Swe
     if raw.workloads.is_empty() {
         return Err(err("no [[workload]]: a sweep needs at least one".into()));
     }
+    // Points per workload variant, and the bound on the whole plan, checked before any list of
+    // combinations is made.
+    let per_variant = bases.len() as u128 * combos(&config_params) * seeds.len() as u128;
+    let mut planned: u128 = 0;
+    let mut bound = |at: &str, variants: u128| -> Result<(), SweepError> {
+        planned = planned.saturating_add(variants.saturating_mul(per_variant));
+        if planned > MAX_POINTS as u128 {
+            return Err(err(format!(
+                "{at}: the sweep reaches {planned} points (base configs × [params] × workload \
+                 params × set × seeds): at most {MAX_POINTS}; split it into several specs"
+            )));
+        }
+        Ok(())
+    };
+    let loads: u128 = raw
+        .workloads
+        .iter()
+        .filter(|w| w.kernel.is_some())
+        .map(|w| {
+            w.params
+                .values()
+                .map(|v| v.as_array().map_or(1, |a| a.len() as u128))
+                .fold(1u128, u128::saturating_mul)
+        })
+        .fold(0u128, u128::saturating_add);
+    let kernels = Progress::new(
+        "sweep plan",
+        "kernel loads",
+        loads.min(u64::MAX as u128) as u64,
+    );
     let mut variants = Vec::new();
     let mut names: Vec<String> = Vec::new();
     for (wi, w) in raw.workloads.iter().enumerate() {
@@ -323,6 +377,7 @@ pub fn parse(text: &str, file: &str, dir: &Path, stem: &str) -> Result<Plan, Swe
             params.push((k.clone(), ints));
         }
         let set = config_values(&format!("{at}: set"), &w.set)?;
+        bound(&at, combos(&params).saturating_mul(combos(&set)))?;
         if is_litmus {
             if !params.is_empty() {
                 return Err(err(format!(
@@ -336,12 +391,7 @@ pub fn parse(text: &str, file: &str, dir: &Path, stem: &str) -> Result<Plan, Swe
             if w.instances == Some(0) {
                 return Err(err(format!("{at}: instances = 0: at least 1")));
             }
-            let text = std::fs::read_to_string(&path).map_err(|e| {
-                err(format!(
-                    "{at}: litmus = {file:?}: cannot read {}: {e}",
-                    path.display()
-                ))
-            })?;
+            let text = read(&path).map_err(|e| err(format!("{at}: litmus = {file:?}: {e}")))?;
             let test = crate::litmus::parse(&text, &path.display().to_string())
                 .map_err(|e| err(format!("{at}: {e}")))?;
             for s in combinations(&set) {
@@ -369,6 +419,7 @@ pub fn parse(text: &str, file: &str, dir: &Path, stem: &str) -> Result<Plan, Swe
         }
         let set_combos = combinations(&set);
         for ints in combinations(&params) {
+            kernels.inc(1);
             let wl = load_kernel(&path, &ints).map_err(|e| {
                 let set: Vec<String> = ints.iter().map(|(k, v)| format!("{k}={v}")).collect();
                 err(format!(
@@ -394,16 +445,20 @@ pub fn parse(text: &str, file: &str, dir: &Path, stem: &str) -> Result<Plan, Swe
         }
     }
 
+    kernels.finish();
     let name = raw.name.clone().unwrap_or_else(|| stem.to_string());
-    let mut plan = Plan::cross(
+    let points = Progress::new("sweep plan", "points", planned as u64);
+    let mut plan = Plan::cross_reporting(
         &name,
         &raw.description,
         &bases,
         &config_params,
         variants,
         &seeds,
+        &points,
     )
     .map_err(|e| err(e.to_string()))?;
+    points.finish();
     let mut charts = raw.charts;
     for (i, c) in charts.iter_mut().enumerate() {
         c.validate(i, &plan.manifest).map_err(|e| {
@@ -423,7 +478,50 @@ pub fn parse(text: &str, file: &str, dir: &Path, stem: &str) -> Result<Plan, Swe
         }
     }
     plan.manifest.charts = charts;
+    probe_chart_columns(&plan).map_err(|e| err(e.to_string()))?;
     Ok(plan)
+}
+
+/// A kernel that does nothing: what the chart probe runs.
+const PROBE_KERNEL: &str = "groups 1\ngroup_size 1\nkernel probe {\n    exit\n}\n";
+
+/// Checks the statistics the charts name before any point runs, against a probe: the first point's
+/// config with a job of the same kind shrunk to nothing (one work-item that exits; one iteration of
+/// the litmus test). The names of a run's statistics depend on the kind of job, not on the kernel,
+/// its sizes or the config's values.
+fn probe_chart_columns(plan: &Plan) -> Result<(), SweepError> {
+    let (Some((cfg, job)), Some(first)) = (plan.runs.first(), plan.manifest.points.first()) else {
+        return Ok(());
+    };
+    if plan.manifest.charts.is_empty() {
+        return Ok(());
+    }
+    let probe_job = match job.as_ref() {
+        Job::Kernel(_) => Job::Kernel(
+            crate::kernel::parse(PROBE_KERNEL, "(chart probe)", &[])
+                .map_err(|e| SweepError::Plan(format!("chart probe: {e}")))?,
+        ),
+        Job::Litmus(l) => Job::Litmus(LitmusJob {
+            iterations: 1,
+            instances: Some(1),
+            ..l.clone()
+        }),
+    };
+    let m = &plan.manifest;
+    let probe = Plan {
+        manifest: super::plan::Manifest {
+            name: m.name.clone(),
+            description: String::new(),
+            configs: vec![],
+            columns: m.columns.clone(),
+            seeds: vec![first.seed],
+            points: vec![first.clone()],
+            charts: vec![],
+        },
+        runs: vec![(cfg.clone(), std::sync::Arc::new(probe_job))],
+    };
+    let sample = super::exec::run_point(&probe, 0);
+    super::charts::check_columns(m, &sample, &plan.report_names())
 }
 
 /// Loads a kernel file with its launch parameters (errors carry the kernel's file:line:col).

@@ -1,6 +1,8 @@
 //! Integration tests: one binary. Each file under `sim/tests/` is a module here.
 
+mod bad_input;
 mod config_cli;
+mod fuzz;
 mod gpu;
 mod kernel_lang;
 mod litmus;

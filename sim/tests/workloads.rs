@@ -506,3 +506,57 @@ fn results_do_not_depend_on_the_number_of_simulation_threads() {
         }
     }
 }
+
+// The watchdog's definition of progress (issue 16 item 4): three terminating kernels that today are
+// stopped as "no forward progress", and one that never ends and must be stopped by the cycle limit.
+// Ignored until the machine's progress rule lands (sim/machine/ belongs to another engineer this
+// wave); run them with `cargo test --release --test integration watchdog_ -- --ignored`.
+
+fn test_workload(name: &str, params: &[(&str, i64)]) -> Workload {
+    let params: Vec<(String, i64)> = params.iter().map(|&(n, v)| (n.to_string(), v)).collect();
+    let path = root().join("workloads/tests").join(format!("{name}.kern"));
+    kernel::load(&path, &params).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+#[test]
+#[ignore = "needs the progress watchdog (issue 16 item 4)"]
+fn watchdog_lets_a_streaming_read_finish_on_the_default_config() {
+    let cfg = config::default_config().unwrap();
+    let wl = test_workload("streaming_read", &[]);
+    assert_checks_hold(&run_on(&cfg, &wl), "streaming_read");
+}
+
+#[test]
+#[ignore = "needs the progress watchdog (issue 16 item 4)"]
+fn watchdog_lets_a_compute_only_loop_finish() {
+    let cfg = config::default_config().unwrap();
+    let wl = test_workload("compute_loop", &[("ITERS", 40_000)]);
+    assert_checks_hold(&run_on(&cfg, &wl), "compute_loop");
+}
+
+#[test]
+#[ignore = "needs the progress watchdog (issue 16 item 4)"]
+fn watchdog_lets_a_long_read_only_phase_after_a_latch_finish() {
+    let wl = load("device_latch", &[("GROUPS", 8), ("G", 256)]);
+    assert_checks_hold(&run_on(&tiny(), &wl), "device_latch GROUPS=8 G=256");
+}
+
+#[test]
+fn watchdog_stops_stores_that_change_memory_forever_at_the_cycle_limit() {
+    let cfg = tiny_with(&["watchdog.max_cycles=300000"]);
+    let wl = test_workload("store_forever", &[]);
+    match machine::run(&cfg, &wl, &RunOptions::default()) {
+        Err(e @ SimError::MaxCycles { .. }) => {
+            let text = e.to_string();
+            assert!(text.contains("watchdog.max_cycles = 300000"), "{text}");
+            assert!(
+                text.contains("store_forever.kern:"),
+                "the diagnosis names the loop: {text}"
+            );
+        }
+        other => panic!(
+            "expected the cycle limit, got {:?}",
+            other.map(|r| r.cycles)
+        ),
+    }
+}

@@ -161,6 +161,9 @@ pub struct TraceKernel {
     pub id: u32,
     pub grid: [u32; 3],
     pub block: [u32; 3],
+    /// Lines of `-grid dim` and `-block dim`, for errors about the launch's size.
+    pub grid_line: u32,
+    pub block_line: u32,
     /// Shared memory per block, bytes.
     pub shmem: u32,
     pub nregs: u32,
@@ -182,6 +185,20 @@ impl TraceKernel {
     /// Threads per block.
     pub fn block_threads(&self) -> u32 {
         self.block.iter().product()
+    }
+
+    /// Whether a thread block fits one SM of `cfg`; the error names the `-block dim` line (or the
+    /// `-shmem` value it needs).
+    pub fn check_fits(&self, cfg: &crate::config::SmSpec) -> Result<(), TraceError> {
+        cfg.group_fits(self.block_threads(), self.shmem)
+            .map_err(|m| TraceError::Syntax {
+                file: self.file.display().to_string(),
+                line: self.block_line,
+                message: format!(
+                    "-block dim = ({},{},{}), -shmem = {}: {m}",
+                    self.block[0], self.block[1], self.block[2], self.shmem
+                ),
+            })
     }
 
     /// Instructions of one warp.

@@ -12,7 +12,7 @@
 //! count, a thread block without `#END_TB`, or fewer thread blocks than the grid has.
 
 use super::*;
-use std::io::Read;
+use crate::workload::check_launch;
 use std::path::Path;
 use thiserror::Error;
 
@@ -24,6 +24,9 @@ pub enum TraceError {
         #[source]
         source: std::io::Error,
     },
+    /// A file that cannot be read, or is not UTF-8 text (`file:line:col` of the first bad byte).
+    #[error(transparent)]
+    Text(#[from] crate::text::TextError),
     #[error("{file}:{line}: {message}")]
     Syntax {
         file: String,
@@ -46,10 +49,7 @@ pub fn load_threads(path: &Path, threads: usize) -> Result<Trace, TraceError> {
         path.to_path_buf()
     };
     let file = list.display().to_string();
-    let text = std::fs::read_to_string(&list).map_err(|source| TraceError::Io {
-        file: file.clone(),
-        source,
-    })?;
+    let text = crate::text::read(&list)?;
     let dir = list.parent().unwrap_or(Path::new("."));
     let mut commands = Vec::new();
     for (i, raw) in text.lines().enumerate() {
@@ -75,6 +75,11 @@ pub fn load_threads(path: &Path, threads: usize) -> Result<Trace, TraceError> {
                 .trim()
                 .parse::<u64>()
                 .map_err(|_| err(format!("`{}` is not a byte count", b.trim())))?;
+            if addr.checked_add(bytes).is_none() {
+                return Err(err(format!(
+                    "MemcpyHtoD of {bytes} bytes at {addr:#x} runs past the end of the 64-bit address space"
+                )));
+            }
             commands.push(TraceCommand::MemcpyHtoD { addr, bytes, line });
         } else if l.starts_with("MemcpyDtoH,") {
             // A copy back to the host changes no device state: nothing to simulate.
@@ -126,27 +131,46 @@ fn load_kernel_threads(path: &Path, threads: usize) -> Result<TraceKernel, Trace
     };
     let text = if path.extension().is_some_and(|e| e == "xz") {
         let f = std::fs::File::open(path).map_err(io)?;
-        let mut out = Vec::new();
+        let mut out = Limited(Vec::new());
         lzma_rs::xz_decompress(&mut std::io::BufReader::new(f), &mut out).map_err(|e| {
             TraceError::Syntax {
                 file: file.clone(),
                 line: 0,
-                message: format!("not a valid xz stream: {e}"),
+                message: match e {
+                    lzma_rs::error::Error::IoError(e) if e.kind() == std::io::ErrorKind::FileTooLarge => {
+                        format!("decompresses to more than {MAX_TEXT_BYTES} bytes (the most a trace file may hold)")
+                    }
+                    e => format!("not a valid xz stream: {e}"),
+                },
             }
         })?;
-        String::from_utf8(out).map_err(|_| TraceError::Syntax {
-            file: file.clone(),
-            line: 0,
-            message: "decompressed trace is not text (UTF-8)".into(),
-        })?
+        let out = out.0;
+        // Positions in the decompressed text.
+        crate::text::decode(out, &file)?
     } else {
-        let mut s = String::new();
-        std::fs::File::open(path)
-            .and_then(|mut f| f.read_to_string(&mut s))
-            .map_err(io)?;
-        s
+        crate::text::read_up_to(path, MAX_TEXT_BYTES as u64)?
     };
     parse_kernel_threads(&text, path, threads)
+}
+
+/// The most text one kernel trace may decompress to: an xz stream is refused past it instead of
+/// exhausting memory.
+const MAX_TEXT_BYTES: usize = 1 << 34;
+
+/// A `Vec` that refuses to grow past [`MAX_TEXT_BYTES`].
+struct Limited(Vec<u8>);
+
+impl std::io::Write for Limited {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.0.len() + buf.len() > MAX_TEXT_BYTES {
+            return Err(std::io::ErrorKind::FileTooLarge.into());
+        }
+        self.0.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 fn parse_hex(s: &str) -> Option<u64> {
@@ -192,6 +216,8 @@ struct OpenBlock {
     id: [u32; 3],
     warps: Vec<TraceWarp>,
     line: u32,
+    /// Line of its `thread block = x,y,z`.
+    id_line: u32,
 }
 
 /// The line-by-line reader of one kernel trace: the kernel built so far and where in the format it
@@ -211,6 +237,8 @@ struct Reader<'t> {
     lineno: u32,
     unknown: Vec<(String, u64)>,
     ops: OpCache<'t>,
+    /// The `thread block =` line of each block in `k.blocks`, for duplicate blocks.
+    block_lines: Vec<u32>,
 }
 
 impl<'t> Reader<'t> {
@@ -223,6 +251,8 @@ impl<'t> Reader<'t> {
                 id: 0,
                 grid: [0; 3],
                 block: [0; 3],
+                grid_line: 0,
+                block_line: 0,
                 shmem: 0,
                 nregs: 0,
                 binary_version: 0,
@@ -243,6 +273,7 @@ impl<'t> Reader<'t> {
             lineno: 0,
             unknown: Vec::new(),
             ops: OpCache::default(),
+            block_lines: Vec::new(),
         }
     }
 
@@ -255,6 +286,7 @@ impl<'t> Reader<'t> {
         r.k.regs.clear();
         r.k.addrs.clear();
         r.unknown.clear();
+        r.block_lines.clear();
         r.lineno = lineno;
         r
     }
@@ -327,12 +359,16 @@ impl<'t> Reader<'t> {
                         k.grid = parse_dim3(val).ok_or_else(|| {
                             format!("`-grid dim`: expected (x,y,z), found `{val}`")
                         })?;
+                        check_launch(k.grid, [1; 3]).map_err(|l| format!("`-grid dim`: {l}"))?;
+                        k.grid_line = self.lineno;
                         self.seen_header[1] = true;
                     }
                     "block dim" => {
                         k.block = parse_dim3(val).ok_or_else(|| {
                             format!("`-block dim`: expected (x,y,z), found `{val}`")
                         })?;
+                        check_launch([1; 3], k.block).map_err(|l| format!("`-block dim`: {l}"))?;
+                        k.block_line = self.lineno;
                         self.seen_header[2] = true;
                     }
                     "shmem" => k.shmem = num(val)?,
@@ -380,6 +416,7 @@ impl<'t> Reader<'t> {
                 id: [u32::MAX; 3],
                 warps: Vec::new(),
                 line: self.lineno,
+                id_line: 0,
             });
             self.warp = None;
             return Ok(());
@@ -398,6 +435,7 @@ impl<'t> Reader<'t> {
                 id: b.id,
                 warps: b.warps,
             });
+            self.block_lines.push(b.id_line);
             self.warp = None;
             return Ok(());
         }
@@ -420,7 +458,10 @@ impl<'t> Reader<'t> {
                     self.k.grid
                 )));
             }
-            self.block.as_mut().expect("checked").id = id;
+            let lineno = self.lineno;
+            let b = self.block.as_mut().expect("checked");
+            b.id = id;
+            b.id_line = lineno;
         } else if let Some(v) = l.strip_prefix("warp") {
             let v = v.trim_start().strip_prefix('=').unwrap_or("").trim();
             let Ok(w) = v.parse::<u32>() else {
@@ -491,6 +532,7 @@ impl<'t> Reader<'t> {
         }));
         self.k.regs.extend(p.regs);
         self.k.addrs.extend(p.addrs);
+        self.block_lines.extend(part.block_lines);
         for (op, n) in part.unknown {
             match self.unknown.iter_mut().find(|u| u.0 == op) {
                 Some(u) => u.1 += n,
@@ -525,6 +567,24 @@ impl<'t> Reader<'t> {
             return Err(self.err(
                 "no header: `-kernel name`, `-grid dim` and `-block dim` are required".into(),
             ));
+        }
+        // Every id lies inside the grid (checked at its line), so a grid's worth of blocks is all
+        // of them unless one came twice.
+        let mut order: Vec<usize> = (0..k.blocks.len()).collect();
+        order.sort_by_key(|&i| (k.blocks[i].id[2], k.blocks[i].id[1], k.blocks[i].id[0], i));
+        if let Some(w) = order
+            .windows(2)
+            .find(|w| k.blocks[w[0]].id == k.blocks[w[1]].id)
+        {
+            let id = k.blocks[w[1]].id;
+            return Err(TraceError::Syntax {
+                file: self.file.to_string(),
+                line: self.block_lines[w[1]],
+                message: format!(
+                    "thread block {},{},{} appears twice (first at line {})",
+                    id[0], id[1], id[2], self.block_lines[w[0]]
+                ),
+            });
         }
         if (k.blocks.len() as u64) < expected {
             let n = k.blocks.len();

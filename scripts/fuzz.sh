@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Long fuzzing run of every reader (fuzz/README.md): seeds each target's corpus from the repository's
+# inputs, then runs it for SECONDS (default 600) under cargo-fuzz, niced, one target after another.
+# Prints libFuzzer's closing statistics per target; crashes land in fuzz/artifacts/TARGET/.
+set -euo pipefail
+cd "$(dirname "$0")/../fuzz"
+secs="${1:-600}"
+seed() { # seed TARGET DIR EXT
+  mkdir -p "corpus/$1"
+  find "../$2" -maxdepth 1 -name "*.$3" -exec cp {} "corpus/$1/" \; 2>/dev/null || true
+}
+seed config configs toml
+seed kernel workloads kern; seed kernel workloads/measure kern; seed kernel reports/kernels kern
+seed litmus workloads/litmus/ptx litmus; seed litmus workloads/litmus/opencl litmus
+seed litmus workloads/litmus/chapter litmus
+seed trace fuzz/seeds/trace traceg
+seed sweep_spec reports toml
+seed measurement reports/measured json; seed measurement workloads/measure toml
+cargo fuzz build -s none -a --release
+for t in config kernel litmus trace sweep_spec measurement; do
+  echo "== $t ($secs s)"
+  nice timeout $((secs + 120)) cargo fuzz run -s none -a --release "$t" "corpus/$t" -- \
+    -max_total_time="$secs" -rss_limit_mb=4096 -max_len=65536 -timeout=10 -print_final_stats=1 \
+    2>&1 | tail -25 || echo "$t: stopped with status $?"
+done

@@ -1,0 +1,205 @@
+//! Fuzzing entry points: every reader of user input, fed arbitrary bytes. Each [`Target`] decodes the
+//! bytes as a file would be read ([`crate::text::decode`]) and parses them the way the CLI does; the
+//! only requirement is that it returns (an error is fine) without panicking, aborting, overflowing the
+//! stack or allocating without bound.
+//!
+//! Two drivers call [`run`]:
+//! - `fuzz/` (cargo-fuzz, libFuzzer, coverage-guided) for long runs: `fuzz/README.md`;
+//! - the integration test `fuzz_smoke` (`sim/tests/fuzz.rs`), in CI: the inputs in `fuzz/regressions/`
+//!   (every crash found, kept), then seeded mutations of the repository's own inputs for a fixed
+//!   number of rounds per target — a few seconds in all.
+//!
+//! Not fuzzed here: running the machine on what parses (a fuzzed kernel that loops runs until the
+//! watchdog's cycle limit, minutes per input); the C/OpenCL front end until it lands on main — add a
+//! [`Target`] variant, a line in [`Target::ALL`] and `fuzz/fuzz_targets/NAME.rs` (a copy of
+//! `kernel.rs` with the name changed), and seeds under `fuzz/seeds/NAME/` or in [`Target::seed_dirs`].
+
+use std::path::Path;
+
+/// One reader.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// Hardware config TOML (`config::parse_str`).
+    Config,
+    /// Kernel language (`kernel::parse`: lexer, syntax, lowering), then the load-time checks against
+    /// the tiny config (`machine::prepare`).
+    Kernel,
+    /// Litmus tests, both dialects (`litmus::parse`).
+    Litmus,
+    /// One Accel-Sim kernel trace (`trace::parse_kernel`).
+    Trace,
+    /// Sweep specs (`sweep::spec::parse`, files resolved in an empty folder) and chart expressions.
+    SweepSpec,
+    /// Measurement files (`gpu::schema::Measurement::parse`) and measurement suites.
+    Measurement,
+}
+
+impl Target {
+    pub const ALL: [Target; 6] = [
+        Target::Config,
+        Target::Kernel,
+        Target::Litmus,
+        Target::Trace,
+        Target::SweepSpec,
+        Target::Measurement,
+    ];
+
+    /// The name of its cargo-fuzz target and of its folder in `fuzz/regressions/`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::Config => "config",
+            Target::Kernel => "kernel",
+            Target::Litmus => "litmus",
+            Target::Trace => "trace",
+            Target::SweepSpec => "sweep_spec",
+            Target::Measurement => "measurement",
+        }
+    }
+
+    /// Repository folders (relative to its root) whose files of these extensions seed the target.
+    pub fn seed_dirs(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            Target::Config => &[("configs", "toml")],
+            Target::Kernel => &[
+                ("workloads", "kern"),
+                ("workloads/measure", "kern"),
+                ("reports/kernels", "kern"),
+            ],
+            Target::Litmus => &[
+                ("workloads/litmus/ptx", "litmus"),
+                ("workloads/litmus/opencl", "litmus"),
+                ("workloads/litmus/chapter", "litmus"),
+            ],
+            Target::Trace => &[("fuzz/seeds/trace", "traceg")],
+            Target::SweepSpec => &[("reports", "toml")],
+            Target::Measurement => &[("reports/measured", "json"), ("workloads/measure", "toml")],
+        }
+    }
+}
+
+/// Feeds `data` to `target`'s reader. Returns whether it was accepted (for statistics); never panics
+/// on any input unless the reader has a bug.
+pub fn run(target: Target, data: &[u8]) -> bool {
+    let Ok(text) = crate::text::decode(data.to_vec(), "fuzz") else {
+        return false;
+    };
+    match target {
+        Target::Config => crate::config::parse_str(&text, "fuzz.toml", &[]).is_ok(),
+        Target::Kernel => match crate::kernel::parse(&text, "fuzz.kern", &[]) {
+            Ok(wl) => match tiny() {
+                Some(cfg) => crate::machine::prepare::prepare(cfg, &wl).is_ok(),
+                None => true,
+            },
+            Err(_) => false,
+        },
+        Target::Litmus => crate::litmus::parse(&text, "fuzz.litmus").is_ok(),
+        Target::Trace => crate::trace::parse_kernel(&text, Path::new("fuzz.traceg")).is_ok(),
+        Target::SweepSpec => {
+            // Relative paths resolve in a folder that holds nothing.
+            let dir = Path::new("/nonexistent-gpumemsim-fuzz");
+            let spec = crate::sweep::spec::parse(&text, "fuzz.toml", dir, "fuzz").is_ok();
+            let expr = crate::sweep::expr::Expr::parse(&text)
+                .map(|e| e.eval(&|c: &str| Some(c.len() as f64)))
+                .is_ok();
+            spec || expr
+        }
+        Target::Measurement => {
+            let m = crate::gpu::schema::Measurement::parse(&text, "fuzz.json").is_ok();
+            let dir = Path::new("/nonexistent-gpumemsim-fuzz");
+            let s = crate::gpu::suite::Suite::parse(&text, "fuzz.toml", dir)
+                .map(|s| s.cases().len())
+                .is_ok();
+            m || s
+        }
+    }
+}
+
+/// The tiny preset, parsed once.
+fn tiny() -> Option<&'static crate::config::GpuConfig> {
+    static TINY: std::sync::OnceLock<Option<crate::config::GpuConfig>> = std::sync::OnceLock::new();
+    TINY.get_or_init(|| {
+        crate::config::PRESETS
+            .iter()
+            .find(|(name, _)| name.ends_with("tiny.toml"))
+            .and_then(|(name, toml)| crate::config::parse_str(toml, name, &[]).ok())
+    })
+    .as_ref()
+}
+
+/// Tokens that nest or chain in some reader, repeated by [`mutate`] to reach depth limits.
+const DEEP: &[&str] = &[
+    "(", "[", "{", "-", "~", "!", "+1", "*2", " /\\ x=1", " && 1", "a=[", "{a=",
+];
+/// Numbers at the edges of what readers accept.
+const EDGES: &[&str] = &[
+    "0",
+    "-1",
+    "4294967295",
+    "4294967296",
+    "65536",
+    "18446744073709551615",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "1e308",
+    "nan",
+    "1979-05-27T07:32:00Z",
+];
+
+/// One mutation of `input` (or a splice with `other`), chosen by `rng`: a byte changed, bytes
+/// inserted or deleted, a range repeated, a nesting token repeated hundreds to thousands of times, a
+/// number replaced by an edge value, a splice, a truncation.
+pub fn mutate(input: &[u8], other: &[u8], rng: &mut crate::rng::SplitMix64) -> Vec<u8> {
+    let mut v = input.to_vec();
+    let at = |rng: &mut crate::rng::SplitMix64, len: usize| rng.below(len as u64 + 1) as usize;
+    match rng.below(8) {
+        0 if !v.is_empty() => {
+            let i = at(rng, v.len() - 1);
+            v[i] = rng.next_u64() as u8;
+        }
+        1 => {
+            let i = at(rng, v.len());
+            let n = 1 + rng.below(8) as usize;
+            let bytes: Vec<u8> = (0..n).map(|_| rng.next_u64() as u8).collect();
+            v.splice(i..i, bytes);
+        }
+        2 if !v.is_empty() => {
+            let i = at(rng, v.len() - 1);
+            let n = (1 + rng.below(64) as usize).min(v.len() - i);
+            v.drain(i..i + n);
+        }
+        3 if !v.is_empty() => {
+            let i = at(rng, v.len() - 1);
+            let n = (1 + rng.below(32) as usize).min(v.len() - i);
+            let piece = v[i..i + n].to_vec();
+            let times = 1 + rng.below(200) as usize;
+            v.splice(i..i, piece.repeat(times));
+        }
+        4 => {
+            let tok = DEEP[rng.below(DEEP.len() as u64) as usize];
+            let times = 100 + rng.below(20_000) as usize;
+            let i = at(rng, v.len());
+            v.splice(i..i, tok.repeat(times).into_bytes());
+        }
+        5 => {
+            // The next run of digits becomes an edge value.
+            let start = at(rng, v.len());
+            if let Some(d) = v[start..].iter().position(u8::is_ascii_digit) {
+                let i = start + d;
+                let n = v[i..].iter().take_while(|b| b.is_ascii_digit()).count();
+                let edge = EDGES[rng.below(EDGES.len() as u64) as usize];
+                v.splice(i..i + n, edge.bytes());
+            }
+        }
+        6 => {
+            let i = at(rng, v.len());
+            let j = at(rng, other.len());
+            v.truncate(i);
+            v.extend_from_slice(&other[j..]);
+        }
+        _ => {
+            let i = at(rng, v.len());
+            v.truncate(i);
+        }
+    }
+    v
+}

@@ -1,0 +1,391 @@
+//! Bad input never crashes and is never accepted (issue 16): each class of hostile input the issue
+//! found, as the library and the command line meet it — an error naming the place, or (for flags) the
+//! usage exit status 2; never a panic, an abort or a run that starts on nonsense.
+
+use gpumemsim::config;
+use gpumemsim::kernel;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn gpumemsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gpumemsim"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("the gpumemsim binary runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A fresh temporary folder, removed on drop.
+struct Temp(PathBuf);
+
+impl Temp {
+    fn new(name: &str) -> Temp {
+        let dir = std::env::temp_dir().join(format!("gpumemsim-bad-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Temp(dir)
+    }
+    fn file(&self, name: &str, bytes: impl AsRef<[u8]>) -> String {
+        let p = self.0.join(name);
+        std::fs::write(&p, bytes).unwrap();
+        p.display().to_string()
+    }
+}
+
+impl Drop for Temp {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+const KERNEL: &str =
+    "groups 1\ngroup_size 32\nbuffer b: u32[32] = zero\nkernel k {\n    reg %i\n    \
+                      mov.u32 %i, %global_id\n    st.u32 b[%i], 1\n}\ncheck sum(b) == 32\n";
+
+fn kernel_error(text: &str) -> String {
+    kernel::parse(text, "k.kern", &[]).unwrap_err().to_string()
+}
+
+#[test]
+fn launch_sizes_are_bounded_at_their_line_before_anything_is_allocated() {
+    // Aborted on a 34 GB allocation in the dispatcher.
+    let e = kernel_error(&KERNEL.replace("groups 1", "groups 4294967295"));
+    assert!(e.starts_with("k.kern:1:1: groups 4294967295"), "{e}");
+    assert!(e.contains("at most 16777216"), "{e}");
+    let e = kernel_error(&KERNEL.replace("group_size 32", "group_size 65536, 65536"));
+    assert!(e.starts_with("k.kern:2:1: group_size"), "{e}");
+    assert!(e.contains("at most 65536"), "{e}");
+    // At the limits, the file loads.
+    kernel::parse(
+        &KERNEL.replace("groups 1", "groups 4096, 4096"),
+        "k.kern",
+        &[],
+    )
+    .unwrap();
+}
+
+#[test]
+fn deep_and_long_kernel_expressions_are_errors_not_stack_overflows() {
+    let chain = vec!["1"; 200_000].join("+");
+    for (what, groups) in [
+        ("a 200k chain", chain),
+        (
+            "100k parentheses",
+            format!("{}1{}", "(".repeat(100_000), ")".repeat(100_000)),
+        ),
+        ("100k minus signs", format!("{}1", "-".repeat(100_000))),
+    ] {
+        let e = kernel_error(&KERNEL.replace("groups 1", &format!("groups {groups}")));
+        assert!(
+            e.contains("nested more than 256 levels deep"),
+            "{what}: {e}"
+        );
+    }
+    // 200 terms still add up.
+    let sum = vec!["1"; 200].join(" + ");
+    let wl = kernel::parse(
+        &KERNEL.replace("groups 1", &format!("param N = {sum}\ngroups N / 200")),
+        "k.kern",
+        &[],
+    )
+    .unwrap();
+    assert_eq!(wl.parameters, vec![("N".to_string(), 200)]);
+}
+
+#[test]
+fn every_reader_names_the_line_and_column_of_a_non_utf8_byte() {
+    let t = Temp::new("utf8");
+    let kern = t.file(
+        "k.kern",
+        bytes_replace(KERNEL.as_bytes(), b"kernel k", b"kernel \xffk"),
+    );
+    let e = gpumemsim(&["run", &kern]);
+    assert_eq!(e.status.code(), Some(1));
+    assert!(
+        stderr(&e).contains("k.kern:4:8: not UTF-8 text: byte 0xff"),
+        "{}",
+        stderr(&e)
+    );
+
+    let cfg = t.file("c.toml", b"name = \"x\"\n[sm]\ncount = 1\xfe\n");
+    let e = config::load(Some(Path::new(&cfg)), &[])
+        .unwrap_err()
+        .to_string();
+    assert!(e.ends_with("c.toml:3:10: not UTF-8 text: byte 0xfe starts no valid UTF-8 character (save the file as UTF-8)"), "{e}");
+
+    let lit = t.file("t.litmus", b"PTX T\n{ x=0; }\n P0 \xc3;\n");
+    let e = gpumemsim::litmus::load(Path::new(&lit))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("t.litmus:3:5: not UTF-8"), "{e}");
+
+    let spec = t.file("s.toml", b"name = \"s\"\n\n  \x80\n");
+    let e = gpumemsim::sweep::spec::load(Path::new(&spec))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("s.toml:3:3: not UTF-8"), "{e}");
+
+    let m = t.file("m.json", b"{\"schema\": \"\xff\"}");
+    let e = gpumemsim::gpu::schema::Measurement::load(Path::new(&m))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("m.json:1:13: not a measurement file: not UTF-8"),
+        "{e}"
+    );
+
+    let trace = std::fs::read_to_string(root().join("fuzz/seeds/trace/tiny.traceg")).unwrap();
+    t.file("kernelslist.g", "kernel-1.traceg\n");
+    t.file(
+        "kernel-1.traceg",
+        bytes_replace(trace.as_bytes(), b"IADD3", b"IA\xffDD3"),
+    );
+    let e = trace_error(&t.0);
+    assert!(e.contains("kernel-1.traceg:29:22: not UTF-8"), "{e}");
+}
+
+/// `data` with the first `from` replaced by `to`.
+fn bytes_replace(data: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
+    let i = data
+        .windows(from.len())
+        .position(|w| w == from)
+        .expect("the text to replace");
+    [&data[..i], to, &data[i + from.len()..]].concat()
+}
+
+fn trace_error(dir: &Path) -> String {
+    gpumemsim::trace::load(dir).unwrap_err().to_string()
+}
+
+#[test]
+fn config_values_of_the_wrong_kind_and_support_below_the_minimums_are_refused() {
+    let tiny = std::fs::read_to_string(root().join("configs/tiny.toml")).unwrap();
+    let dated = tiny.replacen("name = \"tiny test GPU\"", "name = 1979-05-27T07:32:00Z", 1);
+    let e = config::parse_str(&dated, "d.toml", &[])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("d.toml:5:8: name = 1979-05-27T07:32:00Z: expected a string"),
+        "{e}"
+    );
+    for (from, to, key, want) in [
+        (
+            "atomic_scopes = [\"work_item\", \"sub_group\", \"work_group\", \"device\", \"system\"]",
+            "atomic_scopes = [\"work_item\", \"sub_group\"]",
+            "support.atomic_scopes",
+            "must include work_group",
+        ),
+        (
+            "fence_orders = [\"acquire\", \"release\", \"acq_rel\", \"seq_cst\"]",
+            "fence_orders = [\"seq_cst\", \"acq_rel\", \"acquire\"]",
+            "support.fence_orders",
+            "must include release",
+        ),
+        (
+            "fence_orders = [\"acquire\", \"release\", \"acq_rel\", \"seq_cst\"]",
+            "fence_orders = [\"relaxed\", \"acquire\", \"release\", \"acq_rel\", \"seq_cst\"]",
+            "support.fence_orders",
+            "must not list relaxed",
+        ),
+    ] {
+        assert!(tiny.contains(from), "{from}");
+        let e = config::parse_str(&tiny.replacen(from, to, 1), "s.toml", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(key) && e.contains(want), "{want}: {e}");
+        assert!(e.starts_with("s.toml:10"), "names the line: {e}");
+    }
+}
+
+#[test]
+fn traces_with_a_block_twice_or_blocks_too_large_are_errors_at_their_line() {
+    let t = Temp::new("trace");
+    let trace = std::fs::read_to_string(root().join("fuzz/seeds/trace/tiny.traceg")).unwrap();
+    let block = &trace[trace.find("#BEGIN_TB").unwrap()..];
+    t.file("kernelslist.g", "kernel-1.traceg\n");
+    let dir = t.0.display().to_string();
+    t.file(
+        "kernel-1.traceg",
+        trace.replace("-grid dim = (1,1,1)", "-grid dim = (2,1,1)") + "\n" + block,
+    );
+    let e = trace_error(&t.0);
+    assert!(
+        e.ends_with("kernel-1.traceg:41: thread block 0,0,0 appears twice (first at line 20)"),
+        "{e}"
+    );
+    // Overflowed a multiplication (a panic) before.
+    t.file(
+        "kernel-1.traceg",
+        trace.replace("-block dim = (32,1,1)", "-block dim = (65536,65536,1)"),
+    );
+    let e = trace_error(&t.0);
+    assert!(
+        e.contains("kernel-1.traceg:4: `-block dim`") && e.contains("at most 65536"),
+        "{e}"
+    );
+    t.file(
+        "kernel-1.traceg",
+        trace.replace(
+            "-grid dim = (1,1,1)",
+            "-grid dim = (4294967295,4294967295,4294967295)",
+        ),
+    );
+    assert!(trace_error(&t.0).contains("kernel-1.traceg:3: `-grid dim`"));
+    // Too large for this config: the run names the `-block dim` line.
+    t.file(
+        "kernel-1.traceg",
+        trace.replace("-block dim = (32,1,1)", "-block dim = (4096,1,1)"),
+    );
+    let out = gpumemsim(&["run", &dir, "--config", "configs/tiny.toml"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("kernel-1.traceg:4: -block dim = (4096,1,1), -shmem = 0: a work-group of 4096 work-items"), "{}", stderr(&out));
+}
+
+#[test]
+fn sweep_chart_errors_name_the_spec_and_the_chart_key_before_any_point_runs() {
+    let t = Temp::new("sweep");
+    let kern = root()
+        .join("workloads/contention.kern")
+        .display()
+        .to_string();
+    let tiny = root().join("configs/tiny.toml").display().to_string();
+    let spec = |y: &str| {
+        format!(
+            "config = {tiny:?}\n[[workload]]\nkernel = {kern:?}\nparams = {{ T = [32, 64], G = 32 }}\n\
+             [[chart]]\nname = \"cyc\"\nx = \"T\"\ny = {y:?}\n"
+        )
+    };
+    let deep = format!("{}T{}", "(".repeat(20_000), ")".repeat(20_000));
+    for (y, want) in [
+        (deep.as_str(), "chart[0] (\"cyc\"): y = "),
+        (
+            "kernel.cyclez / T",
+            "chart \"cyc\": y = \"kernel.cyclez / T\": no statistic is called `kernel.cyclez`",
+        ),
+    ] {
+        let path = t.file("s.toml", spec(y));
+        let out = gpumemsim(&["sweep", &path]);
+        assert_eq!(out.status.code(), Some(1));
+        let e = stderr(&out);
+        assert!(
+            e.contains(&format!("{path}: ")) && e.contains(want),
+            "{want}: {e}"
+        );
+        assert!(!t.0.join("s/points").exists(), "no point ran");
+    }
+    // Sizes: a cross product past the bound is refused before it is made.
+    let seeds: Vec<String> = (0..3000).map(|s| s.to_string()).collect();
+    let path = t.file(
+        "big.toml",
+        format!(
+            "config = {tiny:?}\nseeds = [{}]\n[params]\n\"stress.start_skew\" = [{}]\n\
+             [[workload]]\nkernel = {kern:?}\nparams = {{ T = [{}] }}\n",
+            seeds.join(","),
+            seeds[..1000].join(","),
+            seeds[1..3].join(",")
+        ),
+    );
+    let e = gpumemsim::sweep::spec::load(Path::new(&path))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("the sweep reaches 6000000 points") && e.contains("at most 4194304"),
+        "{e}"
+    );
+}
+
+#[test]
+fn flag_errors_exit_2_and_input_errors_exit_1() {
+    for args in [
+        &["litmus", "workloads/litmus/ptx", "--iterations", "0"][..],
+        &["litmus", "workloads/litmus/ptx", "--instances", "0"],
+        &["run", "workloads/contention.kern", "--param", "T"],
+        &["run", "workloads/contention.kern", "--set", "l2.slices"],
+        &[
+            "compare",
+            "--measured",
+            "m.json",
+            "--litmus-iterations",
+            "0",
+        ],
+        &["bench", "--repeat", "0"],
+        &["sweep", "reports/l2-slices.toml", "--shard", "3"],
+        &["run"],
+        &["run", "--no-such-flag", "x"],
+    ] {
+        let out = gpumemsim(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+    }
+    // The form is right; the workload or config refuses the value: an input error.
+    for args in [
+        &["run", "workloads/contention.kern", "--param", "NOPE=1"][..],
+        &["run", "workloads/contention.kern", "--set", "l2.slices=0"],
+        &["run", "no/such/file.kern"],
+    ] {
+        let out = gpumemsim(args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", stderr(&out));
+    }
+}
+
+#[test]
+fn measurements_with_bad_timings_are_refused_and_unparsable_kernels_left_out_on_the_terminal() {
+    use gpumemsim::gpu::schema::{text_hash, Measurement};
+    let path = root().join("reports/measured/llvmpipe-2026-11-22.json");
+    let good: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let mut neg = good.clone();
+    neg["benchmarks"][1]["timing"]["min_ns"] = serde_json::json!(-5.0);
+    let e = Measurement::parse(&neg.to_string(), "m.json")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("benchmarks[1]") && e.contains("min_ns = -5"),
+        "{e}"
+    );
+    let mut neg = good.clone();
+    neg["overhead_ns"] = serde_json::json!(-1.0);
+    let e = Measurement::parse(&neg.to_string(), "m.json")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("overhead_ns = -1"), "{e}");
+
+    // A kernel text that no longer parses: compare leaves its cases out and says so on stderr.
+    let mut m: Measurement = Measurement::parse(&good.to_string(), "m.json").unwrap();
+    let broken = m.benchmarks[1].kernel.clone();
+    m.benchmarks
+        .retain(|b| b.kernel == broken || b.group == "overhead");
+    m.derived.clear();
+    m.litmus.clear();
+    let text = format!("{}\nbogus line here\n", m.kernels[&broken]);
+    for b in m.benchmarks.iter_mut().filter(|b| b.kernel == broken) {
+        b.kernel_hash = text_hash(&text);
+    }
+    m.kernels.insert(broken.clone(), text);
+    let t = Temp::new("compare");
+    let file = t.file("m.json", m.to_json());
+    let out = gpumemsim(&[
+        "compare",
+        "--measured",
+        &file,
+        "--config",
+        "configs/tiny.toml",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let e = stderr(&out);
+    let left: Vec<&str> = e.lines().filter(|l| l.starts_with("left out: ")).collect();
+    let cases = m.benchmarks.iter().filter(|b| b.kernel == broken).count();
+    assert!(cases > 0);
+    assert_eq!(left.len(), cases, "{e}");
+    assert!(
+        left.iter().all(|l| l.contains(&format!("{broken}:"))),
+        "{e}"
+    );
+}

@@ -1,0 +1,90 @@
+//! The fuzzing smoke run of CI: every reader of user input (`gpumemsim::fuzz::Target`) on every input
+//! kept in `fuzz/regressions/` (each a crash once found), then on seeded mutations of the
+//! repository's own inputs. The long, coverage-guided runs use cargo-fuzz (`fuzz/README.md`).
+//!
+//! A reader that panics fails the test with the target, the round and the input's first bytes; one
+//! that overflows its stack aborts the test binary (rerun the target under cargo-fuzz to get the input).
+
+use gpumemsim::fuzz::{mutate, run, Target};
+use gpumemsim::rng::SplitMix64;
+use std::path::{Path, PathBuf};
+
+/// Mutated inputs per target in CI (a few seconds each in the dev profile).
+const ROUNDS: usize = 1500;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn files(dir: &Path, ext: Option<&str>) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| rd.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    out.retain(|p| p.is_file() && ext.is_none_or(|x| p.extension().is_some_and(|e| e == x)));
+    out.sort();
+    out
+}
+
+/// Runs `target` on `data` on a thread with the main thread's stack size, so that a panic names the
+/// input instead of ending the test without it.
+fn check(target: Target, data: &[u8], what: &str) {
+    let d = data.to_vec();
+    let r = std::thread::Builder::new()
+        .stack_size(8 << 20)
+        .spawn(move || run(target, &d))
+        .expect("a thread starts")
+        .join();
+    if r.is_err() {
+        let shown = String::from_utf8_lossy(&data[..data.len().min(300)]);
+        panic!(
+            "fuzz target {} panicked on {what} ({} bytes, starting {shown:?})",
+            target.name(),
+            data.len()
+        );
+    }
+}
+
+#[test]
+fn fuzz_regressions_stay_fixed() {
+    for t in Target::ALL {
+        for f in files(&root().join("fuzz/regressions").join(t.name()), None) {
+            let data = std::fs::read(&f).unwrap();
+            check(t, &data, &f.display().to_string());
+        }
+    }
+}
+
+#[test]
+fn fuzz_smoke_mutations_of_the_repository_inputs() {
+    for t in Target::ALL {
+        let seeds: Vec<Vec<u8>> = t
+            .seed_dirs()
+            .iter()
+            .flat_map(|(dir, ext)| files(&root().join(dir), Some(ext)))
+            .map(|p| std::fs::read(p).unwrap())
+            .collect();
+        assert!(!seeds.is_empty(), "{}: no seed inputs", t.name());
+        let mut accepted = 0;
+        for s in &seeds {
+            accepted += run(t, s) as usize;
+        }
+        // A spec's seeds name files that the fuzzing folder does not hold: refused, by design.
+        if t != Target::SweepSpec {
+            assert!(accepted > 0, "{}: no seed input is accepted", t.name());
+        }
+        let mut rng = SplitMix64::stream(16, t as u64);
+        let mut input = seeds[0].clone();
+        for round in 0..ROUNDS {
+            // Mostly stack mutations on the last input; every 8th round a fresh seed.
+            if round % 8 == 0 {
+                input = seeds[rng.below(seeds.len() as u64) as usize].clone();
+            }
+            let other = &seeds[rng.below(seeds.len() as u64) as usize];
+            input = mutate(&input, other, &mut rng);
+            if input.len() > 1 << 20 {
+                input.truncate(1 << 20);
+            }
+            check(t, &input, &format!("round {round}"));
+        }
+    }
+}
