@@ -13,6 +13,7 @@
 //! - [`runner`]: `gpumemsim run` (config + workload → run → summary, JSON, CSV);
 //! - [`bench`]: `gpumemsim bench` (simulation speed on a fixed workload set).
 //! - [`report`]: charts (PNG, SVG) and HTML reports; [`sweep`]: parameter sweeps over runs.
+//! - [`version`]: the simulator's build (crate version + source hash) that stamps sweep results.
 
 pub mod bench;
 pub mod config;
@@ -28,4 +29,5 @@ pub mod runner;
 pub mod stats;
 pub mod sweep;
 pub mod trace;
+pub mod version;
 pub mod workload;
