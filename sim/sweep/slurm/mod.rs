@@ -51,14 +51,17 @@ pub struct Slurm;
 
 fn run(program: &str, args: &[String]) -> Result<String, SweepError> {
     let line = format!("{program} {}", args.join(" "));
-    let out = Command::new(program).args(args).output().map_err(|e| SweepError::Scheduler {
-        command: line.clone(),
-        message: if e.kind() == std::io::ErrorKind::NotFound {
-            format!("{program} is not on PATH (is this a Slurm login node? --dry-run writes the scripts without submitting)")
-        } else {
-            e.to_string()
-        },
-    })?;
+    let out = Command::new(program)
+        .args(args)
+        .output()
+        .map_err(|e| SweepError::Scheduler {
+            command: line.clone(),
+            message: if e.kind() == std::io::ErrorKind::NotFound {
+                format!("{program} is not on PATH (not a Slurm login node?)")
+            } else {
+                e.to_string()
+            },
+        })?;
     if !out.status.success() {
         return Err(SweepError::Scheduler {
             command: line,
