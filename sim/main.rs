@@ -127,6 +127,7 @@ enum SweepCmd {
 
 #[derive(Args)]
 struct SubmitArgs {
+    /// The sweep spec (TOML).
     #[arg(value_name = "SPEC")]
     spec: PathBuf,
     /// Submit to Slurm (the only scheduler supported).
@@ -138,10 +139,13 @@ struct SubmitArgs {
     /// Shards (array tasks); required for a new run, fixed by the plan afterwards.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     shards: Option<u32>,
+    /// Partition (#SBATCH --partition); default: the cluster's.
     #[arg(long, value_name = "P")]
     partition: Option<String>,
+    /// Account to charge (#SBATCH --account).
     #[arg(long, value_name = "A")]
     account: Option<String>,
+    /// Quality of service (#SBATCH --qos).
     #[arg(long, value_name = "Q")]
     qos: Option<String>,
     /// Time limit per task (Slurm format: MM, HH:MM:SS, D-HH:MM, ...).
@@ -150,7 +154,7 @@ struct SubmitArgs {
     /// CPUs per task (worker threads of each shard).
     #[arg(long, value_name = "C")]
     cpus: Option<u32>,
-    /// Memory per task, e.g. 4G.
+    /// Memory of each task's node allocation (#SBATCH --mem), e.g. 4G.
     #[arg(long, value_name = "M")]
     mem: Option<String>,
     /// At most K array tasks at once.
@@ -443,53 +447,7 @@ fn cmd_submit(a: SubmitArgs) -> Result<ExitCode> {
         dry_run: a.dry_run,
     };
     let s = sweep::slurm::submit(&mut plan, &a.spec, &out, &exe, &opts, &sweep::slurm::Slurm)?;
-    println!(
-        "{}: {} points in {} shards; scripts {} and {}",
-        s.dir.display(),
-        plan.manifest.points.len(),
-        s.shards,
-        s.array_script.display(),
-        s.merge_script.display()
-    );
-    if !s.in_flight.is_empty() {
-        println!(
-            "{} still queued or running (jobs {}): left to them",
-            sweep::status::shards_named(&s.in_flight),
-            s.in_flight_jobs.join(", ")
-        );
-    }
-    if s.indices.is_empty() {
-        if s.in_flight.is_empty() {
-            println!(
-                "every point has a result: nothing to submit (`gpumemsim sweep merge {}` or \
-                 `sbatch {}` combines them)",
-                s.dir.display(),
-                s.merge_script.display()
-            );
-        }
-        return Ok(ExitCode::SUCCESS);
-    }
-    println!(
-        "{} ({} points to run){}:",
-        sweep::status::shards_named(&s.indices),
-        s.points_to_run,
-        if a.dry_run {
-            ", dry run: not submitted"
-        } else {
-            ""
-        }
-    );
-    for (cmd, id) in &s.commands {
-        match id {
-            Some(id) => println!("{cmd}\n  -> job {id}"),
-            None => println!("{cmd}"),
-        }
-    }
-    println!(
-        "logs: {}/; progress: gpumemsim sweep status {}",
-        s.dir.join(sweep::slurm::LOGS).display(),
-        s.dir.display()
-    );
+    print!("{s}");
     Ok(ExitCode::SUCCESS)
 }
 

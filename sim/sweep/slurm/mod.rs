@@ -17,9 +17,10 @@ pub mod script;
 
 use super::plan::Plan;
 use super::shard::{self, Planning};
-use super::status::{self, ranges, survey};
+use super::status::{self, ranges, shards_named, survey};
 use super::SweepError;
 use script::{ScriptContext, SlurmOptions};
+use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -124,11 +125,13 @@ pub struct SubmitOptions {
     pub dry_run: bool,
 }
 
-/// What `submit` did (or would do with `dry_run`).
+/// What `submit` did (or would do with `dry_run`); its `Display` is what the CLI prints.
 #[derive(Debug, Clone, Default)]
 pub struct Submission {
     pub dir: PathBuf,
+    pub points: usize,
     pub shards: usize,
+    pub dry_run: bool,
     /// Shards submitted now.
     pub indices: Vec<usize>,
     /// Shards left to earlier submissions still in the queue, with their jobs.
@@ -140,6 +143,61 @@ pub struct Submission {
     pub commands: Vec<(String, Option<String>)>,
     pub array_script: PathBuf,
     pub merge_script: PathBuf,
+}
+
+impl fmt::Display for Submission {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let dir = self.dir.display();
+        writeln!(
+            f,
+            "{dir}: {} points in {} shards; scripts {} and {}",
+            self.points,
+            self.shards,
+            self.array_script.display(),
+            self.merge_script.display()
+        )?;
+        if !self.in_flight.is_empty() {
+            writeln!(
+                f,
+                "{} still queued or running (jobs {}): left to them",
+                shards_named(&self.in_flight),
+                self.in_flight_jobs.join(", ")
+            )?;
+        }
+        if self.indices.is_empty() {
+            if self.in_flight.is_empty() {
+                writeln!(
+                    f,
+                    "every point has a result: nothing to submit (`gpumemsim sweep merge {dir}` or \
+                     `sbatch {}` combines them)",
+                    self.merge_script.display()
+                )?;
+            }
+            return Ok(());
+        }
+        writeln!(
+            f,
+            "{} ({} points to run){}:",
+            shards_named(&self.indices),
+            self.points_to_run,
+            if self.dry_run {
+                ", dry run: not submitted"
+            } else {
+                ""
+            }
+        )?;
+        for (cmd, id) in &self.commands {
+            match id {
+                Some(id) => writeln!(f, "{cmd}\n  -> job {id}")?,
+                None => writeln!(f, "{cmd}")?,
+            }
+        }
+        writeln!(
+            f,
+            "logs: {}/; progress: gpumemsim sweep status {dir}",
+            self.dir.join(LOGS).display()
+        )
+    }
 }
 
 /// One line of `slurm/jobs.tsv`: `unix time, kind (array|merge), job id, detail`.
@@ -341,7 +399,9 @@ pub fn submit(
 
     let mut sub = Submission {
         dir: dir.clone(),
+        points: plan.manifest.points.len(),
         shards,
+        dry_run: opts.dry_run,
         indices: indices.clone(),
         in_flight,
         in_flight_jobs: in_flight_jobs.clone(),
