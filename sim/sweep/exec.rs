@@ -20,7 +20,7 @@
 
 use super::plan::{Job, Plan, PointInfo};
 pub use super::shard::Shard;
-use super::status::build_label;
+use super::status::{other_builds_error, BuildCount};
 use super::SweepError;
 use crate::litmus;
 use crate::machine::{self, CheckOutcome};
@@ -293,7 +293,7 @@ pub fn execute(
     let mut sample: Option<PointResult> = None;
     let mut pending = Vec::new();
     let mut kept_failed = 0;
-    let mut other_builds: Vec<(Option<String>, usize)> = Vec::new();
+    let mut other_builds: Vec<BuildCount> = Vec::new();
     for &i in &selected {
         let Some(r) = read_point(out, &points[i]) else {
             pending.push(i);
@@ -307,9 +307,12 @@ pub fn execute(
             kept_failed += 1;
         }
         if r.build.as_deref() != Some(crate::version::BUILD) {
-            match other_builds.iter_mut().find(|(b, _)| *b == r.build) {
-                Some((_, n)) => *n += 1,
-                None => other_builds.push((r.build.clone(), 1)),
+            match other_builds.iter_mut().find(|b| b.build == r.build) {
+                Some(b) => b.points += 1,
+                None => other_builds.push(BuildCount {
+                    build: r.build.clone(),
+                    points: 1,
+                }),
             }
         }
         if sample.is_none() {
@@ -317,21 +320,7 @@ pub fn execute(
         }
     }
     if !other_builds.is_empty() && !opts.mix_builds {
-        let list: Vec<String> = other_builds
-            .iter()
-            .map(|(b, n)| format!("{n} by {}", build_label(b)))
-            .collect();
-        return Err(SweepError::Output {
-            path: out.join(POINTS).display().to_string(),
-            message: format!(
-                "holds results of another simulator build ({}); this is gpumemsim {}. Results of \
-                 different builds are not mixed unless asked: delete {} to recompute everything \
-                 with this build, use another --out, or pass --mix-builds to keep them",
-                list.join(", "),
-                crate::version::BUILD,
-                out.join(POINTS).display()
-            ),
-        });
+        return Err(other_builds_error(&out.join(POINTS), &other_builds));
     }
     let already_done = selected.len() - pending.len();
     progress.start(pending.len(), already_done);

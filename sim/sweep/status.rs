@@ -18,12 +18,31 @@ use super::results::read_manifest;
 use super::SweepError;
 use serde::Serialize;
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// A result's build, or a label for results written before builds were recorded.
 pub fn build_label(b: &Option<String>) -> String {
     b.clone()
         .unwrap_or_else(|| "unrecorded (written before results carried their build)".into())
+}
+
+/// The error for resuming over results of builds other than this one (`others`, with their points).
+pub fn other_builds_error(points_dir: &Path, others: &[BuildCount]) -> SweepError {
+    let list: Vec<String> = others
+        .iter()
+        .map(|b| format!("{} by {}", b.points, build_label(&b.build)))
+        .collect();
+    SweepError::Output {
+        path: points_dir.display().to_string(),
+        message: format!(
+            "holds results of another simulator build ({}); this is gpumemsim {}. Results of \
+             different builds are not mixed unless asked: delete {} to recompute everything with \
+             this build, use another --out, or pass --mix-builds to keep them",
+            list.join(", "),
+            crate::version::BUILD,
+            points_dir.display()
+        ),
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

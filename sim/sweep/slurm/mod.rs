@@ -143,11 +143,16 @@ pub struct Submission {
     pub commands: Vec<(String, Option<String>)>,
     pub array_script: PathBuf,
     pub merge_script: PathBuf,
+    /// Said before the rest (a dry run that could not ask the queue).
+    pub warnings: Vec<String>,
 }
 
 impl fmt::Display for Submission {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let dir = self.dir.display();
+        for w in &self.warnings {
+            writeln!(f, "warning: {w}")?;
+        }
         writeln!(
             f,
             "{dir}: {} points in {} shards; scripts {} and {}",
@@ -287,10 +292,13 @@ pub fn submit(
 
     // Earlier submissions still queued: their shards are left to them, and the plan must not change
     // under them.
+    let mut warnings = Vec::new();
     let queued = match queued(&dir, sched) {
         Ok(q) => q,
         Err(e) if opts.dry_run => {
-            eprintln!("warning: cannot ask the queue ({e}); a dry run assumes nothing is queued");
+            warnings.push(format!(
+                "cannot ask the queue ({e}); a dry run assumes nothing is queued"
+            ));
             vec![]
         }
         Err(e) => return Err(e),
@@ -334,22 +342,17 @@ pub fn submit(
     )?;
 
     let (_, st) = survey(std::slice::from_ref(&dir))?;
-    let other: Vec<String> = st
+    let others: Vec<status::BuildCount> = st
         .builds
         .iter()
         .filter(|b| b.build.as_deref() != Some(crate::version::BUILD))
-        .map(|b| format!("{} by {}", b.points, status::build_label(&b.build)))
+        .cloned()
         .collect();
-    if !other.is_empty() && !opts.mix_builds {
-        return Err(SweepError::Output {
-            path: dir.join(super::exec::POINTS).display().to_string(),
-            message: format!(
-                "holds results of another simulator build ({}); this is gpumemsim {}. Delete them \
-                 to recompute with this build, use another --out, or pass --mix-builds to keep them",
-                other.join(", "),
-                crate::version::BUILD
-            ),
-        });
+    if !others.is_empty() && !opts.mix_builds {
+        return Err(status::other_builds_error(
+            &dir.join(super::exec::POINTS),
+            &others,
+        ));
     }
     let mut wanted = st.incomplete_shards();
     if opts.retry_failed {
@@ -384,11 +387,8 @@ pub fn submit(
     };
     let array_script = scripts.join(ARRAY_SCRIPT);
     let merge_script = scripts.join(MERGE_SCRIPT);
-    let stored_o = SlurmOptions {
-        binary: Some(binary.display().to_string()),
-        ..o.clone()
-    };
-    let options_text = serde_json::to_string_pretty(&stored_o).unwrap_or_default();
+    // The binary is kept only when named (--binary): otherwise each submission runs its own.
+    let options_text = serde_json::to_string_pretty(&o).unwrap_or_default();
     for (path, text) in [
         (&array_script, script::array_script(&o, &ctx)),
         (&merge_script, script::merge_script(&o, &ctx)),
@@ -409,6 +409,7 @@ pub fn submit(
         commands: vec![],
         array_script: array_script.clone(),
         merge_script: merge_script.clone(),
+        warnings,
     };
     if indices.is_empty() {
         return Ok(sub);

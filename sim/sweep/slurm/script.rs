@@ -41,7 +41,7 @@ pub struct SlurmOptions {
     /// More `#SBATCH` options, e.g. `--constraint=avx512`.
     #[serde(default)]
     pub sbatch: Vec<String>,
-    /// The gpumemsim binary the tasks run (absolute).
+    /// The gpumemsim binary the tasks run, when named (`--binary`); otherwise the one that submits.
     pub binary: Option<String>,
 }
 
