@@ -1,19 +1,36 @@
 #!/usr/bin/env bash
-# Installs the system packages gpumemsim's tests need on Debian/Ubuntu: the Vulkan loader and Mesa's
-# lavapipe (a CPU Vulkan device), so that the wgpu backend's tests have an adapter. Does nothing when they
-# are already present. Uses sudo when not run as root.
+# Installs the system packages gpumemsim's tests need on Debian/Ubuntu, each group only when missing:
+#   vulkan: the Vulkan loader and Mesa's lavapipe (a CPU Vulkan device), for the wgpu backend's tests;
+#   slurm:  Slurm (slurm-wlm: slurmctld, slurmd, the client commands) and munge, for the test that runs
+#           a sweep on a one-node Slurm cluster (scripts/slurm-test.sh).
+# Usage: scripts/install-deps.sh [vulkan] [slurm]   (no argument: both). Uses sudo when not run as root.
+# On a machine with systemd, installing munge starts the system's munge service and slurm-wlm enables
+# slurmctld/slurmd units that stay inactive without /etc/slurm/slurm.conf; the Slurm test runs its own
+# private daemons and touches neither.
 set -euo pipefail
+groups=("$@")
+[ ${#groups[@]} -eq 0 ] && groups=(vulkan slurm)
 have_loader() { ldconfig -p 2>/dev/null | grep -q 'libvulkan\.so\.1'; }
 have_lavapipe() { ls /usr/share/vulkan/icd.d/lvp_icd.*.json >/dev/null 2>&1; }
-if have_loader && have_lavapipe; then
+have_all() { for c in "$@"; do command -v "$c" >/dev/null 2>&1 || [ -x "/usr/sbin/$c" ] || return 1; done; }
+packages=()
+for g in "${groups[@]}"; do
+  case "$g" in
+    vulkan) { have_loader && have_lavapipe; } || packages+=(mesa-vulkan-drivers libvulkan1) ;;
+    slurm) have_all slurmctld slurmd slurmstepd sbatch squeue scancel scontrol sinfo munged mungekey \
+             || packages+=(slurm-wlm munge) ;;
+    *) echo "install-deps: unknown group $g (vulkan, slurm)" >&2; exit 2 ;;
+  esac
+done
+if [ ${#packages[@]} -eq 0 ]; then
   exit 0
 fi
 if ! command -v apt-get >/dev/null 2>&1; then
-  echo "install-deps: no apt-get here; install the Vulkan loader and Mesa's lavapipe (mesa-vulkan-drivers) by hand" >&2
+  echo "install-deps: no apt-get here; install ${packages[*]} (or your system's equivalents) by hand" >&2
   exit 1
 fi
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-echo "install-deps: installing mesa-vulkan-drivers libvulkan1 (Vulkan loader + lavapipe)" >&2
+echo "install-deps: installing ${packages[*]}" >&2
 $SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends mesa-vulkan-drivers libvulkan1 >/dev/null
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null

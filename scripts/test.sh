@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The test command of the README: system packages for the wgpu tests (lavapipe), then every test.
+# The test command of the README: system packages for the wgpu tests (lavapipe) and for the real-Slurm
+# test (slurm-wlm, munge), each installed only when missing, then every test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh

@@ -15,7 +15,8 @@
 //! - [`bench`]: `gpumemsim bench` (simulation speed on a fixed workload set).
 //! - [`report`]: charts (PNG, SVG) and HTML reports; [`sweep`]: parameter sweeps over runs;
 //! - [`text`]: reading input files as text (non-UTF-8 bytes named by line and column); [`fuzz`]: every
-//!   reader of user input fed arbitrary bytes (cargo-fuzz targets and the CI smoke test).
+//!   reader of user input fed arbitrary bytes (cargo-fuzz targets and the CI smoke test);
+//! - [`version`]: the simulator's build (crate version + source hash) that stamps sweep results.
 
 pub mod bench;
 pub mod config;
@@ -34,4 +35,5 @@ pub mod stats;
 pub mod sweep;
 pub mod text;
 pub mod trace;
+pub mod version;
 pub mod workload;

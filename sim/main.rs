@@ -21,7 +21,7 @@ use std::process::ExitCode;
 #[derive(Parser)]
 #[command(
     name = "gpumemsim",
-    version,
+    version = gpumemsim::version::BUILD,
     about = "Cycle-level GPU memory-system simulator with scoped weak-memory semantics"
 )]
 struct Cli {
@@ -34,7 +34,7 @@ enum Command {
     /// Validate, show and document hardware configs (TOML).
     #[command(subcommand)]
     Config(ConfigCmd),
-    /// Run a parameter sweep from a spec (TOML), or merge shard outputs (`sweep merge DIR...`).
+    /// Run a parameter sweep from a spec (TOML), or one shard of it; `sweep plan|submit|status|merge`.
     Sweep(SweepArgs),
     /// Draw one chart (PNG or SVG by extension) from a sweep's output folder.
     Plot(PlotArgs),
@@ -57,31 +57,133 @@ enum Command {
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 struct SweepArgs {
     #[command(subcommand)]
-    merge: Option<SweepCmd>,
+    sub: Option<SweepCmd>,
     /// The sweep spec (TOML).
     #[arg(required = true, value_name = "SPEC")]
     spec: Option<PathBuf>,
+    #[command(flatten)]
+    run: SweepRunArgs,
+}
+
+/// How a sweep (or one shard of it) runs.
+#[derive(Args)]
+struct SweepRunArgs {
     /// Output folder (default: the spec's path without `.toml`).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Worker threads (default: one per core).
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     jobs: Option<u16>,
-    /// Run only slice I of N (0-based), e.g. from a Slurm job array; merge the outputs afterwards.
-    #[arg(long, value_name = "I/N", value_parser = str::parse::<sweep::exec::Shard>)]
-    shard: Option<sweep::exec::Shard>,
+    /// Record N shards in the plan (default: the plan's, else 1).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    shards: Option<u32>,
+    /// Run one shard of the plan: I (0-based; N from the plan), I/N, or auto|slurm (I from
+    /// SLURM_ARRAY_TASK_ID). Exit 0: every point of the shard done; 2: some failed; 1: could not run.
+    #[arg(long, value_name = "I|I/N|auto")]
+    shard: Option<String>,
+    /// Rerun points whose stored result is an error (watchdog, runtime error, panic).
+    #[arg(long)]
+    retry_failed: bool,
+    /// Keep stored results of another simulator build instead of refusing to resume.
+    #[arg(long)]
+    mix_builds: bool,
+    /// Seconds between progress lines when stderr is not a terminal (Slurm logs).
+    #[arg(long, value_name = "SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    progress_interval: u64,
 }
 
 #[derive(Subcommand)]
 enum SweepCmd {
-    /// Join shard output folders into the files a single run writes.
+    /// Join shard output folders into the files a single run writes; with points missing, say which
+    /// shards to resubmit (exit 1).
     Merge {
         #[arg(required = true, value_name = "DIR")]
         dirs: Vec<PathBuf>,
         /// Where to write the merged outputs (default: the first DIR).
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
+        /// Combine results of different simulator builds (each row names its build).
+        #[arg(long)]
+        mix_builds: bool,
     },
+    /// Check a spec and write the plan (sweep.json) with its shard count, running nothing.
+    Plan {
+        #[arg(value_name = "SPEC")]
+        spec: PathBuf,
+        /// Output folder (default: the spec's path without `.toml`).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Shards (array tasks) to split the points into (default: the plan's, else 1).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        shards: Option<u32>,
+    },
+    /// Submit the sweep to a cluster scheduler: a job array (one task per shard with points left to
+    /// run) and a merge job after it; scripts and logs go into the output folder.
+    Submit(Box<SubmitArgs>),
+    /// Points done, failed and missing per shard, the builds that computed them, what to resubmit.
+    /// Exit 0: every point done; 2: points missing or failed.
+    Status {
+        #[arg(required = true, value_name = "DIR")]
+        dirs: Vec<PathBuf>,
+        /// As JSON (for scripts).
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Args)]
+struct SubmitArgs {
+    /// The sweep spec (TOML).
+    #[arg(value_name = "SPEC")]
+    spec: PathBuf,
+    /// Submit to Slurm (the only scheduler supported).
+    #[arg(long, required = true)]
+    slurm: bool,
+    /// Output folder (default: the spec's path without `.toml`).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Shards (array tasks); required for a new run, fixed by the plan afterwards.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    shards: Option<u32>,
+    /// Partition (#SBATCH --partition); default: the cluster's.
+    #[arg(long, value_name = "P")]
+    partition: Option<String>,
+    /// Account to charge (#SBATCH --account).
+    #[arg(long, value_name = "A")]
+    account: Option<String>,
+    /// Quality of service (#SBATCH --qos).
+    #[arg(long, value_name = "Q")]
+    qos: Option<String>,
+    /// Time limit per task (Slurm format: MM, HH:MM:SS, D-HH:MM, ...).
+    #[arg(long, value_name = "T")]
+    time: Option<String>,
+    /// CPUs per task (worker threads of each shard).
+    #[arg(long, value_name = "C")]
+    cpus: Option<u32>,
+    /// Memory of each task's node allocation (#SBATCH --mem), e.g. 4G.
+    #[arg(long, value_name = "M")]
+    mem: Option<String>,
+    /// At most K array tasks at once.
+    #[arg(long, value_name = "K")]
+    throttle: Option<u32>,
+    /// `module load NAME` in the scripts (repeatable).
+    #[arg(long = "module", value_name = "NAME")]
+    modules: Vec<String>,
+    /// One more #SBATCH option, e.g. --sbatch=--constraint=avx512 (repeatable).
+    #[arg(long = "sbatch", value_name = "OPTION", allow_hyphen_values = true)]
+    sbatch: Vec<String>,
+    /// The gpumemsim binary the tasks run (default: this one; it must be visible on the nodes).
+    #[arg(long, value_name = "PATH")]
+    binary: Option<PathBuf>,
+    /// Also resubmit shards with failed points, rerunning those points.
+    #[arg(long)]
+    retry_failed: bool,
+    /// Keep results of another simulator build already in the folder.
+    #[arg(long)]
+    mix_builds: bool,
+    /// Write the plan and scripts and print the sbatch commands without running them.
+    #[arg(long)]
+    dry_run: bool,
 }
 
 #[derive(Args)]
@@ -129,7 +231,7 @@ struct PlotArgs {
     identity: bool,
 }
 
-/// Draws the sweep's progress bar on stderr (hidden when stderr is not a terminal).
+/// Draws the sweep's progress bar on stderr (a terminal).
 struct Bar(indicatif::ProgressBar);
 
 impl sweep::exec::Progress for Bar {
@@ -173,42 +275,150 @@ fn report_finish(f: &sweep::Finished) -> ExitCode {
 }
 
 fn cmd_sweep(a: SweepArgs) -> Result<ExitCode> {
-    if let Some(SweepCmd::Merge { dirs, out }) = a.merge {
-        let out = out.unwrap_or_else(|| dirs[0].clone());
-        sweep::results::merge(&dirs, &out)?;
-        return Ok(report_finish(&sweep::finish(&out)?));
+    match a.sub {
+        Some(SweepCmd::Merge {
+            dirs,
+            out,
+            mix_builds,
+        }) => {
+            let out = out.unwrap_or_else(|| dirs[0].clone());
+            let (_, _, status) = sweep::results::merge(&dirs, &out, mix_builds)?;
+            if !status.failed.is_empty() {
+                eprint!("{status}");
+            }
+            Ok(report_finish(&sweep::finish(&out)?))
+        }
+        Some(SweepCmd::Plan { spec, out, shards }) => {
+            let mut plan = sweep::spec::load(&spec)?;
+            let out = out.unwrap_or_else(|| sweep::spec::default_out(&spec));
+            let planning = sweep::shard::Planning {
+                shards: shards.map(|n| n as usize),
+                shard: None,
+            };
+            sweep::shard::prepare(&mut plan, &out, &planning, "", |_| None)?;
+            // Slurm does not create the folder of a job's log: batch scripts write into DIR/logs.
+            let logs = out.join(sweep::slurm::LOGS);
+            std::fs::create_dir_all(&logs)
+                .with_context(|| format!("cannot create {}", logs.display()))?;
+            let m = &plan.manifest;
+            let sizes = sweep::shard::sizes(m);
+            println!(
+                "{}: {} points in {} shard{} ({} to {} points each)",
+                out.join(sweep::exec::MANIFEST).display(),
+                m.points.len(),
+                m.shards,
+                if m.shards == 1 { "" } else { "s" },
+                sizes.iter().min().unwrap_or(&0),
+                sizes.iter().max().unwrap_or(&0)
+            );
+            println!(
+                "run shard I with `gpumemsim sweep {} --out {} --shard I` (or --shard auto in a Slurm \
+                 job array), or submit: `gpumemsim sweep submit {} --slurm --out {}`",
+                spec.display(),
+                out.display(),
+                spec.display(),
+                out.display()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(SweepCmd::Submit(s)) => cmd_submit(*s),
+        Some(SweepCmd::Status { dirs, json }) => {
+            let (_, mut status) = sweep::status::survey(&dirs)?;
+            match sweep::slurm::queued(&dirs[0], &sweep::slurm::Slurm) {
+                Ok(q) => status.queued = sweep::slurm::in_flight(&q).0,
+                Err(e) => status.queue_note = Some(e.to_string()),
+            }
+            if json {
+                println!("{}", serde_json::to_string_pretty(&status)?);
+            } else {
+                print!("{status}");
+            }
+            let done = status.complete() && status.failed.is_empty();
+            Ok(ExitCode::from(if done { 0 } else { 2 }))
+        }
+        None => {
+            let spec = a.spec.context("a sweep spec is required")?;
+            cmd_sweep_run(&spec, a.run)
+        }
     }
-    let spec = a.spec.context("a sweep spec is required")?;
-    let shard = a.shard;
-    let plan = sweep::spec::load(&spec)?;
-    let out = a.out.unwrap_or_else(|| sweep::spec::default_out(&spec));
+}
+
+fn cmd_sweep_run(spec: &std::path::Path, a: SweepRunArgs) -> Result<ExitCode> {
+    use std::io::IsTerminal;
+    let shard_arg: Option<sweep::shard::ShardArg> =
+        a.shard.as_deref().map(str::parse).transpose()?;
+    let mut plan = sweep::spec::load(spec)?;
+    let out = a.out.unwrap_or_else(|| sweep::spec::default_out(spec));
+    let planning = sweep::shard::Planning {
+        shards: a.shards.map(|n| n as usize),
+        shard: shard_arg,
+    };
+    let text = a.shard.clone().unwrap_or_default();
+    let shard =
+        sweep::shard::prepare(&mut plan, &out, &planning, &text, |k| std::env::var(k).ok())?;
     let opts = sweep::exec::ExecOptions {
         jobs: a.jobs.map(usize::from),
         shard,
+        retry_failed: a.retry_failed,
+        mix_builds: a.mix_builds,
     };
-    let bar = indicatif::ProgressBar::new(0).with_style(
-        indicatif::ProgressStyle::with_template(
-            "{elapsed_precise} [{bar:40}] {pos}/{len} points, {per_sec}, eta {eta}",
-        )?
-        .progress_chars("=> "),
-    );
-    let s = sweep::exec::execute(&plan, &out, &opts, &Bar(bar.clone()))?;
-    bar.finish_and_clear();
+    let label = match shard {
+        Some(s) => format!("{}: shard {} of {}", plan.manifest.name, s.index, s.count),
+        None => plan.manifest.name.clone(),
+    };
+    let s = if std::io::stderr().is_terminal() {
+        let bar = indicatif::ProgressBar::new(0).with_style(
+            indicatif::ProgressStyle::with_template(
+                "{elapsed_precise} [{bar:40}] {pos}/{len} points, {per_sec}, eta {eta}",
+            )?
+            .progress_chars("=> "),
+        );
+        let s = sweep::exec::execute(&plan, &out, &opts, &Bar(bar.clone()))?;
+        bar.finish_and_clear();
+        s
+    } else {
+        let threads = opts.jobs.unwrap_or_else(rayon::current_num_threads);
+        let lines = sweep::progress::Lines::new(
+            Box::new(std::io::stderr()),
+            std::time::Duration::from_secs(a.progress_interval),
+            label,
+            threads,
+        );
+        let s = sweep::exec::execute(&plan, &out, &opts, &lines)?;
+        lines.finish();
+        s
+    };
     println!(
         "{}: {} points{}: {} ran now, {} were done{}",
         out.display(),
         s.selected,
         shard
-            .map(|s: sweep::exec::Shard| format!(" in shard {}/{}", s.index, s.count))
+            .map(|s| format!(" in shard {} of {}", s.index, s.count))
             .unwrap_or_default(),
         s.ran,
         s.already_done,
-        if s.failed > 0 {
-            format!(", {} failed", s.failed)
+        if s.failed_in_selection > 0 {
+            format!(
+                ", {} failed (rerun them with --retry-failed)",
+                s.failed_in_selection
+            )
         } else {
             String::new()
         }
     );
+    if shard.is_some() {
+        // A shard never combines: the merge job (or `sweep merge`) does, once every shard is done.
+        println!(
+            "shard {}; `gpumemsim sweep status {}` shows the others",
+            if s.selection_done() {
+                "done"
+            } else {
+                "has failed points"
+            },
+            out.display()
+        );
+        return Ok(ExitCode::from(if s.selection_done() { 0 } else { 2 }));
+    }
     if s.complete {
         Ok(report_finish(&sweep::finish(&out)?))
     } else {
@@ -217,6 +427,34 @@ fn cmd_sweep(a: SweepArgs) -> Result<ExitCode> {
         );
         Ok(ExitCode::from((s.failed > 0) as u8))
     }
+}
+
+fn cmd_submit(a: SubmitArgs) -> Result<ExitCode> {
+    debug_assert!(a.slurm, "clap requires --slurm");
+    let mut plan = sweep::spec::load(&a.spec)?;
+    let out = a.out.unwrap_or_else(|| sweep::spec::default_out(&a.spec));
+    let exe = std::env::current_exe().context("cannot find this gpumemsim binary's path")?;
+    let opts = sweep::slurm::SubmitOptions {
+        shards: a.shards.map(|n| n as usize),
+        slurm: sweep::slurm::script::SlurmOptions {
+            partition: a.partition,
+            account: a.account,
+            qos: a.qos,
+            time: a.time,
+            cpus: a.cpus,
+            mem: a.mem,
+            throttle: a.throttle,
+            modules: a.modules,
+            sbatch: a.sbatch,
+            binary: a.binary.map(|b| b.display().to_string()),
+        },
+        retry_failed: a.retry_failed,
+        mix_builds: a.mix_builds,
+        dry_run: a.dry_run,
+    };
+    let s = sweep::slurm::submit(&mut plan, &a.spec, &out, &exe, &opts, &sweep::slurm::Slurm)?;
+    print!("{s}");
+    Ok(ExitCode::SUCCESS)
 }
 
 fn cmd_plot(a: PlotArgs) -> Result<ExitCode> {

@@ -7,8 +7,11 @@
 //! - *Resumable, and killed midway loses nothing written*: each result is written with
 //!   [`crate::stats::write_atomic`] (temporary file + rename), so a point file is either whole or absent;
 //!   a rerun skips every point whose file exists and describes the same point.
-//! - *Shards*: `--shard I/N` takes the points whose plan index is `I mod N` (round robin, so that the
-//!   expensive points of one workload spread over all shards).
+//! - *Builds never mix silently*: every result records the simulator build that computed it
+//!   ([`crate::version::BUILD`]); resuming over results of another build is refused unless asked
+//!   (`mix_builds`).
+//! - *Shards*: a run may take one shard of the plan ([`super::shard`]); its summary says whether every
+//!   point of the shard has a result and how many failed, whichever attempt ran them.
 //!
 //! A point is a kernel run on the machine or a litmus test run for its iterations (outcomes counted).
 //! A run that fails (simulation error, watchdog) is a result too: it is recorded with its message so
@@ -16,6 +19,8 @@
 //! simulator is caught and recorded the same way (it is a simulator bug, named as such).
 
 use super::plan::{Job, Plan, PointInfo};
+pub use super::shard::Shard;
+use super::status::{other_builds_error, BuildCount};
 use super::SweepError;
 use crate::litmus;
 use crate::machine::{self, CheckOutcome};
@@ -23,63 +28,26 @@ use crate::stats::Stat;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
-
-/// `--shard I/N`: slice `I` (0-based) of `N`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Shard {
-    pub index: usize,
-    pub count: usize,
-}
-
-impl FromStr for Shard {
-    type Err = SweepError;
-    fn from_str(s: &str) -> Result<Shard, SweepError> {
-        let bad = |message: &str| SweepError::Shard {
-            arg: s.to_string(),
-            message: message.to_string(),
-        };
-        let (i, n) = s
-            .split_once('/')
-            .ok_or_else(|| bad("expected I/N, e.g. 0/8 (shards are numbered from 0)"))?;
-        let index: usize = i
-            .trim()
-            .parse()
-            .map_err(|_| bad("I must be a whole number"))?;
-        let count: usize = n
-            .trim()
-            .parse()
-            .map_err(|_| bad("N must be a whole number"))?;
-        if count == 0 {
-            return Err(bad("N must be at least 1"));
-        }
-        if index >= count {
-            return Err(bad(&format!(
-                "I must be below N (shards are numbered 0 to {})",
-                count - 1
-            )));
-        }
-        Ok(Shard { index, count })
-    }
-}
-
-impl Shard {
-    pub fn owns(&self, point_index: usize) -> bool {
-        point_index % self.count == self.index
-    }
-}
 
 #[derive(Debug, Clone, Default)]
 pub struct ExecOptions {
     /// Worker threads; `None`: one per core.
     pub jobs: Option<usize>,
     pub shard: Option<Shard>,
+    /// Rerun points whose stored result is an error (`--retry-failed`).
+    pub retry_failed: bool,
+    /// Keep stored results of other simulator builds instead of refusing to resume (`--mix-builds`).
+    pub mix_builds: bool,
 }
 
 /// What one point produced: the file `points/ID.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PointResult {
     pub point: PointInfo,
+    /// The simulator that computed it ([`crate::version::BUILD`]); `None` in results written before
+    /// builds were recorded.
+    #[serde(default)]
+    pub build: Option<String>,
     pub outcome: Outcome,
 }
 
@@ -145,8 +113,18 @@ pub struct ExecSummary {
     pub ran: usize,
     /// Run now and failed (status `error`).
     pub failed: usize,
+    /// Points of the selection whose result is an error, whichever run computed them (a failed point
+    /// is rerun only with `retry_failed`).
+    pub failed_in_selection: usize,
     /// Every point of the plan, in any shard, has its result in the output folder.
     pub complete: bool,
+}
+
+impl ExecSummary {
+    /// Every selected point has a result and none is an error: what a shard's exit status reports.
+    pub fn selection_done(&self) -> bool {
+        self.failed_in_selection == 0
+    }
 }
 
 pub const MANIFEST: &str = "sweep.json";
@@ -221,6 +199,7 @@ pub fn run_point(plan: &Plan, index: usize) -> PointResult {
     });
     PointResult {
         point: info.clone(),
+        build: Some(crate::version::BUILD.to_string()),
         outcome,
     }
 }
@@ -291,31 +270,57 @@ pub fn write_manifest(out: &Path, plan_manifest: &super::plan::Manifest) -> Resu
     crate::stats::write_atomic(&path, text.as_bytes()).map_err(io_err(&path))
 }
 
-/// Runs the points of `opts.shard` that have no result in `out` yet. Before the parallel part, one
-/// point's statistics (a stored one, or the first pending point, run alone) are checked against the
-/// charts' column names, so that a misspelt statistic stops the sweep within one point.
+/// Runs the points of `opts.shard` that have no result in `out` yet (and, with `retry_failed`, those
+/// whose result is an error). The plan is written into `out` first (see [`super::shard::ensure_plan`]).
+/// Before the parallel part, one point's statistics (a stored one, or the first pending point, run
+/// alone) are checked against the charts' column names, so that a misspelt statistic stops the sweep
+/// within one point.
 pub fn execute(
     plan: &Plan,
     out: &Path,
     opts: &ExecOptions,
     progress: &dyn Progress,
 ) -> Result<ExecSummary, SweepError> {
-    write_manifest(out, &plan.manifest)?;
+    let mut manifest = plan.manifest.clone();
+    if let Some(s) = opts.shard {
+        manifest.shards = s.count;
+    }
+    super::shard::ensure_plan(&manifest, out, opts.shard.is_some())?;
     let points = &plan.manifest.points;
     let selected: Vec<usize> = (0..points.len())
         .filter(|&i| opts.shard.is_none_or(|s| s.owns(i)))
         .collect();
     let mut sample: Option<PointResult> = None;
     let mut pending = Vec::new();
+    let mut kept_failed = 0;
+    let mut other_builds: Vec<BuildCount> = Vec::new();
     for &i in &selected {
-        match read_point(out, &points[i]) {
-            Some(r) => {
-                if sample.is_none() {
-                    sample = Some(r);
-                }
+        let Some(r) = read_point(out, &points[i]) else {
+            pending.push(i);
+            continue;
+        };
+        if matches!(r.outcome, Outcome::Error { .. }) {
+            if opts.retry_failed {
+                pending.push(i);
+                continue;
             }
-            None => pending.push(i),
+            kept_failed += 1;
         }
+        if r.build.as_deref() != Some(crate::version::BUILD) {
+            match other_builds.iter_mut().find(|b| b.build == r.build) {
+                Some(b) => b.points += 1,
+                None => other_builds.push(BuildCount {
+                    build: r.build.clone(),
+                    points: 1,
+                }),
+            }
+        }
+        if sample.is_none() {
+            sample = Some(r);
+        }
+    }
+    if !other_builds.is_empty() && !opts.mix_builds {
+        return Err(other_builds_error(&out.join(POINTS), &other_builds));
     }
     let already_done = selected.len() - pending.len();
     progress.start(pending.len(), already_done);
@@ -357,6 +362,7 @@ pub fn execute(
         already_done,
         ran: pending.len(),
         failed,
+        failed_in_selection: kept_failed + failed,
         complete,
     })
 }

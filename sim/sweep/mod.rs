@@ -6,20 +6,30 @@
 //! | spec TOML → validated plan (fails before any run) | [`spec`] |
 //! | points, ids, manifest | [`plan`] |
 //! | running a shard on a rayon pool, one atomic result file per point | [`exec`] |
+//! | the shard count in the plan, which shard a task runs (`--shard I`, `auto` from Slurm) | [`shard`] |
+//! | done / failed / missing per shard, builds, what to resubmit (`sweep status`) | [`status`] |
+//! | Slurm job array and merge job scripts, `sweep submit --slurm` | [`slurm`] |
+//! | plain progress lines for logs (done / total, rate, ETA) | [`progress`] |
 //! | combined `results.csv` / `results.json`, `sweep merge` | [`results`] |
 //! | chart specs → charts and data tables | [`charts`], with expressions in [`expr`] |
 //! | the report (`index.html`, `charts/`) | [`finish`] here, writing through [`crate::report`] |
 //!
-//! An output folder holds `sweep.json` (the manifest), `points/ID.json` (one result per point), and,
-//! once every point has a result, `results.csv`, `results.json`, `charts/NAME.{png,svg}` and
-//! `index.html`. Nothing here models hardware: a point is one [`crate::machine::run`].
+//! An output folder holds `sweep.json` (the manifest, with the shard count), `points/ID.json` (one
+//! result per point, stamped with the simulator build), and, once every point has a result,
+//! `results.csv`, `results.json`, `charts/NAME.{png,svg}` and `index.html`; `sweep submit` adds
+//! `slurm/` (the job scripts, the submissions) and `logs/`. Nothing here models hardware: a point is
+//! one [`crate::machine::run`].
 
 pub mod charts;
 pub mod exec;
 pub mod expr;
 pub mod plan;
+pub mod progress;
 pub mod results;
+pub mod shard;
+pub mod slurm;
 pub mod spec;
+pub mod status;
 
 use crate::report::html::{Figure, HtmlTable, Report, Section};
 use crate::report::plot::PlotError;
@@ -46,6 +56,16 @@ pub enum SweepError {
     Output { path: String, message: String },
     #[error("--shard {arg}: {message}")]
     Shard { arg: String, message: String },
+    /// A scheduler command failed or cannot run (`sbatch`, `squeue`).
+    #[error("`{command}`: {message}")]
+    Scheduler { command: String, message: String },
+    /// A `sweep submit` option is wrong.
+    #[error("--{option} {value:?}: {message}")]
+    Option {
+        option: String,
+        value: String,
+        message: String,
+    },
     #[error(transparent)]
     Plot(#[from] PlotError),
 }
@@ -279,9 +299,16 @@ pub fn finish(dir: &Path) -> Result<Finished, SweepError> {
     if !failed_rows.is_empty() {
         facts.push(("Failed runs".into(), failed_rows.len().to_string()));
     }
+    let mut builds: Vec<String> = Vec::new();
+    for r in 0..table.rows.len() {
+        let b = cell(r, "build");
+        if !b.is_empty() && !builds.contains(&b) {
+            builds.push(b);
+        }
+    }
     facts.push((
-        "Tool".into(),
-        format!("gpumemsim {}", env!("CARGO_PKG_VERSION")),
+        "Simulator".into(),
+        format!("gpumemsim {}", builds.join(", gpumemsim ")),
     ));
 
     let report = Report {

@@ -4,8 +4,9 @@
 //! A point's id is a 64-bit FNV-1a hash of everything that determines its result: the workload's label
 //! and parameters, the seed, the complete validated config and the complete loaded workload (both
 //! serialised). Editing the base config or a kernel file therefore gives new ids, so a rerun never
-//! reuses a stale result; what the id cannot see is the simulator's own code (delete `points/` after
-//! changing the simulator).
+//! reuses a stale result. What the id cannot see is the simulator's own code: each point result records
+//! the build that computed it ([`crate::version::BUILD`]), and resuming or merging refuses to combine
+//! results of different builds unless asked.
 //!
 //! Order of points (and of rows in every combined output): workloads in spec order; within one,
 //! config-parameter combinations, then workload-parameter combinations, then seeds, each varying
@@ -181,6 +182,23 @@ pub struct Manifest {
     pub seeds: Vec<u64>,
     pub points: Vec<PointInfo>,
     pub charts: Vec<ChartSpec>,
+    /// Shards the plan is split into (`sweep plan --shards N`): shard I holds the points whose index
+    /// is I mod N. See [`super::shard`].
+    #[serde(default = "one_shard")]
+    pub shards: usize,
+}
+
+fn one_shard() -> usize {
+    1
+}
+
+impl Manifest {
+    /// The same points and charts, whatever the shard count.
+    pub fn same_plan(&self, other: &Manifest) -> bool {
+        let mut o = other.clone();
+        o.shards = self.shards;
+        *self == o
+    }
 }
 
 /// A runnable sweep: the manifest plus each point's config and job.
@@ -366,6 +384,7 @@ impl Plan {
                 seeds: seeds.to_vec(),
                 points,
                 charts: vec![],
+                shards: 1,
             },
             runs,
         })

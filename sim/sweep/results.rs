@@ -3,7 +3,8 @@
 //! folders into one folder and combines it exactly as a single run would.
 //!
 //! Columns: `point, workload, seed`, the parameter columns (config key paths, then workload
-//! parameters), `status` (`ok`, `check_failed`, `error`), `error`, `checks_failed`, then every statistic
+//! parameters), `status` (`ok`, `check_failed`, `error`), `error`, `checks_failed`, `build` (the
+//! simulator build that computed the row, [`crate::version::BUILD`]), then every statistic
 //! as `location.metric` in order of first appearance over the rows, then reported quantities as
 //! `report.NAME`, then a litmus test's final states as `outcome: P0:r0=0; P1:r0=0;` (runs that ended
 //! in that state). A cell a row does not have (a parameter of another workload, statistics of a failed
@@ -11,6 +12,7 @@
 
 use super::exec::{self, point_path, read_point, Outcome, PointResult, StateCount, MANIFEST};
 use super::plan::{Manifest, Value, META_COLUMNS};
+use super::status::{survey, Status};
 use super::SweepError;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -24,7 +26,7 @@ pub enum ColumnKind {
     Meta,
     /// A swept config key path or workload parameter.
     Param,
-    /// status, error, checks_failed
+    /// status, error, checks_failed, build
     Outcome,
     Stat,
     Report,
@@ -66,7 +68,7 @@ impl Table {
             unit: String::new(),
             kind: ColumnKind::Param,
         }));
-        for n in ["status", "error", "checks_failed"] {
+        for n in ["status", "error", "checks_failed", "build"] {
             columns.push(Column {
                 name: n.into(),
                 unit: if n == "checks_failed" { "checks" } else { "" }.into(),
@@ -140,6 +142,9 @@ impl Table {
                     set(k, v.clone());
                 }
                 set("status", Value::Str(r.outcome.status().into()));
+                if let Some(b) = &r.build {
+                    set("build", Value::Str(b.clone()));
+                }
                 match &r.outcome {
                     Outcome::Ok {
                         stats,
@@ -328,51 +333,57 @@ pub fn combine(dir: &Path) -> Result<(Manifest, Table), SweepError> {
 }
 
 /// Gathers the point files of shard folders `dirs` into `out` (which may be one of them) and combines
-/// them there. All folders must hold the same sweep; a point found in two folders with different
-/// results is an error (the runs were not deterministic, or their inputs differed).
-pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<(Manifest, Table), SweepError> {
-    let (first, rest) = dirs
-        .split_first()
-        .ok_or_else(|| SweepError::Plan("sweep merge needs at least one folder".into()))?;
-    let m = read_manifest(first)?;
-    for d in rest {
-        if read_manifest(d)? != m {
-            return Err(SweepError::Output {
-                path: d.join(MANIFEST).display().to_string(),
-                message: format!(
-                    "holds a different sweep than {} (the spec or its inputs differ)",
-                    first.join(MANIFEST).display()
-                ),
-            });
+/// them there, returning what [`super::status::survey`] found too. All folders must hold the same
+/// sweep; nothing is written unless every point has a result, and results of several simulator builds
+/// are refused unless `mix_builds` (the first folder's result of a point is then used). A point found
+/// in two folders with different results of one build is an error (the runs were not deterministic, or
+/// their inputs differed).
+pub fn merge(
+    dirs: &[PathBuf],
+    out: &Path,
+    mix_builds: bool,
+) -> Result<(Manifest, Table, Status), SweepError> {
+    let (m, st) = survey(dirs)?;
+    if let Some(c) = st.conflicts.first() {
+        return Err(SweepError::Output {
+            path: c.second.display().to_string(),
+            message: format!(
+                "differs from {} for the same point (same build)",
+                c.first.display()
+            ),
+        });
+    }
+    if !st.complete() {
+        return Err(SweepError::Output {
+            path: dirs[0].display().to_string(),
+            message: format!(
+                "{} of {} points have no result yet, so nothing was combined\n{st}",
+                st.missing(),
+                st.points
+            ),
+        });
+    }
+    if st.mixed_builds() && !mix_builds {
+        return Err(st.mixed_builds_error());
+    }
+    let mut m_out = m.clone();
+    if let Ok(existing) = read_manifest(out) {
+        // Merging into a shard folder keeps the plan's shard count as it is there.
+        m_out.shards = existing.shards;
+    }
+    if read_manifest(out).ok().as_ref() != Some(&m_out) {
+        exec::write_manifest(out, &m_out)?;
+    }
+    for (p, found) in m.points.iter().zip(&st.found) {
+        let Some(src) = found.map(|d| &dirs[d]) else {
+            continue; // not reached: the survey found every point
+        };
+        let (from, to) = (point_path(src, &p.id), point_path(out, &p.id));
+        if from != to {
+            let bytes = std::fs::read(&from).map_err(exec::io_err(&from))?;
+            crate::stats::write_atomic(&to, &bytes).map_err(exec::io_err(&to))?;
         }
     }
-    exec::write_manifest(out, &m)?;
-    for p in &m.points {
-        let mut found: Option<(PathBuf, PointResult)> = None;
-        for d in dirs {
-            if let Some(r) = read_point(d, p) {
-                match &found {
-                    Some((other, prev)) if *prev != r => {
-                        return Err(SweepError::Output {
-                            path: point_path(d, &p.id).display().to_string(),
-                            message: format!(
-                                "differs from {} for the same point",
-                                point_path(other, &p.id).display()
-                            ),
-                        })
-                    }
-                    Some(_) => {}
-                    None => found = Some((d.clone(), r)),
-                }
-            }
-        }
-        if let Some((src, _)) = found {
-            let (from, to) = (point_path(&src, &p.id), point_path(out, &p.id));
-            if from != to {
-                let bytes = std::fs::read(&from).map_err(exec::io_err(&from))?;
-                crate::stats::write_atomic(&to, &bytes).map_err(exec::io_err(&to))?;
-            }
-        }
-    }
-    combine(out)
+    let (m, table) = combine(out)?;
+    Ok((m, table, st))
 }

@@ -7,5 +7,6 @@ mod gpu;
 mod kernel_lang;
 mod litmus;
 mod sweep;
+mod sweep_cluster;
 mod traces;
 mod workloads;

@@ -179,7 +179,7 @@ fn small_plan() -> Plan {
 fn run_all(plan: &Plan, dir: &Path, jobs: usize) -> exec::ExecSummary {
     let opts = ExecOptions {
         jobs: Some(jobs),
-        shard: None,
+        ..Default::default()
     };
     let s = exec::execute(plan, dir, &opts, &Silent).unwrap();
     assert!(s.complete);
@@ -306,6 +306,7 @@ fn shards_merged_equal_the_whole_sweep() {
         let opts = ExecOptions {
             jobs: Some(2),
             shard: Some(Shard { index: i, count: 3 }),
+            ..Default::default()
         };
         let s = exec::execute(&plan, &d, &opts, &Silent).unwrap();
         assert!(!s.complete, "one shard alone is not the whole sweep");
@@ -314,14 +315,14 @@ fn shards_merged_equal_the_whole_sweep() {
     }
     assert_eq!(total, 16, "the shards partition the points");
     let merged = scratch("merged");
-    results::merge(&dirs, &merged).unwrap();
+    results::merge(&dirs, &merged, false).unwrap();
     sweep::finish(&merged).unwrap();
     for f in ["results.csv", "results.json", "index.html"] {
         assert_eq!(read(&merged.join(f)), read(&whole.join(f)), "{f} differs");
     }
     // A missing shard is named, not silently dropped.
     let partial = scratch("partial");
-    let e = results::merge(&dirs[..2], &partial)
+    let e = results::merge(&dirs[..2], &partial, false)
         .unwrap_err()
         .to_string();
     assert!(e.contains("have no result yet"), "{e}");
@@ -348,7 +349,7 @@ fn a_sweep_that_dies_midway_restarts_to_the_same_results() {
     let dir = scratch("killed");
     let opts = ExecOptions {
         jobs: Some(2),
-        shard: None,
+        ..Default::default()
     };
     let died = std::panic::catch_unwind(|| {
         exec::execute(&plan, &dir, &opts, &DieAfter(Default::default(), 5))
