@@ -301,8 +301,8 @@ fn cmd_config(c: ConfigCmd) -> Result<ExitCode> {
             Ok(ExitCode::from(failed as u8))
         }
         ConfigCmd::Show { file, set } => {
-            let cfg = config::load(file.as_deref(), &set)?;
-            print!("{}", config::to_toml(&cfg)?);
+            let resolved = config::load_resolved(file.as_deref(), &set)?;
+            print!("{}", config::show::render(&resolved)?);
             Ok(ExitCode::SUCCESS)
         }
         ConfigCmd::Doc { markdown } => {
