@@ -335,12 +335,16 @@ struct RunCmd {
     /// Override a workload parameter, e.g. `--param N=4096` (repeatable).
     #[arg(long = "param", value_name = "NAME=VALUE")]
     param: Vec<String>,
-    /// Write the full statistics as JSON.
+    /// Write the run as one JSON document: inputs, checks, races and every statistic.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
     /// Write the statistics as tidy CSV rows `location,metric,value,unit`.
     #[arg(long, value_name = "FILE")]
     csv: Option<PathBuf>,
+    /// Write the statistics as a JSON array of records {location, metric, value, unit}
+    /// (`pandas.read_json` reads it as a table).
+    #[arg(long, value_name = "FILE")]
+    stats_json: Option<PathBuf>,
     /// Detect data races and scope races.
     #[arg(long)]
     races: bool,
@@ -364,6 +368,7 @@ fn cmd_run(c: RunCmd) -> Result<ExitCode> {
         params,
         json: c.json,
         csv: c.csv,
+        stats_json: c.stats_json,
         races: c.races,
         threads: c.threads as usize,
     })?;

@@ -11,8 +11,8 @@
 //! | the report (`index.html`, `charts/`) | [`finish`] here, writing through [`crate::report`] |
 //!
 //! An output folder holds `sweep.json` (the manifest), `points/ID.json` (one result per point), and,
-//! once every point has a result, `results.csv`, `results.json`, `charts/NAME.{png,svg}` and
-//! `index.html`. Nothing here models hardware: a point is one [`crate::machine::run`].
+//! once every point has a result, `results.csv`, `results.json`, `results.schema.json`,
+//! `charts/NAME.{png,svg}` and `index.html`. Nothing here models hardware: a point is one [`crate::machine::run`].
 
 pub mod charts;
 pub mod exec;
@@ -200,7 +200,8 @@ pub fn finish(dir: &Path) -> Result<Finished, SweepError> {
     sections.push(Section {
         heading: format!("Runs ({})", table.rows.len()),
         text: vec![format!(
-            "One row per run; every statistic ({} columns) is in results.csv and results.json.",
+            "One row per run; every statistic ({} columns) is in results.csv and results.json, \
+             with the units in results.schema.json.",
             table.columns.len()
         )],
         tables: vec![HtmlTable {
@@ -297,7 +298,14 @@ pub fn finish(dir: &Path) -> Result<Finished, SweepError> {
                 results::RESULTS_CSV.into(),
                 "one row per run, every statistic".into(),
             ),
-            (results::RESULTS_JSON.into(), "the same, with units".into()),
+            (
+                results::RESULTS_JSON.into(),
+                "the same rows as JSON records".into(),
+            ),
+            (
+                results::RESULTS_SCHEMA.into(),
+                "each column's unit and kind".into(),
+            ),
             (
                 exec::MANIFEST.into(),
                 "the plan: every point and chart".into(),
