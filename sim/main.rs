@@ -86,7 +86,7 @@ struct PlotArgs {
     /// Output file: .png or .svg.
     #[arg(long, short = 'o', value_name = "FILE")]
     out: PathBuf,
-    /// line, bar, stacked_bar or scatter.
+    /// line, bar, stacked_bar, scatter or outcomes.
     #[arg(long, default_value = "line")]
     kind: sweep::charts::ChartKind,
     /// Column on x (a parameter; an expression for scatter; none for outcomes).
@@ -95,7 +95,7 @@ struct PlotArgs {
     /// Expression on y, e.g. `kernel.cycles / T`.
     #[arg(long)]
     y: Option<String>,
-    /// stacked_bar parts as NAME=EXPR (repeatable, bottom first).
+    /// bar and stacked_bar parts as NAME=EXPR (repeatable, bottom first).
     #[arg(long = "layer", value_name = "NAME=EXPR")]
     layers: Vec<String>,
     /// Column whose values make separate series (repeatable).
@@ -104,23 +104,36 @@ struct PlotArgs {
     /// Keep rows with COL=VALUE (repeatable).
     #[arg(long = "where", value_name = "COL=VALUE")]
     filter: Vec<String>,
+    /// Chart title (default: made from y and x).
     #[arg(long)]
     title: Option<String>,
+    /// x axis label (default: the x column).
     #[arg(long)]
     x_label: Option<String>,
+    /// x axis unit (default: the column's unit).
     #[arg(long)]
     x_unit: Option<String>,
+    /// y axis label (default: the y expression).
     #[arg(long)]
     y_label: Option<String>,
+    /// y axis unit (default: the unit of a y that is one statistic).
     #[arg(long)]
     y_unit: Option<String>,
+    /// Logarithmic x axis.
     #[arg(long)]
     x_log: bool,
+    /// Logarithmic y axis.
     #[arg(long)]
     y_log: bool,
     /// scatter: draw y = x.
     #[arg(long)]
     identity: bool,
+    /// Canvas width in pixels (default 900).
+    #[arg(long, value_name = "PX")]
+    width: Option<u32>,
+    /// Canvas height in pixels (default 560; a legend below the plot adds its own height).
+    #[arg(long, value_name = "PX")]
+    height: Option<u32>,
 }
 
 /// Draws the sweep's progress bar on stderr (hidden when stderr is not a terminal).
@@ -155,7 +168,10 @@ fn report_finish(f: &sweep::Finished) -> ExitCode {
         f.index.display()
     );
     for e in &f.chart_errors {
-        eprintln!("warning: {e}");
+        eprintln!("error: {e}");
+    }
+    for w in &f.warnings {
+        eprintln!("warning: {w}");
     }
     if f.failed > 0 {
         eprintln!(
@@ -257,8 +273,13 @@ fn cmd_plot(a: PlotArgs) -> Result<ExitCode> {
         y_scale: scale(a.y_log),
         identity: a.identity,
         caption: None,
+        labels: Default::default(),
+        width: a.width,
+        height: a.height,
     };
-    sweep::plot(&a.dir, chart, &a.out)?;
+    for w in sweep::plot(&a.dir, chart, &a.out)? {
+        eprintln!("warning: {w}");
+    }
     println!("{}", a.out.display());
     Ok(ExitCode::SUCCESS)
 }

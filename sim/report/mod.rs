@@ -14,8 +14,10 @@
 //! - output: [`plot::Chart::save`] writes `stem.png` and `stem.svg` atomically; [`plot::Chart::render`]
 //!   returns the bytes.
 
+mod draw;
 pub mod html;
 pub mod metrics;
 pub mod plot;
 pub mod records;
 pub mod svg;
+mod ticks;

@@ -7,7 +7,8 @@
 //! | points, ids, manifest | [`plan`] |
 //! | running a shard on a rayon pool, one atomic result file per point | [`exec`] |
 //! | combined `results.csv` / `results.json`, `sweep merge` | [`results`] |
-//! | chart specs → charts and data tables | [`charts`], with expressions in [`expr`] |
+//! | chart specs, checked against the plan | [`charts`], with expressions in [`expr`] |
+//! | charts, data tables and headline tables from the results | [`figures`] |
 //! | the report (`index.html`, `charts/`) | [`finish`] here, writing through [`crate::report`] |
 //!
 //! An output folder holds `sweep.json` (the manifest), `points/ID.json` (one result per point), and,
@@ -17,6 +18,7 @@
 pub mod charts;
 pub mod exec;
 pub mod expr;
+pub mod figures;
 pub mod plan;
 pub mod results;
 pub mod spec;
@@ -59,16 +61,22 @@ pub struct Finished {
     pub charts: Vec<PathBuf>,
     /// Charts that could not be drawn, with the reason (also shown in the report).
     pub chart_errors: Vec<String>,
+    /// Series or runs a chart left out for a missing column, naming both (also in the report).
+    pub warnings: Vec<String>,
     pub index: PathBuf,
 }
 
 /// Draws one chart from a complete output folder into `out` (`.png` or `.svg`), after checking it
-/// against the sweep like a spec's `[[chart]]`.
-pub fn plot(dir: &Path, mut chart: charts::ChartSpec, out: &Path) -> Result<(), SweepError> {
+/// against the sweep like a spec's `[[chart]]`, in the order a reader meets its parts: names and
+/// expressions, then statistic names, then the marks. Returns the warnings (series left out).
+pub fn plot(
+    dir: &Path,
+    mut chart: charts::ChartSpec,
+    out: &Path,
+) -> Result<Vec<String>, SweepError> {
     let m = results::read_manifest(dir)?;
-    chart
-        .validate(0, &m)
-        .map_err(|e| SweepError::Plan(format!("chart: {e}")))?;
+    let bad = |e: String| SweepError::Plan(format!("chart: {e}"));
+    chart.check_names(0, &m).map_err(bad)?;
     let res = results::load_results(dir, &m)?;
     let table = results::Table::build(&m, &res);
     let reports: Vec<String> = table
@@ -85,9 +93,10 @@ pub fn plot(dir: &Path, mut chart: charts::ChartSpec, out: &Path) -> Result<(), 
     {
         charts::check_columns(&with_chart, sample, &reports)?;
     }
-    let (c, _) = charts::build(&chart, &m, &table)?;
-    c.save_as(out)?;
-    Ok(())
+    chart.check_marks(&m).map_err(bad)?;
+    let built = figures::build(&chart, &m, &table)?;
+    built.chart.save_as(out)?;
+    Ok(built.warnings)
 }
 
 /// Combines a complete output folder: `results.csv`, `results.json`, the charts and `index.html`.
@@ -118,30 +127,69 @@ pub fn finish(dir: &Path) -> Result<Finished, SweepError> {
     let mut sections = Vec::new();
     let mut files = Vec::new();
     let mut chart_errors = Vec::new();
-    for spec in &m.charts {
+    let mut warnings = Vec::new();
+    let mut headline = Section {
+        heading: "At a glance".into(),
+        ..Default::default()
+    };
+    for spec in m
+        .charts
+        .iter()
+        .filter(|c| c.kind == charts::ChartKind::Headline)
+    {
+        match figures::headline(spec, &m, &table) {
+            Ok((caption, data, w)) => {
+                headline.tables.push(HtmlTable {
+                    caption,
+                    header: data.header,
+                    rows: data.rows,
+                });
+                headline.text.extend(spec.caption.clone());
+                headline
+                    .text
+                    .extend(w.iter().map(|w| format!("Left out: {w}")));
+                warnings.extend(w);
+            }
+            Err(e) => {
+                headline
+                    .text
+                    .push(format!("This headline could not be made: {e}"));
+                chart_errors.push(e.to_string());
+            }
+        }
+    }
+    for spec in m
+        .charts
+        .iter()
+        .filter(|c| c.kind != charts::ChartKind::Headline)
+    {
         let mut section = Section {
             heading: spec.title.clone(),
             ..Default::default()
         };
-        match charts::build(spec, &m, &table).and_then(|(chart, data)| {
-            let saved = chart.save(&chart_dir, &spec.name)?;
-            Ok((chart, data, saved))
+        match figures::build(spec, &m, &table).and_then(|built| {
+            let saved = built.chart.save(&chart_dir, &spec.name)?;
+            Ok((built, saved))
         }) {
-            Ok((chart, data, saved)) => {
+            Ok((built, saved)) => {
                 files.push(saved.png.clone());
                 files.push(saved.svg.clone());
                 section.figure = Some(Figure {
                     svg: format!("charts/{}.svg", spec.name),
                     png: format!("charts/{}.png", spec.name),
-                    alt: chart.title.clone(),
+                    alt: built.chart.title.clone(),
                 });
                 section.text.extend(spec.caption.clone());
+                section
+                    .text
+                    .extend(built.warnings.iter().map(|w| format!("Left out: {w}")));
+                warnings.extend(built.warnings);
                 section.tables.push(HtmlTable {
                     caption:
                         "Data behind the chart (mean over seeds; min and max where seeds differ)"
                             .into(),
-                    header: data.header,
-                    rows: data.rows,
+                    header: built.data.header,
+                    rows: built.data.rows,
                 });
                 section.collapsed = true;
             }
@@ -292,6 +340,7 @@ pub fn finish(dir: &Path) -> Result<Finished, SweepError> {
         } else {
             vec![m.description.clone()]
         },
+        headline: (!headline.tables.is_empty() || !headline.text.is_empty()).then_some(headline),
         facts,
         files: vec![
             (
@@ -321,6 +370,7 @@ pub fn finish(dir: &Path) -> Result<Finished, SweepError> {
         failed: failed_rows.len(),
         charts: files,
         chart_errors,
+        warnings,
         index,
     })
 }

@@ -5,6 +5,7 @@ mod gpu;
 mod kernel_lang;
 mod litmus;
 mod outputs;
+mod reports;
 mod sweep;
 mod traces;
 mod workloads;
