@@ -36,12 +36,15 @@ enum Command {
     Run(RunCmd),
     /// Measure simulation speed on a fixed set of workloads (synthetic traces, kernels).
     Bench(BenchCmd),
-    /// The physical GPU through wgpu (`gpu list`: the adapters and what they offer).
+    /// The physical GPU through wgpu: `gpu list` (adapters), `gpu measure` (a suite on an adapter),
+    /// `gpu compare` (simulated beside measured).
     #[command(subcommand)]
     Gpu(GpuCmd),
-    /// Run a measurement suite on an adapter and write the measurement file (exit 1 if a case failed).
+    /// Same as `gpu measure`.
+    #[command(hide = true)]
     Measure(MeasureCmd),
-    /// Simulate a measurement file's suite with a config and put the predictions beside it.
+    /// Same as `gpu compare`.
+    #[command(hide = true)]
     Compare(CompareCmd),
     /// Run litmus tests (herd format, PTX or OpenCL dialect) on the simulated GPU.
     Litmus(LitmusArgs),
@@ -70,6 +73,7 @@ struct SweepArgs {
 enum SweepCmd {
     /// Join shard output folders into the files a single run writes.
     Merge {
+        /// Shard output folders of one sweep.
         #[arg(required = true, value_name = "DIR")]
         dirs: Vec<PathBuf>,
         /// Where to write the merged outputs (default: the first DIR).
@@ -288,11 +292,15 @@ fn cmd_plot(a: PlotArgs) -> Result<ExitCode> {
 enum ConfigCmd {
     /// Validate config files: prints `FILE: ok` or the error for each; exit 1 if any is invalid.
     Check {
+        /// Config files (TOML; each may build on a preset with `base = "h100"`).
         #[arg(required = true, value_name = "FILE")]
         files: Vec<PathBuf>,
     },
-    /// Print the resolved config as TOML (without FILE: the embedded H100 default).
+    /// Print the resolved config as TOML, each value with its origin (preset, file:line:col, --set,
+    /// default).
     Show {
+        /// Config file (default: the embedded H100 preset).
+        #[arg(value_name = "FILE")]
         file: Option<PathBuf>,
         /// Override one key, e.g. `--set l2.slices=8` (repeatable; checked like the file).
         #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -473,10 +481,44 @@ fn cmd_bench(c: BenchCmd) -> Result<ExitCode> {
 enum GpuCmd {
     /// List the adapters: name, backend, device type, driver, timestamp/atomic/subgroup features, limits.
     List,
+    /// Run a measurement suite on an adapter and write the measurement file (exit 1 if a case failed).
+    Measure(MeasureCmd),
+    /// Simulate a measurement file's suite with a config and put the predictions beside it.
+    Compare(CompareCmd),
 }
 
+/// Without a usable `XDG_RUNTIME_DIR` the Vulkan loader's window-system probes print
+/// "error: XDG_RUNTIME_DIR is invalid or not set" on every adapter query; a private one (mode 0700,
+/// per user, under the temporary folder) keeps stderr for our own messages.
+#[cfg(unix)]
+fn quiet_vulkan_loader() {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    let usable = |p: &std::path::Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_dir() && m.permissions().mode() & 0o077 == 0)
+    };
+    if std::env::var_os("XDG_RUNTIME_DIR").is_some_and(|d| usable(std::path::Path::new(&d))) {
+        return;
+    }
+    // The owner of the temporary folder's entries we create is us: name the folder by our uid.
+    let uid = std::fs::metadata("/proc/self")
+        .map(|m| m.uid())
+        .unwrap_or(0);
+    let dir = std::env::temp_dir().join(format!("gpumemsim-runtime-{uid}"));
+    let _ = std::fs::DirBuilder::new().mode(0o700).create(&dir);
+    let ours = std::fs::metadata(&dir).is_ok_and(|m| m.uid() == uid);
+    if ours && usable(&dir) {
+        std::env::set_var("XDG_RUNTIME_DIR", &dir);
+    }
+}
+
+#[cfg(not(unix))]
+fn quiet_vulkan_loader() {}
+
 fn cmd_gpu(c: GpuCmd) -> Result<ExitCode> {
+    quiet_vulkan_loader();
     match c {
+        GpuCmd::Measure(m) => cmd_measure(m),
+        GpuCmd::Compare(m) => cmd_compare(m),
         GpuCmd::List => {
             let adapters = gpumemsim::gpu::adapter::list()?;
             for a in &adapters {
@@ -599,6 +641,7 @@ struct LitmusArgs {
     /// Iterations per test.
     #[arg(long, default_value_t = 10_000)]
     iterations: u64,
+    /// Seed of the runs' random sources (launch i draws from (seed, i)).
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Write the results as a JSON array (one object per test).
@@ -647,13 +690,20 @@ fn cmd_litmus(a: LitmusArgs) -> Result<ExitCode> {
         instances: a.instances,
         parallel: !a.serial,
     };
+    // --brief: columns wide enough for the longest test name and count.
+    let name_w = tests
+        .iter()
+        .map(|t| t.name.chars().count())
+        .max()
+        .unwrap_or(0);
+    let count_w = a.iterations.to_string().len();
     let mut results = Vec::new();
     for t in &tests {
         let r = litmus::run(t, &cfg, &opts)?;
         if a.brief {
             let verdict = if r.validated() { "Ok" } else { "No" };
             println!(
-                "{:<28} {:>9} of {} witnesses  {verdict}  {:?}",
+                "{:<name_w$}  {:>count_w$} of {} witnesses  {verdict}  {:?}",
                 r.name,
                 r.witnesses,
                 r.iterations,
@@ -689,7 +739,10 @@ fn main() -> ExitCode {
         Command::Run(c) => cmd_run(c),
         Command::Bench(c) => cmd_bench(c),
         Command::Gpu(c) => cmd_gpu(c),
-        Command::Measure(c) => cmd_measure(c),
+        Command::Measure(c) => {
+            quiet_vulkan_loader();
+            cmd_measure(c)
+        }
         Command::Compare(c) => cmd_compare(c),
         Command::Litmus(a) => cmd_litmus(a),
         Command::Sweep(a) => cmd_sweep(a),
@@ -704,5 +757,34 @@ fn main() -> ExitCode {
             }
             ExitCode::from(1)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::CommandFactory;
+
+    /// Every argument of every subcommand says what it is for in `--help`.
+    #[test]
+    fn every_flag_has_help_text() {
+        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for a in cmd.get_arguments() {
+                let builtin = matches!(a.get_id().as_str(), "help" | "version");
+                if !builtin && a.get_help().is_none() {
+                    missing.push(format!("{path} {}", a.get_id()));
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                if sub.get_about().is_none() {
+                    missing.push(format!("{path} {} (the subcommand)", sub.get_name()));
+                }
+                walk(sub, &format!("{path} {}", sub.get_name()), missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&Cli::command(), "gpumemsim", &mut missing);
+        assert!(missing.is_empty(), "no help text: {missing:#?}");
+        Cli::command().debug_assert();
     }
 }

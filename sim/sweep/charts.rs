@@ -238,14 +238,14 @@ impl ChartSpec {
                     );
                 }
             }
-            ChartKind::Bar if !self.layers.is_empty() => {
+            ChartKind::Bar | ChartKind::Headline if !self.layers.is_empty() => {
                 if self.y.is_some() || !self.series.is_empty() {
-                    return Err("kind = \"bar\" takes either `y` (with `series`) or `layers` (one bar each), not both".into());
+                    return Err("kind = \"bar\" and \"headline\" take either `y` (with `series`) or `layers` (one bar or column each), not both".into());
                 }
             }
             _ => {
                 if self.y.is_none() || !self.layers.is_empty() {
-                    return Err("needs `y` (an expression) and no `layers` (only for kind = \"bar\" or \"stacked_bar\")".into());
+                    return Err("needs `y` (an expression) and no `layers` (only for kind = \"bar\", \"stacked_bar\" or \"headline\")".into());
                 }
             }
         }
@@ -313,6 +313,19 @@ impl ChartSpec {
                     .any(|p| point_value(p, k).is_some_and(|v| values_equal(&v, w)))
                 {
                     return Err(format!("where {k} = {w}: no point of this sweep has it"));
+                }
+            }
+        }
+        for (col, names) in &self.labels {
+            for v in names.keys() {
+                if !m
+                    .points
+                    .iter()
+                    .any(|p| point_value(p, col).is_some_and(|pv| pv.to_string() == *v))
+                {
+                    return Err(format!(
+                        "labels.{col}.{v:?}: no point of this sweep has {col} = {v}"
+                    ));
                 }
             }
         }

@@ -584,25 +584,41 @@ pub fn headline(
     let (x_axis, y_axis) = ctx.axes();
     let layers = layers(&ctx)?;
     let (cats, keys, cells, cover) = ctx.cells(&layers);
-    let drawn: Vec<usize> = (0..keys.len()).filter(|&k| cover[k].drawn > 0).collect();
+    // Columns: one per layer, or one per series key that has runs.
+    let columns: Vec<(usize, usize, String)> = if spec.layers.is_empty() {
+        (0..keys.len())
+            .filter(|&k| cover[k].drawn > 0)
+            .map(|k| {
+                let name = ctx.series_name(&keys[k]);
+                (
+                    k,
+                    0,
+                    if name.is_empty() {
+                        y_axis.label.clone()
+                    } else {
+                        name
+                    },
+                )
+            })
+            .collect()
+    } else {
+        layers
+            .iter()
+            .enumerate()
+            .map(|(li, (n, _))| (0, li, n.clone()))
+            .collect()
+    };
     let mut header = vec![x_axis.label.clone()];
-    header.extend(drawn.iter().map(|&k| {
-        let name = ctx.series_name(&keys[k]);
-        if name.is_empty() {
-            y_axis.label.clone()
-        } else {
-            name
-        }
-    }));
+    header.extend(columns.iter().map(|(_, _, n)| n.clone()));
     let rows = cats
         .iter()
         .enumerate()
         .map(|(c, cat)| {
             let mut row = vec![ctx.label(&spec.x, cat)];
             row.extend(
-                drawn
+                columns
                     .iter()
-                    .map(|&k| significant(mean_of(&cells, (c, k, 0)))),
+                    .map(|&(k, li, _)| significant(mean_of(&cells, (c, k, li)))),
             );
             row
         })
