@@ -57,7 +57,7 @@ padding:0 1em;color:#222;line-height:1.45}h1{font-size:1.6em}h2{font-size:1.25em
 border-bottom:1px solid #ddd}dl{display:grid;grid-template-columns:max-content auto;gap:.2em 1em}\
 dt{font-weight:bold}dd{margin:0}figure{margin:1em 0}figure img{max-width:100%;height:auto;\
 border:1px solid #eee}figcaption{font-size:.9em;color:#555}table{border-collapse:collapse;margin:.8em 0;\
-font-size:.85em}caption{text-align:left;font-weight:bold;padding:.3em 0}th,td{border:1px solid #ddd;\
+font-size:.85em}caption{text-align:left;font-weight:bold;padding:.3em 0;white-space:nowrap}th,td{border:1px solid #ddd;\
 padding:.2em .5em}th{background:#f4f4f4;position:sticky;top:0}td.n{text-align:right;\
 font-variant-numeric:tabular-nums}.wide{overflow-x:auto;max-height:36em}code{background:#f4f4f4;\
 padding:0 .2em}";
