@@ -645,7 +645,7 @@ impl Comparison {
                 Chart::scatter(
                     title,
                     Axis::log("measured kernel time", "ns"),
-                    Axis::log(format!("simulated ({})", self.config), "ns"),
+                    Axis::log(format!("simulated on {}", self.config), "ns"),
                     series,
                     true,
                 ),
