@@ -339,13 +339,5 @@ pub fn default_config() -> Result<GpuConfig, ConfigError> {
     parse_str(DEFAULT_TOML, DEFAULT_NAME, &[])
 }
 
-/// The resolved config as TOML (what `gpumemsim config show` prints).
-pub fn to_toml(cfg: &GpuConfig) -> Result<String, ConfigError> {
-    toml::to_string(cfg).map_err(|e| ConfigError::Parse {
-        at: "(resolved config)".into(),
-        message: e.to_string(),
-    })
-}
-
 #[cfg(test)]
 mod tests;
