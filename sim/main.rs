@@ -42,12 +42,15 @@ enum Command {
     Run(RunCmd),
     /// Measure simulation speed on a fixed set of workloads (synthetic traces, kernels).
     Bench(BenchCmd),
-    /// The physical GPU through wgpu (`gpu list`: the adapters and what they offer).
+    /// The physical GPU through wgpu: `gpu list` (adapters), `gpu measure` (a suite on an adapter),
+    /// `gpu compare` (simulated beside measured).
     #[command(subcommand)]
     Gpu(GpuCmd),
-    /// Run a measurement suite on an adapter and write the measurement file (exit 1 if a case failed).
+    /// Same as `gpu measure`.
+    #[command(hide = true)]
     Measure(MeasureCmd),
-    /// Simulate a measurement file's suite with a config and put the predictions beside it.
+    /// Same as `gpu compare`.
+    #[command(hide = true)]
     Compare(CompareCmd),
     /// Run litmus tests (herd format, PTX or OpenCL dialect) on the simulated GPU.
     Litmus(LitmusArgs),
@@ -97,6 +100,7 @@ enum SweepCmd {
     /// Join shard output folders into the files a single run writes; with points missing, say which
     /// shards to resubmit (exit 1).
     Merge {
+        /// Shard output folders of one sweep.
         #[arg(required = true, value_name = "DIR")]
         dirs: Vec<PathBuf>,
         /// Where to write the merged outputs (default: the first DIR).
@@ -194,7 +198,7 @@ struct PlotArgs {
     /// Output file: .png or .svg.
     #[arg(long, short = 'o', value_name = "FILE")]
     out: PathBuf,
-    /// line, bar, stacked_bar or scatter.
+    /// line, bar, stacked_bar, scatter or outcomes.
     #[arg(long, default_value = "line")]
     kind: sweep::charts::ChartKind,
     /// Column on x (a parameter; an expression for scatter; none for outcomes).
@@ -203,7 +207,7 @@ struct PlotArgs {
     /// Expression on y, e.g. `kernel.cycles / T`.
     #[arg(long)]
     y: Option<String>,
-    /// stacked_bar parts as NAME=EXPR (repeatable, bottom first).
+    /// bar and stacked_bar parts as NAME=EXPR (repeatable, bottom first).
     #[arg(long = "layer", value_name = "NAME=EXPR")]
     layers: Vec<String>,
     /// Column whose values make separate series (repeatable).
@@ -212,23 +216,36 @@ struct PlotArgs {
     /// Keep rows with COL=VALUE (repeatable).
     #[arg(long = "where", value_name = "COL=VALUE")]
     filter: Vec<String>,
+    /// Chart title (default: made from y and x).
     #[arg(long)]
     title: Option<String>,
+    /// x axis label (default: the x column).
     #[arg(long)]
     x_label: Option<String>,
+    /// x axis unit (default: the column's unit).
     #[arg(long)]
     x_unit: Option<String>,
+    /// y axis label (default: the y expression).
     #[arg(long)]
     y_label: Option<String>,
+    /// y axis unit (default: the unit of a y that is one statistic).
     #[arg(long)]
     y_unit: Option<String>,
+    /// Logarithmic x axis.
     #[arg(long)]
     x_log: bool,
+    /// Logarithmic y axis.
     #[arg(long)]
     y_log: bool,
     /// scatter: draw y = x.
     #[arg(long)]
     identity: bool,
+    /// Canvas width in pixels (default 900).
+    #[arg(long, value_name = "PX")]
+    width: Option<u32>,
+    /// Canvas height in pixels (default 560; a legend below the plot adds its own height).
+    #[arg(long, value_name = "PX")]
+    height: Option<u32>,
 }
 
 /// Draws the sweep's progress bar on stderr (a terminal).
@@ -263,7 +280,10 @@ fn report_finish(f: &sweep::Finished) -> ExitCode {
         f.index.display()
     );
     for e in &f.chart_errors {
-        eprintln!("warning: {e}");
+        eprintln!("error: {e}");
+    }
+    for w in &f.warnings {
+        eprintln!("warning: {w}");
     }
     if f.failed > 0 {
         eprintln!(
@@ -501,8 +521,13 @@ fn cmd_plot(a: PlotArgs) -> Result<ExitCode> {
         y_scale: scale(a.y_log),
         identity: a.identity,
         caption: None,
+        labels: Default::default(),
+        width: a.width,
+        height: a.height,
     };
-    sweep::plot(&a.dir, chart, &a.out)?;
+    for w in sweep::plot(&a.dir, chart, &a.out)? {
+        eprintln!("warning: {w}");
+    }
     println!("{}", a.out.display());
     Ok(ExitCode::SUCCESS)
 }
@@ -511,11 +536,15 @@ fn cmd_plot(a: PlotArgs) -> Result<ExitCode> {
 enum ConfigCmd {
     /// Validate config files: prints `FILE: ok` or the error for each; exit 1 if any is invalid.
     Check {
+        /// Config files (TOML; each may build on a preset with `base = "h100"`).
         #[arg(required = true, value_name = "FILE")]
         files: Vec<PathBuf>,
     },
-    /// Print the resolved config as TOML (without FILE: the embedded H100 default).
+    /// Print the resolved config as TOML, each value with its origin (preset, file:line:col, --set,
+    /// default).
     Show {
+        /// Config file (default: the embedded H100 preset).
+        #[arg(value_name = "FILE")]
         file: Option<PathBuf>,
         /// Override one key, e.g. `--set l2.slices=8` (repeatable; checked like the file).
         #[arg(long = "set", value_name = "KEY=VALUE", value_parser = key_value)]
@@ -545,8 +574,8 @@ fn cmd_config(c: ConfigCmd) -> Result<ExitCode> {
             Ok(ExitCode::from(failed as u8))
         }
         ConfigCmd::Show { file, set } => {
-            let cfg = config::load(file.as_deref(), &set)?;
-            print!("{}", config::to_toml(&cfg)?);
+            let resolved = config::load_resolved(file.as_deref(), &set)?;
+            print!("{}", config::show::render(&resolved)?);
             Ok(ExitCode::SUCCESS)
         }
         ConfigCmd::Doc { markdown } => {
@@ -579,12 +608,16 @@ struct RunCmd {
     /// Override a workload parameter, e.g. `--param N=4096` (repeatable).
     #[arg(long = "param", value_name = "NAME=VALUE", value_parser = gpumemsim::runner::parse_param)]
     param: Vec<(String, i64)>,
-    /// Write the full statistics as JSON.
+    /// Write the run as one JSON document: inputs, checks, races and every statistic.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
     /// Write the statistics as tidy CSV rows `location,metric,value,unit`.
     #[arg(long, value_name = "FILE")]
     csv: Option<PathBuf>,
+    /// Write the statistics as a JSON array of records {location, metric, value, unit}
+    /// (`pandas.read_json` reads it as a table).
+    #[arg(long, value_name = "FILE")]
+    stats_json: Option<PathBuf>,
     /// Detect data races and scope races.
     #[arg(long)]
     races: bool,
@@ -603,6 +636,7 @@ fn cmd_run(c: RunCmd) -> Result<ExitCode> {
         params: c.param,
         json: c.json,
         csv: c.csv,
+        stats_json: c.stats_json,
         races: c.races,
         threads: c.threads as usize,
     })?;
@@ -686,10 +720,44 @@ fn cmd_bench(c: BenchCmd) -> Result<ExitCode> {
 enum GpuCmd {
     /// List the adapters: name, backend, device type, driver, timestamp/atomic/subgroup features, limits.
     List,
+    /// Run a measurement suite on an adapter and write the measurement file (exit 1 if a case failed).
+    Measure(MeasureCmd),
+    /// Simulate a measurement file's suite with a config and put the predictions beside it.
+    Compare(CompareCmd),
 }
 
+/// Without a usable `XDG_RUNTIME_DIR` the Vulkan loader's window-system probes print
+/// "error: XDG_RUNTIME_DIR is invalid or not set" on every adapter query; a private one (mode 0700,
+/// per user, under the temporary folder) keeps stderr for our own messages.
+#[cfg(unix)]
+fn quiet_vulkan_loader() {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    let usable = |p: &std::path::Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_dir() && m.permissions().mode() & 0o077 == 0)
+    };
+    if std::env::var_os("XDG_RUNTIME_DIR").is_some_and(|d| usable(std::path::Path::new(&d))) {
+        return;
+    }
+    // The owner of the temporary folder's entries we create is us: name the folder by our uid.
+    let uid = std::fs::metadata("/proc/self")
+        .map(|m| m.uid())
+        .unwrap_or(0);
+    let dir = std::env::temp_dir().join(format!("gpumemsim-runtime-{uid}"));
+    let _ = std::fs::DirBuilder::new().mode(0o700).create(&dir);
+    let ours = std::fs::metadata(&dir).is_ok_and(|m| m.uid() == uid);
+    if ours && usable(&dir) {
+        std::env::set_var("XDG_RUNTIME_DIR", &dir);
+    }
+}
+
+#[cfg(not(unix))]
+fn quiet_vulkan_loader() {}
+
 fn cmd_gpu(c: GpuCmd) -> Result<ExitCode> {
+    quiet_vulkan_loader();
     match c {
+        GpuCmd::Measure(m) => cmd_measure(m),
+        GpuCmd::Compare(m) => cmd_compare(m),
         GpuCmd::List => {
             let adapters = gpumemsim::gpu::adapter::list()?;
             for a in &adapters {
@@ -822,6 +890,7 @@ struct LitmusArgs {
     /// Iterations per test.
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
     iterations: u64,
+    /// Seed of the runs' random sources (launch i draws from (seed, i)).
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Write the results as a JSON array (one object per test).
@@ -870,6 +939,13 @@ fn cmd_litmus(a: LitmusArgs) -> Result<ExitCode> {
         instances: a.instances,
         parallel: !a.serial,
     };
+    // --brief: columns wide enough for the longest test name and count.
+    let name_w = tests
+        .iter()
+        .map(|t| t.name.chars().count())
+        .max()
+        .unwrap_or(0);
+    let count_w = a.iterations.to_string().len();
     let mut results = Vec::new();
     let progress = gpumemsim::progress::Progress::new(
         "litmus",
@@ -882,7 +958,7 @@ fn cmd_litmus(a: LitmusArgs) -> Result<ExitCode> {
             if a.brief {
                 let verdict = if r.validated() { "Ok" } else { "No" };
                 println!(
-                    "{:<28} {:>9} of {} witnesses  {verdict}  {:?}",
+                    "{:<name_w$}  {:>count_w$} of {} witnesses  {verdict}  {:?}",
                     r.name,
                     r.witnesses,
                     r.iterations,
@@ -928,7 +1004,10 @@ fn main() -> ExitCode {
         Command::Run(c) => cmd_run(c),
         Command::Bench(c) => cmd_bench(c),
         Command::Gpu(c) => cmd_gpu(c),
-        Command::Measure(c) => cmd_measure(c),
+        Command::Measure(c) => {
+            quiet_vulkan_loader();
+            cmd_measure(c)
+        }
         Command::Compare(c) => cmd_compare(c),
         Command::Litmus(a) => cmd_litmus(a),
         Command::Sweep(a) => cmd_sweep(a),
@@ -943,5 +1022,34 @@ fn main() -> ExitCode {
             }
             ExitCode::from(1)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::CommandFactory;
+
+    /// Every argument of every subcommand says what it is for in `--help`.
+    #[test]
+    fn every_flag_has_help_text() {
+        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for a in cmd.get_arguments() {
+                let builtin = matches!(a.get_id().as_str(), "help" | "version");
+                if !builtin && a.get_help().is_none() {
+                    missing.push(format!("{path} {}", a.get_id()));
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                if sub.get_about().is_none() {
+                    missing.push(format!("{path} {} (the subcommand)", sub.get_name()));
+                }
+                walk(sub, &format!("{path} {}", sub.get_name()), missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&Cli::command(), "gpumemsim", &mut missing);
+        assert!(missing.is_empty(), "no help text: {missing:#?}");
+        Cli::command().debug_assert();
     }
 }

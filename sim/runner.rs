@@ -2,15 +2,19 @@
 //!
 //! The CLI only parses arguments into [`RunArgs`] and prints what [`execute`] returns. Inputs are
 //! dispatched by [`Input::of`]: a kernel-language file, or an Accel-Sim trace (its `kernelslist.g`
-//! or the directory holding it), replayed for timing only. JSON and CSV are written atomically (`stats::write_atomic`)
-//! and only after the run completed; a run that fails (bad input, watchdog) writes nothing.
+//! or the directory holding it), replayed for timing only. The outputs — the run as a JSON document
+//! ([`RunDocument`]), the statistics as CSV and as JSON records — are written atomically
+//! (`stats::write_atomic`) and only after the run completed; a run that fails (bad input, watchdog)
+//! writes nothing.
 
 use crate::config::{self, ConfigError, GpuConfig};
 use crate::kernel::{self, KernelError};
 use crate::machine::{self, RunOptions, RunResult, SimError};
+use crate::report::records;
 use crate::stats;
 use crate::trace::{self, Trace, TraceError};
 use crate::workload::Workload;
+use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
@@ -50,8 +54,12 @@ pub struct RunArgs {
     pub sets: Vec<String>,
     /// Workload parameter overrides.
     pub params: Vec<(String, i64)>,
+    /// The run as one JSON document ([`RunDocument`]).
     pub json: Option<PathBuf>,
+    /// The statistics as tidy CSV rows.
     pub csv: Option<PathBuf>,
+    /// The statistics as a JSON array of records (what `pandas.read_json` reads as a table).
+    pub stats_json: Option<PathBuf>,
     pub races: bool,
     /// Threads simulating the run (0 or 1: one); the results do not depend on it.
     pub threads: usize,
@@ -161,16 +169,21 @@ pub fn execute(args: &RunArgs) -> Result<RunOutput, RunError> {
         .unwrap_or_else(|| config::DEFAULT_NAME.to_string());
     let input_name = args.input.display().to_string();
     if let Some(path) = &args.json {
-        let mut report = result.report(&config_name, &input_name, args.seed);
-        if let Loaded::Kernel(w) = &input {
-            report.parameters = w.parameters.clone();
-        }
-        let mut text = serde_json::to_string_pretty(&report).expect("a report always serialises");
+        let parameters = match &input {
+            Loaded::Kernel(w) => w.parameters.as_slice(),
+            Loaded::Trace(_) => &[],
+        };
+        let doc = RunDocument::new(&result, &config_name, &input_name, args.seed, parameters);
+        let mut text =
+            serde_json::to_string_pretty(&doc).expect("a run document always serialises");
         text.push('\n');
         write(path, text.as_bytes())?;
     }
     if let Some(path) = &args.csv {
         write(path, result.stats.to_csv().as_bytes())?;
+    }
+    if let Some(path) = &args.stats_json {
+        write(path, records::of_rows(&result.stats.rows).as_bytes())?;
     }
     let summary = summary(&config, &config_name, &input, &input_name, args, &result);
     Ok(RunOutput {
@@ -179,6 +192,64 @@ pub fn execute(args: &RunArgs) -> Result<RunOutput, RunError> {
         result,
         summary,
     })
+}
+
+/// What `run --json` writes (schema [`records::RUN`], README "Outputs and their schemas"): the run's
+/// inputs, its result and every statistic. Version 2 added `schema` and `version`, and writes
+/// `parameters` and `reports` as objects `{"NAME": value}` in declaration order (version 1: arrays of
+/// `[name, value]` pairs); every other key is as in version 1.
+#[derive(Debug, Serialize)]
+pub struct RunDocument<'a> {
+    pub schema: &'static str,
+    pub version: u32,
+    pub tool: String,
+    /// The config file, or the embedded default's name.
+    pub config: &'a str,
+    pub workload: &'a str,
+    pub seed: u64,
+    /// The workload's parameters as resolved for this run (none for a trace).
+    #[serde(serialize_with = "ordered_map")]
+    pub parameters: &'a [(String, i64)],
+    pub cycles: u64,
+    pub time_ns: f64,
+    pub checks: &'a [machine::CheckOutcome],
+    /// Reported quantities (`report NAME = expr`).
+    #[serde(serialize_with = "ordered_map")]
+    pub reports: &'a [(String, i64)],
+    pub races: &'a [machine::RaceReport],
+    /// Tidy rows `{location, metric, value, unit}`.
+    pub stats: &'a [stats::Stat],
+}
+
+impl<'a> RunDocument<'a> {
+    pub fn new(
+        r: &'a RunResult,
+        config: &'a str,
+        workload: &'a str,
+        seed: u64,
+        parameters: &'a [(String, i64)],
+    ) -> RunDocument<'a> {
+        RunDocument {
+            schema: records::RUN.schema,
+            version: records::RUN.version,
+            tool: format!("gpumemsim {}", env!("CARGO_PKG_VERSION")),
+            config,
+            workload,
+            seed,
+            parameters,
+            cycles: r.cycles,
+            time_ns: r.time_ns,
+            checks: &r.checks,
+            reports: &r.reports,
+            races: &r.races,
+            stats: &r.stats.rows,
+        }
+    }
+}
+
+/// `[(name, value)]` as a JSON object, keys in the given order.
+fn ordered_map<S: serde::Serializer>(pairs: &&[(String, i64)], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_map(pairs.iter().map(|(k, v)| (k, v)))
 }
 
 fn write(path: &Path, bytes: &[u8]) -> Result<(), RunError> {

@@ -1,31 +1,44 @@
 //! Hardware configuration: TOML → [`GpuConfig`] (serde, unknown keys denied) → validation.
 //!
-//! Parsing goes in four steps, each with errors that name the place and what is allowed:
-//! 1. TOML syntax (`file:line:col: message`);
-//! 2. a walk of the parsed document against the key table (`keys.rs`): unknown keys (with the keys
-//!    allowed there), missing keys, values of the wrong kind or out of range — at the key's or value's
+//! Parsing goes in five steps, each with errors that name the place and what is allowed:
+//! 1. TOML syntax (`file:line:col: message`), for the file and each base it builds on
+//!    (`base = "h100"` or a path: `layer.rs`);
+//! 2. a walk of each parsed file against the key table (`keys.rs`): unknown keys (with the keys
+//!    allowed there), values of the wrong kind or out of range — at the key's or value's
 //!    `file:line:col`;
-//! 3. `--set KEY=VALUE` overrides, each checked against the same table (`--set arg: ...`);
-//! 4. deserialisation into the typed spec and the cross-key rules of `validate.rs`, blamed on the
-//!    key's position in the file, or on the override that set one of the keys involved.
+//! 3. the files merged, base first, and every required key present;
+//! 4. `--set KEY=VALUE` overrides, each checked against the same table (`--set arg: ...`);
+//! 5. deserialisation into the typed spec and the cross-key rules of `validate.rs`, blamed on the
+//!    override that set one of the keys involved, or on the key's position in the top-most file that
+//!    set it (or one of the keys the rule involves).
+//!
+//! Each resolved value keeps its origin (preset, file position, `--set`, default): [`Resolved`],
+//! printed by `gpumemsim config show` (`show.rs`).
 //!
 //! The H100 preset is embedded so that a run needs no file ([`DEFAULT_TOML`]); every preset is
-//! embedded in [`PRESETS`] so that a unit test proves each one valid.
+//! embedded in [`PRESETS`] so that a unit test proves each one valid, and so that a file can build on
+//! one by name.
 
 pub mod doc;
 pub mod keys;
+pub mod layer;
+pub mod show;
 pub mod spec;
 pub mod validate;
 
+pub use layer::Origin;
 pub use spec::*;
 
 use serde::Deserialize;
+use std::collections::BTreeMap;
 use std::path::Path;
 use thiserror::Error;
 
 /// The embedded default: the H100 preset.
 pub const DEFAULT_TOML: &str = include_str!("../../configs/h100.toml");
 pub const DEFAULT_NAME: &str = "configs/h100.toml (embedded)";
+/// The embedded default's preset name (`base = "h100"`).
+pub const DEFAULT_PRESET: &str = "h100";
 
 /// Every preset shipped in `configs/`, by file name.
 pub const PRESETS: &[(&str, &str)] = &[
@@ -110,7 +123,8 @@ fn plain(v: &toml_edit::Value) -> toml::Value {
     }
 }
 
-/// Step 2: unknown keys, values of the wrong kind or range, missing keys.
+/// Step 2: unknown keys, values of the wrong kind or range (missing keys: [`check_required`], on the
+/// merged table of a file and its bases).
 fn check_document(doc: &toml_edit::Table, file: &str, text: &str) -> Result<(), ConfigError> {
     fn walk(
         t: &dyn toml_edit::TableLike,
@@ -119,6 +133,9 @@ fn check_document(doc: &toml_edit::Table, file: &str, text: &str) -> Result<(), 
         text: &str,
     ) -> Result<(), ConfigError> {
         for (name, item) in t.iter() {
+            if prefix.is_empty() && name == layer::BASE_KEY {
+                continue; // read by `layer::chain`
+            }
             let path = if prefix.is_empty() {
                 name.to_string()
             } else {
@@ -175,13 +192,17 @@ fn check_document(doc: &toml_edit::Table, file: &str, text: &str) -> Result<(), 
         }
         Ok(())
     }
-    walk(doc, "", file, text)?;
+    walk(doc, "", file, text)
+}
+
+/// Every required key is in the merged table of a file and its bases; `file` is the top file.
+fn check_required(table: &toml::Table, file: &str) -> Result<(), ConfigError> {
     for key in keys::KEYS.iter().filter(|k| k.required) {
-        let mut item: Option<&toml_edit::Item> = None;
-        let mut table: Option<&dyn toml_edit::TableLike> = Some(doc);
+        let mut item: Option<&toml::Value> = None;
+        let mut t: Option<&toml::Table> = Some(table);
         for part in key.path.split('.') {
-            item = table.and_then(|t| t.get(part));
-            table = item.and_then(|i| i.as_table_like());
+            item = t.and_then(|t| t.get(part));
+            t = item.and_then(|i| i.as_table());
         }
         if item.is_none() {
             return Err(ConfigError::Missing {
@@ -224,20 +245,37 @@ fn span_of(doc: &toml_edit::Table, path: &str) -> Option<usize> {
     last
 }
 
-/// Parses and validates a config held in memory; `file` names it in errors.
+/// A validated config with where each value came from.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    pub config: GpuConfig,
+    /// Every leaf's dotted path → its origin.
+    pub origins: BTreeMap<String, Origin>,
+    /// The file and its bases: `my.toml on preset h100`.
+    pub chain: String,
+}
+
+/// Parses and validates a config held in memory; `file` names it in errors, and a relative `base`
+/// is found from `file`'s folder.
 pub fn parse_str(text: &str, file: &str, overrides: &[String]) -> Result<GpuConfig, ConfigError> {
-    let doc = toml_edit::ImDocument::parse(text).map_err(|e| ConfigError::Parse {
-        at: position(file, text, e.span().map(|s| s.start)),
-        message: e.message().trim().to_string(),
-    })?;
-    check_document(doc.as_table(), file, text)?;
-    let mut table: toml::Table = toml::from_str(text).map_err(|e| ConfigError::Parse {
-        at: position(file, text, e.span().map(|s| s.start)),
-        message: e.message().trim().to_string(),
-    })?;
+    resolve(text, file, None, overrides).map(|r| r.config)
+}
+
+/// [`parse_str`] keeping each value's origin; `preset` names an embedded preset's text.
+pub fn resolve(
+    text: &str,
+    file: &str,
+    preset: Option<&str>,
+    overrides: &[String],
+) -> Result<Resolved, ConfigError> {
+    let layers = layer::chain(text, file, preset, &check_document)?;
+    let (mut table, mut origins) = layer::merge(&layers);
+    check_required(&table, file)?;
     let mut overridden: Vec<(&'static str, &String)> = Vec::new();
     for o in overrides {
-        overridden.push((validate::apply_override(&mut table, o)?, o));
+        let key = validate::apply_override(&mut table, o)?;
+        origins.insert(key.to_string(), Origin::Set { arg: o.clone() });
+        overridden.push((key, o));
     }
     let cfg =
         GpuConfig::deserialize(toml::Value::Table(table)).map_err(|e| ConfigError::Parse {
@@ -254,24 +292,44 @@ pub fn parse_str(text: &str, file: &str, overrides: &[String]) -> Result<GpuConf
                 arg: arg.to_string(),
                 message: format!("{} = {}: {}", v.key, v.value, v.allowed),
             },
+            // The top-most layer that set the key, or else one the rule involves: in a file that
+            // builds on a preset, the line that made a preset's value wrong.
             None => ConfigError::Invalid {
-                at: position(file, text, span_of(doc.as_table(), &v.key)),
+                at: layers
+                    .iter()
+                    .find_map(|l| {
+                        l.at(&v.key)
+                            .or_else(|| v.related.iter().find_map(|k| l.at(k)))
+                    })
+                    .unwrap_or_else(|| file.to_string()),
                 key: v.key,
                 value: v.value,
                 allowed: v.allowed,
             },
         }
     })?;
-    Ok(cfg)
+    for (path, _) in validate::leaves(&cfg).unwrap_or_default() {
+        origins.entry(path).or_insert(Origin::Default);
+    }
+    Ok(Resolved {
+        config: cfg,
+        origins,
+        chain: layer::describe(&layers),
+    })
 }
 
 /// Loads `path`, or the embedded default when `None`.
 pub fn load(path: Option<&Path>, overrides: &[String]) -> Result<GpuConfig, ConfigError> {
+    load_resolved(path, overrides).map(|r| r.config)
+}
+
+/// [`load`] keeping each value's origin (what `gpumemsim config show` prints).
+pub fn load_resolved(path: Option<&Path>, overrides: &[String]) -> Result<Resolved, ConfigError> {
     match path {
-        None => parse_str(DEFAULT_TOML, DEFAULT_NAME, overrides),
+        None => resolve(DEFAULT_TOML, DEFAULT_NAME, Some(DEFAULT_PRESET), overrides),
         Some(p) => {
             let text = crate::text::read(p)?;
-            parse_str(&text, &p.display().to_string(), overrides)
+            resolve(&text, &p.display().to_string(), None, overrides)
         }
     }
 }
@@ -280,14 +338,6 @@ pub fn load(path: Option<&Path>, overrides: &[String]) -> Result<GpuConfig, Conf
 /// treat an error here as a build defect; it is returned, not panicked on.
 pub fn default_config() -> Result<GpuConfig, ConfigError> {
     parse_str(DEFAULT_TOML, DEFAULT_NAME, &[])
-}
-
-/// The resolved config as TOML (what `gpumemsim config show` prints).
-pub fn to_toml(cfg: &GpuConfig) -> Result<String, ConfigError> {
-    toml::to_string(cfg).map_err(|e| ConfigError::Parse {
-        at: "(resolved config)".into(),
-        message: e.to_string(),
-    })
 }
 
 #[cfg(test)]

@@ -11,6 +11,10 @@
 //! Simulations run in parallel (rayon); results are collected in case order, so the output is the
 //! same whatever the number of threads.
 //!
+//! Files (`--out`): `comparison.md`, the cases as `comparison.csv` and as JSON records in
+//! `comparison.json`, the rest (metrics, slopes, litmus rates, skipped cases) in
+//! `comparison.summary.json` (schema `gpumemsim-comparison` version 2).
+//!
 //! Plots (PNG and SVG, through [`crate::report::plot`]): `simulated-vs-measured` (every case with a
 //! kernel time above the overhead, one series per group, log axes, y = x dashed) and `contention`
 //! (time per atomic against contending threads, measured and simulated, a line per contention
@@ -22,6 +26,7 @@ use crate::config::GpuConfig;
 use crate::kernel;
 use crate::machine::{self, RunOptions};
 use crate::report::plot::{Axis, Chart, PlotError, Series};
+use crate::report::records;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -548,6 +553,71 @@ impl Comparison {
     }
 }
 
+/// `comparison.summary.json` (schema [`records::COMPARISON`]): everything of a comparison but its
+/// cases, which `comparison.json` holds as records.
+#[derive(Serialize)]
+struct SummaryDoc<'a> {
+    schema: &'static str,
+    version: u32,
+    measurement: &'a str,
+    adapter: &'a str,
+    cpu_adapter: bool,
+    measured_on: &'a str,
+    config: &'a str,
+    core_mhz: u32,
+    overhead_ns: f64,
+    /// Rows of `comparison.json`.
+    cases: usize,
+    skipped: Vec<Skipped<'a>>,
+    overall: Metrics,
+    groups: &'a BTreeMap<String, Metrics>,
+    slopes: &'a [SlopeRow],
+    slope_metrics: Metrics,
+    litmus: &'a [LitmusRow],
+}
+
+#[derive(Serialize)]
+struct Skipped<'a> {
+    case: &'a str,
+    reason: &'a str,
+}
+
+impl Comparison {
+    /// `comparison.json`: one record per case (the rows of `comparison.csv`, with each case's key
+    /// and parameters), which `pandas.read_json` reads as it is.
+    pub fn cases_json(&self) -> String {
+        records::of_rows(&self.rows)
+    }
+
+    /// `comparison.summary.json`: the schema's name and version, what was compared, the metrics, the
+    /// latency slopes, the litmus rates and the cases left out.
+    pub fn summary_json(&self) -> String {
+        let doc = SummaryDoc {
+            schema: records::COMPARISON.schema,
+            version: records::COMPARISON.version,
+            measurement: &self.measurement,
+            adapter: &self.adapter,
+            cpu_adapter: self.cpu_adapter,
+            measured_on: &self.measured_on,
+            config: &self.config,
+            core_mhz: self.core_mhz,
+            overhead_ns: self.overhead_ns,
+            cases: self.rows.len(),
+            skipped: self
+                .skipped
+                .iter()
+                .map(|(case, reason)| Skipped { case, reason })
+                .collect(),
+            overall: self.overall,
+            groups: &self.groups,
+            slopes: &self.slopes,
+            slope_metrics: self.slope_metrics,
+            litmus: &self.litmus,
+        };
+        serde_json::to_string_pretty(&doc).expect("a comparison summary serialises") + "\n"
+    }
+}
+
 /// Everything `gpumemsim compare` was asked to do.
 #[derive(Debug, Clone)]
 pub struct CompareArgs {
@@ -556,7 +626,8 @@ pub struct CompareArgs {
     pub config: Option<std::path::PathBuf>,
     pub sets: Vec<String>,
     pub opts: CompareOptions,
-    /// Folder for `comparison.{md,csv,json}` and the plots; `None` writes nothing.
+    /// Folder for `comparison.{md,csv,json}`, `comparison.summary.json` and the plots; `None` writes
+    /// nothing.
     pub out: Option<std::path::PathBuf>,
 }
 
@@ -606,7 +677,7 @@ impl Comparison {
                 Chart::scatter(
                     title,
                     Axis::log("measured kernel time", "ns"),
-                    Axis::log(format!("simulated ({})", self.config), "ns"),
+                    Axis::log(format!("simulated on {}", self.config), "ns"),
                     series,
                     true,
                 ),
@@ -685,8 +756,11 @@ pub fn run(args: &CompareArgs) -> Result<(Comparison, Vec<std::path::PathBuf>), 
         };
         written.push(write("comparison.md", c.markdown().as_bytes())?);
         written.push(write("comparison.csv", c.csv().as_bytes())?);
-        let json = serde_json::to_string_pretty(&c).expect("comparisons serialise") + "\n";
-        written.push(write("comparison.json", json.as_bytes())?);
+        written.push(write("comparison.json", c.cases_json().as_bytes())?);
+        written.push(write(
+            "comparison.summary.json",
+            c.summary_json().as_bytes(),
+        )?);
         for (stem, chart) in c.charts() {
             let saved = chart.save(dir, stem)?;
             written.push(saved.png);

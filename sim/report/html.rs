@@ -43,6 +43,8 @@ pub struct Report {
     pub title: String,
     /// Paragraphs under the title.
     pub intro: Vec<String>,
+    /// The headline tables, right under the intro (before the facts).
+    pub headline: Option<Section>,
     /// Facts shown as a definition list (what was run, with which tool).
     pub facts: Vec<(String, String)>,
     /// Files offered for download: (relative path, description).
@@ -55,7 +57,7 @@ padding:0 1em;color:#222;line-height:1.45}h1{font-size:1.6em}h2{font-size:1.25em
 border-bottom:1px solid #ddd}dl{display:grid;grid-template-columns:max-content auto;gap:.2em 1em}\
 dt{font-weight:bold}dd{margin:0}figure{margin:1em 0}figure img{max-width:100%;height:auto;\
 border:1px solid #eee}figcaption{font-size:.9em;color:#555}table{border-collapse:collapse;margin:.8em 0;\
-font-size:.85em}caption{text-align:left;font-weight:bold;padding:.3em 0}th,td{border:1px solid #ddd;\
+font-size:.85em}caption{text-align:left;font-weight:bold;padding:.3em 0;white-space:nowrap}th,td{border:1px solid #ddd;\
 padding:.2em .5em}th{background:#f4f4f4;position:sticky;top:0}td.n{text-align:right;\
 font-variant-numeric:tabular-nums}.wide{overflow-x:auto;max-height:36em}code{background:#f4f4f4;\
 padding:0 .2em}";
@@ -90,6 +92,40 @@ impl HtmlTable {
     }
 }
 
+impl Section {
+    fn write(&self, o: &mut String) {
+        let _ = writeln!(o, "<h2>{}</h2>", escape(&self.heading));
+        if let Some(f) = &self.figure {
+            let _ = writeln!(
+                o,
+                "<figure><a href=\"{}\"><img src=\"{}\" alt=\"{}\"></a>\
+                 <figcaption>Files: <a href=\"{}\">PNG</a>, <a href=\"{}\">SVG</a></figcaption></figure>",
+                escape(&f.svg),
+                escape(&f.svg),
+                escape(&f.alt),
+                escape(&f.png),
+                escape(&f.svg)
+            );
+        }
+        for p in &self.text {
+            let _ = writeln!(o, "<p>{}</p>", escape(p));
+        }
+        if self.collapsed && !self.tables.is_empty() {
+            let _ = writeln!(
+                o,
+                "<details><summary>Table ({} rows)</summary>",
+                self.tables.iter().map(|t| t.rows.len()).sum::<usize>()
+            );
+        }
+        for t in &self.tables {
+            t.write(o);
+        }
+        if self.collapsed && !self.tables.is_empty() {
+            o.push_str("</details>\n");
+        }
+    }
+}
+
 impl Report {
     pub fn to_html(&self) -> String {
         let mut o = String::new();
@@ -103,6 +139,9 @@ impl Report {
         );
         for p in &self.intro {
             let _ = writeln!(o, "<p>{}</p>", escape(p));
+        }
+        if let Some(h) = &self.headline {
+            h.write(&mut o);
         }
         if !self.facts.is_empty() {
             o.push_str("<dl>\n");
@@ -129,35 +168,7 @@ impl Report {
             o.push_str("</p>\n");
         }
         for s in &self.sections {
-            let _ = writeln!(o, "<h2>{}</h2>", escape(&s.heading));
-            if let Some(f) = &s.figure {
-                let _ = writeln!(
-                    o,
-                    "<figure><a href=\"{}\"><img src=\"{}\" alt=\"{}\"></a>\
-                     <figcaption>Files: <a href=\"{}\">PNG</a>, <a href=\"{}\">SVG</a></figcaption></figure>",
-                    escape(&f.svg),
-                    escape(&f.svg),
-                    escape(&f.alt),
-                    escape(&f.png),
-                    escape(&f.svg)
-                );
-            }
-            for p in &s.text {
-                let _ = writeln!(o, "<p>{}</p>", escape(p));
-            }
-            if s.collapsed && !s.tables.is_empty() {
-                let _ = writeln!(
-                    o,
-                    "<details><summary>Table ({} rows)</summary>",
-                    s.tables.iter().map(|t| t.rows.len()).sum::<usize>()
-                );
-            }
-            for t in &s.tables {
-                t.write(&mut o);
-            }
-            if s.collapsed && !s.tables.is_empty() {
-                o.push_str("</details>\n");
-            }
+            s.write(&mut o);
         }
         o.push_str("</body>\n</html>\n");
         o
@@ -180,6 +191,7 @@ mod tests {
         let r = Report {
             title: "a <b> & c".into(),
             intro: vec!["x < y".into()],
+            headline: None,
             facts: vec![("k".into(), "\"v\"".into())],
             files: vec![("results.csv".into(), "all rows".into())],
             sections: vec![Section {

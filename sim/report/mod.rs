@@ -1,6 +1,7 @@
 //! Charts and reports: the plotting layer ([`plot`]; its SVG writer with embedded glyph outlines is
-//! [`svg`]), error metrics for simulated-versus-measured comparisons ([`metrics`]), and the offline
-//! HTML report writer ([`html`]).
+//! [`svg`]), error metrics for simulated-versus-measured comparisons ([`metrics`]), the offline
+//! HTML report writer ([`html`]), and tables as JSON records with the versions of every JSON schema
+//! ([`records`]).
 //!
 //! Everything here turns numbers into files; nothing here simulates. The sweep runner and the compare
 //! command build [`plot::Chart`]s from their results and hand them over:
@@ -13,7 +14,10 @@
 //! - output: [`plot::Chart::save`] writes `stem.png` and `stem.svg` atomically; [`plot::Chart::render`]
 //!   returns the bytes.
 
+mod draw;
 pub mod html;
 pub mod metrics;
 pub mod plot;
+pub mod records;
 pub mod svg;
+mod ticks;

@@ -1,24 +1,27 @@
-//! Charts of a sweep: the `[[chart]]` tables of a spec, checked against the plan before anything runs,
-//! and turned into [`crate::report::plot::Chart`]s plus the data table behind each, from the combined
-//! results.
+//! Charts of a sweep: the `[[chart]]` tables of a spec, checked against the plan before anything runs
+//! (`figures.rs` turns them into [`crate::report::plot::Chart`]s and tables from the combined
+//! results).
 //!
 //! Kinds: `line` (a parameter on x, an expression on y, one line per combination of the `series`
 //! columns), `bar` (x as categories, grouped by series, or one bar per `layers` entry),
 //! `stacked_bar` (x as categories, one layer per `layers` entry: a latency or time breakdown),
 //! `outcomes` (a litmus workload's final states with their counts, witnesses of its condition marked;
 //! runs summed, bar groups per series), `scatter` (two expressions, one point per run; with
-//! `identity = true` a y = x line). `where` keeps the rows whose parameters have the given value(s).
+//! `identity = true` a y = x line), and `headline`, not a drawing but a small table of `y` (a row per
+//! value of `x`, a column per series) at the top of the report. `where` keeps the rows whose
+//! parameters have the given value(s); `labels` names values in legends, categories and headlines;
+//! `width` and `height` size the canvas.
 //!
 //! Rows that differ only in `seed` are averaged; the spread (min–max) is drawn as a bar. A parameter
 //! that varies among the charted rows but is neither x, a series nor fixed by `where` would be averaged
-//! silently, so the spec is rejected instead. Only runs with status `ok` are drawn.
+//! silently, so the spec is rejected instead. Only runs with status `ok` are drawn; a run that lacks a
+//! column the chart needs is left out with a warning naming its series and the column.
 
 use super::exec::{Outcome, PointResult};
 use super::expr::Expr;
 use super::plan::{Manifest, PointInfo, Value};
-use super::results::Table;
 use super::SweepError;
-use crate::report::plot::{self, Axis, BarLayout, BarSeries, Chart, Scale, Series};
+use crate::report::plot::{self, Scale};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -32,6 +35,9 @@ pub enum ChartKind {
     StackedBar,
     /// A litmus test's final states with their counts (witnesses of its condition marked).
     Outcomes,
+    /// Not a chart: a small table of `y` (rows: the values of `x`, columns: those of `series`) that
+    /// opens the report.
+    Headline,
 }
 
 impl std::str::FromStr for ChartKind {
@@ -43,8 +49,9 @@ impl std::str::FromStr for ChartKind {
             "bar" => Ok(ChartKind::Bar),
             "stacked_bar" => Ok(ChartKind::StackedBar),
             "outcomes" => Ok(ChartKind::Outcomes),
+            "headline" => Ok(ChartKind::Headline),
             _ => Err(format!(
-                "{s}: allowed: line, bar, stacked_bar, scatter, outcomes"
+                "{s}: allowed: line, bar, stacked_bar, scatter, outcomes, headline"
             )),
         }
     }
@@ -77,6 +84,9 @@ pub struct Layer {
 fn linear() -> Scale {
     Scale::Linear
 }
+
+/// Largest `width` or `height` of a chart, pixels.
+const MAX_SIZE: u32 = 10_000;
 
 /// A `[[chart]]` table of a sweep spec.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -125,6 +135,16 @@ pub struct ChartSpec {
     /// A sentence under the chart in the report.
     #[serde(default)]
     pub caption: Option<String>,
+    /// Names for values of the x and series columns in legends, categories and headline tables:
+    /// `labels = { RET = { "0" = "non-returning", "1" = "returning" } }`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, BTreeMap<String, String>>,
+    /// Canvas width and height in pixels (default 900 × 560); a legend below the plot adds its own
+    /// height.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub width: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub height: Option<u32>,
 }
 
 /// The rows behind a chart, for the report.
@@ -169,7 +189,7 @@ impl ChartSpec {
         out
     }
 
-    fn keeps(&self, p: &PointInfo) -> bool {
+    pub(super) fn keeps(&self, p: &PointInfo) -> bool {
         self.filter.iter().all(|(k, want)| {
             point_value(p, k).is_some_and(|v| want.values().iter().any(|w| values_equal(&v, w)))
         })
@@ -177,6 +197,14 @@ impl ChartSpec {
 
     /// Checks the chart against the plan's points and fills in defaults. Errors say what to change.
     pub fn validate(&mut self, index: usize, m: &Manifest) -> Result<(), String> {
+        self.check_names(index, m)?;
+        self.check_marks(m)
+    }
+
+    /// The first half of [`ChartSpec::validate`]: the chart's shape, expressions, parameter names and
+    /// `where` values, in the order a reader meets them. (Statistic names come next, against a
+    /// result: [`check_columns`].)
+    pub fn check_names(&mut self, index: usize, m: &Manifest) -> Result<(), String> {
         if self.name.is_empty() {
             self.name = format!("chart{}", index + 1);
         }
@@ -210,19 +238,41 @@ impl ChartSpec {
                     );
                 }
             }
-            ChartKind::Bar if !self.layers.is_empty() => {
+            ChartKind::Bar | ChartKind::Headline if !self.layers.is_empty() => {
                 if self.y.is_some() || !self.series.is_empty() {
-                    return Err("kind = \"bar\" takes either `y` (with `series`) or `layers` (one bar each), not both".into());
+                    return Err("kind = \"bar\" and \"headline\" take either `y` (with `series`) or `layers` (one bar or column each), not both".into());
                 }
             }
             _ => {
                 if self.y.is_none() || !self.layers.is_empty() {
-                    return Err("needs `y` (an expression) and no `layers` (only for kind = \"bar\" or \"stacked_bar\")".into());
+                    return Err("needs `y` (an expression) and no `layers` (only for kind = \"bar\", \"stacked_bar\" or \"headline\")".into());
                 }
             }
         }
         if self.identity && self.kind != ChartKind::Scatter {
             return Err("identity = true is for kind = \"scatter\"".into());
+        }
+        for (what, v, min) in [
+            ("width", self.width, plot::MIN_SIZE.0),
+            ("height", self.height, plot::MIN_SIZE.1),
+        ] {
+            match v {
+                Some(v) if !(min..=MAX_SIZE).contains(&v) => {
+                    return Err(format!("{what} = {v}: between {min} and {MAX_SIZE} pixels"))
+                }
+                Some(_) if self.kind == ChartKind::Headline => {
+                    return Err(format!("{what}: a headline is a table, not a drawing"))
+                }
+                _ => {}
+            }
+        }
+        for col in self.labels.keys() {
+            if *col != self.x && !self.series.contains(col) {
+                return Err(format!(
+                    "labels.{col}: labels name values of `x` or of a `series` column (x = `{}`, series = {:?})",
+                    self.x, self.series
+                ));
+            }
         }
         for (what, text) in self.expressions() {
             let e = Expr::parse(text).map_err(|e| format!("{what} = {text:?}: {e}"))?;
@@ -266,6 +316,25 @@ impl ChartSpec {
                 }
             }
         }
+        for (col, names) in &self.labels {
+            for v in names.keys() {
+                if !m
+                    .points
+                    .iter()
+                    .any(|p| point_value(p, col).is_some_and(|pv| pv.to_string() == *v))
+                {
+                    return Err(format!(
+                        "labels.{col}.{v:?}: no point of this sweep has {col} = {v}"
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The second half of [`ChartSpec::validate`]: the points the chart draws, and that no two runs
+    /// that differ in more than their seed fall on one mark.
+    pub fn check_marks(&mut self, m: &Manifest) -> Result<(), String> {
         let charted: Vec<&PointInfo> = m
             .points
             .iter()
@@ -429,323 +498,4 @@ pub fn check_columns(
         }
     }
     Ok(())
-}
-
-/// Mean, min and max of a group of values.
-fn summarise(vals: &[f64]) -> (f64, f64, f64) {
-    let n = vals.len() as f64;
-    let mean = vals.iter().sum::<f64>() / n;
-    let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    (mean, lo, hi)
-}
-
-/// Keeps first-appearance order.
-fn position<T: PartialEq>(v: &mut Vec<T>, x: T) -> usize {
-    match v.iter().position(|e| *e == x) {
-        Some(i) => i,
-        None => {
-            v.push(x);
-            v.len() - 1
-        }
-    }
-}
-
-/// Builds the chart and its data table from the combined results.
-pub fn build(
-    spec: &ChartSpec,
-    m: &Manifest,
-    table: &Table,
-) -> Result<(Chart, DataTable), SweepError> {
-    let err = |message: String| SweepError::Plan(format!("chart \"{}\": {message}", spec.name));
-    let parse = |t: &str| Expr::parse(t).map_err(|e| err(format!("{t:?}: {e}")));
-    let num = |row: usize| move |c: &str| table.get(row, c).and_then(Value::as_f64);
-    let rows: Vec<usize> = (0..table.rows.len())
-        .filter(|&r| {
-            table.get(r, "status") == Some(&Value::Str("ok".into())) && spec.keeps(&m.points[r])
-        })
-        .collect();
-    let series_of = |r: usize| -> Vec<String> {
-        spec.series
-            .iter()
-            .map(|c| table.get(r, c).map(|v| v.to_string()).unwrap_or_default())
-            .collect()
-    };
-    let series_name = |key: &[String]| -> String {
-        match &spec.legend {
-            Some(t) => spec
-                .series
-                .iter()
-                .zip(key)
-                .fold(t.clone(), |acc, (c, v)| acc.replace(&format!("{{{c}}}"), v)),
-            None => spec
-                .series
-                .iter()
-                .zip(key)
-                .map(|(c, v)| {
-                    if c == "workload" {
-                        v.clone()
-                    } else {
-                        format!("{c}={v}")
-                    }
-                })
-                .collect::<Vec<_>>()
-                .join(", "),
-        }
-    };
-    let unit_of = |text: &str, given: &Option<String>| -> String {
-        given.clone().unwrap_or_else(|| {
-            Expr::parse(text)
-                .ok()
-                .and_then(|e| {
-                    e.as_column()
-                        .and_then(|c| table.column(c))
-                        .map(|c| c.unit.clone())
-                })
-                .unwrap_or_default()
-        })
-    };
-    let x_axis = Axis {
-        label: spec.x_label.clone().unwrap_or_else(|| spec.x.clone()),
-        unit: unit_of(&spec.x, &spec.x_unit),
-        scale: spec.x_scale,
-        range: None,
-    };
-    let y_text = spec.y.clone().unwrap_or_default();
-    let y_axis = Axis {
-        label: spec.y_label.clone().unwrap_or_else(|| y_text.clone()),
-        unit: unit_of(&y_text, &spec.y_unit),
-        scale: spec.y_scale,
-        range: None,
-    };
-    let mut header: Vec<String> = spec.series.clone();
-    let mut data = Vec::new();
-
-    let chart = match spec.kind {
-        ChartKind::Outcomes => {
-            // Final states over the chosen runs (seeds summed), one bar group per series.
-            let rows: Vec<usize> = (0..table.rows.len())
-                .filter(|&r| spec.keeps(&m.points[r]) && !table.states[r].is_empty())
-                .collect();
-            if rows.is_empty() {
-                return Err(err("no litmus results among the chosen runs".into()));
-            }
-            let mut states: Vec<(String, bool)> = Vec::new();
-            let mut keys: Vec<Vec<String>> = Vec::new();
-            let mut counts: BTreeMap<(usize, usize), f64> = BTreeMap::new();
-            for &r in &rows {
-                let k = position(&mut keys, series_of(r));
-                for c in &table.states[r] {
-                    let i = position(&mut states, (c.state.clone(), c.witness));
-                    *counts.entry((k, i)).or_default() += c.count as f64;
-                }
-            }
-            let count = |k: usize, i: usize| counts.get(&(k, i)).copied().unwrap_or(0.0);
-            let y_axis = Axis {
-                label: spec.y_label.clone().unwrap_or_else(|| "runs".into()),
-                unit: spec.y_unit.clone().unwrap_or_default(),
-                ..y_axis
-            };
-            let x_axis = Axis {
-                label: spec
-                    .x_label
-                    .clone()
-                    .unwrap_or_else(|| "final state (* witness of the condition)".into()),
-                ..x_axis
-            };
-            let cats: Vec<String> = states
-                .iter()
-                .map(|(s, w)| if *w { format!("{s} *") } else { s.clone() })
-                .collect();
-            header.insert(0, "final state".into());
-            header.extend(["witness".to_string(), "runs".to_string()]);
-            for (k, key) in keys.iter().enumerate() {
-                for (i, (st, w)) in states.iter().enumerate() {
-                    let mut row = vec![st.clone()];
-                    row.extend(key.iter().cloned());
-                    row.extend([if *w { "yes" } else { "no" }.to_string(), fmt(count(k, i))]);
-                    data.push(row);
-                }
-            }
-            if spec.series.is_empty() {
-                let layer = |witness: bool, name: &str| {
-                    BarSeries::new(
-                        name,
-                        states
-                            .iter()
-                            .enumerate()
-                            .map(|(i, (_, w))| if *w == witness { count(0, i) } else { 0.0 })
-                            .collect(),
-                    )
-                };
-                Chart::bars(
-                    &spec.title,
-                    x_axis,
-                    y_axis,
-                    cats,
-                    vec![
-                        layer(false, "other states"),
-                        layer(true, "witness of the condition"),
-                    ],
-                    BarLayout::Stacked,
-                )
-            } else {
-                let bars = keys
-                    .iter()
-                    .enumerate()
-                    .map(|(k, key)| {
-                        BarSeries::new(
-                            series_name(key),
-                            (0..states.len()).map(|i| count(k, i)).collect(),
-                        )
-                    })
-                    .collect();
-                Chart::bars(&spec.title, x_axis, y_axis, cats, bars, BarLayout::Grouped)
-            }
-        }
-        ChartKind::Line | ChartKind::Scatter => {
-            let y = parse(&y_text)?;
-            let x = parse(&spec.x)?;
-            // series key → x → values
-            let mut keys: Vec<Vec<String>> = Vec::new();
-            let mut groups: Vec<Vec<(f64, Vec<f64>)>> = Vec::new();
-            for &r in &rows {
-                let (Some(xv), Some(yv)) = (x.eval(&num(r)), y.eval(&num(r))) else {
-                    continue;
-                };
-                let k = position(&mut keys, series_of(r));
-                if groups.len() <= k {
-                    groups.push(Vec::new());
-                }
-                let g = &mut groups[k];
-                // A scatter keeps every run; a line averages the runs at one x (seeds).
-                match g
-                    .iter_mut()
-                    .find(|(gx, _)| spec.kind == ChartKind::Line && *gx == xv)
-                {
-                    Some((_, ys)) => ys.push(yv),
-                    None => g.push((xv, vec![yv])),
-                }
-            }
-            header.extend([
-                x_axis.label.clone(),
-                format!("{} (mean)", y_axis.label),
-                "min".into(),
-                "max".into(),
-                "runs".into(),
-            ]);
-            let mut series = Vec::new();
-            for (key, g) in keys.iter().zip(&groups) {
-                let mut pts = Vec::new();
-                let mut spread = Vec::new();
-                for (xv, ys) in g {
-                    let (mean, lo, hi) = summarise(ys);
-                    pts.push((*xv, mean));
-                    spread.push((lo, hi));
-                    let mut row = key.clone();
-                    row.extend([
-                        plot::format_tick(*xv),
-                        fmt(mean),
-                        fmt(lo),
-                        fmt(hi),
-                        ys.len().to_string(),
-                    ]);
-                    data.push(row);
-                }
-                let s = Series::new(series_name(key), pts);
-                let varies = spread.iter().any(|(lo, hi)| lo != hi);
-                series.push(if varies && spec.kind == ChartKind::Line {
-                    s.with_spread(spread)
-                } else {
-                    s
-                });
-            }
-            if spec.kind == ChartKind::Line {
-                Chart::lines(&spec.title, x_axis, y_axis, series)
-            } else {
-                Chart::scatter(&spec.title, x_axis, y_axis, series, spec.identity)
-            }
-        }
-        ChartKind::Bar | ChartKind::StackedBar => {
-            let layers: Vec<(String, Expr)> = if spec.layers.is_empty() {
-                vec![(String::new(), parse(&y_text)?)]
-            } else {
-                spec.layers
-                    .iter()
-                    .map(|l| Ok((l.name.clone(), parse(&l.y)?)))
-                    .collect::<Result<_, SweepError>>()?
-            };
-            let mut cats: Vec<String> = Vec::new();
-            let mut keys: Vec<Vec<String>> = Vec::new();
-            // (category, series key, layer) → values
-            let mut cells: BTreeMap<(usize, usize, usize), Vec<f64>> = BTreeMap::new();
-            for &r in &rows {
-                let Some(xv) = table.get(r, &spec.x) else {
-                    continue;
-                };
-                let c = position(&mut cats, xv.to_string());
-                let k = position(&mut keys, series_of(r));
-                for (li, (_, e)) in layers.iter().enumerate() {
-                    if let Some(v) = e.eval(&num(r)) {
-                        cells.entry((c, k, li)).or_default().push(v);
-                    }
-                }
-            }
-            let mean = |c: usize, k: usize, li: usize| {
-                cells
-                    .get(&(c, k, li))
-                    .map(|v| summarise(v).0)
-                    .unwrap_or(f64::NAN)
-            };
-            header.insert(0, x_axis.label.clone());
-            let bars: Vec<BarSeries> = if spec.layers.is_empty() {
-                header.push(format!("{} (mean)", y_axis.label));
-                (0..keys.len())
-                    .map(|k| {
-                        BarSeries::new(
-                            series_name(&keys[k]),
-                            (0..cats.len()).map(|c| mean(c, k, 0)).collect(),
-                        )
-                    })
-                    .collect()
-            } else {
-                header.extend(layers.iter().map(|(n, _)| n.clone()));
-                layers
-                    .iter()
-                    .enumerate()
-                    .map(|(li, (n, _))| {
-                        BarSeries::new(n.clone(), (0..cats.len()).map(|c| mean(c, 0, li)).collect())
-                    })
-                    .collect()
-            };
-            for (c, cat) in cats.iter().enumerate() {
-                for (k, key) in keys.iter().enumerate() {
-                    let mut row = vec![cat.clone()];
-                    row.extend(key.iter().cloned());
-                    row.extend((0..layers.len()).map(|li| fmt(mean(c, k, li))));
-                    data.push(row);
-                }
-            }
-            let layout = if spec.kind == ChartKind::Bar {
-                BarLayout::Grouped
-            } else {
-                BarLayout::Stacked
-            };
-            Chart::bars(&spec.title, x_axis, y_axis, cats, bars, layout)
-        }
-    };
-    Ok((chart, DataTable { header, rows: data }))
-}
-
-fn fmt(v: f64) -> String {
-    if !v.is_finite() {
-        String::new()
-    } else if v.fract() == 0.0 || v.abs() >= 1000.0 {
-        format!("{v:.0}")
-    } else {
-        format!("{:.4}", v)
-            .trim_end_matches('0')
-            .trim_end_matches('.')
-            .to_string()
-    }
 }

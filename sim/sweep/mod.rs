@@ -11,18 +11,20 @@
 //! | Slurm job array and merge job scripts, `sweep submit --slurm` | [`slurm`] |
 //! | plain progress lines for logs (done / total, rate, ETA) | [`progress`] |
 //! | combined `results.csv` / `results.json`, `sweep merge` | [`results`] |
-//! | chart specs → charts and data tables | [`charts`], with expressions in [`expr`] |
+//! | chart specs, checked against the plan | [`charts`], with expressions in [`expr`] |
+//! | charts, data tables and headline tables from the results | [`figures`] |
 //! | the report (`index.html`, `charts/`) | [`finish`] here, writing through [`crate::report`] |
 //!
 //! An output folder holds `sweep.json` (the manifest, with the shard count), `points/ID.json` (one
 //! result per point, stamped with the simulator build), and, once every point has a result,
-//! `results.csv`, `results.json`, `charts/NAME.{png,svg}` and `index.html`; `sweep submit` adds
+//! `results.csv`, `results.json`, `results.schema.json`, `charts/NAME.{png,svg}` and `index.html`; `sweep submit` adds
 //! `slurm/` (the job scripts, the submissions) and `logs/`. Nothing here models hardware: a point is
 //! one [`crate::machine::run`].
 
 pub mod charts;
 pub mod exec;
 pub mod expr;
+pub mod figures;
 pub mod plan;
 pub mod progress;
 pub mod results;
@@ -79,16 +81,22 @@ pub struct Finished {
     pub charts: Vec<PathBuf>,
     /// Charts that could not be drawn, with the reason (also shown in the report).
     pub chart_errors: Vec<String>,
+    /// Series or runs a chart left out for a missing column, naming both (also in the report).
+    pub warnings: Vec<String>,
     pub index: PathBuf,
 }
 
 /// Draws one chart from a complete output folder into `out` (`.png` or `.svg`), after checking it
-/// against the sweep like a spec's `[[chart]]`.
-pub fn plot(dir: &Path, mut chart: charts::ChartSpec, out: &Path) -> Result<(), SweepError> {
+/// against the sweep like a spec's `[[chart]]`, in the order a reader meets its parts: names and
+/// expressions, then statistic names, then the marks. Returns the warnings (series left out).
+pub fn plot(
+    dir: &Path,
+    mut chart: charts::ChartSpec,
+    out: &Path,
+) -> Result<Vec<String>, SweepError> {
     let m = results::read_manifest(dir)?;
-    chart
-        .validate(0, &m)
-        .map_err(|e| SweepError::Plan(format!("chart: {e}")))?;
+    let bad = |e: String| SweepError::Plan(format!("chart: {e}"));
+    chart.check_names(0, &m).map_err(bad)?;
     let res = results::load_results(dir, &m)?;
     let table = results::Table::build(&m, &res);
     let reports: Vec<String> = table
@@ -105,9 +113,10 @@ pub fn plot(dir: &Path, mut chart: charts::ChartSpec, out: &Path) -> Result<(), 
     {
         charts::check_columns(&with_chart, sample, &reports)?;
     }
-    let (c, _) = charts::build(&chart, &m, &table)?;
-    c.save_as(out)?;
-    Ok(())
+    chart.check_marks(&m).map_err(bad)?;
+    let built = figures::build(&chart, &m, &table)?;
+    built.chart.save_as(out)?;
+    Ok(built.warnings)
 }
 
 /// Combines a complete output folder: `results.csv`, `results.json`, the charts and `index.html`.
@@ -138,30 +147,69 @@ pub fn finish(dir: &Path) -> Result<Finished, SweepError> {
     let mut sections = Vec::new();
     let mut files = Vec::new();
     let mut chart_errors = Vec::new();
-    for spec in &m.charts {
+    let mut warnings = Vec::new();
+    let mut headline = Section {
+        heading: "At a glance".into(),
+        ..Default::default()
+    };
+    for spec in m
+        .charts
+        .iter()
+        .filter(|c| c.kind == charts::ChartKind::Headline)
+    {
+        match figures::headline(spec, &m, &table) {
+            Ok((caption, data, w)) => {
+                headline.tables.push(HtmlTable {
+                    caption,
+                    header: data.header,
+                    rows: data.rows,
+                });
+                headline.text.extend(spec.caption.clone());
+                headline
+                    .text
+                    .extend(w.iter().map(|w| format!("Left out: {w}")));
+                warnings.extend(w);
+            }
+            Err(e) => {
+                headline
+                    .text
+                    .push(format!("This headline could not be made: {e}"));
+                chart_errors.push(e.to_string());
+            }
+        }
+    }
+    for spec in m
+        .charts
+        .iter()
+        .filter(|c| c.kind != charts::ChartKind::Headline)
+    {
         let mut section = Section {
             heading: spec.title.clone(),
             ..Default::default()
         };
-        match charts::build(spec, &m, &table).and_then(|(chart, data)| {
-            let saved = chart.save(&chart_dir, &spec.name)?;
-            Ok((chart, data, saved))
+        match figures::build(spec, &m, &table).and_then(|built| {
+            let saved = built.chart.save(&chart_dir, &spec.name)?;
+            Ok((built, saved))
         }) {
-            Ok((chart, data, saved)) => {
+            Ok((built, saved)) => {
                 files.push(saved.png.clone());
                 files.push(saved.svg.clone());
                 section.figure = Some(Figure {
                     svg: format!("charts/{}.svg", spec.name),
                     png: format!("charts/{}.png", spec.name),
-                    alt: chart.title.clone(),
+                    alt: built.chart.title.clone(),
                 });
                 section.text.extend(spec.caption.clone());
+                section
+                    .text
+                    .extend(built.warnings.iter().map(|w| format!("Left out: {w}")));
+                warnings.extend(built.warnings);
                 section.tables.push(HtmlTable {
                     caption:
                         "Data behind the chart (mean over seeds; min and max where seeds differ)"
                             .into(),
-                    header: data.header,
-                    rows: data.rows,
+                    header: built.data.header,
+                    rows: built.data.rows,
                 });
                 section.collapsed = true;
             }
@@ -220,7 +268,8 @@ pub fn finish(dir: &Path) -> Result<Finished, SweepError> {
     sections.push(Section {
         heading: format!("Runs ({})", table.rows.len()),
         text: vec![format!(
-            "One row per run; every statistic ({} columns) is in results.csv and results.json.",
+            "One row per run; every statistic ({} columns) is in results.csv and results.json, \
+             with the units in results.schema.json.",
             table.columns.len()
         )],
         tables: vec![HtmlTable {
@@ -318,13 +367,21 @@ pub fn finish(dir: &Path) -> Result<Finished, SweepError> {
         } else {
             vec![m.description.clone()]
         },
+        headline: (!headline.tables.is_empty() || !headline.text.is_empty()).then_some(headline),
         facts,
         files: vec![
             (
                 results::RESULTS_CSV.into(),
                 "one row per run, every statistic".into(),
             ),
-            (results::RESULTS_JSON.into(), "the same, with units".into()),
+            (
+                results::RESULTS_JSON.into(),
+                "the same rows as JSON records".into(),
+            ),
+            (
+                results::RESULTS_SCHEMA.into(),
+                "each column's unit and kind".into(),
+            ),
             (
                 exec::MANIFEST.into(),
                 "the plan: every point and chart".into(),
@@ -340,6 +397,7 @@ pub fn finish(dir: &Path) -> Result<Finished, SweepError> {
         failed: failed_rows.len(),
         charts: files,
         chart_errors,
+        warnings,
         index,
     })
 }

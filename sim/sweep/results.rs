@@ -1,6 +1,7 @@
 //! Combined outputs: one row per point (parameters and every statistic) as `results.csv` and
-//! `results.json`, built from the manifest and the point files; and `sweep merge`, which gathers shard
-//! folders into one folder and combines it exactly as a single run would.
+//! `results.json` (records, schema `gpumemsim-sweep-results` version 2), with each column's unit and
+//! kind in `results.schema.json`, built from the manifest and the point files; and `sweep merge`,
+//! which gathers shard folders into one folder and combines it exactly as a single run would.
 //!
 //! Columns: `point, workload, seed`, the parameter columns (config key paths, then workload
 //! parameters), `status` (`ok`, `check_failed`, `error`), `error`, `checks_failed`, `build` (the
@@ -8,12 +9,13 @@
 //! as `location.metric` in order of first appearance over the rows, then reported quantities as
 //! `report.NAME`, then a litmus test's final states as `outcome: P0:r0=0; P1:r0=0;` (runs that ended
 //! in that state). A cell a row does not have (a parameter of another workload, statistics of a failed
-//! run) is empty in CSV and absent in JSON. Units are in `results.json` (`columns[].unit`).
+//! run) is empty in CSV and absent in JSON. Units are in `results.schema.json` (`columns[].unit`).
 
 use super::exec::{self, point_path, read_point, Outcome, PointResult, StateCount, MANIFEST};
 use super::plan::{Manifest, Value, META_COLUMNS};
 use super::status::{survey, Status};
 use super::SweepError;
+use crate::report::records;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -222,34 +224,45 @@ impl Table {
         s
     }
 
-    /// `{"sweep": NAME, "columns": [{name, unit, kind}], "rows": [[cell, ...], ...]}`: each row an array
-    /// aligned with `columns` (`null` where a run has no value), one row per line.
-    pub fn to_json(&self, sweep: &str) -> String {
-        let cell = |v: &Option<Value>| match v {
-            None => serde_json::Value::Null,
-            Some(Value::Bool(b)) => serde_json::Value::Bool(*b),
-            Some(Value::Int(i)) => serde_json::Value::from(*i),
+    /// `results.json`: one record per run, `{"point": ..., "kernel.cycles": ..., ...}`, keys in column
+    /// order, a cell the run does not have left out (`pandas.read_json` reads it as it is).
+    pub fn to_records(&self) -> String {
+        let cell = |v: &Value| match v {
+            Value::Bool(b) => serde_json::Value::Bool(*b),
+            Value::Int(i) => serde_json::Value::from(*i),
             // Non-finite statistics have no JSON number: null.
-            Some(Value::Float(f)) => serde_json::Number::from_f64(*f)
-                .map(serde_json::Value::Number)
-                .unwrap_or(serde_json::Value::Null),
-            Some(Value::Str(s)) => serde_json::Value::String(s.clone()),
+            Value::Float(f) => records::number(*f),
+            Value::Str(s) => serde_json::Value::String(s.clone()),
         };
-        let mut s = String::from("{\n");
-        let _ = writeln!(s, "\"sweep\": {},", compact(&sweep));
-        let _ = writeln!(s, "\"columns\": [");
+        let rows: Vec<records::Record> = self
+            .rows
+            .iter()
+            .map(|row| {
+                self.columns
+                    .iter()
+                    .zip(row)
+                    .map(|(c, v)| (c.name.clone(), v.as_ref().map(cell)))
+                    .collect()
+            })
+            .collect();
+        records::to_json(&rows)
+    }
+
+    /// `results.schema.json`: the schema's name and version, the sweep's name, and every column of
+    /// `results.csv` and `results.json` in order with its unit and kind, one column per line.
+    pub fn schema_json(&self, sweep: &str) -> String {
+        let s = records::SWEEP_RESULTS;
+        let mut out = String::from("{\n");
+        let _ = writeln!(out, "\"schema\": {},", compact(&s.schema));
+        let _ = writeln!(out, "\"version\": {},", s.version);
+        let _ = writeln!(out, "\"sweep\": {},", compact(&sweep));
+        let _ = writeln!(out, "\"columns\": [");
         for (i, c) in self.columns.iter().enumerate() {
             let sep = if i + 1 < self.columns.len() { "," } else { "" };
-            let _ = writeln!(s, "  {}{sep}", compact(c));
+            let _ = writeln!(out, "  {}{sep}", compact(c));
         }
-        let _ = writeln!(s, "],\n\"rows\": [");
-        for (i, row) in self.rows.iter().enumerate() {
-            let cells: Vec<serde_json::Value> = row.iter().map(cell).collect();
-            let sep = if i + 1 < self.rows.len() { "," } else { "" };
-            let _ = writeln!(s, "  {}{sep}", compact(&cells));
-        }
-        s.push_str("]\n}\n");
-        s
+        out.push_str("]\n}\n");
+        out
     }
 }
 
@@ -265,6 +278,7 @@ fn state_column(state: &str) -> String {
 
 pub const RESULTS_CSV: &str = "results.csv";
 pub const RESULTS_JSON: &str = "results.json";
+pub const RESULTS_SCHEMA: &str = "results.schema.json";
 
 pub fn read_manifest(dir: &Path) -> Result<Manifest, SweepError> {
     let path = dir.join(MANIFEST);
@@ -316,15 +330,16 @@ fn describe(p: &super::plan::PointInfo) -> String {
         .join(" ")
 }
 
-/// Writes `results.csv` and `results.json` into `dir` from its manifest and point files, and returns
-/// the table (for the report).
+/// Writes `results.csv`, `results.json` and `results.schema.json` into `dir` from its manifest and
+/// point files, and returns the table (for the report).
 pub fn combine(dir: &Path) -> Result<(Manifest, Table), SweepError> {
     let m = read_manifest(dir)?;
     let results = load_results(dir, &m)?;
     let table = Table::build(&m, &results);
     for (name, text) in [
         (RESULTS_CSV, table.to_csv()),
-        (RESULTS_JSON, table.to_json(&m.name)),
+        (RESULTS_JSON, table.to_records()),
+        (RESULTS_SCHEMA, table.schema_json(&m.name)),
     ] {
         let path = dir.join(name);
         crate::stats::write_atomic(&path, text.as_bytes()).map_err(exec::io_err(&path))?;

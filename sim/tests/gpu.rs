@@ -994,9 +994,30 @@ fn measure_and_compare_from_the_command_line() {
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("MAPE"));
-    for f in ["comparison.md", "comparison.csv", "comparison.json"] {
+    for f in [
+        "comparison.md",
+        "comparison.csv",
+        "comparison.json",
+        "comparison.summary.json",
+    ] {
         assert!(cmp.join(f).is_file(), "{f}");
     }
+    // The cases as records (one per row of the CSV), the rest in the versioned summary.
+    let cases: Vec<serde_json::Value> =
+        serde_json::from_slice(&std::fs::read(cmp.join("comparison.json")).unwrap()).unwrap();
+    let csv_rows = std::fs::read_to_string(cmp.join("comparison.csv"))
+        .unwrap()
+        .lines()
+        .count()
+        - 1;
+    assert_eq!(cases.len(), csv_rows);
+    assert!(cases.iter().all(|c| c["simulated_ns"].is_number()));
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(cmp.join("comparison.summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(summary["schema"], "gpumemsim-comparison");
+    assert_eq!(summary["version"], 2);
+    assert_eq!(summary["cases"].as_u64(), Some(cases.len() as u64));
     // The simulated-side contention curves are drawn whatever the adapter measured; both formats.
     let png = std::fs::read(cmp.join("contention.png")).expect("contention.png");
     assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "a PNG");

@@ -1,11 +1,14 @@
 //! Integration tests: one binary. Each file under `sim/tests/` is a module here.
 
 mod bad_input;
+mod cli;
 mod config_cli;
 mod fuzz;
 mod gpu;
 mod kernel_lang;
 mod litmus;
+mod outputs;
+mod reports;
 mod sweep;
 mod sweep_cluster;
 mod traces;

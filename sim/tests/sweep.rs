@@ -201,7 +201,13 @@ fn parallel_sweep_writes_the_same_files_as_a_serial_one() {
         (16, 16, 0, 0)
     );
     run_all(&plan, &ser, 1);
-    for f in ["results.csv", "results.json", "sweep.json", "index.html"] {
+    for f in [
+        "results.csv",
+        "results.json",
+        "results.schema.json",
+        "sweep.json",
+        "index.html",
+    ] {
         assert_eq!(read(&par.join(f)), read(&ser.join(f)), "{f} differs");
     }
     // Every run passed its check (the counter holds T), and the rows are in plan order.
@@ -253,23 +259,40 @@ fn the_table_carries_each_runs_own_statistics() {
             .sum()
     };
     assert!(ops(1) < ops(8), "{} vs {}", ops(1), ops(8));
-    // results.json: the same rows, as arrays aligned with the columns, which carry the units.
-    let j: serde_json::Value = serde_json::from_slice(&read(&dir.join("results.json"))).unwrap();
-    let cols = j["columns"].as_array().unwrap();
-    let rows = j["rows"].as_array().unwrap();
+    // results.json: the same rows as records; results.schema.json: the columns with their units.
+    let rows: Vec<serde_json::Map<String, serde_json::Value>> =
+        serde_json::from_slice(&read(&dir.join("results.json"))).unwrap();
+    let schema: serde_json::Value =
+        serde_json::from_slice(&read(&dir.join("results.schema.json"))).unwrap();
+    assert_eq!(schema["schema"], "gpumemsim-sweep-results");
+    assert_eq!(schema["version"], 2);
+    let cols = schema["columns"].as_array().unwrap();
     assert_eq!((cols.len(), rows.len()), (t.columns.len(), t.rows.len()));
-    assert!(rows
-        .iter()
-        .all(|r| r.as_array().unwrap().len() == cols.len()));
     let at = cols
         .iter()
         .position(|c| c["name"] == "kernel.cycles")
         .unwrap();
     assert_eq!(cols[at]["unit"], "cycles");
-    assert_eq!(
-        rows[0][at].as_f64(),
-        t.get(0, "kernel.cycles").and_then(Value::as_f64)
-    );
+    let text = String::from_utf8(read(&dir.join("results.json"))).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!((lines[0], lines[lines.len() - 1]), ("[", "]"));
+    for (r, row) in rows.iter().enumerate() {
+        assert_eq!(
+            row["kernel.cycles"].as_f64(),
+            t.get(r, "kernel.cycles").and_then(Value::as_f64)
+        );
+        // One record per line, keys in column order; the error column, empty for runs that passed,
+        // is left out.
+        assert!(!row.contains_key("error"));
+        let line = lines[r + 1];
+        let at: Vec<usize> = cols
+            .iter()
+            .filter_map(|c| c["name"].as_str())
+            .filter(|n| row.contains_key(*n))
+            .map(|n| line.find(&format!("\"{n}\":")).unwrap())
+            .collect();
+        assert!(at.windows(2).all(|w| w[0] < w[1]), "{line}");
+    }
 }
 
 #[test]

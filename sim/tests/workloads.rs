@@ -278,6 +278,7 @@ fn run_args(name: &str, out: &Path, tag: &str) -> RunArgs {
         params: vec![("N".into(), 512), ("M".into(), 16)],
         json: Some(out.join(format!("{tag}.json"))),
         csv: Some(out.join(format!("{tag}.csv"))),
+        stats_json: Some(out.join(format!("{tag}.stats.json"))),
         races: false,
         threads: 1,
     }
@@ -316,12 +317,30 @@ fn json_and_csv_carry_the_run_statistics() {
     let out = runner::execute(&run_args("race_counter", &dir, "r")).unwrap();
     let json: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("r.json")).unwrap()).unwrap();
+    assert_eq!(json["schema"], "gpumemsim-run");
+    assert_eq!(json["version"], 2);
     assert_eq!(json["cycles"].as_u64(), Some(out.result.cycles));
-    assert_eq!(json["parameters"][0], serde_json::json!(["N", 512]));
+    // Parameters as an object in declaration order (schema version 2).
+    let text = std::fs::read_to_string(dir.join("r.json")).unwrap();
+    assert!(
+        text.contains("\"parameters\": {\n    \"N\": 512,\n    \"M\": 16"),
+        "{text}"
+    );
+    assert!(json["reports"]["lost"].as_i64().is_some(), "{text}");
     let csv = std::fs::read_to_string(dir.join("r.csv")).unwrap();
     let mut lines = csv.lines();
     assert_eq!(lines.next(), Some("location,metric,value,unit"));
     assert!(csv.contains(&format!("kernel,cycles,{},cycles", out.result.cycles)));
+    // The same rows as JSON records, and inside the document.
+    let records: Vec<gpumemsim::stats::Stat> =
+        serde_json::from_slice(&std::fs::read(dir.join("r.stats.json")).unwrap()).unwrap();
+    assert_eq!(records.len(), out.result.stats.rows.len());
+    for (a, b) in records.iter().zip(&out.result.stats.rows) {
+        // serde_json reads floats to within an ulp.
+        let same = (a.value - b.value).abs() <= 1e-12 * b.value.abs().max(1.0);
+        assert!(a.location == b.location && a.metric == b.metric && a.unit == b.unit && same);
+    }
+    assert_eq!(json["stats"].as_array().map(Vec::len), Some(records.len()));
     assert!(out.summary.contains("report            lost = "));
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1,0 +1,264 @@
+//! Axis coordinates with our own ticks: decades (and 2, 5 multiples over short spans) on log axes,
+//! 1-2-5 steps on linear axes, category centres on bar charts; and compact tick text.
+//!
+//! Not here: what the axes show (the chart description in `plot.rs`) and drawing (`draw.rs`).
+
+use super::plot::Scale;
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, KeyPointWeight, Ranged};
+use std::ops::Range;
+
+#[derive(Clone)]
+pub(super) struct Coord {
+    pub scale: Scale,
+    pub lo: f64,
+    pub hi: f64,
+    pub major: Vec<f64>,
+    pub minor: Vec<f64>,
+}
+
+impl Coord {
+    pub fn categories(n: usize) -> Coord {
+        Coord {
+            scale: Scale::Linear,
+            lo: 0.0,
+            hi: n as f64,
+            major: (0..n).map(|i| i as f64 + 0.5).collect(),
+            minor: vec![],
+        }
+    }
+
+    /// Fits a range around `(lo, hi)` (the data extent) or uses `fixed`. `zero_if_near` pulls a linear
+    /// range of non-negative data down to zero when the data start below half their maximum, so that
+    /// curves over a wide range are not magnified into a false slope.
+    pub fn fit(
+        scale: Scale,
+        (lo, hi): (f64, f64),
+        fixed: Option<(f64, f64)>,
+        zero_if_near: bool,
+    ) -> Coord {
+        match scale {
+            Scale::Linear => {
+                let (mut lo, mut hi) = fixed.unwrap_or((lo, hi));
+                if fixed.is_none() {
+                    if zero_if_near && lo > 0.0 && lo <= 0.5 * hi {
+                        lo = 0.0;
+                    }
+                    if lo == hi {
+                        let d = if lo == 0.0 { 1.0 } else { lo.abs() * 0.1 };
+                        lo -= d;
+                        hi += d;
+                    }
+                    let pad = 0.03 * (hi - lo);
+                    lo = if lo == 0.0 { 0.0 } else { lo - pad };
+                    hi = if hi == 0.0 { 0.0 } else { hi + pad };
+                }
+                if hi.partial_cmp(&lo) != Some(std::cmp::Ordering::Greater) {
+                    hi = lo + 1.0;
+                }
+                let step = nice_step((hi - lo) / 6.0);
+                if fixed.is_none() {
+                    lo = (lo / step).floor() * step;
+                    hi = (hi / step).ceil() * step;
+                }
+                let first = (lo / step).ceil() as i64;
+                let last = (hi / step).floor() as i64;
+                let major: Vec<f64> = (first..=last).map(|k| snap(k as f64 * step)).collect();
+                let minor: Vec<f64> = (2 * first - 1..=2 * last + 1)
+                    .map(|k| k as f64 * step / 2.0)
+                    .filter(|v| *v >= lo && *v <= hi)
+                    .collect();
+                Coord {
+                    scale,
+                    lo,
+                    hi,
+                    major,
+                    minor,
+                }
+            }
+            Scale::Log => {
+                let (mut lo, mut hi) = fixed.filter(|(a, b)| *a > 0.0 && b > a).unwrap_or((lo, hi));
+                if fixed.is_none() {
+                    // Snap outwards to 1, 2 or 5 times a power of ten: whole decades over wide ranges,
+                    // without a decade of empty space around a narrow one.
+                    let steps = |v: f64| {
+                        let d = 10f64.powf(v.log10().floor());
+                        [d, 2.0 * d, 5.0 * d, 10.0 * d]
+                    };
+                    lo = steps(lo)
+                        .into_iter()
+                        .rfind(|s| *s <= lo * (1.0 + 1e-9))
+                        .unwrap_or(lo);
+                    hi = steps(hi)
+                        .into_iter()
+                        .find(|s| *s >= hi * (1.0 - 1e-9))
+                        .unwrap_or(hi);
+                    if hi <= lo {
+                        let both = steps(lo);
+                        lo = if both[0] < lo { both[0] } else { lo / 2.0 };
+                        hi = lo * 10.0;
+                    }
+                }
+                let (d0, d1) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+                let within = |v: &f64| *v >= lo * (1.0 - 1e-9) && *v <= hi * (1.0 + 1e-9);
+                let decades: Vec<f64> = (d0..=d1).map(|d| 10f64.powi(d)).filter(within).collect();
+                let mult = |ms: &[f64]| -> Vec<f64> {
+                    (d0..=d1)
+                        .flat_map(|d| ms.iter().map(move |m| m * 10f64.powi(d)))
+                        .filter(within)
+                        .collect()
+                };
+                // Thin decades over very wide ranges; add 2 and 5 when only one or two decades show.
+                let major = if decades.len() > 12 {
+                    let k = decades.len().div_ceil(10);
+                    decades.iter().copied().step_by(k).collect()
+                } else if decades.len() <= 2 {
+                    mult(&[1.0, 2.0, 5.0])
+                } else {
+                    decades
+                };
+                let minor = if (d1 - d0) <= 12 {
+                    mult(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0])
+                } else {
+                    vec![]
+                };
+                Coord {
+                    scale,
+                    lo,
+                    hi,
+                    major,
+                    minor,
+                }
+            }
+        }
+    }
+
+    pub fn fraction(&self, v: f64) -> f64 {
+        match self.scale {
+            Scale::Linear => (v - self.lo) / (self.hi - self.lo),
+            Scale::Log => (v.ln() - self.lo.ln()) / (self.hi.ln() - self.lo.ln()),
+        }
+    }
+}
+
+/// The 1, 2, 2.5 or 5 times a power of ten nearest to `raw` (a sixth of the span): five to eight ticks.
+fn nice_step(raw: f64) -> f64 {
+    if raw.is_nan() || raw <= 0.0 || !raw.is_finite() {
+        return 1.0;
+    }
+    let p = 10f64.powf(raw.log10().floor());
+    [1.0, 2.0, 2.5, 5.0, 10.0]
+        .iter()
+        .map(|m| m * p)
+        .min_by(|a, b| (raw / a).ln().abs().total_cmp(&(raw / b).ln().abs()))
+        .unwrap_or(p)
+}
+
+/// Removes binary noise from k·step (0.30000000000000004 → 0.3).
+pub(super) fn snap(v: f64) -> f64 {
+    if v == 0.0 {
+        return 0.0;
+    }
+    let digits = 12 - v.abs().log10().floor() as i32;
+    let f = 10f64.powi(digits.clamp(0, 300));
+    (v * f).round() / f
+}
+
+impl Ranged for Coord {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, v: &f64, limit: (i32, i32)) -> i32 {
+        let f = self.fraction(*v);
+        // Values far outside the range (or on a log axis, ≤ 0) are pinned just outside the plot.
+        let f = if f.is_finite() {
+            f.clamp(-0.5, 1.5)
+        } else {
+            -0.5
+        };
+        limit.0 + ((limit.1 - limit.0) as f64 * f).round() as i32
+    }
+
+    fn key_points<H: KeyPointHint>(&self, hint: H) -> Vec<f64> {
+        if hint.max_num_points() == 0 {
+            return vec![];
+        }
+        match hint.weight() {
+            KeyPointWeight::Bold => self.major.clone(),
+            KeyPointWeight::Any => {
+                let mut all: Vec<f64> = self.major.iter().chain(&self.minor).copied().collect();
+                all.sort_by(f64::total_cmp);
+                all.dedup();
+                all
+            }
+        }
+    }
+
+    fn range(&self) -> Range<f64> {
+        self.lo..self.hi
+    }
+}
+
+/// Compact tick text: `0`, `0.25`, `12`, `1500`, `65.5k`, `1.2M`, `1e-05`.
+pub fn format_tick(v: f64) -> String {
+    let a = v.abs();
+    if a == 0.0 {
+        "0".into()
+    } else if a >= 1e4 {
+        let (d, s) = if a >= 1e12 {
+            (1e12, "T")
+        } else if a >= 1e9 {
+            (1e9, "G")
+        } else if a >= 1e6 {
+            (1e6, "M")
+        } else {
+            (1e3, "k")
+        };
+        format!("{}{s}", trim(&format!("{:.2}", v / d)))
+    } else if a >= 1e-3 {
+        trim(&format!("{v:.3}"))
+    } else {
+        format!("{v:.0e}")
+    }
+}
+
+fn trim(s: &str) -> String {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_axis_ticks_are_decades_inside_the_range() {
+        let c = Coord::fit(Scale::Log, (1.0, 65536.0), None, false);
+        assert_eq!((c.lo, c.hi), (1.0, 100000.0));
+        assert_eq!(c.major, vec![1.0, 10.0, 100.0, 1000.0, 10000.0, 100000.0]);
+        let short = Coord::fit(Scale::Log, (64.0, 256.0), None, false);
+        assert_eq!((short.lo, short.hi), (50.0, 500.0));
+        assert_eq!(short.major, vec![50.0, 100.0, 200.0, 500.0]);
+    }
+
+    #[test]
+    fn linear_axis_ticks_are_one_two_five_steps() {
+        let c = Coord::fit(Scale::Linear, (0.0, 0.9), None, false);
+        assert_eq!(c.major.first(), Some(&0.0));
+        let steps: Vec<f64> = c.major.windows(2).map(|w| snap(w[1] - w[0])).collect();
+        assert!(steps.iter().all(|s| *s == steps[0]));
+        assert!([0.1, 0.2, 0.25, 0.5].contains(&steps[0]), "{steps:?}");
+        assert!(c.hi >= 0.9);
+    }
+
+    #[test]
+    fn tick_text_is_compact() {
+        let got: Vec<String> = [0.0, 0.25, 12.0, 1500.0, 65536.0, 1.2e6, 1e-5]
+            .iter()
+            .map(|v| format_tick(*v))
+            .collect();
+        assert_eq!(got, ["0", "0.25", "12", "1500", "65.54k", "1.2M", "1e-5"]);
+    }
+}

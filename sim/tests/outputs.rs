@@ -1,0 +1,146 @@
+//! The architect's daily loop through the binary: a config that builds on a preset works wherever a
+//! config does (`run`, `sweep`, `compare`), and the outputs read as tables (an ignored test runs
+//! pandas on them: `cargo test --test integration outputs_read_by_pandas -- --ignored`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs the binary from the repository root; (exit status, stdout, stderr).
+fn cli(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_gpumemsim"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("the binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A fresh folder holding a config on the tiny preset and a sweep spec that uses it.
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("gpumemsim-outputs-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(d.join("configs")).unwrap();
+    std::fs::write(
+        d.join("configs/eight-slices.toml"),
+        "base = \"tiny\"\nname = \"tiny, 8 slices\"\n\n[l2]\nslices = 8\npartitions = 2\n",
+    )
+    .unwrap();
+    let kernel = root().join("workloads/contention.kern");
+    std::fs::write(
+        d.join("sweep.toml"),
+        format!(
+            "config = \"configs/eight-slices.toml\"\nseeds = [1, 2]\n\n[params]\n\
+             \"atomics.l2.ops_per_cycle\" = [1, 2]\n\n[[workload]]\nkernel = {:?}\n\
+             params = {{ T = [64, 256], K = 1, RET = [0, 1] }}\n\n[[chart]]\nname = \"per-atomic\"\n\
+             x = \"T\"\ny = \"kernel.cycles / T\"\nseries = [\"RET\", \"atomics.l2.ops_per_cycle\"]\n",
+            kernel.display().to_string()
+        ),
+    )
+    .unwrap();
+    d
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn cycles(json: &Path) -> u64 {
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(json).unwrap()).unwrap();
+    v["cycles"].as_u64().unwrap()
+}
+
+#[test]
+fn a_config_on_a_preset_works_in_run_sweep_and_compare() {
+    let d = scratch("layered");
+    let cfg = d.join("configs/eight-slices.toml");
+    let args = [
+        "workloads/contention.kern",
+        "--param",
+        "T=256",
+        "--param",
+        "K=4",
+    ];
+    // run: the same cycles as the preset with the same keys set on the command line.
+    let (a, b) = (d.join("a.json"), d.join("b.json"));
+    let mut run_a = vec!["run", "--config", s(&cfg), "--json", s(&a)];
+    run_a.extend(args);
+    let (code, out, err) = cli(&run_a);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("tiny, 8 slices"), "{out}");
+    let mut run_b = vec!["run", "--config", "configs/tiny.toml", "--json", s(&b)];
+    run_b.extend(["--set", "l2.slices=8", "--set", "l2.partitions=2"]);
+    run_b.extend(args);
+    assert_eq!(cli(&run_b).0, 0);
+    assert_eq!(cycles(&a), cycles(&b));
+    // sweep: a spec whose config builds on a preset.
+    let (code, out, err) = cli(&["sweep", s(&d.join("sweep.toml")), "--jobs", "2"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(d.join("sweep/results.json").is_file());
+    // compare: the committed lavapipe measurement simulated on the layered config.
+    let (code, out, err) = cli(&[
+        "compare",
+        "--measured",
+        "reports/measured/llvmpipe-2026-11-22.json",
+        "--config",
+        s(&cfg),
+        "--litmus-iterations",
+        "50",
+        "--out",
+        s(&d.join("cmp")),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("cmp/comparison.summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(summary["config"], s(&cfg));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// Needs python3 with pandas (`pip install pandas`).
+#[test]
+#[ignore = "needs python3 with pandas: cargo test --test integration outputs_read_by_pandas -- --ignored"]
+fn outputs_read_by_pandas() {
+    let d = scratch("pandas");
+    let (run_json, stats_json) = (d.join("run.json"), d.join("run.stats.json"));
+    let (code, _, err) = cli(&[
+        "run",
+        "workloads/histogram_local.kern",
+        "--json",
+        s(&run_json),
+        "--stats-json",
+        s(&stats_json),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(cli(&["sweep", s(&d.join("sweep.toml"))]).0, 0);
+    let (code, _, err) = cli(&[
+        "compare",
+        "--measured",
+        "reports/measured/llvmpipe-2026-11-22.json",
+        "--litmus-iterations",
+        "50",
+        "--out",
+        s(&d.join("cmp")),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let out = Command::new("python3")
+        .arg(root().join("scripts/pandas-check.py"))
+        .args(["--stats", s(&stats_json), "--run", s(&run_json)])
+        .args(["--sweep", s(&d.join("sweep")), "--sweep"])
+        .arg(root().join("reports/store-buffer"))
+        .args(["--compare", s(&d.join("cmp"))])
+        .output()
+        .expect("python3 runs");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    println!("{text}");
+    assert!(out.status.success(), "{text}");
+    let _ = std::fs::remove_dir_all(&d);
+}
