@@ -23,10 +23,11 @@ use crate::ir::*;
 
 pub use super::ptx_mem::failure_of;
 
-/// One cell of the table: its tokens and where it starts.
+/// One cell of the table: its tokens, where it starts, and where its separator (`|` or `;`) is.
 struct Cell<'a> {
     toks: &'a [Token],
     loc: SrcLoc,
+    end: SrcLoc,
 }
 
 /// Is the cursor at the start of the final condition?
@@ -58,6 +59,7 @@ pub fn parse_threads(
                     cells.push(Cell {
                         toks: &c.toks[start..c.pos],
                         loc: cell_loc,
+                        end: c.loc(),
                     });
                     let end = c.is_punct(";");
                     c.next();
@@ -86,7 +88,7 @@ pub fn parse_threads(
     // Header: thread names and placement.
     let mut names: Vec<(String, Placement, SrcLoc)> = Vec::new();
     for (i, cell) in head.iter().enumerate() {
-        let mut cc = Cursor::new(cell.toks, c.file, cell.loc);
+        let mut cc = Cursor::new(cell.toks, c.file, cell.end);
         let (name, at) = cc.ident("a thread name (`P0`)")?;
         if !name.starts_with('P') || name[1..].parse::<u32>().is_err() {
             return Err(cc.error_at(at, format!("thread names are P0, P1, ...; found `{name}`")));
@@ -158,7 +160,7 @@ pub fn placement(cc: &mut Cursor, default_cta: u32) -> Result<Placement, LitmusE
 
 /// One table cell: empty, a label, a label and an instruction, or an instruction.
 fn cell(b: &mut ThreadBuilder, cell: &Cell, file: &str) -> Result<(), LitmusError> {
-    let mut c = Cursor::new(cell.toks, file, cell.loc);
+    let mut c = Cursor::new(cell.toks, file, cell.end);
     if c.at_end() {
         return Ok(());
     }

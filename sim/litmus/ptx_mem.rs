@@ -239,13 +239,14 @@ pub fn dest(b: &mut ThreadBuilder, c: &mut Cursor) -> Result<Reg, LitmusError> {
     Ok(r)
 }
 
-/// An address operand `x`, `[x]`, `[x+8]`, `[r]`, `[r-4]` for an access of `bytes` bytes: the
-/// address and the location it goes to.
+/// An address operand `x`, `[x]`, `[x+8]`, `[r]`, `[r-4]` for an access of type `want` (or of
+/// the location's type): the address, the location it goes to and the access type (checked against
+/// the location's width, which a first typed access sets).
 pub fn address(
     b: &mut ThreadBuilder,
     c: &mut Cursor,
-    bytes: u32,
-) -> Result<(Address, usize, SrcLoc), LitmusError> {
+    want: Option<Ty>,
+) -> Result<(Address, usize, Ty), LitmusError> {
     let at = c.loc();
     let bracket = c.eat_punct("[");
     let (name, nat) = c.ident("a location (`x`, `[x]`, `[x+4]`) or an address register (`[r]`)")?;
@@ -269,31 +270,21 @@ pub fn address(
         }
         c.expect_punct("]")?;
     }
-    if let Some(r) = b.t.reg_named(&name) {
-        return match b.pointer_into(r) {
-            Some(l) => Ok((b.checked_address(r, offset, l, bytes, at), l, at)),
-            None if b.find_location(&name).is_none() => Err(b.error(
-                nat,
-                format!("register {name} is used as an address but holds no location's address (initialise it, `P0:{name}=x`, or compute it from one with mov/add/sub)"),
-            )),
-            None => {
-                let l = b.find_location(&name).expect("a location");
-                Ok((b.static_address(l, offset, bytes, nat)?, l, at))
-            }
-        };
+    let reg = b.t.reg_named(&name);
+    if let Some(l) = reg.and_then(|r| b.pointer_into(r)) {
+        let ty = b.access_ty(l, want, at)?;
+        let r = reg.expect("a register");
+        return Ok((b.checked_address(r, offset, l, ty.width().bytes(), at), l, ty));
+    }
+    if reg.is_some() && b.find_location(&name).is_none() {
+        return Err(b.error(
+            nat,
+            format!("register {name} is used as an address but holds no location's address (initialise it, `P0:{name}=x`, or compute it from one with mov/add/sub)"),
+        ));
     }
     let l = b.location(&name, nat)?;
-    Ok((b.static_address(l, offset, bytes, nat)?, l, at))
-}
-
-/// The access type: the instruction's (if any), checked against the location's width.
-fn access_ty(
-    b: &mut ThreadBuilder,
-    l: usize,
-    ty: Option<Ty>,
-    at: SrcLoc,
-) -> Result<Ty, LitmusError> {
-    b.access_ty(l, ty, at)
+    let ty = b.access_ty(l, want, at)?;
+    Ok((b.static_address(l, offset, ty.width().bytes(), nat)?, l, ty))
 }
 
 /// What `ld`/`st`/`atom`/`red` need before the IR can hold them: a vector, a width the IR lacks,
@@ -310,7 +301,7 @@ fn unsupported_access(q: &Quals, op: &str) -> Option<(SrcLoc, Capability, String
         return Some((
             at,
             Capability::Clusters,
-            format!("{op}.cluster: the machine has no thread-block clusters"),
+            format!("{op} at cluster scope: the machine has no thread-block clusters"),
         ));
     }
     let (t, at) = q.ty?;
@@ -446,9 +437,8 @@ pub fn load_store(
     if load {
         let dst = dest(b, c)?;
         c.expect_punct(",")?;
-        let (addr, l, aat) = address(b, c, want.map(|t| t.width().bytes()).unwrap_or(4))?;
+        let (addr, l, ty) = address(b, c, want)?;
         end(c)?;
-        let ty = access_ty(b, l, want, aat)?;
         declare(b, q, l)?;
         b.set_ty(dst, ty);
         b.emit(
@@ -463,11 +453,10 @@ pub fn load_store(
             at,
         );
     } else {
-        let (addr, l, aat) = address(b, c, want.map(|t| t.width().bytes()).unwrap_or(4))?;
+        let (addr, l, ty) = address(b, c, want)?;
         c.expect_punct(",")?;
         let src = value(b, c)?;
         end(c)?;
-        let ty = access_ty(b, l, want, aat)?;
         declare(b, q, l)?;
         b.emit(
             Inst::Store {
@@ -615,10 +604,9 @@ pub fn atomic(
     } else {
         None
     };
-    let (addr, l, aat) = address(b, c, want.map(|t| t.width().bytes()).unwrap_or(4))?;
+    let (addr, l, ty) = address(b, c, want)?;
     c.expect_punct(",")?;
     let a = value(b, c)?;
-    let ty = access_ty(b, l, want, aat)?;
     declare(b, q, l)?;
     if let Some(d) = dst {
         b.set_ty(d, ty);
@@ -711,7 +699,7 @@ pub fn fence(
         b.pend(
             cat,
             Capability::Clusters,
-            format!("{op}.cluster: the machine has no thread-block clusters"),
+            format!("{op} at cluster scope: the machine has no thread-block clusters"),
         );
         return Ok(());
     }
