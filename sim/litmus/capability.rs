@@ -308,13 +308,15 @@ fn barrier_divergence(test: &LitmusTest) -> Result<(), LitmusError> {
                 ))
             }
             Ok(None) => 0,
-            Ok(Some((lo, hi))) if lo != hi => return Err(diverge(
-                first_barrier.unwrap_or(t.loc),
-                format!(
+            Ok(Some((lo, hi))) if lo != hi => {
+                return Err(diverge(
+                    first_barrier.unwrap_or(t.loc),
+                    format!(
                     "{} reaches the work-group barrier {lo} or {hi} times depending on its path",
                     t.name
                 ),
-            )),
+                ))
+            }
             Ok(Some((lo, _))) => lo,
         };
         let group = (t.device, t.cta);

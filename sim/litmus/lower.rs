@@ -30,8 +30,7 @@
 //! starts by computing the instance index and its locations' addresses, then sets initial registers
 //! and runs the test's instructions.
 
-use super::capability::local_owners;
-use super::cond::Var;
+use super::local::{address_reg, local_barrier, LocalLayout};
 use super::test::{LitmusTest, RegInit};
 use crate::config::GpuConfig;
 use crate::ir::*;
@@ -580,25 +579,6 @@ pub fn workload(test: &LitmusTest, lay: &Layout, plan: &Plan) -> Workload {
     }
 }
 
-/// A work-group barrier over local memory (for the local locations' initial and final values).
-fn local_barrier() -> Inst {
-    Inst::Barrier {
-        kind: BarrierKind::WorkGroup,
-        spaces: SpaceSet::LOCAL,
-        scope: Scope::WorkGroup,
-    }
-}
-
-/// The register (thread-relative) holding location `l`'s address in thread `t`.
-fn address_reg(test: &LitmusTest, t: usize, l: usize) -> Reg {
-    test.threads[t]
-        .addr_regs
-        .iter()
-        .find(|(x, _)| *x == l)
-        .map(|&(_, r)| r)
-        .expect("an owner thread has the location's address register")
-}
-
 /// `dst` = address of instance `k`'s copy of global location `l`:
 /// `((k·m + o) mod N)·(p·n_L·size) + buffer`.
 #[allow(clippy::too_many_arguments)]
@@ -634,68 +614,6 @@ fn init_of(l: &super::test::Location, total: u64) -> Init {
             .map(|i| l.elems[(i % l.len as u64) as usize] as u64 & mask)
             .collect(),
     )
-}
-
-/// Where the work-group-local locations live and which barriers the lowering adds.
-struct LocalLayout {
-    /// Per location: byte offset of its region in local memory (`None` for global locations).
-    offset: Vec<Option<u64>>,
-    /// Bytes of local memory per work-group.
-    bytes: u32,
-    /// Per thread: the local locations it owns.
-    owned: Vec<Vec<usize>>,
-    /// Per cta (layout index): whether its threads pass a barrier before their first instruction.
-    init_barrier: Vec<bool>,
-    /// Per cta: whether its threads pass a barrier after their last instruction.
-    final_barrier: Vec<bool>,
-}
-
-impl LocalLayout {
-    fn new(test: &LitmusTest, lay: &Layout) -> LocalLayout {
-        let owners = local_owners(test);
-        let mut offset = vec![None; test.locations.len()];
-        let mut bytes = 0u64;
-        let mut owned = vec![Vec::new(); test.threads.len()];
-        let mut init_barrier = vec![false; lay.ctas.len()];
-        let mut final_barrier = vec![false; lay.ctas.len()];
-        for (l, owner) in owners.iter().enumerate() {
-            let Some(t) = *owner else { continue };
-            let loc = &test.locations[l];
-            offset[l] = Some(bytes);
-            bytes += (lay.ws as u64 * loc.bytes()).div_ceil(8) * 8;
-            owned[t].push(l);
-            let cta = lay.thread_cta[t];
-            init_barrier[cta] |= loc.elems.iter().any(|&v| v != 0);
-            final_barrier[cta] |= test.condition.observed.iter().any(|v| match *v {
-                Var::Loc(x) | Var::Elem { loc: x, .. } => x == l,
-                Var::Reg { .. } => false,
-            });
-        }
-        LocalLayout {
-            offset,
-            bytes: bytes as u32,
-            owned,
-            init_barrier,
-            final_barrier,
-        }
-    }
-
-    /// Elements of local location `l` the condition reads.
-    fn observed_elems(&self, test: &LitmusTest, l: usize) -> Vec<u32> {
-        let mut e: Vec<u32> = test
-            .condition
-            .observed
-            .iter()
-            .filter_map(|v| match *v {
-                Var::Loc(x) if x == l => Some(0),
-                Var::Elem { loc, index } if loc == l => Some(index),
-                _ => None,
-            })
-            .collect();
-        e.sort_unstable();
-        e.dedup();
-        e
-    }
 }
 
 pub fn width_mask(ty: Ty) -> u64 {

@@ -2,8 +2,8 @@
 //! placement (`P0@cta 0,gpu 0 | P1@cta 1,gpu 0 ;`) and whose further rows hold one instruction (or
 //! label, or label and instruction) per thread, columns separated by `|`, rows ended by `;`.
 //!
-//! Memory instructions (`ld`, `st`, `atom`, `red`, `fence`, `membar`, `bar`, `barrier`) are in
-//! `ptx_mem.rs`. Here: the table, placements, labels `L:`, predicates (`setp.cmp.type p, a, b` and
+//! Memory instructions (`ld`, `st`, `atom`, `red`) are in `ptx_mem.rs`, fences and barriers
+//! (`fence`, `membar`, `bar`, `barrier`) in `ptx_sync.rs`. Here: the table, placements, labels `L:`, predicates (`setp.cmp.type p, a, b` and
 //! `@p`/`@!p` before any instruction: a predicated branch is a conditional branch, any other
 //! predicated instruction is skipped by a branch around it, which is what predication means for the
 //! memory model: a control dependency), `mov r, v` (`mov r, x` takes x's address), `add sub mul and
@@ -17,6 +17,7 @@
 use super::lex::{Cursor, Tok, Token};
 use super::parse::RegInitEntry;
 use super::ptx_mem::{self, dest, end, split, value, PtxTy};
+use super::ptx_sync;
 use super::test::{Location, Placement, Thread, ThreadBuilder};
 use super::LitmusError;
 use crate::ir::*;
@@ -202,8 +203,8 @@ fn instruction(b: &mut ThreadBuilder, c: &mut Cursor) -> Result<(), LitmusError>
     match op.as_str() {
         "ld" | "st" => ptx_mem::load_store(b, c, &op, &q, at),
         "atom" | "red" => ptx_mem::atomic(b, c, &op, &q, at),
-        "fence" | "membar" => ptx_mem::fence(b, c, &op, &q, at),
-        "bar" | "barrier" => ptx_mem::barrier(b, c, &op, &q, at),
+        "fence" | "membar" => ptx_sync::fence(b, c, &op, &q, at),
+        "bar" | "barrier" => ptx_sync::barrier(b, c, &op, &q, at),
         "mov" => {
             plain(b, &q, &op, &[])?;
             let dst = dest(b, c)?;

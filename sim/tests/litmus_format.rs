@@ -41,7 +41,10 @@ fn run(t: &LitmusTest, iterations: u64) -> Result<LitmusResult, LitmusError> {
 
 /// The states of a run as `name=value;` strings.
 fn states(r: &LitmusResult) -> Vec<String> {
-    r.outcomes.iter().map(|o| r.state_string(&o.values)).collect()
+    r.outcomes
+        .iter()
+        .map(|o| r.state_string(&o.values))
+        .collect()
 }
 
 #[test]
@@ -64,13 +67,22 @@ fn herd_file_structure_is_read_as_herd_reads_it() {
     );
     assert!(t.expectation.is_some());
     // `--` names the test after its file.
-    let t = litmus::parse("PTX --\n{ }\n P0 ;\n st.weak [x], 1 ;\nexists (x=1)", "dir/SB+x.litmus")
-        .expect("parses");
+    let t = litmus::parse(
+        "PTX --\n{ }\n P0 ;\n st.weak [x], 1 ;\nexists (x=1)",
+        "dir/SB+x.litmus",
+    )
+    .expect("parses");
     assert_eq!(t.name, "SB+x");
     let e = error("PTX A\nstray words\n{ }\n P0 ;\n st.weak [x], 1 ;\nexists (x=1)");
-    assert!(e.starts_with("t.litmus:2:1:") && e.contains("key = value"), "{e}");
+    assert!(
+        e.starts_with("t.litmus:2:1:") && e.contains("key = value"),
+        "{e}"
+    );
     let e = error("PTX A\n\"open\n{ }");
-    assert!(e.starts_with("t.litmus:2:1:") && e.contains("unterminated"), "{e}");
+    assert!(
+        e.starts_with("t.litmus:2:1:") && e.contains("unterminated"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -82,7 +94,10 @@ fn placements_keep_devices_and_one_other_device_runs() {
     let t = parse("PTX A\n{ }\n P0@cta 0,gpu 0 | P1@cta 0,gpu 2 ;\n st.weak [x], 1 | ld.weak r0, [x] ;\nexists (1:r0=0)");
     match run(&t, 64) {
         Err(LitmusError::NeedsCapability {
-            capability, line, col, ..
+            capability,
+            line,
+            col,
+            ..
         }) => assert_eq!((capability, line, col), (Capability::SecondDevice, 3, 19)),
         other => panic!("{other:?}"),
     }
@@ -96,18 +111,30 @@ fn arrays_and_address_arithmetic_reach_the_right_elements() {
     assert!(t.locations[0].array && t.locations[0].len == 3);
     let r = run(&t, 128).expect("runs");
     for s in states(&r) {
-        assert!(s.contains("y[0]=1;") && s.contains("y[1]=6;") && s.contains("y[2]=9;"), "{s}");
+        assert!(
+            s.contains("y[0]=1;") && s.contains("y[1]=6;") && s.contains("y[2]=9;"),
+            "{s}"
+        );
         assert!(s.contains("P1:r0=6;"), "{s}");
     }
     // A computed address that leaves the array stops the run at that access.
     let t = parse("PTX A\n{ int y[2] = {0, 0}; 0:r5 = y; }\n P0 ;\n add.u64 r6, r5, 8 ;\n ld.weak r0, [r6] ;\nexists (0:r0=0)");
     let e = run(&t, 32).expect_err("out of bounds").to_string();
-    assert!(e.contains("t.litmus:5:2:") && e.contains("out-of-bounds"), "{e}");
+    assert!(
+        e.contains("t.litmus:5:2:") && e.contains("out-of-bounds"),
+        "{e}"
+    );
     // Static offsets are checked at parse time; registers need an address to be used as one.
     let e = error("PTX A\n{ int y[2] = {0, 0}; }\n P0 ;\n ld.weak r0, [y+8] ;\nexists (0:r0=0)");
-    assert!(e.starts_with("t.litmus:4:15:") && e.contains("outside y"), "{e}");
+    assert!(
+        e.starts_with("t.litmus:4:15:") && e.contains("outside y"),
+        "{e}"
+    );
     let e = error("PTX A\n{ x=0; }\n P0 ;\n mov r9, 4 ;\n ld.weak r0, [r9] ;\nexists (0:r0=0)");
-    assert!(e.starts_with("t.litmus:5:15:") && e.contains("holds no location's address"), "{e}");
+    assert!(
+        e.starts_with("t.litmus:5:15:") && e.contains("holds no location's address"),
+        "{e}"
+    );
     let e = error("PTX A\n{ int y[2] = {0, 0}; }\n P0 ;\n ld.weak r0, [y] ;\nexists (y=0)");
     assert!(e.starts_with("t.litmus:5:9:") && e.contains("y[0]"), "{e}");
     let e = error("PTX A\n{ int y[2] = {0, 0, 1}; }\n P0 ;\n ld.weak r0, [y] ;\nexists (0:r0=0)");
@@ -137,9 +164,15 @@ fn local_locations_live_in_their_work_group() {
     )
     .expect_err("two work-groups")
     .to_string();
-    assert!(e.starts_with("t.litmus:4:26:") && e.contains("only within one work-group"), "{e}");
+    assert!(
+        e.starts_with("t.litmus:4:26:") && e.contains("only within one work-group"),
+        "{e}"
+    );
     let e = error("PTX A\n{ x=0; }\n P0 | P1 ;\n st.shared.weak [x], 1 | ld.global.weak r0, [x] ;\nexists (1:r0=0)");
-    assert!(e.starts_with("t.litmus:4:29:") && e.contains("global memory here but local"), "{e}");
+    assert!(
+        e.starts_with("t.litmus:4:29:") && e.contains("global memory here but local"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -179,7 +212,11 @@ fn ptx_operations_take_the_types_the_isa_lists() {
         ("atom.inc.s32 r0, [x], 1", "4:11:", ".u32 (PTX ISA)"),
         ("atom.and.u32 r0, [x], 1", "4:11:", ".b32 .b64"),
         ("red.cas.b32 [x], 1", "4:6:", "red has no .cas"),
-        ("red.acquire.gpu.add [x], 1", "4:6:", "red cannot be .acquire"),
+        (
+            "red.acquire.gpu.add [x], 1",
+            "4:6:",
+            "red cannot be .acquire",
+        ),
         ("atom.add.f16 r0, [x], 1", "4:11:", "needs .noftz"),
         ("ld.volatile.gpu r0, [x]", "4:14:", "takes no scope"),
         ("ld.global.nc.u32 r0, [x]", "4:12:", "non-coherent"),
@@ -189,21 +226,31 @@ fn ptx_operations_take_the_types_the_isa_lists() {
         ("ld.relaxed.gpu.gpu r0, [x]", "4:17:", "second scope"),
     ] {
         let e = error(&format!("PTX A\n{{ }}\n P0 ;\n {text} ;\nexists (x=0)"));
-        assert!(e.starts_with(&format!("t.litmus:{at}")) && e.contains(what), "{text}: {e}");
+        assert!(
+            e.starts_with(&format!("t.litmus:{at}")) && e.contains(what),
+            "{text}: {e}"
+        );
     }
     for (text, cap) in [
         ("st.weak.b8 [x], 1", Capability::SubWordAccess),
         ("ld.relaxed.gpu.s16 r0, [x]", Capability::SubWordAccess),
         ("ld.weak.b128 r0, [x]", Capability::WideAccess),
-        ("ld.weak.v4.u32 {r0, r1, r2, r3}, [x]", Capability::VectorAccess),
+        (
+            "ld.weak.v4.u32 {r0, r1, r2, r3}, [x]",
+            Capability::VectorAccess,
+        ),
         ("atom.add.f64 r0, [x], 1", Capability::FloatAtomics),
         ("atom.add.noftz.bf16x2 r0, [x], 1", Capability::FloatAtomics),
         ("atom.cas.b16 r0, [x], 1, 2", Capability::SubWordAccess),
         ("fence.sc.cluster", Capability::Clusters),
     ] {
-        let t = parse(&format!("PTX A\n{{ x=0; }}\n P0 ;\n {text} ;\nexists (x=0)"));
+        let t = parse(&format!(
+            "PTX A\n{{ x=0; }}\n P0 ;\n {text} ;\nexists (x=0)"
+        ));
         match litmus::check_runnable(&t) {
-            Err(LitmusError::NeedsCapability { capability, line, .. }) => {
+            Err(LitmusError::NeedsCapability {
+                capability, line, ..
+            }) => {
                 assert_eq!((capability, line), (cap, 4), "{text}")
             }
             other => panic!("{text}: {other:?}"),
@@ -225,15 +272,28 @@ fn named_barriers_are_parsed_with_id_and_count_and_refused() {
     let b = &t.threads[0].barriers;
     assert_eq!(b.len(), 4);
     assert!(b[0].is_work_group_barrier() && b[0].aligned);
-    assert_eq!((b[1].id, b[1].threads), (Operand::Imm(3), Some(Operand::Imm(64))));
+    assert_eq!(
+        (b[1].id, b[1].threads),
+        (Operand::Imm(3), Some(Operand::Imm(64)))
+    );
     assert_eq!(b[2].action, BarrierAction::Arrive);
-    assert!(matches!(b[3].action, BarrierAction::Reduce { negated: true, .. }));
+    assert!(matches!(
+        b[3].action,
+        BarrierAction::Reduce { negated: true, .. }
+    ));
     let b = &t.threads[1].barriers;
     assert!(!b[0].aligned || b[0].is_work_group_barrier());
     assert!(matches!(b[1].id, Operand::Reg(_)) && matches!(b[1].threads, Some(Operand::Reg(_))));
-    assert!(matches!(b[3].action, BarrierAction::Reduce { negated: false, .. }) && b[3].threads == Some(Operand::Imm(64)));
+    assert!(
+        matches!(b[3].action, BarrierAction::Reduce { negated: false, .. })
+            && b[3].threads == Some(Operand::Imm(64))
+    );
     // Each is one IR barrier at its place.
-    let n = t.threads[0].insts.iter().filter(|i| matches!(i, Inst::Barrier { .. })).count();
+    let n = t.threads[0]
+        .insts
+        .iter()
+        .filter(|i| matches!(i, Inst::Barrier { .. }))
+        .count();
     assert_eq!(n, 4);
     for (text, cap) in [
         ("bar.sync 1", Capability::NamedBarriers),
@@ -243,7 +303,12 @@ fn named_barriers_are_parsed_with_id_and_count_and_refused() {
     ] {
         let t = parse(&format!("PTX A\n{{ x=0; }}\n P0 | P1 ;\n setp.eq.s32 p, r0, 0 | bar.sync 0 ;\n {text} | ;\nexists (x=0)"));
         match run(&t, 8) {
-            Err(LitmusError::NeedsCapability { capability, line, col, .. }) => {
+            Err(LitmusError::NeedsCapability {
+                capability,
+                line,
+                col,
+                ..
+            }) => {
                 assert_eq!((capability, line, col), (cap, 5, 2), "{text}")
             }
             other => panic!("{text}: {other:?}"),
@@ -256,8 +321,13 @@ fn named_barriers_are_parsed_with_id_and_count_and_refused() {
         ("bar.red.popc.u32 r0, 0", "4:25:", "`,`"),
         ("bar.warp.sync 1", "4:2:", "one per warp"),
     ] {
-        let e = error(&format!("PTX A\n{{ x=0; }}\n P0 ;\n {text} ;\nexists (x=0)"));
-        assert!(e.starts_with(&format!("t.litmus:{at}")) && e.contains(what), "{text}: {e}");
+        let e = error(&format!(
+            "PTX A\n{{ x=0; }}\n P0 ;\n {text} ;\nexists (x=0)"
+        ));
+        assert!(
+            e.starts_with(&format!("t.litmus:{at}")) && e.contains(what),
+            "{text}: {e}"
+        );
     }
 }
 
@@ -271,9 +341,15 @@ fn barriers_reached_unequally_are_refused() {
         // A barrier in a loop.
         ("L: | bar.sync 0 ;\n bar.sync 0 | ;\n bne r0, 0, L | ;\n", 5),
     ] {
-        let t = parse(&format!("PTX A\n{{ x=0; }}\n P0@cta 0 | P1@cta 0 ;\n {body}exists (x=0)"));
+        let t = parse(&format!(
+            "PTX A\n{{ x=0; }}\n P0@cta 0 | P1@cta 0 ;\n {body}exists (x=0)"
+        ));
         match run(&t, 8) {
-            Err(LitmusError::NeedsCapability { capability, line: l, .. }) => {
+            Err(LitmusError::NeedsCapability {
+                capability,
+                line: l,
+                ..
+            }) => {
                 assert_eq!(capability, Capability::BarrierDivergence, "{body}");
                 assert!(l >= 3 && l <= line, "{body}: line {l}");
             }
@@ -288,10 +364,16 @@ fn barriers_reached_unequally_are_refused() {
 #[test]
 fn sizes_from_the_input_are_bounded() {
     let e = error("PTX A\n{ int y[1000000000]; }\n P0 ;\n ld.weak r0, [y] ;\nexists (0:r0=0)");
-    assert!(e.starts_with("t.litmus:2:9:") && e.contains("1 to 4096"), "{e}");
+    assert!(
+        e.starts_with("t.litmus:2:9:") && e.contains("1 to 4096"),
+        "{e}"
+    );
     let e = error("PTX A\n{ uint64_t a[4096]; uint64_t b[4096]; uint64_t c[4096]; }\n P0 ;\n ld.weak r0, [a] ;\nexists (0:r0=0)");
     assert!(e.contains("bytes per instance"), "{e}");
-    let cols = (0..65).map(|i| format!("P{i}")).collect::<Vec<_>>().join(" | ");
+    let cols = (0..65)
+        .map(|i| format!("P{i}"))
+        .collect::<Vec<_>>()
+        .join(" | ");
     let e = error(&format!("PTX A\n{{ }}\n {cols} ;\nexists (x=0)"));
     assert!(e.contains("more than 64 threads"), "{e}");
     let locs: String = (0..300).map(|i| format!("x{i}=0; ")).collect();
@@ -313,7 +395,10 @@ fn deep_or_long_conditions_do_not_overflow_the_stack() {
                 format!("({}x=0)", "not ".repeat(100_000)),
             ] {
                 let e = error(&format!("{head}{deep}"));
-                assert!(e.starts_with("t.litmus:5:") && e.contains("more than 200 deep"), "{e}");
+                assert!(
+                    e.starts_with("t.litmus:5:") && e.contains("more than 200 deep"),
+                    "{e}"
+                );
             }
             let chain = vec!["x=0"; 200_000].join(" /\\ ");
             let t = parse(&format!("{head}({chain} \\/ {chain})"));
@@ -331,7 +416,10 @@ fn conditions_read_herd_meanings() {
     let t = parse("PTX A\n{ x=0; int y[2]={1,2}; }\n P0 ;\n ld.weak r0, [x] ;\nlocations [y[1];]\nexists ([x]=0 /\\ *x=0 /\\ y[0]=1 => 0:r0=0)");
     assert_eq!(t.condition.observed.len(), 4);
     let e = error("PTX A\n{ x=0; y=0; }\n P0 ;\n ld.weak r0, [x] ;\nexists (0:r0=y)");
-    assert!(e.starts_with("t.litmus:5:14:") && e.contains("address of y"), "{e}");
+    assert!(
+        e.starts_with("t.litmus:5:14:") && e.contains("address of y"),
+        "{e}"
+    );
     let e = error("PTX A\n{ x=0; }\n P0 ;\n ld.weak r0, [x] ;\nexists (x=0) filter (x=0)");
     assert!(e.contains("not supported"), "{e}");
 }
@@ -366,7 +454,14 @@ fn tests_waiting_for_machine_capabilities_name_them() {
 #[test]
 fn herd_format_prints_litmus7_logs() {
     let out = Command::new(env!("CARGO_BIN_EXE_gpumemsim"))
-        .args(["litmus", "--format", "herd", "--iterations", "64", "--config"])
+        .args([
+            "litmus",
+            "--format",
+            "herd",
+            "--iterations",
+            "64",
+            "--config",
+        ])
         .arg(root().join("configs/tiny.toml"))
         .arg(root().join("workloads/litmus/ptx/mp_rel_acq_gpu.litmus"))
         .arg(root().join("workloads/litmus-needs/mp_named_barrier.litmus"))
@@ -376,8 +471,16 @@ fn herd_format_prints_litmus7_logs() {
     let stdout = String::from_utf8(out.stdout).expect("utf-8");
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(lines[0], "Test MP+rel+acq.gpu Allowed");
-    assert!(lines[1].starts_with("Histogram (") && lines[1].ends_with(" states)"), "{stdout}");
-    let n: usize = lines[1]["Histogram (".len()..].split(' ').next().unwrap().parse().unwrap();
+    assert!(
+        lines[1].starts_with("Histogram (") && lines[1].ends_with(" states)"),
+        "{stdout}"
+    );
+    let n: usize = lines[1]["Histogram (".len()..]
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
     let mut total = 0u64;
     for l in &lines[2..2 + n] {
         let (count, rest) = l.split_at(l.find(['*', ':']).expect("marker"));
@@ -385,11 +488,20 @@ fn herd_format_prints_litmus7_logs() {
         assert!(rest.starts_with(":>1:r0=") && rest.ends_with(';'), "{l}");
     }
     assert_eq!(total, 64);
-    assert_eq!(&lines[2 + n..2 + n + 4], ["No", "", "Witnesses", "Positive: 0, Negative: 64"]);
-    assert_eq!(lines[2 + n + 4], "Condition exists (1:r0=1 /\\ 1:r1=0) is NOT validated");
+    assert_eq!(
+        &lines[2 + n..2 + n + 4],
+        ["No", "", "Witnesses", "Positive: 0, Negative: 64"]
+    );
+    assert_eq!(
+        lines[2 + n + 4],
+        "Condition exists (1:r0=1 /\\ 1:r1=0) is NOT validated"
+    );
     assert_eq!(lines[2 + n + 5], "Observation MP+rel+acq.gpu Never 0 64");
     // The test needing named barriers is reported on standard error, not in the log.
     let stderr = String::from_utf8(out.stderr).expect("utf-8");
-    assert!(stderr.contains("needs machine capability `named barriers`"), "{stderr}");
+    assert!(
+        stderr.contains("needs machine capability `named barriers`"),
+        "{stderr}"
+    );
     assert!(!stdout.contains("MP+bar.sync1"), "{stdout}");
 }
