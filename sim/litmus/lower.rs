@@ -161,7 +161,12 @@ impl Plan {
             })
             .collect();
         let line = cfg.l1.line_bytes as u64;
-        let max_pad = |l: usize| (line / test.locations[l].ty.width().bytes() as u64).max(1);
+        // Padding up to one instance's copy per line (a power of two): a copy as large as a line or
+        // larger is not padded, so a buffer holds at most N·max(copy, line) bytes.
+        let max_pad = |l: usize| {
+            let fit = (line / test.locations[l].bytes()).max(1);
+            1u64 << (63 - fit.leading_zeros())
+        };
         // Half the randomised launches pack every location densely (a warp's access is one line, so
         // a fence or release waits for one acknowledgement: short windows between a thread's
         // accesses); the others pad each location by its own random power of two (up to one instance

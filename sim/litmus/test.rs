@@ -222,25 +222,15 @@ impl LitmusTest {
     /// accesses, and a location declared `local`/`.shared` anywhere in the test makes all of its
     /// accesses local (run once all threads are parsed, since any thread may declare it).
     pub fn apply_spaces(&mut self) {
-        for t in &mut self.threads {
-            let owner: HashMap<Reg, usize> = t
-                .addr_regs
-                .iter()
-                .map(|&(l, r)| (r, l))
-                .chain(t.checked.iter().copied())
-                .collect();
-            for inst in &mut t.insts {
-                let (Inst::Load { space, addr, .. }
-                | Inst::Store { space, addr, .. }
-                | Inst::Rmw { space, addr, .. }
-                | Inst::Cas { space, addr, .. }) = inst
-                else {
-                    continue;
-                };
-                if let Operand::Reg(r) = addr.base {
-                    if let Some(&l) = owner.get(&r) {
-                        *space = self.locations[l].space;
-                    }
+        for t in 0..self.threads.len() {
+            for (i, l) in self.accesses(t) {
+                let space = self.locations[l].space;
+                if let Inst::Load { space: s, .. }
+                | Inst::Store { space: s, .. }
+                | Inst::Rmw { space: s, .. }
+                | Inst::Cas { space: s, .. } = &mut self.threads[t].insts[i]
+                {
+                    *s = space;
                 }
             }
         }
