@@ -157,6 +157,18 @@ pub fn launch(
     s: &LitmusSettings,
     rng: &mut SplitMix64,
 ) -> Result<Launch, String> {
+    // What the machine cannot run, and what this layout does not place, is refused up front.
+    crate::litmus::check_runnable(test).map_err(|e| e.to_string())?;
+    if let Some(l) = test
+        .locations
+        .iter()
+        .find(|l| l.array || l.space == Space::Local)
+    {
+        return Err(format!(
+            "{}: array and work-group-local locations are not supported by the physical-GPU harness",
+            l.name
+        ));
+    }
     let nt = test.threads.len();
     let nloc = test.locations.len();
     let n = s.instances.max(1) as u64;
@@ -248,7 +260,7 @@ pub fn launch(
         .enumerate()
         .filter_map(|(j, v)| match *v {
             Var::Reg { thread, reg } => Some((j, thread, reg)),
-            Var::Loc(_) => None,
+            Var::Loc(_) | Var::Elem { .. } => None,
         })
         .collect();
     let workload = kernel(test, s, n, groups, &role, &slot, &observed_regs);
@@ -452,7 +464,8 @@ fn kernel(
             let src =
                 match init {
                     RegInit::Value(x) => imm(x as u64),
-                    RegInit::Address(l) => {
+                    // Arrays are refused in `launch`, so an element address is element 0's.
+                    RegInit::Address(l) | RegInit::Element { loc: l, .. } => {
                         let ar = th
                             .addr_regs
                             .iter()

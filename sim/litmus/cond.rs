@@ -1,10 +1,17 @@
 //! The final condition of a litmus test (herd's syntax) and its evaluation on a final state.
 //!
-//! Grammar: `[locations [v; v; ...]] (exists | ~exists | forall) prop`, where
-//! `prop := disj`, `disj := conj (\/ conj)*`, `conj := unary (/\ conj)*`,
-//! `unary := ~ unary | ( prop ) | true | false | term (= | == | !=) term`, and a term is an integer,
-//! a register `P1:r0` or `1:r0`, or a location `x` (also `[x]` or `*x`). `&&`, `||`, `!` and `not`
-//! are accepted as spellings of `/\`, `\/`, `~`.
+//! Grammar (herd's, `lib/stateParser.mly`): `[locations [v; v; ...]] (exists | ~exists | forall)
+//! prop`, where `prop := impl`, `impl := disj (=> impl)?`, `disj := conj (\/ conj)*`,
+//! `conj := unary (/\ unary)*`, `unary := ~ unary | ( prop ) | true | false | term (= | == | !=)
+//! term`. A term is an integer, a register `P1:r0` or `1:r0`, a location's value `x`, `[x]` or `*x`
+//! on the left of a comparison (`[x]` or `*x` on the right: a bare name there is the location's
+//! *address* in herd, which conditions here cannot compare), or an array element `y[1]`. `&&`,
+//! `||`, `!` and `not` are accepted as spellings of `/\`, `\/`, `~`; `a => b` is read as
+//! `~a \/ b`.
+//!
+//! Deeply nested input cannot exhaust the stack: nesting of parentheses and negations is limited
+//! to [`MAX_DEPTH`], and chains of `/\` or `\/` are built as balanced trees (depth logarithmic in
+//! their length), so evaluation, printing and dropping stay shallow too.
 //!
 //! The *observed variables* are the registers and locations the condition (or a `locations` clause)
 //! names, in order of first mention; a final state is their values, which is what outcomes count.
@@ -37,11 +44,23 @@ impl Quantifier {
     }
 }
 
+/// Deepest nesting of parentheses and negations in a condition.
+pub const MAX_DEPTH: usize = 200;
+
 /// A variable of the final state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Var {
-    Reg { thread: usize, reg: Reg },
+    Reg {
+        thread: usize,
+        reg: Reg,
+    },
+    /// A scalar location's final value.
     Loc(usize),
+    /// An element of an array location (`y[1]`).
+    Elem {
+        loc: usize,
+        index: u32,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,8 +127,24 @@ impl Condition {
                 threads[thread].name, threads[thread].regs[reg as usize].name
             ),
             Var::Loc(l) => locations[l].name.clone(),
+            Var::Elem { loc, index } => locations[loc].elem_name(index),
         }
     }
+}
+
+/// `items` combined by `mk` into a balanced tree (`None` for no items).
+fn balanced(mut items: Vec<Prop>, mk: fn(Box<Prop>, Box<Prop>) -> Prop) -> Option<Prop> {
+    fn build(items: &mut Vec<Prop>, n: usize, mk: fn(Box<Prop>, Box<Prop>) -> Prop) -> Prop {
+        if n == 1 {
+            // Items are taken from the back, so the right half is built first.
+            return items.pop().expect("n items left");
+        }
+        let right = build(items, n - n / 2, mk);
+        let left = build(items, n / 2, mk);
+        mk(Box::new(left), Box::new(right))
+    }
+    let n = items.len();
+    (n > 0).then(|| build(&mut items, n, mk))
 }
 
 struct CondParser<'c, 'a> {
@@ -117,6 +152,7 @@ struct CondParser<'c, 'a> {
     threads: &'c [Thread],
     locations: &'c [Location],
     observed: Vec<Var>,
+    depth: usize,
 }
 
 /// Parses the condition at the cursor (to the end of input).
@@ -132,6 +168,7 @@ pub fn parse(
         threads,
         locations,
         observed: Vec::new(),
+        depth: 0,
     };
     if p.c.eat_ident("locations") {
         p.c.expect_punct("[")?;
@@ -156,7 +193,12 @@ pub fn parse(
             "the final condition (`exists`, `~exists` or `forall` followed by a proposition)",
         ));
     };
-    let prop = p.disj()?;
+    let prop = p.implication()?;
+    if p.c.is_ident("filter") || p.c.is_ident("with") {
+        return Err(p
+            .c
+            .error_at(p.c.loc(), "`filter` and `with` clauses are not supported"));
+    }
     if !p.c.at_end() {
         return Err(p.c.error("the end of the test after the condition"));
     }
@@ -180,30 +222,58 @@ impl CondParser<'_, '_> {
         }
     }
 
-    fn disj(&mut self) -> Result<Prop, LitmusError> {
-        let mut a = self.conj()?;
-        while self.c.eat_punct("\\/") || self.c.eat_punct("||") {
-            let b = self.conj()?;
-            a = Prop::Or(Box::new(a), Box::new(b));
+    fn implication(&mut self) -> Result<Prop, LitmusError> {
+        let a = self.disj()?;
+        if self.c.is_punct("=") && matches!(self.c.peek_at(1), Some(Tok::Punct(">"))) {
+            self.c.next();
+            self.c.next();
+            self.enter()?;
+            let b = self.implication()?;
+            self.depth -= 1;
+            return Ok(Prop::Or(Box::new(Prop::Not(Box::new(a))), Box::new(b)));
         }
         Ok(a)
     }
 
-    fn conj(&mut self) -> Result<Prop, LitmusError> {
-        let mut a = self.unary()?;
-        while self.c.eat_punct("/\\") || self.c.eat_punct("&&") {
-            let b = self.unary()?;
-            a = Prop::And(Box::new(a), Box::new(b));
+    fn disj(&mut self) -> Result<Prop, LitmusError> {
+        let mut items = vec![self.conj()?];
+        while self.c.eat_punct("\\/") || self.c.eat_punct("||") {
+            items.push(self.conj()?);
         }
-        Ok(a)
+        Ok(balanced(items, Prop::Or).expect("one item"))
+    }
+
+    fn conj(&mut self) -> Result<Prop, LitmusError> {
+        let mut items = vec![self.unary()?];
+        while self.c.eat_punct("/\\") || self.c.eat_punct("&&") {
+            items.push(self.unary()?);
+        }
+        Ok(balanced(items, Prop::And).expect("one item"))
+    }
+
+    /// One more level of nesting, within [`MAX_DEPTH`].
+    fn enter(&mut self) -> Result<(), LitmusError> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(self.c.error_at(
+                self.c.loc(),
+                format!("the condition nests parentheses and negations more than {MAX_DEPTH} deep"),
+            ));
+        }
+        Ok(())
     }
 
     fn unary(&mut self) -> Result<Prop, LitmusError> {
         if self.c.eat_punct("~") || self.c.eat_punct("!") || self.c.eat_ident("not") {
-            return Ok(Prop::Not(Box::new(self.unary()?)));
+            self.enter()?;
+            let p = self.unary()?;
+            self.depth -= 1;
+            return Ok(Prop::Not(Box::new(p)));
         }
         if self.c.eat_punct("(") {
-            let p = self.disj()?;
+            self.enter()?;
+            let p = self.implication()?;
+            self.depth -= 1;
             self.c.expect_punct(")")?;
             return Ok(p);
         }
@@ -213,25 +283,44 @@ impl CondParser<'_, '_> {
         if self.c.eat_ident("false") {
             return Ok(Prop::Const(false));
         }
-        let a = self.term()?;
-        let eq = if self.c.eat_punct("=") || self.c.eat_punct("==") {
+        let a = self.term(true)?;
+        let eq = if self.c.eat_punct("==")
+            || (self.c.is_punct("=")
+                && !matches!(self.c.peek_at(1), Some(Tok::Punct(">")))
+                && self.c.eat_punct("="))
+        {
             true
         } else if self.c.eat_punct("!=") {
             false
         } else {
             return Err(self.c.error("`=`, `==` or `!=`"));
         };
-        let b = self.term()?;
+        let b = self.term(false)?;
         Ok(Prop::Cmp { eq, a, b })
     }
 
-    fn term(&mut self) -> Result<Term, LitmusError> {
+    /// A term; `left`: on the left of a comparison, where a bare location name is its value (on the
+    /// right, herd reads it as the location's address).
+    fn term(&mut self, left: bool) -> Result<Term, LitmusError> {
         // A number not followed by `:` is a constant (`1:r0` is a register).
         if matches!(self.c.peek(), Some(Tok::Int(_)))
             && !matches!(self.c.peek_at(1), Some(Tok::Punct(":")))
             || self.c.is_punct("-")
         {
             return Ok(Term::Const(self.c.int("a number")?.0));
+        }
+        if !left {
+            if let (Some(Tok::Ident(name)), false) = (
+                self.c.peek(),
+                matches!(self.c.peek_at(1), Some(Tok::Punct(":"))),
+            ) {
+                if self.locations.iter().any(|l| l.name == *name) {
+                    return Err(self.c.error_at(
+                        self.c.loc(),
+                        format!("on the right of `=`, `{name}` is the address of {name} (herd's reading); comparing with addresses is not supported: write [{name}] for its value"),
+                    ));
+                }
+            }
         }
         let v = self.var()?;
         Ok(Term::Var(self.observe(v)))
@@ -289,13 +378,43 @@ impl CondParser<'_, '_> {
         }
     }
 
-    fn location(&self, name: &str, at: SrcLoc) -> Result<Var, LitmusError> {
-        match self.locations.iter().position(|l| l.name == name) {
-            Some(i) => Ok(Var::Loc(i)),
-            None => Err(self.c.error_at(
+    /// Location `name`'s value, or with `[i]` following, an element's.
+    fn location(&mut self, name: &str, at: SrcLoc) -> Result<Var, LitmusError> {
+        let Some(l) = self.locations.iter().position(|l| l.name == name) else {
+            return Err(self.c.error_at(
                 at,
                 format!("unknown location {name} (not initialised and not accessed by any thread)"),
-            )),
+            ));
+        };
+        let loc = &self.locations[l];
+        if self.c.is_punct("[") && matches!(self.c.peek_at(1), Some(Tok::Int(_))) {
+            self.c.next();
+            let (i, iat) = self.c.int("an element index")?;
+            self.c.expect_punct("]")?;
+            return match u32::try_from(i).ok().filter(|&i| loc.array && i < loc.len) {
+                Some(index) => Ok(Var::Elem { loc: l, index }),
+                None => Err(self.c.error_at(
+                    iat,
+                    format!(
+                        "{name} has no element {i} ({})",
+                        if loc.array {
+                            format!("{} elements", loc.len)
+                        } else {
+                            "not an array".to_string()
+                        }
+                    ),
+                )),
+            };
         }
+        if loc.array {
+            return Err(self.c.error_at(
+                at,
+                format!(
+                    "{name} is an array: name one of its elements ({name}[0] ... {name}[{}])",
+                    loc.len - 1
+                ),
+            ));
+        }
+        Ok(Var::Loc(l))
     }
 }

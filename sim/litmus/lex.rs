@@ -1,7 +1,8 @@
 //! The tokenizer shared by both litmus dialects and the condition language.
 //!
-//! Produces identifiers (letters, digits, `_`, `.`, and a leading `%` or `$`, so that PTX mnemonics
-//! such as `ld.acquire.gpu` and registers such as `%r1` are one token), integers (decimal or `0x`
+//! Produces identifiers (letters, digits, `_`, `.`, `::` between letters, and a leading `%` or `$`,
+//! so that PTX mnemonics such as `ld.shared::cta.acquire.gpu` and registers such as `%r1` are one
+//! token), integers (decimal or `0x`
 //! hexadecimal; a minus sign is its own token), quoted strings and punctuation, each with its
 //! 1-based line and column. Comments are `// ...`, `/* ... */` and herd's `(* ... *)`; their text is
 //! kept because expectations (`expect: allowed`) live in comments. A herd comment must start with
@@ -154,10 +155,20 @@ pub fn lex(text: &str, file: &str) -> Result<Lexed, LitmusError> {
         {
             let start = i;
             bump!(1);
-            while i < chars.len()
-                && (chars[i].is_alphanumeric() || chars[i] == '_' || chars[i] == '.')
-            {
-                bump!(1);
+            loop {
+                if i < chars.len()
+                    && (chars[i].is_alphanumeric() || chars[i] == '_' || chars[i] == '.')
+                {
+                    bump!(1);
+                } else if chars.get(i) == Some(&':')
+                    && chars.get(i + 1) == Some(&':')
+                    && chars.get(i + 2).is_some_and(|c| c.is_alphanumeric())
+                {
+                    // PTX qualifiers such as `.shared::cta` and `.L2::64B`.
+                    bump!(2);
+                } else {
+                    break;
+                }
             }
             tokens.push(Token {
                 tok: Tok::Ident(chars[start..i].iter().collect()),

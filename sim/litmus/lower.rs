@@ -7,12 +7,19 @@
 //!   has), and thread `j` of a cta runs as warp `j` (spare warps exit at once);
 //! - lane `l` of a warp runs the instance with lane index `(l·a_c + d_c) mod ws` of its block, so
 //!   an instance's threads sit in different lanes of their warps when placement is randomised;
-//! - each location is a buffer; instance `k` uses element `((k·m_L + o_L) mod N)·p_L`, so neighbouring
-//!   elements (one cache line, one store-buffer entry) belong to different instances, differently for
-//!   each location, and an instance's locations fall on L2 slices in varying ways. The padding `p_L`
-//!   (a power of two up to one element per cache line) sets how many instances share a line: shared
-//!   lines make instances move together (one request serves them all), private lines give each
-//!   instance its own timing;
+//! - each global location is a buffer; instance `k` uses elements from `((k·m_L + o_L) mod N)·p_L·n_L`
+//!   on (`n_L` elements: 1 for a scalar), so neighbouring elements (one cache line, one store-buffer
+//!   entry) belong to different instances, differently for each location, and an instance's locations
+//!   fall on L2 slices in varying ways. The padding `p_L` (a power of two up to one element per cache
+//!   line) sets how many instances share a line: shared lines make instances move together (one
+//!   request serves them all), private lines give each instance its own timing;
+//! - a work-group-local location lives in the local memory of its work-group, instance lane `i` at
+//!   byte `base_L + i·n_L·size`; its owner thread (the first that uses it) stores a non-zero initial
+//!   value before a work-group barrier that every thread of the work-group passes before its first
+//!   instruction, and, when the condition reads its final value, copies it to the location's buffer
+//!   (laid out as a global location's) after a work-group barrier that every thread of the
+//!   work-group passes after its last instruction. Both barriers order only the initialisation and
+//!   the final read against the whole test, as herd's initial and final states are;
 //! - the groups of one block go to distinct SMs (`RunOptions::group_sm`) when there are at least
 //!   `C` SMs, so threads of different work-groups run on different SMs.
 //!
@@ -23,6 +30,7 @@
 //! starts by computing the instance index and its locations' addresses, then sets initial registers
 //! and runs the test's instructions.
 
+use super::local::{address_reg, local_barrier, LocalLayout};
 use super::test::{LitmusTest, RegInit};
 use crate::config::GpuConfig;
 use crate::ir::*;
@@ -103,6 +111,8 @@ pub struct Plan {
     pub slot_map: Vec<(u64, u64, u64)>,
     /// Per location: buffer length in elements.
     pub buffer_len: Vec<u64>,
+    /// Per location: elements of one instance's copy.
+    pub len: Vec<u64>,
     /// SM of each work-group.
     pub group_sm: Vec<u32>,
 }
@@ -151,7 +161,12 @@ impl Plan {
             })
             .collect();
         let line = cfg.l1.line_bytes as u64;
-        let max_pad = |l: usize| (line / test.locations[l].ty.width().bytes() as u64).max(1);
+        // Padding up to one instance's copy per line (a power of two): a copy as large as a line or
+        // larger is not padded, so a buffer holds at most N·max(copy, line) bytes.
+        let max_pad = |l: usize| {
+            let fit = (line / test.locations[l].bytes()).max(1);
+            1u64 << (63 - fit.leading_zeros())
+        };
         // Half the randomised launches pack every location densely (a warp's access is one line, so
         // a fence or release waits for one acknowledgement: short windows between a thread's
         // accesses); the others pad each location by its own random power of two (up to one instance
@@ -173,7 +188,14 @@ impl Plan {
             })
             .collect();
         let buffer_len = (0..test.locations.len())
-            .map(|l| if rng.is_some() { n * max_pad(l) } else { n })
+            .map(|l| {
+                let len = test.locations[l].len as u64;
+                if rng.is_some() {
+                    n * max_pad(l) * len
+                } else {
+                    n * len
+                }
+            })
             .collect();
         // Block b's ctas go to SMs (σ(b)·C + c) mod S through a permutation of the SMs: a block's
         // ctas land on distinct SMs (when C ≤ S) and every SM gets the same number of work-groups
@@ -203,6 +225,7 @@ impl Plan {
             lane_of,
             slot_map,
             buffer_len,
+            len: test.locations.iter().map(|l| l.len as u64).collect(),
             group_sm,
         }
     }
@@ -211,10 +234,15 @@ impl Plan {
         self.blocks as u64 * lay.ws as u64
     }
 
-    /// Element of location `l` that instance `k` uses.
+    /// Element of location `l` (its element 0) that instance `k` uses.
     pub fn slot(&self, lay: &Layout, l: usize, k: u64) -> u64 {
         let (m, o, p) = self.slot_map[l];
-        (k * m + o) % self.instances(lay) * p
+        (k * m + o) % self.instances(lay) * p * self.len[l]
+    }
+
+    /// Element `index` of array location `l` that instance `k` uses.
+    pub fn elem(&self, lay: &Layout, l: usize, k: u64, index: u32) -> u64 {
+        self.slot(lay, l, k) + index as u64
     }
 
     /// Global linear thread id running thread `i` of instance `k`.
@@ -276,6 +304,17 @@ impl Code {
             },
         );
     }
+
+    /// `dst = src · factor`: a shift for a power of two (as the layout always used for scalars), a
+    /// multiplication otherwise.
+    fn scale(&mut self, at: SrcLoc, dst: Reg, src: Reg, factor: u64) {
+        if factor.is_power_of_two() {
+            let shift = factor.trailing_zeros() as u64;
+            self.alu(at, AluOp::Shl, dst, Operand::Reg(src), Operand::Imm(shift));
+        } else {
+            self.alu(at, AluOp::Mul, dst, Operand::Reg(src), Operand::Imm(factor));
+        }
+    }
 }
 
 /// The workload of one launch.
@@ -288,6 +327,7 @@ pub fn workload(test: &LitmusTest, lay: &Layout, plan: &Plan) -> Workload {
     let ws = lay.ws as u64;
     let c = lay.num_ctas() as u64;
     let bases = reg_bases(test);
+    let local = LocalLayout::new(test, lay);
     let mut code = Code::default();
     let head = test.threads.first().map(|t| t.loc).unwrap_or_default();
     // Dispatch on (cta, warp).
@@ -354,40 +394,125 @@ pub fn workload(test: &LitmusTest, lay: &Layout, plan: &Plan) -> Workload {
         code.alu(at, AluOp::Add, k, r(k), r(lane));
         let base = bases[i];
         for &(l, reg) in &t.addr_regs {
-            let (m, o, p) = plan.slot_map[l];
             let dst = base + reg;
-            // Byte offset = element · element size; the padding is a power of two folded into the
-            // shift.
-            let shift = test.locations[l].ty.width().bytes().trailing_zeros() + p.trailing_zeros();
-            code.alu(at, AluOp::Mul, dst, r(k), imm(m));
-            code.alu(at, AluOp::Add, dst, r(dst), imm(o));
-            code.alu(at, AluOp::Rem, dst, r(dst), imm(n));
-            code.alu(at, AluOp::Shl, dst, r(dst), imm(shift as u64));
-            code.alu(at, AluOp::Add, dst, r(dst), r(l as Reg));
+            match local.offset[l] {
+                // Local: instance lane · bytes of a copy + the location's base.
+                Some(off) => {
+                    code.scale(at, dst, lane, test.locations[l].bytes());
+                    code.alu(at, AluOp::Add, dst, r(dst), imm(off));
+                }
+                None => global_address(&mut code, at, test, plan, l, dst, k, n),
+            }
         }
         for &(reg, init) in &t.reg_init {
-            let src = match init {
-                RegInit::Value(v) => imm(v as u64),
+            let elem_addr = |l: usize, index: u32| {
                 // The parser gives every location a register is initialised to an address register.
-                RegInit::Address(l) => {
-                    let ar = t.addr_regs.iter().find(|(x, _)| *x == l).map(|&(_, ar)| ar);
-                    r(base + ar.expect("address register of an initialised pointer"))
-                }
+                let ar = t.addr_regs.iter().find(|(x, _)| *x == l).map(|&(_, ar)| ar);
+                let ar = base + ar.expect("address register of an initialised pointer");
+                (
+                    ar,
+                    index as u64 * test.locations[l].ty.width().bytes() as u64,
+                )
             };
-            code.push(
-                at,
-                Inst::Mov {
-                    dst: base + reg,
-                    src,
-                },
-            );
+            match init {
+                RegInit::Value(v) => code.push(
+                    at,
+                    Inst::Mov {
+                        dst: base + reg,
+                        src: imm(v as u64),
+                    },
+                ),
+                RegInit::Address(l) => {
+                    let (ar, _) = elem_addr(l, 0);
+                    code.push(
+                        at,
+                        Inst::Mov {
+                            dst: base + reg,
+                            src: r(ar),
+                        },
+                    )
+                }
+                RegInit::Element { loc, index } => {
+                    let (ar, off) = elem_addr(loc, index);
+                    code.alu(at, AluOp::Add, base + reg, r(ar), imm(off));
+                }
+            }
+        }
+        let cta = lay.thread_cta[i];
+        // Non-zero initial values of the work-group's local locations, then the barrier that
+        // publishes them.
+        for &l in &local.owned[i] {
+            let loc = &test.locations[l];
+            let ar = base + address_reg(test, i, l);
+            for (e, &v) in loc.elems.iter().enumerate() {
+                if v != 0 {
+                    code.push(
+                        at,
+                        Inst::Store {
+                            space: Space::Local,
+                            addr: Address {
+                                base: r(ar),
+                                offset: (e as u64 * loc.ty.width().bytes() as u64) as i64,
+                            },
+                            src: imm(v as u64 & width_mask(loc.ty)),
+                            ty: loc.ty,
+                            ord: StoreOrd::Plain,
+                            scope: Scope::WorkGroup,
+                        },
+                    );
+                }
+            }
+        }
+        if local.init_barrier[cta] {
+            code.push(at, local_barrier());
         }
         // The body, with registers and branch targets moved to this thread's place.
         let off = code.insts.len() as u32;
         for (inst, &iat) in t.insts.iter().zip(&t.locs) {
             code.push(iat, relocate(inst, base, off));
         }
-        code.push(t.locs.last().copied().unwrap_or(t.loc), Inst::Exit);
+        let last = t.locs.last().copied().unwrap_or(t.loc);
+        if local.final_barrier[cta] {
+            code.push(last, local_barrier());
+        }
+        // Final values of observed local locations, copied to their buffers.
+        for &l in &local.owned[i] {
+            let loc = &test.locations[l];
+            let ar = base + address_reg(test, i, l);
+            let size = loc.ty.width().bytes() as u64;
+            for e in local.observed_elems(test, l) {
+                code.push(
+                    last,
+                    Inst::Load {
+                        dst: tmp,
+                        space: Space::Local,
+                        addr: Address {
+                            base: r(ar),
+                            offset: (e as u64 * size) as i64,
+                        },
+                        ty: loc.ty,
+                        ord: LoadOrd::Plain,
+                        scope: Scope::WorkGroup,
+                    },
+                );
+                global_address(&mut code, last, test, plan, l, key, k, n);
+                code.push(
+                    last,
+                    Inst::Store {
+                        space: Space::Global,
+                        addr: Address {
+                            base: r(key),
+                            offset: (e as u64 * size) as i64,
+                        },
+                        src: r(tmp),
+                        ty: loc.ty,
+                        ord: StoreOrd::Plain,
+                        scope: Scope::Device,
+                    },
+                );
+            }
+        }
+        code.push(last, Inst::Exit);
     }
     for (at, i) in entry_fixups {
         if let Inst::Branch { target, .. } = &mut code.insts[at] {
@@ -421,7 +546,7 @@ pub fn workload(test: &LitmusTest, lay: &Layout, plan: &Plan) -> Workload {
         insts: code.insts,
         locs: code.locs,
         reg_names,
-        local_bytes: 0,
+        local_bytes: local.bytes,
         semantics: match test.dialect {
             super::test::Dialect::Ptx => Semantics::Ptx,
             super::test::Dialect::OpenCl => Semantics::OpenCl,
@@ -435,7 +560,7 @@ pub fn workload(test: &LitmusTest, lay: &Layout, plan: &Plan) -> Workload {
             name: l.name.clone(),
             elem: l.ty,
             len,
-            init: Init::Fill(l.init as u64 & width_mask(l.ty)),
+            init: init_of(l, len),
             loc: l.loc,
         })
         .collect();
@@ -461,6 +586,43 @@ pub fn workload(test: &LitmusTest, lay: &Layout, plan: &Plan) -> Workload {
         reports: Vec::new(),
         parameters: Vec::new(),
     }
+}
+
+/// `dst` = address of instance `k`'s copy of global location `l`:
+/// `((k·m + o) mod N)·(p·n_L·size) + buffer`.
+#[allow(clippy::too_many_arguments)]
+fn global_address(
+    code: &mut Code,
+    at: SrcLoc,
+    test: &LitmusTest,
+    plan: &Plan,
+    l: usize,
+    dst: Reg,
+    k: Reg,
+    n: u64,
+) {
+    let (m, o, p) = plan.slot_map[l];
+    let r = Operand::Reg;
+    let imm = Operand::Imm;
+    code.alu(at, AluOp::Mul, dst, r(k), imm(m));
+    code.alu(at, AluOp::Add, dst, r(dst), imm(o));
+    code.alu(at, AluOp::Rem, dst, r(dst), imm(n));
+    code.scale(at, dst, dst, p * test.locations[l].bytes());
+    code.alu(at, AluOp::Add, dst, r(dst), r(l as Reg));
+}
+
+/// A buffer of `total` elements for location `l`: every copy holds the initial elements in order
+/// (copies start at multiples of the location's length, so element `i` is element `i mod n_L`).
+fn init_of(l: &super::test::Location, total: u64) -> Init {
+    let mask = width_mask(l.ty);
+    if l.elems.iter().all(|&v| v == l.init) {
+        return Init::Fill(l.init as u64 & mask);
+    }
+    Init::Values(
+        (0..total)
+            .map(|i| l.elems[(i % l.len as u64) as usize] as u64 & mask)
+            .collect(),
+    )
 }
 
 pub fn width_mask(ty: Ty) -> u64 {

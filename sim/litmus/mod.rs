@@ -12,28 +12,42 @@
 //! OpenCL 2.0 / SYCL scoped C11), not by this module: the suite in `workloads/litmus/` declares for
 //! each test whether its condition's witness is allowed or forbidden.
 //!
-//! Not modelled: multi-GPU placement (`gpu`/`dev` other than 0), sub-group placement, shared/local
-//! locations, address offsets, predicated PTX instructions.
+//! Tests whose constructs the machine cannot run yet (named barriers, a second device, sub-word
+//! widths, ...) parse, and are rejected at load time by `capability.rs` with
+//! [`LitmusError::NeedsCapability`]. `--format herd` output (litmus7's layout) is `herd.rs`.
+//!
+//! Not modelled: sub-group placement, locations holding addresses, comparing registers with
+//! addresses in conditions.
 
 mod bench;
+mod capability;
 mod cond;
 mod expect;
+mod herd;
 mod lex;
+mod local;
 mod lower;
 mod opencl;
 mod parse;
 mod ptx;
+mod ptx_mem;
+mod ptx_sync;
 mod report;
 mod run;
 mod test;
 
 pub use bench::{mp_rate, BenchRate, MP_TEST};
-pub use cond::{Condition, Quantifier, Var};
+pub use capability::{check_runnable, Capability};
+pub use cond::{Condition, Quantifier, Var, MAX_DEPTH};
 pub use expect::{apply_expectations, load_expectations, ExpectEntry};
+pub use herd::herd_report;
 pub use parse::parse;
 pub use report::{json_report, summary, text_report, JsonTest};
 pub use run::{run, run_reporting, CheckStatus, LitmusOptions, LitmusResult, Outcome};
-pub use test::{Dialect, Expect, Expectation, LitmusTest, Location, RegInit, Thread};
+pub use test::{
+    BarrierAction, Dialect, Expect, Expectation, LitmusTest, Location, NamedBarrier, Pending,
+    RegInit, Thread,
+};
 // For the physical-GPU harness (`gpu::litmus`), which lays instances out its own way.
 pub use lower::{normalise, relocate};
 
@@ -60,6 +74,15 @@ pub enum LitmusError {
     Empty { file: String },
     #[error("{file}: {message}")]
     TooLarge { file: String, message: String },
+    /// The test uses something the machine cannot run yet (`capability.rs`).
+    #[error("{file}:{line}:{col}: needs machine capability `{}`: {detail}", capability.name())]
+    NeedsCapability {
+        file: String,
+        line: u32,
+        col: u32,
+        capability: Capability,
+        detail: String,
+    },
     #[error("test {test} ({file}), launch {launch} of seed {seed}: {source}")]
     Run {
         test: String,

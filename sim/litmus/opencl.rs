@@ -20,7 +20,10 @@
 //! A value loaded into a variable is loaded straight into its register, so that independent later
 //! accesses are not held up by a copy (which would order them after the load).
 //!
-//! Not supported (an error that says so): local (`local`) locations, pointers other than the
+//! Parameters qualified `local` are work-group-local locations (their accesses become local in
+//! `test.rs`), `global` ones global; without a qualifier, the init block's space (global by default).
+//!
+//! Not supported (an error that says so): pointers other than the
 //! parameters, arrays, `for`, `do`, `break`, functions other than the ones above, `memory_order_consume`.
 
 use super::lex::{Cursor, Tok};
@@ -95,8 +98,8 @@ pub fn parse_threads(
         if threads.iter().any(|t| t.name == name) {
             return Err(c.error_at(at, format!("thread {name} is declared twice")));
         }
-        let cta = placement(c, threads.len() as u32)?;
-        let mut b = ThreadBuilder::new(c.file, locations, name.clone(), cta, at);
+        let place = placement(c, threads.len() as u32)?;
+        let mut b = ThreadBuilder::new(c.file, locations, name.clone(), place, at);
         b.init_regs(reg_init)?;
         // Parameters: the locations the thread uses.
         c.expect_punct("(")?;
@@ -107,19 +110,24 @@ pub fn parse_threads(
                 while is_type_word(c.peek()) {
                     words.push(c.ident("a type")?.0);
                 }
-                if words.iter().any(|w| w == "local" || w == "__local") {
-                    return Err(c.error_at(
-                        pat,
-                        "local-memory locations are not supported in litmus tests",
-                    ));
-                }
                 if !c.eat_punct("*") {
                     return Err(c.error("`*`: parameters are pointers to the test's locations"));
                 }
                 let (pname, nat) = c.ident("a parameter name")?;
-                let l = b.location(&pname, nat);
-                if !words.is_empty() {
-                    b.access_ty(l, Some(ty_of(&words)), nat)?;
+                let l = b.location(&pname, nat)?;
+                // `local`/`global` name the location's address space (OpenCL 2.0 s6.5).
+                if words.iter().any(|w| w == "local" || w == "__local") {
+                    b.declare_space(l, Space::Local, pat)?;
+                } else if words.iter().any(|w| w == "global" || w == "__global") {
+                    b.declare_space(l, Space::Global, pat)?;
+                }
+                let ty_words: Vec<String> = words
+                    .iter()
+                    .filter(|w| !["local", "__local", "global", "__global"].contains(&w.as_str()))
+                    .cloned()
+                    .collect();
+                if !ty_words.is_empty() {
+                    b.access_ty(l, Some(ty_of(&ty_words)), nat)?;
                 }
                 if c.eat_punct(")") {
                     break;

@@ -1,26 +1,48 @@
-//! The parts of a litmus file both dialects share: the header line `ARCH NAME`, the optional quoted
-//! comment, the init block `{ x=0; y=1; P0:r1=x; }`, the final condition, and the expectation
-//! (`expect: allowed|forbidden[, required]` in any comment). The thread section in between is the
-//! dialect's (`ptx.rs`, `opencl.rs`).
+//! The parts of a litmus file both dialects share, as herd7 reads them (herdtools7
+//! `lib/splitter.mll` for the file structure, `lib/stateParser.mly` for the init block):
+//!
+//! - the header line `ARCH NAME [(texname) | rest] ["doc"] [;]`: the name is one token of letters,
+//!   digits and `_ / . - + [ ]` (`--` names the test after its file); the rest of the line is kept
+//!   as the title;
+//! - between the header and the init block, any number of quoted strings (the test's comment),
+//!   `key = value` lines (herd's info: `Hash=...`, `Cycle=...`, kept in order) and comments;
+//! - the init block `{ ... }`: locations (`x=1`, `[x]=1`, `*x=1`, `int x = 1`, `uint64_t x;`,
+//!   `local int x = 0`, arrays `int y[2] = {0, 0}` or `y[2]` for zeros) and registers (`P0:r1=5`,
+//!   `0:r1=x` or `0:r1=&x` for x's address, `0:r1=y[1]` for an element's address);
+//! - the dialect's threads (`ptx.rs`, `opencl.rs`), the final condition (`cond.rs`), and the
+//!   expectation (`expect: allowed|forbidden[, required]` in any comment).
+//!
+//! Sizes derived from the input are bounded before anything is allocated from them (`test.rs`:
+//! threads, locations, array lengths, bytes per instance).
 
-use super::lex::{lex, Cursor, Tok};
-use super::test::{Dialect, Expect, Expectation, LitmusTest, Location, RegInit};
+use super::lex::{lex, Comment, Cursor, Tok};
+use super::test::{
+    Dialect, Expect, Expectation, LitmusTest, Location, RegInit, MAX_ARRAY_LEN, MAX_INSTANCE_BYTES,
+    MAX_LOCATIONS, MAX_THREADS,
+};
 use super::{cond, opencl, ptx, LitmusError};
-use crate::ir::{SrcLoc, Ty};
+use crate::ir::{Space, SrcLoc, Ty};
+
+/// A register initialisation of the init block: (thread name, register, value, where).
+pub type RegInitEntry = (String, String, RegInit, SrcLoc);
 
 /// Parses the text of a litmus test; `file` names it in errors.
 pub fn parse(text: &str, file: &str) -> Result<LitmusTest, LitmusError> {
-    // The test name is the rest of the header line, whatever characters it uses (`2+2W`,
-    // `MP+rel+acq.gpu`): it is blanked out before tokenising (columns stay the same).
-    let first_len = text.find('\n').unwrap_or(text.len());
-    let arch_end = text[..first_len]
-        .trim_start()
-        .find(char::is_whitespace)
-        .map(|i| i + (first_len - text[..first_len].trim_start().len()))
-        .unwrap_or(first_len);
-    let blanked: String = text[..arch_end].to_string()
-        + &" ".repeat(text[arch_end..first_len].chars().count())
-        + &text[first_len..];
+    let err = |at: SrcLoc, message: String| LitmusError::Syntax {
+        file: file.to_string(),
+        line: at.line,
+        col: at.col,
+        message,
+    };
+    let head = header(text, file)?;
+    let pre = preamble(text, head.end, file)?;
+    // Everything before the init block is read; blank it out (keeping lines and columns) so that
+    // the tokens start at `{`.
+    let blanked: String = text[..pre.init]
+        .chars()
+        .map(|c| if c == '\n' { '\n' } else { ' ' })
+        .chain(text[pre.init..].chars())
+        .collect();
     let lexed = lex(&blanked, file)?;
     let lines: Vec<&str> = text.lines().collect();
     let end = SrcLoc {
@@ -31,67 +53,248 @@ pub fn parse(text: &str, file: &str) -> Result<LitmusTest, LitmusError> {
             .unwrap_or(1),
     };
     let mut c = Cursor::new(&lexed.tokens, file, end);
-    let (arch, at) = c.ident("the header `PTX NAME`, `C NAME` or `OpenCL NAME`")?;
-    let dialect = match arch.as_str() {
-        "PTX" => Dialect::Ptx,
-        "C" | "OpenCL" | "OPENCL" => Dialect::OpenCl,
-        _ => {
-            return Err(c.error_at(
-                at,
-                format!("unknown architecture `{arch}` (allowed: PTX, C, OpenCL)"),
-            ))
-        }
-    };
-    // The name is the rest of the header line, whatever characters it uses (`MP+rel+acq`).
-    let header = lines.get(at.line as usize - 1).copied().unwrap_or_default();
-    let name: String = header
-        .chars()
-        .skip(at.col as usize - 1 + arch.chars().count())
-        .collect::<String>()
-        .trim()
-        .to_string();
-    if name.is_empty() {
-        return Err(c.error_at(at, "the header needs a test name after the architecture"));
-    }
-    while c.peek().is_some() && c.loc().line == at.line {
-        c.next();
-    }
-    let comment = match c.peek() {
-        Some(Tok::Str(s)) => {
-            let s = s.clone();
-            c.next();
-            Some(s)
-        }
-        _ => None,
-    };
     let mut locations: Vec<Location> = Vec::new();
     let reg_init = init_block(&mut c, &mut locations)?;
-    let threads = match dialect {
+    let threads = match head.dialect {
         Dialect::Ptx => ptx::parse_threads(&mut c, &mut locations, &reg_init)?,
         Dialect::OpenCl => opencl::parse_threads(&mut c, &mut locations, &reg_init)?,
     };
+    if threads.len() > MAX_THREADS {
+        return Err(err(
+            threads[MAX_THREADS].loc,
+            format!("more than {MAX_THREADS} threads in one test"),
+        ));
+    }
     for (t, r, _, rat) in &reg_init {
         if !threads.iter().any(|th| th.name == *t) {
-            return Err(c.error_at(
+            return Err(err(
                 *rat,
                 format!("{t}:{r} initialises a register of a thread the test does not have"),
             ));
         }
     }
+    check_sizes(&locations, &reg_init, file)?;
     let cond_loc = c.loc();
     let text_of_cond = raw_from(&lines, cond_loc);
     let condition = cond::parse(&mut c, &threads, &locations, text_of_cond)?;
-    let expectation = expectation(&lexed.comments, file)?;
-    Ok(LitmusTest {
-        name,
+    let mut comments = pre.comments;
+    comments.extend(lexed.comments);
+    let expectation = expectation(&comments, file)?;
+    let mut test = LitmusTest {
+        name: head.name,
         file: file.to_string(),
-        dialect,
-        comment,
+        dialect: head.dialect,
+        title: head.title,
+        comment: (!pre.strings.is_empty()).then(|| pre.strings.join("\n")),
+        info: pre.info,
         locations,
         threads,
         condition,
         expectation,
+    };
+    test.apply_spaces();
+    Ok(test)
+}
+
+struct Header {
+    dialect: Dialect,
+    name: String,
+    title: Option<String>,
+    /// Byte offset where the preamble starts.
+    end: usize,
+}
+
+/// Characters of a herd test name (`lib/splitter.mll`, `testname`).
+fn name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "_/.-+[]".contains(c)
+}
+
+fn header(text: &str, file: &str) -> Result<Header, LitmusError> {
+    let err = |line: u32, col: usize, message: String| LitmusError::Syntax {
+        file: file.to_string(),
+        line,
+        col: col as u32,
+        message,
+    };
+    // The header is the first line that is not blank.
+    let mut start = 0;
+    let mut line_no = 1u32;
+    for l in text.split_inclusive('\n') {
+        if !l.trim().is_empty() {
+            break;
+        }
+        start += l.len();
+        line_no += 1;
+    }
+    let line_end = text[start..]
+        .find('\n')
+        .map(|i| start + i)
+        .unwrap_or(text.len());
+    let line = &text[start..line_end];
+    let indent = line.len() - line.trim_start().len();
+    let arch: String = line[indent..]
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    let dialect = match arch.as_str() {
+        "PTX" => Dialect::Ptx,
+        "C" | "OpenCL" | "OPENCL" => Dialect::OpenCl,
+        "" => {
+            return Err(err(
+                line_no,
+                indent + 1,
+                "expected the header `PTX NAME`, `C NAME` or `OpenCL NAME`".into(),
+            ))
+        }
+        _ => {
+            return Err(err(
+                line_no,
+                indent + 1,
+                format!("unknown architecture `{arch}` (allowed: PTX, C, OpenCL)"),
+            ))
+        }
+    };
+    let after_arch = indent + arch.len();
+    let rest = &line[after_arch..];
+    let name_at = after_arch + (rest.len() - rest.trim_start().len());
+    let name: String = line[name_at..]
+        .chars()
+        .take_while(|&c| name_char(c))
+        .collect();
+    if name.is_empty() || name_at == after_arch {
+        return Err(err(
+            line_no,
+            line[..name_at].chars().count() + 1,
+            "the header needs a test name after the architecture (letters, digits, `_ / . - + [ ]`)"
+                .into(),
+        ));
+    }
+    let name = if name == "--" {
+        std::path::Path::new(file)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or(name)
+    } else {
+        name
+    };
+    // The rest of the line is the title, up to an init block that starts on the same line; a quoted
+    // string there is the doc string, read by the preamble.
+    let tail_start = name_at
+        + line[name_at..]
+            .chars()
+            .take_while(|&c| name_char(c))
+            .map(char::len_utf8)
+            .sum::<usize>();
+    let tail = &line[tail_start..];
+    let stop = tail.find(['{', '"']).unwrap_or(tail.len());
+    let title = tail[..stop].trim().trim_end_matches(';').trim();
+    Ok(Header {
+        dialect,
+        name,
+        title: (!title.is_empty()).then(|| title.to_string()),
+        end: start + tail_start + stop,
     })
+}
+
+struct Preamble {
+    info: Vec<(String, String)>,
+    strings: Vec<String>,
+    comments: Vec<Comment>,
+    /// Byte offset of the init block's `{`.
+    init: usize,
+}
+
+/// From the end of the header to the init block: quoted strings, `key = value` lines, comments.
+fn preamble(text: &str, from: usize, file: &str) -> Result<Preamble, LitmusError> {
+    let mut p = Preamble {
+        info: Vec::new(),
+        strings: Vec::new(),
+        comments: Vec::new(),
+        init: 0,
+    };
+    // Line and column of byte offset `i`.
+    let at = |i: usize| {
+        let before = &text[..i];
+        let line = before.matches('\n').count() as u32 + 1;
+        let col = before[before.rfind('\n').map(|j| j + 1).unwrap_or(0)..]
+            .chars()
+            .count() as u32
+            + 1;
+        SrcLoc { line, col }
+    };
+    let err = |i: usize, message: &str| {
+        let a = at(i);
+        LitmusError::Syntax {
+            file: file.to_string(),
+            line: a.line,
+            col: a.col,
+            message: message.to_string(),
+        }
+    };
+    let b = text.as_bytes();
+    let mut i = from;
+    // Whether only blanks precede `i` on its line (a `key = value` line starts a line).
+    let mut line_start = false;
+    while i < b.len() {
+        let c = b[i];
+        let rest = &text[i..];
+        if c == b'\n' {
+            line_start = true;
+            i += 1;
+        } else if c.is_ascii_whitespace() {
+            i += 1;
+        } else if c == b'{' {
+            p.init = i;
+            return Ok(p);
+        } else if rest.starts_with("(*") || rest.starts_with("/*") {
+            let close = if c == b'(' { "*)" } else { "*/" };
+            let Some(j) = rest[2..].find(close) else {
+                return Err(err(i, "unterminated comment"));
+            };
+            p.comments.push(Comment {
+                text: rest[2..2 + j].to_string(),
+                loc: at(i),
+            });
+            i += 2 + j + 2;
+        } else if rest.starts_with("//") {
+            let j = rest.find('\n').unwrap_or(rest.len());
+            p.comments.push(Comment {
+                text: rest[2..j].to_string(),
+                loc: at(i),
+            });
+            i += j;
+        } else if c == b'"' {
+            let Some(j) = rest[1..].find('"') else {
+                return Err(err(i, "unterminated string"));
+            };
+            p.strings.push(rest[1..1 + j].to_string());
+            i += j + 2;
+            line_start = false;
+        } else if line_start && c.is_ascii_alphabetic() {
+            // herd's info line: `name = value` to the end of the line.
+            let key_len = rest
+                .find(|ch: char| !(ch.is_ascii_alphanumeric() || "_/.-".contains(ch)))
+                .unwrap_or(rest.len());
+            let after = rest[key_len..].trim_start_matches([' ', '\t', '\r']);
+            if !after.starts_with('=') {
+                return Err(err(
+                    i,
+                    "expected a quoted string, a `key = value` line, a comment or the init block `{`",
+                ));
+            }
+            let eol = rest.find('\n').unwrap_or(rest.len());
+            let value = rest[rest.len() - after.len() + 1..eol].trim();
+            p.info
+                .push((rest[..key_len].to_string(), value.to_string()));
+            i += eol;
+        } else {
+            return Err(err(
+                i,
+                "expected a quoted string, a `key = value` line, a comment or the init block `{`",
+            ));
+        }
+    }
+    Err(err(text.len(), "expected the init block `{ ... }`"))
 }
 
 /// The source from `from` to the end, comments dropped and whitespace collapsed.
@@ -110,21 +313,38 @@ fn raw_from(lines: &[&str], from: SrcLoc) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-fn type_words(c: &mut Cursor) -> Vec<String> {
+/// Words before a location's name in the init block (`local uint64_t x`, `int y[2]`, `int *p`).
+fn type_words(c: &mut Cursor) -> Vec<(String, SrcLoc)> {
     let mut w = Vec::new();
     while let Some(Tok::Ident(s)) = c.peek() {
-        // A type word is followed by another word, `*` or `[` (the name comes last).
-        let followed = matches!(
-            c.peek_at(1),
-            Some(Tok::Ident(_)) | Some(Tok::Punct("*")) | Some(Tok::Punct("["))
-        );
+        // A type word is followed by another word, `*`, or `[` and a name (`int [x]`); in `y[2]`
+        // the word is the name.
+        let followed = match c.peek_at(1) {
+            Some(Tok::Ident(_)) | Some(Tok::Punct("*")) => true,
+            Some(Tok::Punct("[")) => matches!(c.peek_at(2), Some(Tok::Ident(_))),
+            _ => false,
+        };
         if !followed {
             break;
         }
-        w.push(s.clone());
+        w.push((s.clone(), c.loc()));
         c.next();
     }
     w
+}
+
+/// The address space named among type words, and the remaining words.
+fn space_of_words(words: &[(String, SrcLoc)]) -> (Option<Space>, Vec<String>) {
+    let mut space = None;
+    let mut rest = Vec::new();
+    for (w, _) in words {
+        match w.as_str() {
+            "local" | "__local" | "shared" | "__shared__" => space = Some(Space::Local),
+            "global" | "__global" => space = Some(Space::Global),
+            _ => rest.push(w.clone()),
+        }
+    }
+    (space, rest)
 }
 
 fn ty_of_words(words: &[String]) -> Option<Ty> {
@@ -146,14 +366,96 @@ fn ty_of_words(words: &[String]) -> Option<Ty> {
     })
 }
 
-/// The init block. Returns the register initialisations (thread, register, value, where).
-#[allow(clippy::type_complexity)]
+/// A location referenced before its declaration exists as a default global scalar; its
+/// declaration then replaces it. `declared` marks the ones the init block declared.
+fn declare(
+    c: &Cursor,
+    locations: &mut Vec<Location>,
+    declared: &mut Vec<bool>,
+    loc: Location,
+) -> Result<(), LitmusError> {
+    match locations.iter().position(|l| l.name == loc.name) {
+        Some(i) if declared[i] => Err(c.error_at(
+            loc.loc,
+            format!("location {} is initialised twice", loc.name),
+        )),
+        Some(i) => {
+            locations[i] = loc;
+            declared[i] = true;
+            Ok(())
+        }
+        None if locations.len() >= MAX_LOCATIONS => Err(c.error_at(
+            loc.loc,
+            format!("more than {MAX_LOCATIONS} locations in one test"),
+        )),
+        None => {
+            locations.push(loc);
+            declared.push(true);
+            Ok(())
+        }
+    }
+}
+
+/// The location called `name`, created as a default global scalar when new.
+fn referenced(
+    c: &Cursor,
+    locations: &mut Vec<Location>,
+    declared: &mut Vec<bool>,
+    name: String,
+    at: SrcLoc,
+) -> Result<usize, LitmusError> {
+    if let Some(i) = locations.iter().position(|l| l.name == name) {
+        return Ok(i);
+    }
+    if locations.len() >= MAX_LOCATIONS {
+        return Err(c.error_at(
+            at,
+            format!("more than {MAX_LOCATIONS} locations in one test"),
+        ));
+    }
+    locations.push(Location::scalar(name, 0, None, at));
+    declared.push(false);
+    Ok(locations.len() - 1)
+}
+
+/// A register's initial value: a number, `x` / `&x` (x's address), `y[i]` / `&y[i]` (the address
+/// of element i).
+fn reg_value(
+    c: &mut Cursor,
+    locations: &mut Vec<Location>,
+    declared: &mut Vec<bool>,
+) -> Result<RegInit, LitmusError> {
+    let amp = c.eat_punct("&");
+    match c.peek() {
+        Some(Tok::Ident(name)) => {
+            let (name, nat) = (name.clone(), c.loc());
+            c.next();
+            let l = referenced(c, locations, declared, name, nat)?;
+            if c.eat_punct("[") {
+                let (i, iat) = c.int("an element index")?;
+                c.expect_punct("]")?;
+                let index = u32::try_from(i)
+                    .ok()
+                    .filter(|&i| (i as u64) < MAX_ARRAY_LEN)
+                    .ok_or_else(|| c.error_at(iat, "element indices are 0, 1, ..."))?;
+                Ok(RegInit::Element { loc: l, index })
+            } else {
+                Ok(RegInit::Address(l))
+            }
+        }
+        _ if amp => Err(c.error("a location after `&`")),
+        _ => Ok(RegInit::Value(c.int("a number or a location")?.0)),
+    }
+}
+
+/// The init block. Returns the register initialisations.
 fn init_block(
     c: &mut Cursor,
     locations: &mut Vec<Location>,
-) -> Result<Vec<(String, String, RegInit, SrcLoc)>, LitmusError> {
+) -> Result<Vec<RegInitEntry>, LitmusError> {
     c.expect_punct("{")?;
-    let mut regs: Vec<(String, String, RegInit, SrcLoc)> = Vec::new();
+    let mut regs: Vec<RegInitEntry> = Vec::new();
+    let mut declared: Vec<bool> = Vec::new();
     loop {
         if c.eat_punct("}") {
             return Ok(regs);
@@ -173,55 +475,13 @@ fn init_block(
             c.next();
             let (r, _) = c.ident("a register name")?;
             c.expect_punct("=")?;
-            let v = match c.peek() {
-                Some(Tok::Ident(name)) => {
-                    let (name, nat) = (name.clone(), c.loc());
-                    c.next();
-                    let l = match locations.iter().position(|l| l.name == name) {
-                        Some(l) => l,
-                        None => {
-                            locations.push(Location {
-                                name,
-                                init: 0,
-                                ty: Ty::I32,
-                                ty_given: false,
-                                loc: nat,
-                            });
-                            locations.len() - 1
-                        }
-                    };
-                    RegInit::Address(l)
-                }
-                _ => RegInit::Value(c.int("a number or a location")?.0),
-            };
+            let v = reg_value(c, locations, &mut declared)?;
             if regs.iter().any(|(t2, r2, _, _)| *t2 == t && *r2 == r) {
                 return Err(c.error_at(at, format!("{t}:{r} is initialised twice")));
             }
             regs.push((t, r, v, at));
         } else {
-            let words = type_words(c);
-            // `[x] = v`, `*x = v` and `x = v` all initialise location x.
-            let bracket = c.eat_punct("[");
-            if !bracket {
-                c.eat_punct("*");
-            }
-            let (name, nat) = c.ident("a location or a register (`x=0;`, `P0:r0=0;`)")?;
-            if bracket {
-                c.expect_punct("]")?;
-            }
-            c.expect_punct("=")?;
-            let (v, _) = c.int("the initial value (a number)")?;
-            if locations.iter().any(|l| l.name == name) {
-                return Err(c.error_at(nat, format!("location {name} is initialised twice")));
-            }
-            let ty = ty_of_words(&words);
-            locations.push(Location {
-                name,
-                init: v,
-                ty: ty.unwrap_or(Ty::I32),
-                ty_given: ty.is_some(),
-                loc: nat,
-            });
+            location_init(c, locations, &mut declared)?;
         }
         if !c.eat_punct(";") && !c.is_punct("}") {
             return Err(c.error("`;` between initialisations"));
@@ -229,11 +489,125 @@ fn init_block(
     }
 }
 
-/// The expectation from the comments (at most one `expect:`).
-fn expectation(
-    comments: &[super::lex::Comment],
+/// One location of the init block.
+fn location_init(
+    c: &mut Cursor,
+    locations: &mut Vec<Location>,
+    declared: &mut Vec<bool>,
+) -> Result<(), LitmusError> {
+    let words = type_words(c);
+    let (space, words) = space_of_words(&words);
+    let ty = ty_of_words(&words);
+    // `[x] = v`, `*x = v` and `x = v` all initialise location x.
+    let bracket = c.eat_punct("[");
+    let star = !bracket && c.eat_punct("*");
+    let (name, nat) = c.ident("a location or a register (`x=0;`, `P0:r0=0;`)")?;
+    if bracket {
+        c.expect_punct("]")?;
+    }
+    // `y[n]`: an array of n elements.
+    let mut len = None;
+    if !bracket && !star && c.is_punct("[") {
+        c.next();
+        let (n, lat) = c.int("the array's number of elements")?;
+        c.expect_punct("]")?;
+        if n < 1 || n as u64 > MAX_ARRAY_LEN {
+            return Err(c.error_at(
+                lat,
+                format!("an array has 1 to {MAX_ARRAY_LEN} elements (found {n})"),
+            ));
+        }
+        len = Some(n as u32);
+    }
+    let mut elems = vec![0i64; len.unwrap_or(1) as usize];
+    if c.eat_punct("=") {
+        if let Some(n) = len {
+            c.expect_punct("{")?;
+            let mut vals = Vec::new();
+            while !c.eat_punct("}") {
+                let (v, vat) = c.int("an element's initial value (a number)")?;
+                if vals.len() == n as usize {
+                    return Err(c.error_at(
+                        vat,
+                        format!("{name} has {n} elements; more initial values are given"),
+                    ));
+                }
+                vals.push(v);
+                if !c.eat_punct(",") && !c.is_punct("}") {
+                    return Err(c.error("`,` or `}`"));
+                }
+            }
+            if vals.len() != n as usize {
+                return Err(c.error_at(
+                    nat,
+                    format!(
+                        "{name} has {n} elements but {} initial values (herd requires all of them)",
+                        vals.len()
+                    ),
+                ));
+            }
+            elems = vals;
+        } else if let Some(Tok::Ident(_)) | Some(Tok::Punct("&")) = c.peek() {
+            return Err(c.error_at(
+                c.loc(),
+                format!("{name} would hold an address: locations holding addresses are not supported (initialise a register instead: `P0:r1={name}`)"),
+            ));
+        } else {
+            elems[0] = c.int("the initial value (a number)")?.0;
+        }
+    }
+    let mut loc = Location::scalar(name, elems[0], ty, nat);
+    loc.elems = elems;
+    loc.len = len.unwrap_or(1);
+    loc.array = len.is_some();
+    if let Some(s) = space {
+        loc.space = s;
+        loc.space_given = true;
+    }
+    declare(c, locations, declared, loc)
+}
+
+/// Element addresses name existing elements; one instance's locations stay within
+/// [`MAX_INSTANCE_BYTES`].
+fn check_sizes(
+    locations: &[Location],
+    reg_init: &[RegInitEntry],
     file: &str,
-) -> Result<Option<Expectation>, LitmusError> {
+) -> Result<(), LitmusError> {
+    let err = |at: SrcLoc, message: String| LitmusError::Syntax {
+        file: file.to_string(),
+        line: at.line,
+        col: at.col,
+        message,
+    };
+    for (t, r, init, at) in reg_init {
+        if let RegInit::Element { loc, index } = *init {
+            let l = &locations[loc];
+            if !l.array || index >= l.len {
+                return Err(err(
+                    *at,
+                    format!(
+                        "{t}:{r} = {}[{index}]: {} has no element {index} (declare it as an array, `int {}[N]`)",
+                        l.name, l.name, l.name
+                    ),
+                ));
+            }
+        }
+    }
+    let total: u64 = locations.iter().map(Location::bytes).sum();
+    if total > MAX_INSTANCE_BYTES {
+        return Err(err(
+            locations[0].loc,
+            format!(
+                "the test's locations take {total} bytes per instance; at most {MAX_INSTANCE_BYTES} are allowed"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The expectation from the comments (at most one `expect:`).
+fn expectation(comments: &[Comment], file: &str) -> Result<Option<Expectation>, LitmusError> {
     let mut found: Option<Expectation> = None;
     for cm in comments {
         let Some(i) = cm.text.find("expect:") else {

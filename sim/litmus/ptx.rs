@@ -1,35 +1,34 @@
 //! The PTX dialect (herd / Dat3M style): a table whose first row names the threads with their
 //! placement (`P0@cta 0,gpu 0 | P1@cta 1,gpu 0 ;`) and whose further rows hold one instruction (or
-//! label) per thread, columns separated by `|`, rows ended by `;`.
+//! label, or label and instruction) per thread, columns separated by `|`, rows ended by `;`.
 //!
-//! Instructions, with qualifiers in any order (`ld.global.acquire.gpu.u32` = `ld.acquire.gpu`):
-//! - `ld[.weak|.relaxed.S|.acquire.S|.volatile][.type] r, LOC` and `st[.weak|.relaxed.S|.release.S|
-//!   .volatile][.type] LOC, v`, scope S ∈ `cta`, `gpu`, `sys` (required for relaxed, acquire and
-//!   release; `volatile` is relaxed at `sys`, the PTX rule);
-//! - `atom[.sem][.S].op[.type] r, LOC, a` (`cas`: `r, LOC, expected, new`) and `red[.sem][.S].op LOC, a`
-//!   with op ∈ `add`/`plus`, `sub`, `exch`, `cas`, `and`, `or`, `xor`, `min`, `max`, `inc`, `dec`;
-//!   sem ∈ `relaxed` (default), `acquire`, `release`, `acq_rel`; scope default `gpu` (PTX rule);
-//! - `fence.sc.S`, `fence.acq_rel.S`, `membar.cta|gl|sys` (= `fence.sc` at `cta|gpu|sys`, as in PTX
-//!   ISA 6.0+), `bar.sync [id]` / `bar.cta.sync [id]` / `barrier.sync [id]` (work-group barrier: acq_rel
-//!   at work_group scope on both address spaces);
-//! - `mov r, v`, `add|sub|mul|and|or|xor r, a, b`, labels `L:`, `beq a, b, L`, `bne a, b, L`,
-//!   `goto L` / `bra L`.
+//! Memory instructions (`ld`, `st`, `atom`, `red`) are in `ptx_mem.rs`, fences and barriers
+//! (`fence`, `membar`, `bar`, `barrier`) in `ptx_sync.rs`. Here: the table, placements, labels `L:`, predicates (`setp.cmp.type p, a, b` and
+//! `@p`/`@!p` before any instruction: a predicated branch is a conditional branch, any other
+//! predicated instruction is skipped by a branch around it, which is what predication means for the
+//! memory model: a control dependency), `mov r, v` (`mov r, x` takes x's address), `add sub mul and
+//! or xor shl shr r, a, b`, `not r, a`, `beq a, b, L`, `bne a, b, L`, `goto L`, `bra L`.
 //!
-//! LOC is a location `x`, `[x]`, or `[r]` with `r` initialised to a location's address (`0:r=x`).
-//! Types: `.s32` (the default), `.u32`, `.b32`, `.s64`, `.u64`, `.b64`.
-//!
-//! Not supported (an error that says so): `.shared` locations, barriers with a thread count,
-//! predicates (`@p`), `.cluster` scope.
+//! A location operand is `x`, `[x]`, `[x+8]`, or `[r]`/`[r+8]` with `r` holding an address: an
+//! initial address (`0:r=x`, `0:r=y[1]`) or one computed from it with `mov`, `add` and `sub`;
+//! such accesses are checked at run time against the location's bounds (`test.rs`).
+//! Default type `.s32`, or the location's type when it has one.
 
-use super::lex::{show, Cursor, Tok, Token};
-use super::test::{Location, RegInit, Thread, ThreadBuilder};
+use super::lex::{Cursor, Tok, Token};
+use super::parse::RegInitEntry;
+use super::ptx_mem::{self, dest, end, split, value, PtxTy};
+use super::ptx_sync;
+use super::test::{Location, Placement, Thread, ThreadBuilder};
 use super::LitmusError;
 use crate::ir::*;
 
-/// One cell of the table: its tokens and where it starts.
+pub use super::ptx_mem::failure_of;
+
+/// One cell of the table: its tokens, where it starts, and where its separator (`|` or `;`) is.
 struct Cell<'a> {
     toks: &'a [Token],
     loc: SrcLoc,
+    end: SrcLoc,
 }
 
 /// Is the cursor at the start of the final condition?
@@ -41,12 +40,11 @@ fn at_condition(c: &Cursor) -> bool {
         || (c.is_punct("~") && matches!(c.peek_at(1), Some(Tok::Ident(s)) if s == "exists"))
 }
 
-/// Parses the thread table; `reg_init[i]` are the initial registers of the init block for thread
-/// name `Pi` (looked up by name).
+/// Parses the thread table; the init block's registers are looked up by thread name.
 pub fn parse_threads(
     c: &mut Cursor,
     locations: &mut Vec<Location>,
-    reg_init: &[(String, String, RegInit, SrcLoc)],
+    reg_init: &[RegInitEntry],
 ) -> Result<Vec<Thread>, LitmusError> {
     // Split into rows of cells.
     let mut rows: Vec<(SrcLoc, Vec<Cell>)> = Vec::new();
@@ -62,6 +60,7 @@ pub fn parse_threads(
                     cells.push(Cell {
                         toks: &c.toks[start..c.pos],
                         loc: cell_loc,
+                        end: c.loc(),
                     });
                     let end = c.is_punct(";");
                     c.next();
@@ -81,10 +80,16 @@ pub fn parse_threads(
     let Some((_, head)) = rows.first() else {
         return Err(c.error("the thread table (`P0@cta 0,gpu 0 | P1@cta 1,gpu 0 ;`)"));
     };
+    if head.len() > super::test::MAX_THREADS {
+        return Err(c.error_at(
+            head[super::test::MAX_THREADS].loc,
+            format!("more than {} threads in one test", super::test::MAX_THREADS),
+        ));
+    }
     // Header: thread names and placement.
-    let mut names: Vec<(String, u32, SrcLoc)> = Vec::new();
+    let mut names: Vec<(String, Placement, SrcLoc)> = Vec::new();
     for (i, cell) in head.iter().enumerate() {
-        let mut cc = Cursor::new(cell.toks, c.file, cell.loc);
+        let mut cc = Cursor::new(cell.toks, c.file, cell.end);
         let (name, at) = cc.ident("a thread name (`P0`)")?;
         if !name.starts_with('P') || name[1..].parse::<u32>().is_err() {
             return Err(cc.error_at(at, format!("thread names are P0, P1, ...; found `{name}`")));
@@ -92,16 +97,16 @@ pub fn parse_threads(
         if names.iter().any(|n| n.0 == name) {
             return Err(cc.error_at(at, format!("thread {name} is declared twice")));
         }
-        let cta = placement(&mut cc, i as u32)?;
+        let place = placement(&mut cc, i as u32)?;
         if !cc.at_end() {
             return Err(cc.error("`|` or `;` after the thread's placement"));
         }
-        names.push((name, cta, at));
+        names.push((name, place, at));
     }
     let n = names.len();
     let mut threads = Vec::with_capacity(n);
-    for (ti, (name, cta, at)) in names.into_iter().enumerate() {
-        let mut b = ThreadBuilder::new(c.file, locations, name.clone(), cta, at);
+    for (ti, (name, place, at)) in names.into_iter().enumerate() {
+        let mut b = ThreadBuilder::new(c.file, locations, name.clone(), place, at);
         b.init_regs(reg_init)?;
         for (row_loc, cells) in &rows[1..] {
             if cells.len() != n {
@@ -113,16 +118,19 @@ pub fn parse_threads(
                     ),
                 ));
             }
-            instruction(&mut b, &cells[ti], c.file)?;
+            cell(&mut b, &cells[ti], c.file)?;
         }
         threads.push(b.finish()?);
     }
     Ok(threads)
 }
 
-/// `@cta N, gpu M` (or `@wg N, dev M`); without it, thread `i` gets work-group `i`.
-pub fn placement(cc: &mut Cursor, default_cta: u32) -> Result<u32, LitmusError> {
-    let mut cta = default_cta;
+/// `@cta N, gpu M` (also `wg`, `dev`); without it, thread `i` gets work-group `i` of device 0.
+pub fn placement(cc: &mut Cursor, default_cta: u32) -> Result<Placement, LitmusError> {
+    let mut p = Placement {
+        cta: default_cta,
+        device: 0,
+    };
     if cc.eat_punct("@") {
         loop {
             let (key, kat) = cc.ident("`cta`, `wg`, `gpu` or `dev`")?;
@@ -130,15 +138,8 @@ pub fn placement(cc: &mut Cursor, default_cta: u32) -> Result<u32, LitmusError> 
             let v = u32::try_from(v)
                 .map_err(|_| cc.error_at(vat, "placement numbers are 0, 1, ..."))?;
             match key.as_str() {
-                "cta" | "wg" => cta = v,
-                "gpu" | "dev" => {
-                    if v != 0 {
-                        return Err(cc.error_at(
-                            vat,
-                            "only one GPU is modelled: every thread must be on gpu/dev 0",
-                        ));
-                    }
-                }
+                "cta" | "wg" => p.cta = v,
+                "gpu" | "dev" => p.device = v,
                 "sg" | "warp" => return Err(cc.error_at(
                     kat,
                     "sub-group placement is not supported: each litmus thread runs in its own warp",
@@ -155,93 +156,12 @@ pub fn placement(cc: &mut Cursor, default_cta: u32) -> Result<u32, LitmusError> 
             }
         }
     }
-    Ok(cta)
-}
-
-#[derive(Default)]
-struct Quals {
-    sem: Option<(String, SrcLoc)>,
-    scope: Option<Scope>,
-    ty: Option<Ty>,
-    op: Option<(String, SrcLoc)>,
-    other: Vec<(String, SrcLoc)>,
-}
-
-fn scope_of(s: &str) -> Option<Scope> {
-    match s {
-        "cta" => Some(Scope::WorkGroup),
-        "gpu" => Some(Scope::Device),
-        "sys" => Some(Scope::System),
-        _ => None,
-    }
-}
-
-fn ty_of(s: &str) -> Option<Ty> {
-    match s {
-        "s32" => Some(Ty::I32),
-        "u32" | "b32" => Some(Ty::U32),
-        "s64" => Some(Ty::I64),
-        "u64" | "b64" => Some(Ty::U64),
-        _ => None,
-    }
-}
-
-const SEMS: &[&str] = &[
-    "weak", "relaxed", "acquire", "release", "acq_rel", "sc", "volatile",
-];
-const OPS: &[&str] = &[
-    "add", "plus", "sub", "exch", "cas", "and", "or", "xor", "min", "max", "inc", "dec",
-];
-
-/// Splits a mnemonic into opcode and classified qualifiers (each with its own column).
-fn split(b: &ThreadBuilder, m: &str, at: SrcLoc) -> Result<(String, Quals), LitmusError> {
-    let mut parts = m.split('.');
-    let op = parts.next().unwrap_or_default().to_string();
-    let mut q = Quals::default();
-    let mut col = at.col + op.chars().count() as u32 + 1;
-    for p in parts {
-        let ploc = SrcLoc { line: at.line, col };
-        col += p.chars().count() as u32 + 1;
-        if SEMS.contains(&p) {
-            if q.sem.is_some() {
-                return Err(b.error(ploc, format!("second memory-order qualifier `.{p}`")));
-            }
-            q.sem = Some((p.to_string(), ploc));
-        } else if let Some(s) = scope_of(p) {
-            if q.scope.is_some() {
-                return Err(b.error(ploc, format!("second scope qualifier `.{p}`")));
-            }
-            q.scope = Some(s);
-        } else if let Some(t) = ty_of(p) {
-            q.ty = Some(t);
-        } else if OPS.contains(&p) && (op == "atom" || op == "red") {
-            q.op = Some((p.to_string(), ploc));
-        } else if p == "global" {
-        } else if p == "shared" {
-            return Err(b.error(
-                ploc,
-                "`.shared` locations are not supported in litmus tests (locations are global memory)",
-            ));
-        } else {
-            q.other.push((p.to_string(), ploc));
-        }
-    }
-    Ok((op, q))
-}
-
-fn reject_other(b: &ThreadBuilder, q: &Quals, op: &str, allowed: &str) -> Result<(), LitmusError> {
-    if let Some((p, at)) = q.other.first() {
-        return Err(b.error(
-            *at,
-            format!("unknown qualifier `.{p}` for {op} ({allowed})"),
-        ));
-    }
-    Ok(())
+    Ok(p)
 }
 
 /// One table cell: empty, a label, a label and an instruction, or an instruction.
-fn instruction(b: &mut ThreadBuilder, cell: &Cell, file: &str) -> Result<(), LitmusError> {
-    let mut c = Cursor::new(cell.toks, file, cell.loc);
+fn cell(b: &mut ThreadBuilder, cell: &Cell, file: &str) -> Result<(), LitmusError> {
+    let mut c = Cursor::new(cell.toks, file, cell.end);
     if c.at_end() {
         return Ok(());
     }
@@ -254,246 +174,139 @@ fn instruction(b: &mut ThreadBuilder, cell: &Cell, file: &str) -> Result<(), Lit
             return Ok(());
         }
     }
-    if c.is_punct("@") {
-        return Err(c.error_at(
-            c.loc(),
-            "predicated instructions (`@p`) are not supported; use beq/bne",
-        ));
+    // `@p` / `@!p`: predication.
+    if c.eat_punct("@") {
+        let negated = c.eat_punct("!");
+        let (p, pat) = c.ident("a predicate register after `@`")?;
+        let Some(pred) = b.t.reg_named(&p) else {
+            return Err(b.error(pat, format!("predicate {p} is not set before (setp)")));
+        };
+        if matches!(c.peek(), Some(Tok::Ident(m)) if m == "bra" || m.starts_with("bra.")) {
+            let (_, at) = c.ident("bra")?;
+            let (label, _) = c.ident("a label")?;
+            end(&c)?;
+            b.branch(&label, Some((pred, !negated)), at);
+            return Ok(());
+        }
+        // Skip the instruction when the predicate does not hold.
+        let skip = b.fresh_label();
+        b.branch(&skip, Some((pred, negated)), pat);
+        instruction(b, &mut c)?;
+        return b.define_label(&skip, pat);
     }
+    instruction(b, &mut c)
+}
+
+fn instruction(b: &mut ThreadBuilder, c: &mut Cursor) -> Result<(), LitmusError> {
     let (m, at) = c.ident("an instruction")?;
     let (op, q) = split(b, &m, at)?;
     match op.as_str() {
-        "ld" => {
-            reject_other(b, &q, "ld", "weak, relaxed, acquire, volatile, cta, gpu, sys, global, a type")?;
-            let (ord, scope) = load_sem(b, &q, at)?;
-            let (dst, _) = c.ident("a destination register")?;
-            c.expect_punct(",")?;
-            let (addr, l, aat) = address(b, &mut c)?;
-            end(&c)?;
-            let ty = mem_ty(b, l, q.ty, aat)?;
-            let dst = b.reg(&dst);
-            b.set_ty(dst, ty);
-            b.emit(
-                Inst::Load {
-                    dst,
-                    space: Space::Global,
-                    addr,
-                    ty,
-                    ord,
-                    scope,
-                },
-                at,
-            );
-        }
-        "st" => {
-            reject_other(b, &q, "st", "weak, relaxed, release, volatile, cta, gpu, sys, global, a type")?;
-            let (ord, scope) = store_sem(b, &q, at)?;
-            let (addr, l, aat) = address(b, &mut c)?;
-            c.expect_punct(",")?;
-            let src = value(b, &mut c)?;
-            end(&c)?;
-            let ty = mem_ty(b, l, q.ty, aat)?;
-            b.emit(
-                Inst::Store {
-                    space: Space::Global,
-                    addr,
-                    src,
-                    ty,
-                    ord,
-                    scope,
-                },
-                at,
-            );
-        }
-        "atom" | "red" => {
-            reject_other(b, &q, &op, "relaxed, acquire, release, acq_rel, cta, gpu, sys, global, the operation, a type")?;
-            let ord = rmw_sem(b, &q, at)?;
-            let scope = q.scope.unwrap_or(Scope::Device);
-            let Some((rop, oat)) = &q.op else {
-                return Err(b.error(at, format!("{op} needs an operation (.add, .exch, .cas, ...)")));
-            };
-            let dst = if op == "atom" {
-                let (d, _) = c.ident("a destination register")?;
-                c.expect_punct(",")?;
-                Some(d)
-            } else {
-                None
-            };
-            let (addr, l, aat) = address(b, &mut c)?;
-            c.expect_punct(",")?;
-            let a = value(b, &mut c)?;
-            let ty = mem_ty(b, l, q.ty, aat)?;
-            let dst = dst.map(|d| {
-                let r = b.reg(&d);
-                b.set_ty(r, ty);
-                r
-            });
-            if rop == "cas" {
-                if op == "red" {
-                    return Err(b.error(*oat, "red has no .cas (use atom.cas)"));
-                }
-                c.expect_punct(",")?;
-                let desired = value(b, &mut c)?;
-                end(&c)?;
-                b.emit(
-                    Inst::Cas {
-                        dst,
-                        space: Space::Global,
-                        addr,
-                        expected: a,
-                        desired,
-                        ty,
-                        success: ord,
-                        failure: failure_of(ord),
-                        scope,
-                        weak: false,
-                    },
-                    at,
-                );
-            } else {
-                end(&c)?;
-                let rop = match rop.as_str() {
-                    "add" | "plus" => RmwOp::Add,
-                    "sub" => RmwOp::Sub,
-                    "exch" => RmwOp::Exch,
-                    "and" => RmwOp::And,
-                    "or" => RmwOp::Or,
-                    "xor" => RmwOp::Xor,
-                    "min" => RmwOp::Min,
-                    "max" => RmwOp::Max,
-                    "inc" => RmwOp::Inc,
-                    _ => RmwOp::Dec,
-                };
-                b.emit(
-                    Inst::Rmw {
-                        dst,
-                        op: rop,
-                        space: Space::Global,
-                        addr,
-                        operand: a,
-                        ty,
-                        ord,
-                        scope,
-                    },
-                    at,
-                );
-            }
-        }
-        "fence" => {
-            reject_other(b, &q, "fence", "sc or acq_rel, and cta, gpu or sys")?;
-            let ord = match q.sem.as_ref().map(|s| s.0.as_str()) {
-                Some("sc") => FenceOrd::SeqCst,
-                Some("acq_rel") => FenceOrd::AcqRel,
-                _ => return Err(b.error(at, "fence needs .sc or .acq_rel")),
-            };
-            let Some(scope) = q.scope else {
-                return Err(b.error(at, "fence needs a scope (.cta, .gpu or .sys)"));
-            };
-            end(&c)?;
-            b.emit(
-                Inst::Fence {
-                    ord,
-                    scope,
-                    spaces: SpaceSet::BOTH,
-                },
-                at,
-            );
-        }
-        "membar" => {
-            // `membar.gl` is the one level whose name is no scope name.
-            let scope = match (q.scope, q.other.as_slice()) {
-                (Some(s), []) => s,
-                (None, [(g, _)]) if g == "gl" => Scope::Device,
-                _ => return Err(b.error(at, "membar needs exactly one level: .cta, .gl or .sys")),
-            };
-            end(&c)?;
-            b.emit(
-                Inst::Fence {
-                    ord: FenceOrd::SeqCst,
-                    scope,
-                    spaces: SpaceSet::BOTH,
-                },
-                at,
-            );
-        }
-        "bar" | "barrier" => {
-            let ok = q.other.iter().any(|(p, _)| p == "sync")
-                && q
-                    .other
-                    .iter()
-                    .all(|(p, _)| p == "sync" || p == "aligned")
-                && q.scope.is_none_or(|s| s == Scope::WorkGroup)
-                && q.sem.is_none();
-            if !ok {
-                return Err(b.error(at, "the barrier is `bar.sync`, `bar.cta.sync` or `barrier.sync`"));
-            }
-            if !c.at_end() {
-                // The barrier number is accepted and ignored: the machine has one barrier per
-                // work-group, and a litmus test's threads of one cta all take part in it.
-                c.int("a barrier number")?;
-                if c.is_punct(",") {
-                    return Err(c.error_at(c.loc(), "barriers with a thread count are not supported"));
-                }
-            }
-            end(&c)?;
-            b.emit(
-                Inst::Barrier {
-                    kind: BarrierKind::WorkGroup,
-                    spaces: SpaceSet::BOTH,
-                    scope: Scope::WorkGroup,
-                },
-                at,
-            );
-        }
+        "ld" | "st" => ptx_mem::load_store(b, c, &op, &q, at),
+        "atom" | "red" => ptx_mem::atomic(b, c, &op, &q, at),
+        "fence" | "membar" => ptx_sync::fence(b, c, &op, &q, at),
+        "bar" | "barrier" => ptx_sync::barrier(b, c, &op, &q, at),
         "mov" => {
-            reject_other(b, &q, "mov", "a type")?;
-            let (dst, _) = c.ident("a destination register")?;
+            plain(b, &q, &op, &[])?;
+            let dst = dest(b, c)?;
             c.expect_punct(",")?;
-            let src = value(b, &mut c)?;
-            end(&c)?;
-            let dst = b.reg(&dst);
-            b.set_ty(dst, q.ty.unwrap_or(Ty::I32));
+            // `mov r, x` takes the address of location x.
+            if let Some(Tok::Ident(name)) = c.peek() {
+                if b.t.reg_named(name).is_none() {
+                    if let Some(l) = b.find_location(name) {
+                        c.next();
+                        end(c)?;
+                        let a = b.addr_reg(l);
+                        b.set_ty(dst, Ty::U64);
+                        b.emit(Inst::Mov { dst, src: Operand::Reg(a) }, at);
+                        b.set_pointer(dst, Some(l));
+                        return Ok(());
+                    }
+                }
+            }
+            let src = value(b, c)?;
+            end(c)?;
+            b.set_ty(dst, ty_of(&q).unwrap_or(Ty::I32));
             b.emit(Inst::Mov { dst, src }, at);
+            // A copy of an address is an address.
+            if let Operand::Reg(s) = src {
+                let l = b.pointer_into(s);
+                b.set_pointer(dst, l);
+                if l.is_some() {
+                    b.set_ty(dst, Ty::U64);
+                }
+            }
+            Ok(())
         }
-        "add" | "sub" | "mul" | "and" | "or" | "xor" => {
-            reject_other(b, &q, &op, "a type")?;
-            let (dst, _) = c.ident("a destination register")?;
+        "add" | "sub" | "mul" | "and" | "or" | "xor" | "shl" | "shr" | "rem" | "div" => {
+            plain(b, &q, &op, &["lo"])?;
+            let (dname, _) = c.ident("a destination register")?;
             c.expect_punct(",")?;
-            let a = value(b, &mut c)?;
+            let a = value(b, c)?;
             c.expect_punct(",")?;
-            let bb = value(b, &mut c)?;
-            end(&c)?;
-            let ty = q.ty.unwrap_or(Ty::I32);
-            let dst = b.reg(&dst);
-            b.set_ty(dst, ty);
+            let bb = value(b, c)?;
+            end(c)?;
+            let ty = ty_of(&q).unwrap_or(Ty::I32);
             let aop = match op.as_str() {
                 "add" => AluOp::Add,
                 "sub" => AluOp::Sub,
                 "mul" => AluOp::Mul,
                 "and" => AluOp::And,
                 "or" => AluOp::Or,
-                _ => AluOp::Xor,
+                "xor" => AluOp::Xor,
+                "shl" => AluOp::Shl,
+                "shr" => AluOp::Shr,
+                "rem" => AluOp::Rem,
+                _ => AluOp::Div,
             };
+            // Address arithmetic: an address plus or minus an offset is an address into the same
+            // location (checked when used).
+            let ptr = |o: Operand| match o {
+                Operand::Reg(r) => b.pointer_into(r),
+                Operand::Imm(_) => None,
+            };
+            let derived = match (aop, ptr(a), ptr(bb)) {
+                (AluOp::Add, Some(l), None) | (AluOp::Add, None, Some(l)) => Some(l),
+                (AluOp::Sub, Some(l), None) => Some(l),
+                _ => None,
+            };
+            let dst = b.reg(&dname);
+            let ty = if derived.is_some() { Ty::U64 } else { ty };
+            b.set_ty(dst, ty);
+            b.set_pointer(dst, derived);
+            b.emit(Inst::Alu { op: aop, ty, dst, a, b: bb }, at);
+            Ok(())
+        }
+        "not" => {
+            plain(b, &q, &op, &[])?;
+            let dst = dest(b, c)?;
+            c.expect_punct(",")?;
+            let a = value(b, c)?;
+            end(c)?;
+            let ty = ty_of(&q).unwrap_or(Ty::I32);
+            b.set_ty(dst, ty);
             b.emit(
                 Inst::Alu {
-                    op: aop,
+                    op: AluOp::Xor,
                     ty,
                     dst,
                     a,
-                    b: bb,
+                    b: Operand::Imm(u64::MAX),
                 },
                 at,
             );
+            Ok(())
         }
+        "setp" => setp(b, c, &q, at),
         "beq" | "bne" => {
+            plain(b, &q, &op, &[])?;
             // A register nothing has written holds 0 (herd's default).
             let (r, _) = c.ident("a register")?;
             let r = b.reg(&r);
             c.expect_punct(",")?;
-            let v = value(b, &mut c)?;
+            let v = value(b, c)?;
             c.expect_punct(",")?;
             let (label, _) = c.ident("a label")?;
-            end(&c)?;
+            end(c)?;
             let t = b.temp();
             let ty = b.t.regs[r as usize].ty;
             b.emit(
@@ -507,178 +320,121 @@ fn instruction(b: &mut ThreadBuilder, cell: &Cell, file: &str) -> Result<(), Lit
                 at,
             );
             b.branch(&label, Some((t, op == "beq")), at);
+            Ok(())
         }
         "goto" | "bra" => {
+            plain(b, &q, &op, &["uni"])?;
             let (label, _) = c.ident("a label")?;
-            end(&c)?;
+            end(c)?;
             b.branch(&label, None, at);
+            Ok(())
         }
-        _ => {
+        _ => Err(b.error(
+            at,
+            format!(
+                "unknown instruction `{op}` (allowed: ld, st, atom, red, fence, membar, bar, barrier, mov, add, sub, mul, div, rem, and, or, xor, not, shl, shr, setp, beq, bne, bra, goto)"
+            ),
+        )),
+    }
+}
+
+/// The IR type of an arithmetic instruction's type qualifier.
+fn ty_of(q: &ptx_mem::Quals) -> Option<Ty> {
+    q.ty.and_then(|(t, _)| t.ir())
+}
+
+/// Arithmetic takes a 32/64-bit integer or f32 type and the listed words, nothing else.
+fn plain(
+    b: &ThreadBuilder,
+    q: &ptx_mem::Quals,
+    op: &str,
+    words: &[&str],
+) -> Result<(), LitmusError> {
+    q.only(b, op, words)?;
+    if let Some((_, at)) = q.sem.as_ref().map(|(s, l)| (s, *l)) {
+        return Err(b.error(at, format!("{op} takes no memory order")));
+    }
+    if let Some((t, at)) = q.ty {
+        if t.ir().is_none() {
             return Err(b.error(
                 at,
                 format!(
-                    "unknown instruction `{op}` (allowed: ld, st, atom, red, fence, membar, bar, mov, add, sub, mul, and, or, xor, beq, bne, goto)"
+                    "{op}.{}: arithmetic types are .b32 .u32 .s32 .b64 .u64 .s64 .f32",
+                    ptx_mem::ptx_ty_name(t)
                 ),
-            ))
+            ));
         }
     }
     Ok(())
 }
 
-fn end(c: &Cursor) -> Result<(), LitmusError> {
-    if c.at_end() {
-        Ok(())
-    } else {
-        Err(c.error_at(
-            c.loc(),
-            format!(
-                "unexpected `{}` after the instruction",
-                show(c.peek().expect("not at end"))
-            ),
-        ))
-    }
-}
-
-fn sem_name(q: &Quals) -> Option<(&str, SrcLoc)> {
-    q.sem.as_ref().map(|(s, l)| (s.as_str(), *l))
-}
-
-fn need_scope(b: &ThreadBuilder, q: &Quals, at: SrcLoc) -> Result<Scope, LitmusError> {
-    q.scope
-        .ok_or_else(|| b.error(at, "this memory order needs a scope (.cta, .gpu or .sys)"))
-}
-
-fn load_sem(b: &ThreadBuilder, q: &Quals, at: SrcLoc) -> Result<(LoadOrd, Scope), LitmusError> {
-    Ok(match sem_name(q) {
-        None | Some(("weak", _)) => (LoadOrd::Plain, q.scope.unwrap_or(Scope::Device)),
-        Some(("relaxed", _)) => (LoadOrd::Relaxed, need_scope(b, q, at)?),
-        Some(("acquire", _)) => (LoadOrd::Acquire, need_scope(b, q, at)?),
-        Some(("volatile", _)) => (LoadOrd::Relaxed, Scope::System),
-        Some((s, l)) => {
-            return Err(b.error(
-                l,
-                format!("a load cannot be .{s} (allowed: weak, relaxed, acquire, volatile)"),
-            ))
-        }
-    })
-}
-
-fn store_sem(b: &ThreadBuilder, q: &Quals, at: SrcLoc) -> Result<(StoreOrd, Scope), LitmusError> {
-    Ok(match sem_name(q) {
-        None | Some(("weak", _)) => (StoreOrd::Plain, q.scope.unwrap_or(Scope::Device)),
-        Some(("relaxed", _)) => (StoreOrd::Relaxed, need_scope(b, q, at)?),
-        Some(("release", _)) => (StoreOrd::Release, need_scope(b, q, at)?),
-        Some(("volatile", _)) => (StoreOrd::Relaxed, Scope::System),
-        Some((s, l)) => {
-            return Err(b.error(
-                l,
-                format!("a store cannot be .{s} (allowed: weak, relaxed, release, volatile)"),
-            ))
-        }
-    })
-}
-
-fn rmw_sem(b: &ThreadBuilder, q: &Quals, _at: SrcLoc) -> Result<RmwOrd, LitmusError> {
-    Ok(match sem_name(q) {
-        None | Some(("relaxed", _)) => RmwOrd::Relaxed,
-        Some(("acquire", _)) => RmwOrd::Acquire,
-        Some(("release", _)) => RmwOrd::Release,
-        Some(("acq_rel", _)) => RmwOrd::AcqRel,
-        Some((s, l)) => {
-            return Err(b.error(
-                l,
-                format!("an atomic cannot be .{s} (allowed: relaxed, acquire, release, acq_rel)"),
-            ))
-        }
-    })
-}
-
-/// The failure order of a compare-and-swap: its success order without the release part.
-pub fn failure_of(ord: RmwOrd) -> LoadOrd {
-    match ord {
-        RmwOrd::Relaxed | RmwOrd::Release => LoadOrd::Relaxed,
-        RmwOrd::Acquire | RmwOrd::AcqRel => LoadOrd::Acquire,
-        RmwOrd::SeqCst => LoadOrd::SeqCst,
-    }
-}
-
-/// The access type: the instruction's, checked against the location's width.
-fn mem_ty(
-    b: &mut ThreadBuilder,
-    l: Option<usize>,
-    ty: Option<Ty>,
-    at: SrcLoc,
-) -> Result<Ty, LitmusError> {
-    match l {
-        Some(l) => b.access_ty(l, ty, at),
-        None => Ok(ty.unwrap_or(Ty::I32)),
-    }
-}
-
-/// `x`, `[x]` or `[r]`: the address and, for a named location, its index.
-fn address(
+/// `setp.cmp.type p, a, b`.
+fn setp(
     b: &mut ThreadBuilder,
     c: &mut Cursor,
-) -> Result<(Address, Option<usize>, SrcLoc), LitmusError> {
-    let at = c.loc();
-    let bracket = c.eat_punct("[");
-    let (name, nat) = c.ident("a location (`x` or `[x]`)")?;
-    if bracket {
-        if c.is_punct("+") {
-            return Err(c.error_at(c.loc(), "address offsets are not supported"));
-        }
-        c.expect_punct("]")?;
-    }
-    let reg_addr = b.t.reg_named(&name).filter(|&r| {
-        b.t.reg_init
-            .iter()
-            .any(|(x, i)| *x == r && matches!(i, RegInit::Address(_)))
-    });
-    if let Some(r) = reg_addr {
-        return Ok((
-            Address {
-                base: Operand::Reg(r),
-                offset: 0,
-            },
-            None,
-            at,
-        ));
-    }
-    if b.t.reg_named(&name).is_some() && b.find_location(&name).is_none() {
-        return Err(b.error(
-            nat,
-            format!("{name} is a register; a register used as an address must be initialised to a location (`P0:{name}=x`)"),
-        ));
-    }
-    let l = b.location(&name, nat);
-    let r = b.addr_reg(l);
-    Ok((
-        Address {
-            base: Operand::Reg(r),
-            offset: 0,
-        },
-        Some(l),
-        at,
-    ))
-}
-
-/// A register or an integer.
-fn value(b: &mut ThreadBuilder, c: &mut Cursor) -> Result<Operand, LitmusError> {
-    match c.peek() {
-        Some(Tok::Int(_)) | Some(Tok::Punct("-")) => Ok(Operand::Imm(c.int("a number")?.0 as u64)),
-        Some(Tok::Ident(name)) => {
-            let at = c.loc();
-            c.next();
-            match b.t.reg_named(name) {
-                Some(r) => Ok(Operand::Reg(r)),
-                None if b.find_location(name).is_some() => Err(b.error(
-                    at,
-                    format!("{name} is a location; values are registers or numbers"),
-                )),
-                // A register read before any write holds 0 (herd's default).
-                None => Ok(Operand::Reg(b.reg(name))),
+    q: &ptx_mem::Quals,
+    at: SrcLoc,
+) -> Result<(), LitmusError> {
+    let Some((t, tat)) = q.ty else {
+        return Err(b.error(at, "setp needs a type (setp.eq.s32 p, a, b)"));
+    };
+    let Some(ty) = t.ir().filter(|_| t != PtxTy::F64) else {
+        return Err(b.error(tat, "setp types are .b32 .u32 .s32 .b64 .u64 .s64 .f32"));
+    };
+    let mut cmp = None;
+    for (w, wat) in &q.words {
+        let (op, unsigned) = match w.as_str() {
+            "eq" => (CmpOp::Eq, false),
+            "ne" => (CmpOp::Ne, false),
+            "lt" => (CmpOp::Lt, false),
+            "le" => (CmpOp::Le, false),
+            "gt" => (CmpOp::Gt, false),
+            "ge" => (CmpOp::Ge, false),
+            "lo" => (CmpOp::Lt, true),
+            "ls" => (CmpOp::Le, true),
+            "hi" => (CmpOp::Gt, true),
+            "hs" => (CmpOp::Ge, true),
+            "ftz" => continue,
+            _ => {
+                return Err(b.error(
+                    *wat,
+                    format!("`.{w}`: setp compares with eq ne lt le gt ge lo ls hi hs (no boolean combination)"),
+                ))
             }
+        };
+        if cmp.is_some() {
+            return Err(b.error(*wat, "setp takes one comparison"));
         }
-        _ => Err(c.error("a register or a number")),
+        cmp = Some((op, unsigned));
     }
+    let Some((op, unsigned)) = cmp else {
+        return Err(b.error(at, "setp needs a comparison (.eq, .ne, .lt, ...)"));
+    };
+    // `lo`, `ls`, `hi`, `hs` compare unsigned whatever the type says.
+    let ty = match (unsigned, ty) {
+        (true, Ty::I32) => Ty::U32,
+        (true, Ty::I64) => Ty::U64,
+        (_, t) => t,
+    };
+    let dst = dest(b, c)?;
+    if c.is_punct("|") {
+        return Err(c.error_at(c.loc(), "setp with two destinations (p|q) is not supported"));
+    }
+    c.expect_punct(",")?;
+    let a = value(b, c)?;
+    c.expect_punct(",")?;
+    let bb = value(b, c)?;
+    end(c)?;
+    b.set_ty(dst, Ty::U32);
+    b.emit(
+        Inst::Cmp {
+            op,
+            ty,
+            dst,
+            a,
+            b: bb,
+        },
+        at,
+    );
+    Ok(())
 }

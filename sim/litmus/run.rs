@@ -141,6 +141,8 @@ pub fn run_reporting(
     opts: &LitmusOptions,
     progress: &dyn crate::progress::Report,
 ) -> Result<LitmusResult, LitmusError> {
+    // Constructs the machine cannot run yet stop here, before any launch (`capability.rs`).
+    super::capability::check_runnable(test)?;
     let regs: usize =
         test.locations.len() + test.threads.iter().map(|t| t.regs.len()).sum::<usize>();
     if regs > crate::ir::Reg::MAX as usize - 16 {
@@ -294,6 +296,10 @@ fn launch(
                 Var::Loc(l) => normalise(
                     res.buffers[l][plan.slot(lay, l, k) as usize],
                     test.locations[l].ty,
+                ),
+                Var::Elem { loc, index } => normalise(
+                    res.buffers[loc][plan.elem(lay, loc, k, index) as usize],
+                    test.locations[loc].ty,
                 ),
             })
             .collect();

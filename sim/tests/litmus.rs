@@ -238,11 +238,6 @@ fn ptx_syntax_errors_name_file_line_column() {
             "unknown label",
         ),
         (
-            "PTX T\n{ x=0; }\n P0@cta 0,gpu 1 ;\n ld.weak r0, [x] ;\nexists (x=0)".to_string(),
-            "t.litmus:3:15:",
-            "one GPU",
-        ),
-        (
             "PTX T\n{ x=0 }\n P0@cta 0,gpu 0 | P1@cta 1,gpu 0 ;\n ld.weak r0, [x] ;\nexists (x=0)"
                 .to_string(),
             "t.litmus:4:",

@@ -7,6 +7,7 @@ mod fuzz;
 mod gpu;
 mod kernel_lang;
 mod litmus;
+mod litmus_format;
 mod outputs;
 mod reports;
 mod sweep;

@@ -1,0 +1,395 @@
+//! What the machine can run: PTX barriers as written, constructs the IR or the machine cannot
+//! express yet, and the load-time check that rejects a test needing them ([`check_runnable`]), with
+//! the construct's `file:line:column` and the missing capability, instead of running it with
+//! semantics it does not have.
+//!
+//! What the machine runs today: one work-group barrier per work-group (PTX barrier 0 without a thread
+//! count, OpenCL `work_group_barrier`), reached the same number of times by every thread of the
+//! work-group (a barrier that some thread skips could never complete on PTX and would need a "no
+//! final state" outcome); 32- and 64-bit accesses; one device (all threads on the same `gpu`/`dev`
+//! number, whichever it is). Work-group-local locations must be used by the threads of one
+//! work-group only (OpenCL 2.0 s3.3.1: local memory is shared by the work-items of one work-group).
+//!
+//! Sources: PTX ISA 8.x, "Parallel Synchronization and Communication Instructions: bar, barrier"
+//! (16 barriers per CTA, ids 0-15, optional thread count a multiple of the warp size, `arrive` and
+//! `red` forms) and "ld", "st", "atom", "red" (types and vector forms).
+
+use super::test::{LitmusTest, Thread};
+use super::LitmusError;
+use crate::ir::{BarrierKind, Inst, Operand, Reg, Space, SrcLoc};
+
+/// What a PTX barrier instruction does besides arriving.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BarrierAction {
+    /// `bar.sync` / `barrier.sync`: arrive and wait.
+    Sync,
+    /// `bar.arrive`: arrive without waiting (a producer's side).
+    Arrive,
+    /// `bar.red.{popc,and,or}`: arrive, wait, and combine a predicate over the participants into
+    /// `dst` (a count for `popc`, a predicate for `and`/`or`).
+    Reduce {
+        op: BarrierReduction,
+        dst: Reg,
+        pred: Reg,
+        negated: bool,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BarrierReduction {
+    Popc,
+    And,
+    Or,
+}
+
+/// A PTX barrier as written (`bar.sync 1, 64`): PTX has 16 barriers per CTA (ids 0-15), each with
+/// an optional thread count (a multiple of the warp size); `barrier.*` without `.aligned` allows
+/// threads of a warp to arrive from different places. The IR holds a work-group barrier at its
+/// place; this record keeps what the IR cannot say yet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NamedBarrier {
+    pub at: SrcLoc,
+    /// Barrier id (immediate or register).
+    pub id: Operand,
+    /// Threads that must arrive (`None`: every thread of the CTA).
+    pub threads: Option<Operand>,
+    pub action: BarrierAction,
+    /// `bar.*` and `barrier.*.aligned`: every thread of a warp executes the same barrier.
+    pub aligned: bool,
+}
+
+impl NamedBarrier {
+    /// Barrier 0 of the whole CTA with arrive-and-wait: the work-group barrier the machine runs.
+    pub fn is_work_group_barrier(&self) -> bool {
+        self.action == BarrierAction::Sync && self.id == Operand::Imm(0) && self.threads.is_none()
+    }
+}
+
+/// A mechanism the machine (or the IR) lacks, needed by a construct the parser accepted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Capability {
+    /// PTX barriers other than barrier 0 (16 per CTA that never synchronise with each other).
+    NamedBarriers,
+    /// A barrier that releases when a given number of threads arrived.
+    BarrierThreadCount,
+    /// `bar.arrive`: arriving without waiting.
+    BarrierArrive,
+    /// `bar.red`: a reduction over the arriving threads.
+    BarrierReduction,
+    /// Threads of one work-group reaching its barrier a different (or data-dependent) number of
+    /// times: a barrier that may never complete needs a "no final state" outcome.
+    BarrierDivergence,
+    /// Threads on more than one device (`gpu 1`, `dev 1`).
+    SecondDevice,
+    /// 8- and 16-bit accesses.
+    SubWordAccess,
+    /// 128-bit accesses.
+    WideAccess,
+    /// Vector accesses (`.v2`, `.v4`).
+    VectorAccess,
+    /// Atomic arithmetic on f64, f16, bf16 or packed halves.
+    FloatAtomics,
+    /// Thread-block clusters (`.cluster` scope).
+    Clusters,
+}
+
+impl Capability {
+    pub fn name(self) -> &'static str {
+        match self {
+            Capability::NamedBarriers => "named barriers",
+            Capability::BarrierThreadCount => "barrier thread counts",
+            Capability::BarrierArrive => "arrive-only barriers",
+            Capability::BarrierReduction => "barrier reductions",
+            Capability::BarrierDivergence => "divergent barriers",
+            Capability::SecondDevice => "a second device",
+            Capability::SubWordAccess => "8- and 16-bit accesses",
+            Capability::WideAccess => "128-bit accesses",
+            Capability::VectorAccess => "vector accesses",
+            Capability::FloatAtomics => "f64/f16/bf16 atomics",
+            Capability::Clusters => "thread-block clusters",
+        }
+    }
+}
+
+/// A construct the parser accepted that the machine cannot run yet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pending {
+    pub at: SrcLoc,
+    pub capability: Capability,
+    /// What the construct is, for the error message.
+    pub detail: String,
+}
+
+fn needs(test: &LitmusTest, p: &Pending) -> LitmusError {
+    LitmusError::NeedsCapability {
+        file: test.file.clone(),
+        line: p.at.line,
+        col: p.at.col,
+        capability: p.capability,
+        detail: p.detail.clone(),
+    }
+}
+
+/// The first construct of `test` the machine cannot run, as an error; `Ok` when it can run all.
+pub fn check_runnable(test: &LitmusTest) -> Result<(), LitmusError> {
+    for t in &test.threads {
+        if let Some(p) = t.pending.first() {
+            return Err(needs(test, p));
+        }
+        for b in &t.barriers {
+            if let Some(p) = barrier_need(b) {
+                return Err(needs(test, &p));
+            }
+        }
+    }
+    if let Some(first) = test.threads.first() {
+        if let Some(t) = test.threads.iter().find(|t| t.device != first.device) {
+            return Err(needs(
+                test,
+                &Pending {
+                    at: t.loc,
+                    capability: Capability::SecondDevice,
+                    detail: format!(
+                        "{} runs on device {} and {} on device {}; the machine models one GPU",
+                        first.name, first.device, t.name, t.device
+                    ),
+                },
+            ));
+        }
+    }
+    barrier_divergence(test)?;
+    local_ownership(test)
+}
+
+/// What a barrier needs beyond the work-group barrier.
+fn barrier_need(b: &NamedBarrier) -> Option<Pending> {
+    let (capability, detail) = match (b.action, b.id, b.threads) {
+        (BarrierAction::Arrive, ..) => (
+            Capability::BarrierArrive,
+            "bar.arrive arrives without waiting".to_string(),
+        ),
+        (BarrierAction::Reduce { .. }, ..) => (
+            Capability::BarrierReduction,
+            "bar.red combines a predicate over the arriving threads".to_string(),
+        ),
+        (_, _, Some(n)) => (
+            Capability::BarrierThreadCount,
+            format!(
+                "the barrier releases after {} threads arrive; the machine's barrier waits for the whole work-group",
+                show(n)
+            ),
+        ),
+        (_, Operand::Imm(0), None) => return None,
+        (_, id, None) => (
+            Capability::NamedBarriers,
+            format!(
+                "barrier {} is not barrier 0; the machine has one barrier per work-group, so different ids would synchronise with each other",
+                show(id)
+            ),
+        ),
+    };
+    Some(Pending {
+        at: b.at,
+        capability,
+        detail,
+    })
+}
+
+fn show(o: Operand) -> String {
+    match o {
+        Operand::Imm(v) => v.to_string(),
+        Operand::Reg(r) => format!("in register %{r}"),
+    }
+}
+
+/// Fewest and most work-group barriers a thread executes from its start to its end, over its
+/// paths; `Err(at)` when a barrier sits in a loop (its count depends on data). Branches backwards
+/// (loops) without a barrier inside are ignored: leaving such a loop continues a forward path.
+fn barrier_counts(t: &Thread) -> Result<Option<(u32, u32)>, SrcLoc> {
+    let n = t.insts.len();
+    let is_barrier = |i: usize| {
+        matches!(
+            t.insts[i],
+            Inst::Barrier {
+                kind: BarrierKind::WorkGroup,
+                ..
+            }
+        )
+    };
+    for (i, inst) in t.insts.iter().enumerate() {
+        if let Inst::Branch { target, .. } = *inst {
+            let target = target as usize;
+            if target <= i {
+                if let Some(b) = (target..=i).find(|&j| is_barrier(j)) {
+                    return Err(t.locs[b]);
+                }
+            }
+        }
+    }
+    // counts[i]: (min, max) barriers from instruction i to the end; None: no forward path ends.
+    let mut counts: Vec<Option<(u32, u32)>> = vec![None; n + 1];
+    counts[n] = Some((0, 0));
+    for i in (0..n).rev() {
+        let mut succ: Vec<usize> = Vec::new();
+        match t.insts[i] {
+            Inst::Exit => {
+                counts[i] = Some((0, 0));
+                continue;
+            }
+            Inst::Branch { target, cond } => {
+                if (target as usize) > i {
+                    succ.push((target as usize).min(n));
+                }
+                if cond.is_some() {
+                    succ.push(i + 1);
+                }
+            }
+            _ => succ.push(i + 1),
+        }
+        let own = is_barrier(i) as u32;
+        counts[i] = succ
+            .iter()
+            .filter_map(|&s| counts[s])
+            .fold(None, |acc: Option<(u32, u32)>, (lo, hi)| {
+                Some(match acc {
+                    None => (lo, hi),
+                    Some((a, b)) => (a.min(lo), b.max(hi)),
+                })
+            })
+            .map(|(lo, hi)| (lo + own, hi + own));
+    }
+    Ok(counts[0])
+}
+
+/// Every thread of a work-group must reach its barrier equally often on every path.
+fn barrier_divergence(test: &LitmusTest) -> Result<(), LitmusError> {
+    let diverge = |at: SrcLoc, detail: String| {
+        needs(
+            test,
+            &Pending {
+                at,
+                capability: Capability::BarrierDivergence,
+                detail,
+            },
+        )
+    };
+    let mut per_group: Vec<((u32, u32), &Thread, u32)> = Vec::new();
+    for t in &test.threads {
+        let first_barrier = t
+            .insts
+            .iter()
+            .position(|i| {
+                matches!(
+                    i,
+                    Inst::Barrier {
+                        kind: BarrierKind::WorkGroup,
+                        ..
+                    }
+                )
+            })
+            .map(|i| t.locs[i]);
+        let count = match barrier_counts(t) {
+            Err(at) => {
+                return Err(diverge(
+                    at,
+                    format!(
+                        "{} reaches this barrier inside a loop, a data-dependent number of times",
+                        t.name
+                    ),
+                ))
+            }
+            Ok(None) if first_barrier.is_some() => {
+                return Err(diverge(
+                    t.loc,
+                    format!(
+                        "{} never reaches its end, so its barriers may never complete",
+                        t.name
+                    ),
+                ))
+            }
+            Ok(None) => 0,
+            Ok(Some((lo, hi))) if lo != hi => {
+                return Err(diverge(
+                    first_barrier.unwrap_or(t.loc),
+                    format!(
+                    "{} reaches the work-group barrier {lo} or {hi} times depending on its path",
+                    t.name
+                ),
+                ))
+            }
+            Ok(Some((lo, _))) => lo,
+        };
+        let group = (t.device, t.cta);
+        if let Some((_, other, n)) = per_group.iter().find(|(g, _, _)| *g == group) {
+            if *n != count {
+                return Err(diverge(
+                    first_barrier.unwrap_or(t.loc),
+                    format!(
+                        "{} reaches the barrier of its work-group {count} times and {} {n} times: the barrier could never complete",
+                        t.name, other.name
+                    ),
+                ));
+            }
+        } else {
+            per_group.push((group, t, count));
+        }
+    }
+    Ok(())
+}
+
+/// A work-group-local location is used by the threads of one work-group.
+fn local_ownership(test: &LitmusTest) -> Result<(), LitmusError> {
+    let mut owner: Vec<Option<(usize, SrcLoc)>> = vec![None; test.locations.len()];
+    for (ti, t) in test.threads.iter().enumerate() {
+        for (i, l) in test.accesses(ti) {
+            if test.locations[l].space != Space::Local {
+                continue;
+            }
+            match owner[l] {
+                None => owner[l] = Some((ti, t.locs[i])),
+                Some((o, _)) => {
+                    let other = &test.threads[o];
+                    if (other.device, other.cta) != (t.device, t.cta) {
+                        return Err(LitmusError::Syntax {
+                            file: test.file.clone(),
+                            line: t.locs[i].line,
+                            col: t.locs[i].col,
+                            message: format!(
+                                "local location {} is used by {} (work-group {}) and {} (work-group {}): work-group-local memory is shared only within one work-group",
+                                test.locations[l].name, other.name, other.cta, t.name, t.cta
+                            ),
+                        });
+                    }
+                }
+            }
+        }
+    }
+    for (l, loc) in test.locations.iter().enumerate() {
+        if loc.space == Space::Local && owner[l].is_none() {
+            return Err(LitmusError::Syntax {
+                file: test.file.clone(),
+                line: loc.loc.line,
+                col: loc.loc.col,
+                message: format!(
+                    "local location {} is not used by any thread: it belongs to no work-group",
+                    loc.name
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The thread that owns each work-group-local location (the first thread that uses it), `None` for
+/// global locations. Call after [`check_runnable`].
+pub fn local_owners(test: &LitmusTest) -> Vec<Option<usize>> {
+    let mut owner = vec![None; test.locations.len()];
+    for ti in 0..test.threads.len() {
+        for (_, l) in test.accesses(ti) {
+            if test.locations[l].space == Space::Local && owner[l].is_none() {
+                owner[l] = Some(ti);
+            }
+        }
+    }
+    owner
+}

@@ -1,0 +1,231 @@
+//! PTX fences and barriers of the litmus dialect (PTX ISA 8.x, "membar/fence", "bar, barrier"):
+//!
+//! - `fence{.sc|.acq_rel}.S` (acq_rel by default), `membar.cta|gl|sys` (= `fence.sc` at cta, gpu,
+//!   sys: PTX ISA, membar is a synonym of fence.sc on sm_70 and later); `.cluster` parses and needs a
+//!   machine capability; proxy and restricted fences are refused;
+//! - `bar{.cta}.sync a{, b}`, `barrier{.cta}.sync{.aligned} a{, b}`, `bar.arrive a, b`,
+//!   `bar.red.popc.u32 d, a{, b}, {!}c`, `bar.red.{and,or}.pred p, a{, b}, {!}c` (the `barrier`
+//!   forms alike), barrier id `a` 0-15 and thread count `b` (a multiple of the warp size) immediates
+//!   or registers. Each becomes a work-group barrier in the IR and a [`NamedBarrier`] record with what
+//!   the IR cannot say; `capability.rs` refuses all but barrier 0 of the whole CTA until the machine
+//!   models named barriers.
+
+use super::lex::{Cursor, Tok};
+use super::ptx_mem::{dest, end, value, PtxTy, Quals};
+use super::test::{BarrierAction, BarrierReduction, Capability, NamedBarrier, ThreadBuilder};
+use super::LitmusError;
+use crate::ir::*;
+
+/// `fence` and `membar`.
+pub fn fence(
+    b: &mut ThreadBuilder,
+    c: &mut Cursor,
+    op: &str,
+    q: &Quals,
+    at: SrcLoc,
+) -> Result<(), LitmusError> {
+    if let Some((w, wat)) = q.words.iter().find(|(w, _)| !(op == "membar" && w == "gl")) {
+        return Err(b.error(
+            *wat,
+            format!(
+                "`.{w}`: {op} is {}",
+                if op == "fence" {
+                    "fence{.sc|.acq_rel}.cta|gpu|sys (proxy and restricted fences are not modelled)"
+                } else {
+                    "membar.cta|gl|sys"
+                }
+            ),
+        ));
+    }
+    if q.space.is_some() || q.ty.is_some() || q.vector.is_some() {
+        return Err(b.error(at, format!("{op} takes no state space or type")));
+    }
+    if let Some(cat) = q.cluster {
+        end(c)?;
+        b.pend(
+            cat,
+            Capability::Clusters,
+            format!("{op} at cluster scope: the machine has no thread-block clusters"),
+        );
+        return Ok(());
+    }
+    let (ord, scope) = if op == "membar" {
+        // `membar.gl` is the one level whose name is no scope name (PTX ISA: membar = fence.sc).
+        let scope = match (q.scope, q.has("gl"), &q.sem) {
+            (Some((s, _)), false, None) => s,
+            (None, true, None) => Scope::Device,
+            _ => return Err(b.error(at, "membar needs exactly one level: .cta, .gl or .sys")),
+        };
+        (FenceOrd::SeqCst, scope)
+    } else {
+        let ord = match q.sem.as_ref().map(|(s, l)| (s.as_str(), *l)) {
+            Some(("sc", _)) => FenceOrd::SeqCst,
+            None | Some(("acq_rel", _)) => FenceOrd::AcqRel,
+            Some((s, l)) => {
+                return Err(b.error(l, format!("fence cannot be .{s} (allowed: sc, acq_rel)")))
+            }
+        };
+        let Some((scope, _)) = q.scope else {
+            return Err(b.error(at, "fence needs a scope (.cta, .gpu or .sys)"));
+        };
+        (ord, scope)
+    };
+    end(c)?;
+    b.emit(
+        Inst::Fence {
+            ord,
+            scope,
+            spaces: SpaceSet::BOTH,
+        },
+        at,
+    );
+    Ok(())
+}
+
+/// A barrier id or thread count: an immediate or a register.
+fn bar_operand(
+    b: &mut ThreadBuilder,
+    c: &mut Cursor,
+    what: &str,
+) -> Result<(Operand, SrcLoc), LitmusError> {
+    let at = c.loc();
+    let v = value(b, c).map_err(|_| c.error(what))?;
+    Ok((v, at))
+}
+
+/// `bar` and `barrier` (see the module header).
+pub fn barrier(
+    b: &mut ThreadBuilder,
+    c: &mut Cursor,
+    op: &str,
+    q: &Quals,
+    at: SrcLoc,
+) -> Result<(), LitmusError> {
+    if q.has("warp") {
+        return Err(b.error(at, "bar.warp.sync synchronises lanes of one warp; litmus threads are one per warp (no sub-group placement)"));
+    }
+    let aligned = op == "bar" || q.has("aligned");
+    let kind = ["sync", "arrive", "red"]
+        .into_iter()
+        .find(|k| q.has(k))
+        .ok_or_else(|| b.error(at, format!("{op} needs .sync, .arrive or .red")))?;
+    let red = if kind == "red" {
+        let r = ["popc", "and", "or"]
+            .into_iter()
+            .find(|k| q.has(k))
+            .ok_or_else(|| b.error(at, format!("{op}.red needs .popc, .and or .or")))?;
+        Some(r)
+    } else {
+        None
+    };
+    let mut allowed = vec!["sync", "arrive", "red", "aligned"];
+    if let Some(r) = red {
+        allowed.push(r);
+    }
+    q.only(b, op, &allowed)?;
+    if q.has("aligned") && op == "bar" {
+        return Err(b.error(at, "bar is already aligned; `.aligned` goes with barrier"));
+    }
+    if let Some((s, sat)) = q.scope {
+        if s != Scope::WorkGroup {
+            return Err(b.error(sat, format!("{op} takes only the .cta scope")));
+        }
+    }
+    if q.sem.is_some() || q.space.is_some() || q.cluster.is_some() {
+        return Err(b.error(
+            at,
+            format!("{op} takes no memory order, space or cluster scope"),
+        ));
+    }
+    match (red, q.ty) {
+        (Some("popc"), Some((PtxTy::U(32), _)))
+        | (Some("and" | "or"), Some((PtxTy::Pred, _)))
+        | (None, None) => {}
+        (Some(r), _) => {
+            return Err(b.error(
+                at,
+                format!(
+                    "{op}.red.{r} needs the type {}",
+                    if r == "popc" { ".u32" } else { ".pred" }
+                ),
+            ))
+        }
+        (None, Some((_, tat))) => return Err(b.error(tat, format!("{op}.{kind} takes no type"))),
+    }
+    let dst = if red.is_some() {
+        let d = dest(b, c)?;
+        c.expect_punct(",")?;
+        b.set_ty(d, Ty::U32);
+        Some(d)
+    } else {
+        None
+    };
+    let (id, iat) = bar_operand(b, c, "a barrier id (0-15)")?;
+    if let Operand::Imm(v) = id {
+        if v > 15 {
+            return Err(b.error(
+                iat,
+                format!("barrier ids are 0 to 15 (PTX has 16 per CTA), found {v}"),
+            ));
+        }
+    }
+    let mut threads = None;
+    if c.is_punct(",") && (kind != "red" || matches!(c.peek_at(2), Some(Tok::Punct(",")))) {
+        c.next();
+        let (n, nat) = bar_operand(b, c, "a thread count")?;
+        if let Operand::Imm(v) = n {
+            if v == 0 || v % 32 != 0 {
+                return Err(b.error(
+                    nat,
+                    format!(
+                        "a barrier's thread count is a multiple of the warp size (32), found {v}"
+                    ),
+                ));
+            }
+        }
+        threads = Some(n);
+    }
+    if kind == "arrive" && threads.is_none() {
+        return Err(b.error(
+            at,
+            format!("{op}.arrive needs a thread count (`{op}.arrive a, b`)"),
+        ));
+    }
+    let action = match red {
+        None if kind == "sync" => BarrierAction::Sync,
+        None => BarrierAction::Arrive,
+        Some(r) => {
+            c.expect_punct(",")?;
+            let negated = c.eat_punct("!");
+            let (p, _) = c.ident("a predicate register")?;
+            let pred = b.reg(&p);
+            BarrierAction::Reduce {
+                op: match r {
+                    "popc" => BarrierReduction::Popc,
+                    "and" => BarrierReduction::And,
+                    _ => BarrierReduction::Or,
+                },
+                dst: dst.expect("reductions have a destination"),
+                pred,
+                negated,
+            }
+        }
+    };
+    end(c)?;
+    b.t.barriers.push(NamedBarrier {
+        at,
+        id,
+        threads,
+        action,
+        aligned,
+    });
+    b.emit(
+        Inst::Barrier {
+            kind: BarrierKind::WorkGroup,
+            spaces: SpaceSet::BOTH,
+            scope: Scope::WorkGroup,
+        },
+        at,
+    );
+    Ok(())
+}

@@ -1,0 +1,507 @@
+//! Litmus front end (issue 13, items 2 and 5; issue 16): herd's file structure, placements on several
+//! devices, work-group-local and array locations, address arithmetic, the PTX qualifiers and
+//! operations, named barriers parsed and refused until the machine models them, bounded sizes and
+//! condition nesting, and `--format herd` output as litmus7 prints it.
+
+use gpumemsim::config::{self, GpuConfig};
+use gpumemsim::ir::{Inst, Operand, Space};
+use gpumemsim::litmus::{
+    self, BarrierAction, Capability, LitmusError, LitmusOptions, LitmusResult, LitmusTest,
+};
+use std::path::Path;
+use std::process::Command;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn tiny() -> GpuConfig {
+    config::load(Some(&root().join("configs/tiny.toml")), &[]).expect("tiny config")
+}
+
+fn parse(text: &str) -> LitmusTest {
+    litmus::parse(text, "t.litmus").unwrap_or_else(|e| panic!("{e}\n{text}"))
+}
+
+fn error(text: &str) -> String {
+    match litmus::parse(text, "t.litmus") {
+        Ok(_) => panic!("accepted:\n{text}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+fn run(t: &LitmusTest, iterations: u64) -> Result<LitmusResult, LitmusError> {
+    let opts = LitmusOptions {
+        iterations,
+        seed: 3,
+        ..LitmusOptions::default()
+    };
+    litmus::run(t, &tiny(), &opts)
+}
+
+/// The states of a run as `name=value;` strings.
+fn states(r: &LitmusResult) -> Vec<String> {
+    r.outcomes
+        .iter()
+        .map(|o| r.state_string(&o.values))
+        .collect()
+}
+
+#[test]
+fn herd_file_structure_is_read_as_herd_reads_it() {
+    let t = parse(
+        "PTX MP+po (a title) \"doc\"\n\"second string\"\nCycle=Rfe PodRR Fre PodWW\n  Relax = Rfe\n(* expect: allowed *)\n\"third\nover two lines\"\n{ x=0; y=0; }\n P0 | P1 ;\n st.weak [x], 1 | ld.weak r0, [y] ;\nexists (1:r0=0)",
+    );
+    assert_eq!(t.name, "MP+po");
+    assert_eq!(t.title.as_deref(), Some("(a title)"));
+    assert_eq!(
+        t.comment.as_deref(),
+        Some("doc\nsecond string\nthird\nover two lines")
+    );
+    assert_eq!(
+        t.info,
+        vec![
+            ("Cycle".to_string(), "Rfe PodRR Fre PodWW".to_string()),
+            ("Relax".to_string(), "Rfe".to_string())
+        ]
+    );
+    assert!(t.expectation.is_some());
+    // `--` names the test after its file.
+    let t = litmus::parse(
+        "PTX --\n{ }\n P0 ;\n st.weak [x], 1 ;\nexists (x=1)",
+        "dir/SB+x.litmus",
+    )
+    .expect("parses");
+    assert_eq!(t.name, "SB+x");
+    let e = error("PTX A\nstray words\n{ }\n P0 ;\n st.weak [x], 1 ;\nexists (x=1)");
+    assert!(
+        e.starts_with("t.litmus:2:1:") && e.contains("key = value"),
+        "{e}"
+    );
+    let e = error("PTX A\n\"open\n{ }");
+    assert!(
+        e.starts_with("t.litmus:2:1:") && e.contains("unterminated"),
+        "{e}"
+    );
+}
+
+#[test]
+fn placements_keep_devices_and_one_other_device_runs() {
+    let t = parse("PTX A\n{ }\n P0@cta 3,gpu 1 | P1@wg 0, dev 1 ;\n st.weak [x], 1 | ld.weak r0, [x] ;\nexists (1:r0=0)");
+    assert_eq!((t.threads[0].cta, t.threads[0].device), (3, 1));
+    assert_eq!((t.threads[1].cta, t.threads[1].device), (0, 1));
+    run(&t, 64).expect("all threads on device 1: one GPU");
+    let t = parse("PTX A\n{ }\n P0@cta 0,gpu 0 | P1@cta 0,gpu 2 ;\n st.weak [x], 1 | ld.weak r0, [x] ;\nexists (1:r0=0)");
+    match run(&t, 64) {
+        Err(LitmusError::NeedsCapability {
+            capability,
+            line,
+            col,
+            ..
+        }) => assert_eq!((capability, line, col), (Capability::SecondDevice, 3, 19)),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn arrays_and_address_arithmetic_reach_the_right_elements() {
+    let t = parse(
+        "PTX A\n{ int y[3] = {5, 6, 7}; 0:r2 = y[1]; 1:r5 = &y; }\n P0 | P1 ;\n st.weak [r2+4], 9 | add.u64 r6, r5, 4 ;\n st.weak [y], 1 | ld.weak r0, [r6] ;\n | ld.weak r1, [y+8] ;\nexists (y[0]=1 /\\ y[1]=6 /\\ y[2]=9 /\\ 1:r0=6)",
+    );
+    assert!(t.locations[0].array && t.locations[0].len == 3);
+    let r = run(&t, 128).expect("runs");
+    for s in states(&r) {
+        assert!(
+            s.contains("y[0]=1;") && s.contains("y[1]=6;") && s.contains("y[2]=9;"),
+            "{s}"
+        );
+        assert!(s.contains("P1:r0=6;"), "{s}");
+    }
+    // A computed address that leaves the array stops the run at that access.
+    let t = parse("PTX A\n{ int y[2] = {0, 0}; 0:r5 = y; }\n P0 ;\n add.u64 r6, r5, 8 ;\n ld.weak r0, [r6] ;\nexists (0:r0=0)");
+    let e = run(&t, 32).expect_err("out of bounds").to_string();
+    assert!(
+        e.contains("t.litmus:5:2:") && e.contains("out-of-bounds"),
+        "{e}"
+    );
+    // Static offsets are checked at parse time; registers need an address to be used as one.
+    let e = error("PTX A\n{ int y[2] = {0, 0}; }\n P0 ;\n ld.weak r0, [y+8] ;\nexists (0:r0=0)");
+    assert!(
+        e.starts_with("t.litmus:4:15:") && e.contains("outside y"),
+        "{e}"
+    );
+    let e = error("PTX A\n{ x=0; }\n P0 ;\n mov r9, 4 ;\n ld.weak r0, [r9] ;\nexists (0:r0=0)");
+    assert!(
+        e.starts_with("t.litmus:5:15:") && e.contains("holds no location's address"),
+        "{e}"
+    );
+    let e = error("PTX A\n{ int y[2] = {0, 0}; }\n P0 ;\n ld.weak r0, [y] ;\nexists (y=0)");
+    assert!(e.starts_with("t.litmus:5:9:") && e.contains("y[0]"), "{e}");
+    let e = error("PTX A\n{ int y[2] = {0, 0, 1}; }\n P0 ;\n ld.weak r0, [y] ;\nexists (0:r0=0)");
+    assert!(e.contains("more initial values"), "{e}");
+}
+
+#[test]
+fn local_locations_live_in_their_work_group() {
+    let t = parse(
+        "OpenCL L\n{ int d = 3; }\nP0@wg 0, dev 0 (local atomic_int* x, local int* d) {\n  atomic_store_explicit(x, 1, memory_order_release, memory_scope_work_group);\n}\nP1@wg 0, dev 0 (local atomic_int* x, local int* d) {\n  int r0 = atomic_load_explicit(x, memory_order_acquire, memory_scope_work_group);\n  int r1 = *d;\n}\nexists (x=1 /\\ 1:r1=3)",
+    );
+    let x = t.location_named("x").expect("x");
+    assert_eq!(t.locations[x].space, Space::Local);
+    for th in &t.threads {
+        for i in &th.insts {
+            if let Some(s) = i.mem_space() {
+                assert_eq!(s, Space::Local, "{i:?}");
+            }
+        }
+    }
+    let r = run(&t, 128).expect("runs");
+    // Final values are read back and the initial value of d is seen.
+    assert_eq!(r.witnesses, 128, "{:?}", states(&r));
+    let e = run(
+        &parse("PTX A\n{ shared int x=0; }\n P0@cta 0 | P1@cta 1 ;\n st.shared.weak [x], 1 | ld.shared.weak r0, [x] ;\nexists (1:r0=0)"),
+        8,
+    )
+    .expect_err("two work-groups")
+    .to_string();
+    assert!(
+        e.starts_with("t.litmus:4:26:") && e.contains("only within one work-group"),
+        "{e}"
+    );
+    let e = error("PTX A\n{ x=0; }\n P0 | P1 ;\n st.shared.weak [x], 1 | ld.global.weak r0, [x] ;\nexists (1:r0=0)");
+    assert!(
+        e.starts_with("t.litmus:4:29:") && e.contains("global memory here but local"),
+        "{e}"
+    );
+}
+
+#[test]
+fn ptx_operations_take_the_types_the_isa_lists() {
+    let mut ok = Vec::new();
+    for (op, tys) in [
+        ("and", "b32 b64"),
+        ("or", "b32 b64"),
+        ("xor", "b32 b64"),
+        ("exch", "b32 b64"),
+        ("add", "u32 s32 u64 f32"),
+        ("inc", "u32"),
+        ("dec", "u32"),
+        ("min", "u32 s32 u64 s64"),
+        ("max", "u32 s32 u64 s64"),
+    ] {
+        for ty in tys.split(' ') {
+            let wide = ty.ends_with("64");
+            let red = if op == "exch" {
+                String::new()
+            } else {
+                format!(" red.release.cta.{op}.{ty} [x], 1 ;\n")
+            };
+            ok.push(format!(
+                "PTX A\n{{ {} x=0; }}\n P0 ;\n atom.acq_rel.sys.global.{op}.{ty} r0, [x], 1 ;\n{red}exists (0:r0=0)",
+                if wide { "uint64_t" } else { "" }
+            ));
+        }
+    }
+    ok.push("PTX A\n{ }\n P0 ;\n atom.cas.b64 r0, [x], 1, 2 ;\nexists (0:r0=0)".into());
+    ok.push("PTX A\n{ }\n P0 ;\n ld.relaxed.sys.shared::cta.L1::evict_last.u32 r0, [x] ;\n st.volatile.shared.wt.s32 [x], 1 ;\n ld.global.lu.weak.f64 r1, [y] ;\nexists (0:r0=0)".into());
+    for text in &ok {
+        let t = parse(text);
+        assert!(t.threads[0].pending.is_empty(), "{text}");
+    }
+    for (text, at, what) in [
+        ("atom.inc.s32 r0, [x], 1", "4:11:", ".u32 (PTX ISA)"),
+        ("atom.and.u32 r0, [x], 1", "4:11:", ".b32 .b64"),
+        ("red.cas.b32 [x], 1", "4:6:", "red has no .cas"),
+        (
+            "red.acquire.gpu.add [x], 1",
+            "4:6:",
+            "red cannot be .acquire",
+        ),
+        ("atom.add.f16 r0, [x], 1", "4:11:", "needs .noftz"),
+        ("ld.volatile.gpu r0, [x]", "4:14:", "takes no scope"),
+        ("ld.global.nc.u32 r0, [x]", "4:12:", "non-coherent"),
+        ("ld.local.u32 r0, [x]", "4:5:", "not a litmus location"),
+        ("ld.f16 r0, [x]", "4:5:", "no .f16 type"),
+        ("fence.proxy.alias", "4:8:", "proxy"),
+        ("ld.relaxed.gpu.gpu r0, [x]", "4:17:", "second scope"),
+    ] {
+        let e = error(&format!("PTX A\n{{ }}\n P0 ;\n {text} ;\nexists (x=0)"));
+        assert!(
+            e.starts_with(&format!("t.litmus:{at}")) && e.contains(what),
+            "{text}: {e}"
+        );
+    }
+    for (text, cap) in [
+        ("st.weak.b8 [x], 1", Capability::SubWordAccess),
+        ("ld.relaxed.gpu.s16 r0, [x]", Capability::SubWordAccess),
+        ("ld.weak.b128 r0, [x]", Capability::WideAccess),
+        (
+            "ld.weak.v4.u32 {r0, r1, r2, r3}, [x]",
+            Capability::VectorAccess,
+        ),
+        ("atom.add.f64 r0, [x], 1", Capability::FloatAtomics),
+        ("atom.add.noftz.bf16x2 r0, [x], 1", Capability::FloatAtomics),
+        ("atom.cas.b16 r0, [x], 1, 2", Capability::SubWordAccess),
+        ("fence.sc.cluster", Capability::Clusters),
+    ] {
+        let t = parse(&format!(
+            "PTX A\n{{ x=0; }}\n P0 ;\n {text} ;\nexists (x=0)"
+        ));
+        match litmus::check_runnable(&t) {
+            Err(LitmusError::NeedsCapability {
+                capability, line, ..
+            }) => {
+                assert_eq!((capability, line), (cap, 4), "{text}")
+            }
+            other => panic!("{text}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn predicates_skip_instructions_and_branch() {
+    let t = parse("PTX P\n{ x=0; y=0; }\n P0 ;\n setp.lo.s32 p, -1, 1 ;\n @p st.weak [x], 1 ;\n @!p st.weak [y], 1 ;\n setp.lt.s32 q, -1, 1 ;\n @q bra L ;\n st.weak [x], 2 ;\n L: ;\nexists (x=0 /\\ y=1)");
+    let r = run(&t, 64).expect("runs");
+    // -1 is not below 1 unsigned, but is below 1 signed: x stays 0, y is 1, the branch skips x=2.
+    assert_eq!(r.witnesses, 64, "{:?}", states(&r));
+}
+
+#[test]
+fn named_barriers_are_parsed_with_id_and_count_and_refused() {
+    let t = parse("PTX B\n{ }\n P0 | P1 ;\n bar.sync 0 | barrier.cta.sync.aligned 0 ;\n bar.cta.sync 3, 64 | barrier.sync r1, r2 ;\n bar.arrive 2, 32 | barrier.arrive.aligned 1, 96 ;\n bar.red.popc.u32 r0, 1, !p | barrier.red.or.pred q, 0, 64, p ;\nexists (0:r0=0)");
+    let b = &t.threads[0].barriers;
+    assert_eq!(b.len(), 4);
+    assert!(b[0].is_work_group_barrier() && b[0].aligned);
+    assert_eq!(
+        (b[1].id, b[1].threads),
+        (Operand::Imm(3), Some(Operand::Imm(64)))
+    );
+    assert_eq!(b[2].action, BarrierAction::Arrive);
+    assert!(matches!(
+        b[3].action,
+        BarrierAction::Reduce { negated: true, .. }
+    ));
+    let b = &t.threads[1].barriers;
+    assert!(!b[0].aligned || b[0].is_work_group_barrier());
+    assert!(matches!(b[1].id, Operand::Reg(_)) && matches!(b[1].threads, Some(Operand::Reg(_))));
+    assert!(
+        matches!(b[3].action, BarrierAction::Reduce { negated: false, .. })
+            && b[3].threads == Some(Operand::Imm(64))
+    );
+    // Each is one IR barrier at its place.
+    let n = t.threads[0]
+        .insts
+        .iter()
+        .filter(|i| matches!(i, Inst::Barrier { .. }))
+        .count();
+    assert_eq!(n, 4);
+    for (text, cap) in [
+        ("bar.sync 1", Capability::NamedBarriers),
+        ("bar.sync 0, 64", Capability::BarrierThreadCount),
+        ("bar.arrive 0, 64", Capability::BarrierArrive),
+        ("bar.red.and.pred q, 0, p", Capability::BarrierReduction),
+    ] {
+        let t = parse(&format!("PTX A\n{{ x=0; }}\n P0 | P1 ;\n setp.eq.s32 p, r0, 0 | bar.sync 0 ;\n {text} | ;\nexists (x=0)"));
+        match run(&t, 8) {
+            Err(LitmusError::NeedsCapability {
+                capability,
+                line,
+                col,
+                ..
+            }) => {
+                assert_eq!((capability, line, col), (cap, 5, 2), "{text}")
+            }
+            other => panic!("{text}: {other:?}"),
+        }
+    }
+    for (text, at, what) in [
+        ("bar.sync 16", "4:11:", "0 to 15"),
+        ("bar.sync 0, 48", "4:14:", "multiple of the warp size"),
+        ("bar.arrive 1", "4:2:", "needs a thread count"),
+        ("bar.red.popc.u32 r0, 0", "4:25:", "`,`"),
+        ("bar.warp.sync 1", "4:2:", "one per warp"),
+    ] {
+        let e = error(&format!(
+            "PTX A\n{{ x=0; }}\n P0 ;\n {text} ;\nexists (x=0)"
+        ));
+        assert!(
+            e.starts_with(&format!("t.litmus:{at}")) && e.contains(what),
+            "{text}: {e}"
+        );
+    }
+}
+
+#[test]
+fn barriers_reached_unequally_are_refused() {
+    for (body, line) in [
+        // P1 never reaches the barrier.
+        ("bar.sync 0 | st.weak [x], 1 ;\n", 3),
+        // P0 reaches it on one path only.
+        ("bne r0, 0, L | bar.sync 0 ;\n bar.sync 0 | ;\n L: | ;\n", 5),
+        // A barrier in a loop.
+        ("L: | bar.sync 0 ;\n bar.sync 0 | ;\n bne r0, 0, L | ;\n", 5),
+    ] {
+        let t = parse(&format!(
+            "PTX A\n{{ x=0; }}\n P0@cta 0 | P1@cta 0 ;\n {body}exists (x=0)"
+        ));
+        match run(&t, 8) {
+            Err(LitmusError::NeedsCapability {
+                capability,
+                line: l,
+                ..
+            }) => {
+                assert_eq!(capability, Capability::BarrierDivergence, "{body}");
+                assert!(l >= 3 && l <= line, "{body}: line {l}");
+            }
+            other => panic!("{body}: {other:?}"),
+        }
+    }
+    // Equal counts on every path run.
+    let t = parse("PTX A\n{ x=0; }\n P0@cta 0 | P1@cta 0 ;\n bne r0, 0, L | bar.sync 0 ;\n st.weak [x], 1 | ;\n L: | ;\n bar.sync 0 | ;\nexists (x=0)");
+    run(&t, 8).expect("one barrier on every path of both threads");
+}
+
+#[test]
+fn sizes_from_the_input_are_bounded() {
+    let e = error("PTX A\n{ int y[1000000000]; }\n P0 ;\n ld.weak r0, [y] ;\nexists (0:r0=0)");
+    assert!(
+        e.starts_with("t.litmus:2:9:") && e.contains("1 to 4096"),
+        "{e}"
+    );
+    let e = error("PTX A\n{ uint64_t a[4096]; uint64_t b[4096]; uint64_t c[4096]; }\n P0 ;\n ld.weak r0, [a] ;\nexists (0:r0=0)");
+    assert!(e.contains("bytes per instance"), "{e}");
+    let cols = (0..65)
+        .map(|i| format!("P{i}"))
+        .collect::<Vec<_>>()
+        .join(" | ");
+    let e = error(&format!("PTX A\n{{ }}\n {cols} ;\nexists (x=0)"));
+    assert!(e.contains("more than 64 threads"), "{e}");
+    let locs: String = (0..300).map(|i| format!("x{i}=0; ")).collect();
+    let e = error(&format!("PTX A\n{{ {locs}}}\n P0 ;\nexists (x0=0)"));
+    assert!(e.contains("more than 256 locations"), "{e}");
+}
+
+/// Deep nesting is refused with an error, long chains parse into shallow trees; run on a small
+/// stack so that any recursion proportional to the input would overflow.
+#[test]
+fn deep_or_long_conditions_do_not_overflow_the_stack() {
+    std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(|| {
+            let head = "PTX A\n{ x=0; }\n P0 ;\n ld.weak r0, [x] ;\nexists ";
+            for deep in [
+                format!("{}x=0{}", "(".repeat(100_000), ")".repeat(100_000)),
+                format!("({}x=0)", "~".repeat(100_000)),
+                format!("({}x=0)", "not ".repeat(100_000)),
+            ] {
+                let e = error(&format!("{head}{deep}"));
+                assert!(
+                    e.starts_with("t.litmus:5:") && e.contains("more than 200 deep"),
+                    "{e}"
+                );
+            }
+            let chain = vec!["x=0"; 200_000].join(" /\\ ");
+            let t = parse(&format!("{head}({chain} \\/ {chain})"));
+            assert!(t.condition.witness(&[0]) && !t.condition.witness(&[1]));
+            let nested = format!("{}x=0{}", "(".repeat(150), ")".repeat(150));
+            parse(&format!("{head}{nested}"));
+        })
+        .expect("thread")
+        .join()
+        .expect("no stack overflow");
+}
+
+#[test]
+fn conditions_read_herd_meanings() {
+    let t = parse("PTX A\n{ x=0; int y[2]={1,2}; }\n P0 ;\n ld.weak r0, [x] ;\nlocations [y[1];]\nexists ([x]=0 /\\ *x=0 /\\ y[0]=1 => 0:r0=0)");
+    assert_eq!(t.condition.observed.len(), 4);
+    let e = error("PTX A\n{ x=0; y=0; }\n P0 ;\n ld.weak r0, [x] ;\nexists (0:r0=y)");
+    assert!(
+        e.starts_with("t.litmus:5:14:") && e.contains("address of y"),
+        "{e}"
+    );
+    let e = error("PTX A\n{ x=0; }\n P0 ;\n ld.weak r0, [x] ;\nexists (x=0) filter (x=0)");
+    assert!(e.contains("not supported"), "{e}");
+}
+
+#[test]
+fn tests_waiting_for_machine_capabilities_name_them() {
+    let files = litmus::collect(&[root().join("workloads/litmus-needs")]).expect("folder");
+    assert!(files.len() >= 10, "{} tests", files.len());
+    for f in files {
+        let text = std::fs::read_to_string(&f).expect("read");
+        let needs = text
+            .lines()
+            .find_map(|l| l.split("needs:").nth(1))
+            .unwrap_or_else(|| panic!("{}: no `needs:` comment", f.display()));
+        let t = litmus::load(&f).unwrap_or_else(|e| panic!("{e}"));
+        assert!(t.expectation.is_some(), "{}", f.display());
+        match litmus::check_runnable(&t) {
+            Err(LitmusError::NeedsCapability { capability, .. }) => assert!(
+                needs.contains(capability.name()),
+                "{}: needs `{}`, comment says {needs}",
+                f.display(),
+                capability.name()
+            ),
+            other => panic!(
+                "{}: {other:?} (if the machine has the capability now, move the test to workloads/litmus/)",
+                f.display()
+            ),
+        }
+    }
+}
+
+#[test]
+fn herd_format_prints_litmus7_logs() {
+    let out = Command::new(env!("CARGO_BIN_EXE_gpumemsim"))
+        .args([
+            "litmus",
+            "--format",
+            "herd",
+            "--iterations",
+            "64",
+            "--config",
+        ])
+        .arg(root().join("configs/tiny.toml"))
+        .arg(root().join("workloads/litmus/ptx/mp_rel_acq_gpu.litmus"))
+        .arg(root().join("workloads/litmus-needs/mp_named_barrier.litmus"))
+        .output()
+        .expect("runs");
+    assert!(out.status.success());
+    let stdout = String::from_utf8(out.stdout).expect("utf-8");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines[0], "Test MP+rel+acq.gpu Allowed");
+    assert!(
+        lines[1].starts_with("Histogram (") && lines[1].ends_with(" states)"),
+        "{stdout}"
+    );
+    let n: usize = lines[1]["Histogram (".len()..]
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let mut total = 0u64;
+    for l in &lines[2..2 + n] {
+        let (count, rest) = l.split_at(l.find(['*', ':']).expect("marker"));
+        total += count.trim().parse::<u64>().expect("count");
+        assert!(rest.starts_with(":>1:r0=") && rest.ends_with(';'), "{l}");
+    }
+    assert_eq!(total, 64);
+    assert_eq!(
+        &lines[2 + n..2 + n + 4],
+        ["No", "", "Witnesses", "Positive: 0, Negative: 64"]
+    );
+    assert_eq!(
+        lines[2 + n + 4],
+        "Condition exists (1:r0=1 /\\ 1:r1=0) is NOT validated"
+    );
+    assert_eq!(lines[2 + n + 5], "Observation MP+rel+acq.gpu Never 0 64");
+    // The test needing named barriers is reported on standard error, not in the log.
+    let stderr = String::from_utf8(out.stderr).expect("utf-8");
+    assert!(
+        stderr.contains("needs machine capability `named barriers`"),
+        "{stderr}"
+    );
+    assert!(!stdout.contains("MP+bar.sync1"), "{stdout}");
+}
