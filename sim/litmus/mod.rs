@@ -18,8 +18,10 @@
 mod bench;
 mod cond;
 mod expect;
+pub mod generate;
 mod lex;
 mod lower;
+pub mod model;
 mod opencl;
 mod parse;
 mod ptx;
@@ -32,7 +34,7 @@ pub use cond::{Condition, Quantifier, Var};
 pub use expect::{apply_expectations, load_expectations, ExpectEntry};
 pub use parse::parse;
 pub use report::{json_report, summary, text_report, JsonTest};
-pub use run::{run, CheckStatus, LitmusOptions, LitmusResult, Outcome};
+pub use run::{run, run_with_model, CheckStatus, LitmusOptions, LitmusResult, Outcome};
 pub use test::{Dialect, Expect, Expectation, LitmusTest, Location, RegInit, Thread};
 // For the physical-GPU harness (`gpu::litmus`), which lays instances out its own way.
 pub use lower::{normalise, relocate};

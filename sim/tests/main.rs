@@ -4,6 +4,7 @@ mod config_cli;
 mod gpu;
 mod kernel_lang;
 mod litmus;
+mod oracle;
 mod sweep;
 mod traces;
 mod workloads;
