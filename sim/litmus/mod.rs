@@ -9,8 +9,10 @@
 //! `gpumemsim bench` in `bench.rs`.
 //!
 //! What a test's result means is decided by the memory model (PTX ISA "Memory Consistency Model";
-//! OpenCL 2.0 / SYCL scoped C11), not by this module: the suite in `workloads/litmus/` declares for
-//! each test whether its condition's witness is allowed or forbidden.
+//! OpenCL 2.0 / SYCL scoped C11): the oracle in [`model`] computes the states the dialect's model
+//! allows, every run's observed states are judged against it (`run.rs`), and the suite's declared
+//! expectations (`expect:`) are checked against it; [`generate`] writes families of tests with the
+//! oracle's verdicts.
 //!
 //! Not modelled: multi-GPU placement (`gpu`/`dev` other than 0), sub-group placement, shared/local
 //! locations, address offsets, predicated PTX instructions.

@@ -120,7 +120,7 @@ pub fn text_report(r: &LitmusResult) -> String {
     );
     let _ = writeln!(
         s,
-        "States {} (* = witness of the condition; the model's judgement last)",
+        "States {} (* = witness of the condition; states the model forbids are marked)",
         r.outcomes.len()
     );
     let width = r

@@ -180,8 +180,8 @@ impl Event {
         matches!(self.kind, Kind::Read | Kind::Write | Kind::Rmw)
     }
 
-    /// What the event is, for messages: `P1's acquire load of x at 7:3`.
-    pub fn describe(&self, threads: &[String], locations: &[String]) -> String {
+    /// What the event is, for messages: `P1's acquire load of x at device scope at t.litmus:7:3`.
+    pub fn describe(&self, file: &str, threads: &[String], locations: &[String]) -> String {
         let who = self.thread.map(|t| threads[t].as_str()).unwrap_or("init");
         let what = match self.kind {
             Kind::Init => "initial write",
@@ -201,7 +201,7 @@ impl Event {
             String::new()
         };
         format!(
-            "{who}'s {} {what}{loc}{scope} at {}",
+            "{who}'s {} {what}{loc}{scope} at {file}:{}",
             self.mode.name(),
             self.at
         )

@@ -40,6 +40,7 @@ pub struct Exec {
     pub place: Vec<Placement>,
     pub thread_names: Vec<String>,
     pub loc_names: Vec<String>,
+    pub file: String,
 }
 
 impl Exec {
@@ -63,7 +64,7 @@ impl Exec {
     }
 
     pub fn describe(&self, e: usize) -> String {
-        self.events[e].describe(&self.thread_names, &self.loc_names)
+        self.events[e].describe(&self.file, &self.thread_names, &self.loc_names)
     }
 
     /// Program order restricted to events of one location, per location, as one relation.
@@ -444,6 +445,7 @@ fn build(test: &LitmusTest, combo: &[&Trace], place: &[Placement]) -> Result<Exe
         place: place.to_vec(),
         thread_names: test.threads.iter().map(|t| t.name.clone()).collect(),
         loc_names: test.locations.iter().map(|l| l.name.clone()).collect(),
+        file: test.file.clone(),
         events,
     })
 }
@@ -475,86 +477,69 @@ fn one_combo<M: Model>(
         cands.push(c);
     }
     let st = model.prepare(&ex);
-    let mut choice = vec![0usize; reads.len()];
-    assign(
+    let search = RfSearch {
         test,
         combo,
         model,
-        &st,
-        &mut ex,
-        &reads,
-        &cands,
-        0,
-        &mut choice,
+        st: &st,
+        reads: &reads,
+        cands: &cands,
         max_candidates,
-        out,
-    );
+    };
+    search.assign(&mut ex, 0, out);
     Ok(())
 }
 
-#[allow(clippy::too_many_arguments)]
-fn assign<M: Model>(
-    test: &LitmusTest,
-    combo: &[&Trace],
-    model: &M,
-    st: &M::Static,
-    ex: &mut Exec,
-    reads: &[usize],
-    cands: &[Vec<usize>],
-    k: usize,
-    choice: &mut [usize],
+/// The depth-first choice of a write for each read of one combination of traces.
+struct RfSearch<'a, M: Model> {
+    test: &'a LitmusTest,
+    combo: &'a [&'a Trace],
+    model: &'a M,
+    st: &'a M::Static,
+    reads: &'a [usize],
+    cands: &'a [Vec<usize>],
     max_candidates: u64,
-    out: &mut Collected,
-) {
-    if out.done() {
-        return;
-    }
-    if k == reads.len() {
-        let r = model.check(ex, st);
-        out.candidates += r.candidates;
-        if out.candidates > max_candidates {
-            out.limit_hit = true;
-        }
-        out.consistent |= r.race.is_some() || !r.finals.is_empty();
-        if r.race.is_some() {
-            out.race = r.race;
+}
+
+impl<M: Model> RfSearch<'_, M> {
+    fn assign(&self, ex: &mut Exec, k: usize, out: &mut Collected) {
+        if out.done() {
             return;
         }
-        for f in &r.finals {
-            collect_states(test, combo, ex, f, &mut out.states);
+        if k == self.reads.len() {
+            let r = self.model.check(ex, self.st);
+            out.candidates += r.candidates;
+            if out.candidates > self.max_candidates {
+                out.limit_hit = true;
+            }
+            out.consistent |= r.race.is_some() || !r.finals.is_empty();
+            if r.race.is_some() {
+                out.race = r.race;
+                return;
+            }
+            for f in &r.finals {
+                collect_states(self.test, self.combo, ex, f, &mut out.states);
+            }
+            return;
         }
-        return;
-    }
-    let r = reads[k];
-    for &w in &cands[k] {
-        // Two read-modify-writes that must be atomic with each other cannot read one write.
-        if ex.events[r].kind == Kind::Rmw
-            && reads[..k].iter().any(|&r2| {
-                ex.rf_src[r2] == Some(w)
-                    && ex.events[r2].kind == Kind::Rmw
-                    && model.exclusive(ex, st, r, r2)
-            })
-        {
-            continue;
+        let r = self.reads[k];
+        for &w in &self.cands[k] {
+            // Two read-modify-writes that must be atomic with each other cannot read one write.
+            if ex.events[r].kind == Kind::Rmw
+                && self.reads[..k].iter().any(|&r2| {
+                    ex.rf_src[r2] == Some(w)
+                        && ex.events[r2].kind == Kind::Rmw
+                        && self.model.exclusive(ex, self.st, r, r2)
+                })
+            {
+                continue;
+            }
+            ex.rf_src[r] = Some(w);
+            ex.rf.add(w, r);
+            self.assign(ex, k + 1, out);
+            ex.rf.set_row(w, ex.rf.row(w) & !(1 << r));
+            ex.rf_src[r] = None;
         }
-        ex.rf_src[r] = Some(w);
-        ex.rf.add(w, r);
-        choice[k] = w;
-        assign(
-            test,
-            combo,
-            model,
-            st,
-            ex,
-            reads,
-            cands,
-            k + 1,
-            choice,
-            max_candidates,
-            out,
-        );
-        ex.rf.set_row(w, ex.rf.row(w) & !(1 << r));
-        ex.rf_src[r] = None;
     }
 }
 
