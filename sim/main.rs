@@ -54,6 +54,8 @@ enum Command {
     Compare(CompareCmd),
     /// Run litmus tests (herd format, PTX or OpenCL dialect) on the simulated GPU.
     Litmus(LitmusArgs),
+    /// The memory model's allowed final states and verdict for litmus tests (the oracle).
+    Model(ModelArgs),
 }
 
 #[derive(Args)]
@@ -877,7 +879,10 @@ fn cmd_compare(c: CompareCmd) -> Result<ExitCode> {
 }
 
 #[derive(clap::Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 struct LitmusArgs {
+    #[command(subcommand)]
+    generate: Option<LitmusCmd>,
     /// Test files, or folders searched for *.litmus.
     #[arg(required = true)]
     paths: Vec<PathBuf>,
@@ -918,10 +923,78 @@ struct LitmusArgs {
     /// mcompare7 and msort7 read; the closing summary then goes to standard error).
     #[arg(long, default_value = "text", value_parser = ["text", "herd"])]
     format: String,
+    /// The oracle's loop unrolling bound (see `gpumemsim model`).
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
+    unroll: u32,
+}
+
+#[derive(Subcommand)]
+enum LitmusCmd {
+    /// Write families of tests (shapes × orders × scopes × placements) with the oracle's verdict.
+    Generate(GenerateArgs),
+}
+
+#[derive(clap::ValueEnum, Clone, Copy)]
+enum DialectArg {
+    Ptx,
+    Opencl,
+}
+
+#[derive(clap::Args)]
+struct GenerateArgs {
+    #[arg(long)]
+    dialect: DialectArg,
+    /// Output folder (created).
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// Comma-separated shapes (default: all): MP,SB,LB,S,R,2+2W,CoRR,CoWR,CoRW,WRC,ISA2,RWC,W+RWC,3.SB,3.LB,4.SB,IRIW.
+    #[arg(long, value_delimiter = ',')]
+    shapes: Vec<String>,
+    /// Comma-separated orders (default: all of the dialect): weak,relaxed,rel-acq,rel,acq,sc,fence-acqrel,fence-sc.
+    #[arg(long, value_delimiter = ',')]
+    orders: Vec<String>,
+    /// Comma-separated scopes (default: all): cta|work_group, gpu|device, sys|all_svm_devices.
+    #[arg(long, value_delimiter = ',')]
+    scopes: Vec<String>,
+    /// Comma-separated placements (default: all): diff, same, pairs.
+    #[arg(long, value_delimiter = ',')]
+    placements: Vec<String>,
+}
+
+fn cmd_generate(a: GenerateArgs) -> Result<ExitCode> {
+    use gpumemsim::litmus::{generate, Dialect};
+    let r = generate::generate(&generate::GenOptions {
+        dialect: match a.dialect {
+            DialectArg::Ptx => Dialect::Ptx,
+            DialectArg::Opencl => Dialect::OpenCl,
+        },
+        shapes: a.shapes,
+        orders: a.orders,
+        scopes: a.scopes,
+        placements: a.placements,
+        out: a.out.clone(),
+    })?;
+    println!(
+        "wrote {} tests to {} ({} shapes × {} orders × {} scopes × {} placements): witness allowed in {}, forbidden in {}; left out {} racy and {} duplicate variants",
+        r.written,
+        a.out.display(),
+        r.shapes,
+        r.orders,
+        r.scopes,
+        r.placements,
+        r.allowed,
+        r.forbidden,
+        r.racy,
+        r.duplicates
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 fn cmd_litmus(a: LitmusArgs) -> Result<ExitCode> {
     use gpumemsim::litmus;
+    if let Some(LitmusCmd::Generate(g)) = a.generate {
+        return cmd_generate(g);
+    }
     let cfg = gpumemsim::config::load(a.config.as_deref(), &a.set)?;
     let cfg_name = a
         .config
@@ -951,6 +1024,10 @@ fn cmd_litmus(a: LitmusArgs) -> Result<ExitCode> {
         .unwrap_or(0);
     let count_w = a.iterations.to_string().len();
     let herd = a.format == "herd";
+    let model_opts = litmus::model::ModelOptions {
+        unroll: a.unroll,
+        ..Default::default()
+    };
     let mut results = Vec::new();
     let mut waiting = Vec::new();
     let progress = gpumemsim::progress::Progress::new(
@@ -960,7 +1037,13 @@ fn cmd_litmus(a: LitmusArgs) -> Result<ExitCode> {
     );
     for (k, t) in tests.iter().enumerate() {
         // A test needing a mechanism the machine lacks is reported and skipped, not a failure.
-        let r = match litmus::run_reporting(t, &cfg, &opts, &progress.part(k as u64 * a.iterations)) {
+        let r = match litmus::run_with_model(
+            t,
+            &cfg,
+            &opts,
+            &model_opts,
+            &progress.part(k as u64 * a.iterations),
+        ) {
             Err(e @ litmus::LitmusError::NeedsCapability { .. }) => {
                 progress.suspend(|| eprintln!("{:<name_w$}  skipped: {e}", t.name));
                 waiting.push(t.name.clone());
@@ -973,8 +1056,14 @@ fn cmd_litmus(a: LitmusArgs) -> Result<ExitCode> {
                 println!("{}", litmus::herd_report(t, &r));
             } else if a.brief {
                 let verdict = if r.validated() { "Ok" } else { "No" };
+                let model = match (&r.model, r.allowed_seen()) {
+                    (Err(_), _) => "not modelled".to_string(),
+                    (Ok(d), _) if d.race.is_some() => "racy".to_string(),
+                    (_, Some((seen, all))) => format!("{seen}/{all} allowed seen"),
+                    (Ok(_), None) => "bound hit".to_string(),
+                };
                 println!(
-                    "{:<name_w$}  {:>count_w$} of {} witnesses  {verdict}  {:?}",
+                    "{:<name_w$}  {:>count_w$} of {} witnesses  {verdict}  {:?}  model: {model}",
                     r.name,
                     r.witnesses,
                     r.iterations,
@@ -1021,6 +1110,68 @@ fn key_value(s: &str) -> Result<String, String> {
     }
 }
 
+#[derive(clap::Args)]
+struct ModelArgs {
+    /// Test files, or folders searched for *.litmus.
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
+    /// Write the decisions as a JSON array (one object per test).
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Loop unrolling bound: backward branches to one loop header per path (spin iterations that
+    /// change nothing are not counted).
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
+    unroll: u32,
+    /// Print one line per test.
+    #[arg(long)]
+    brief: bool,
+}
+
+/// Exit 1 when a test cannot be modelled or its expectation disagrees with the model.
+fn cmd_model(a: ModelArgs) -> Result<ExitCode> {
+    use gpumemsim::litmus::{self, model};
+    let files = litmus::collect(&a.paths)?;
+    let tests = files
+        .iter()
+        .map(|f| litmus::load(f))
+        .collect::<Result<Vec<_>, _>>()?;
+    let opts = model::ModelOptions {
+        unroll: a.unroll,
+        ..Default::default()
+    };
+    let start = std::time::Instant::now();
+    let mut docs = Vec::new();
+    let mut slowest = (0.0f64, String::new());
+    for t in &tests {
+        let t0 = std::time::Instant::now();
+        let d = model::decide(t, &opts);
+        let dt = t0.elapsed().as_secs_f64();
+        if dt > slowest.0 {
+            slowest = (dt, t.name.clone());
+        }
+        let j = model::json_decision(t, &d);
+        if a.brief {
+            println!("{}", model::brief_line(&j));
+        } else {
+            println!("{}", model::text_decision(t, &d));
+        }
+        docs.push(j);
+    }
+    let secs = start.elapsed().as_secs_f64();
+    if let Some(path) = &a.json {
+        let text = serde_json::to_string_pretty(&docs)?;
+        gpumemsim::stats::write_atomic(path, text.as_bytes())
+            .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", path.display()))?;
+    }
+    let (line, failed) = model::summary(&docs, secs, &slowest.1, slowest.0);
+    println!("{line}");
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result: Result<ExitCode> = match cli.command {
@@ -1034,6 +1185,7 @@ fn main() -> ExitCode {
         }
         Command::Compare(c) => cmd_compare(c),
         Command::Litmus(a) => cmd_litmus(a),
+        Command::Model(a) => cmd_model(a),
         Command::Sweep(a) => cmd_sweep(a),
         Command::Plot(a) => cmd_plot(a),
     };

@@ -9,8 +9,10 @@
 //! `gpumemsim bench` in `bench.rs`.
 //!
 //! What a test's result means is decided by the memory model (PTX ISA "Memory Consistency Model";
-//! OpenCL 2.0 / SYCL scoped C11), not by this module: the suite in `workloads/litmus/` declares for
-//! each test whether its condition's witness is allowed or forbidden.
+//! OpenCL 2.0 / SYCL scoped C11): the oracle in [`model`] computes the states the dialect's model
+//! allows, every run's observed states are judged against it (`run.rs`), and the suite's declared
+//! expectations (`expect:`) are checked against it; [`generate`] writes families of tests with the
+//! oracle's verdicts.
 //!
 //! Tests whose constructs the machine cannot run yet (named barriers, a second device, sub-word
 //! widths, ...) parse, and are rejected at load time by `capability.rs` with
@@ -24,9 +26,11 @@ mod capability;
 mod cond;
 mod expect;
 mod herd;
+pub mod generate;
 mod lex;
 mod local;
 mod lower;
+pub mod model;
 mod opencl;
 mod parse;
 mod ptx;
@@ -43,7 +47,7 @@ pub use expect::{apply_expectations, load_expectations, ExpectEntry};
 pub use herd::herd_report;
 pub use parse::parse;
 pub use report::{json_report, summary, text_report, JsonTest};
-pub use run::{run, run_reporting, CheckStatus, LitmusOptions, LitmusResult, Outcome};
+pub use run::{run, run_reporting, run_with_model, CheckStatus, LitmusOptions, LitmusResult, Outcome};
 pub use test::{
     BarrierAction, Dialect, Expect, Expectation, LitmusTest, Location, NamedBarrier, Pending,
     RegInit, Thread,

@@ -1,7 +1,8 @@
 //! Printing results: the human report and the JSON objects of `--json` (schema in the README,
 //! "Litmus tests").
 
-use super::run::{CheckStatus, LitmusResult};
+use super::model::Judgement;
+use super::run::{CheckStatus, LitmusResult, Outcome};
 use crate::machine::RaceReport;
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -26,19 +27,56 @@ pub struct JsonTest {
     pub validated: bool,
     /// `allowed`, `allowed, required`, `forbidden`, or null.
     pub expectation: Option<String>,
-    /// `unchecked`, `pass`, `forbidden_observed` or `required_missing`.
+    /// `unchecked`, `pass`, `unsound`, `expectation_wrong`, `forbidden_observed` or
+    /// `required_missing`.
     pub check: CheckStatus,
     pub outcomes: Vec<JsonOutcome>,
     pub races: Vec<RaceReport>,
+    /// `decided`, `bound_hit`, `racy` or `not_modelled`.
+    pub model_status: &'static str,
+    /// The race (racy) or the reason (not modelled); null otherwise.
+    pub model_note: Option<String>,
+    /// The states the model allows; null when racy or not modelled.
+    pub model_allowed: Option<Vec<String>>,
+    /// Observed states the model forbids, with their counts (must be empty).
+    pub forbidden_observed: Vec<JsonOutcome>,
+    /// How many of the allowed states were observed (null unless decided).
+    pub allowed_seen: Option<usize>,
+    /// Whether the expectation agrees with the model (null: nothing to compare).
+    pub expectation_agrees: Option<bool>,
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct JsonOutcome {
     pub state: String,
     pub count: u64,
+    /// The first launch the state appeared in.
+    pub first_launch: u64,
+    /// `allowed`, `forbidden`, `unknown` (bound hit), `undefined` (racy) or null (not modelled).
+    pub model: Option<Judgement>,
+}
+
+/// How the model stands on a result: status and note.
+fn model_status(r: &LitmusResult) -> (&'static str, Option<String>) {
+    match &r.model {
+        Err(e) => ("not_modelled", Some(e.clone())),
+        Ok(d) if d.race.is_some() => ("racy", d.race.as_ref().map(|x| x.to_string())),
+        Ok(d) if d.bound_hit => ("bound_hit", None),
+        Ok(_) => ("decided", None),
+    }
+}
+
+fn json_outcome(r: &LitmusResult, o: &Outcome) -> JsonOutcome {
+    JsonOutcome {
+        state: r.state_string(&o.values),
+        count: o.count,
+        first_launch: o.first_launch,
+        model: o.judgement,
+    }
 }
 
 pub fn json_report(r: &LitmusResult, config: &str, seed: u64) -> JsonTest {
+    let (model_status, model_note) = model_status(r);
     JsonTest {
         name: r.name.clone(),
         file: r.file.clone(),
@@ -52,15 +90,23 @@ pub fn json_report(r: &LitmusResult, config: &str, seed: u64) -> JsonTest {
         validated: r.validated(),
         expectation: r.expectation.map(|e| e.to_string()),
         check: r.check(),
-        outcomes: r
-            .outcomes
-            .iter()
-            .map(|o| JsonOutcome {
-                state: r.state_string(&o.values),
-                count: o.count,
-            })
-            .collect(),
+        outcomes: r.outcomes.iter().map(|o| json_outcome(r, o)).collect(),
         races: r.races.clone(),
+        model_status,
+        model_note,
+        model_allowed: r
+            .model
+            .as_ref()
+            .ok()
+            .filter(|d| d.race.is_none())
+            .map(|d| d.allowed.iter().map(|s| r.state_string(s)).collect()),
+        forbidden_observed: r
+            .forbidden_observed()
+            .into_iter()
+            .map(|o| json_outcome(r, o))
+            .collect(),
+        allowed_seen: r.allowed_seen().map(|(seen, _)| seen),
+        expectation_agrees: r.expectation_agrees,
     }
 }
 
@@ -74,7 +120,7 @@ pub fn text_report(r: &LitmusResult) -> String {
     );
     let _ = writeln!(
         s,
-        "States {} (* = witness of the condition)",
+        "States {} (* = witness of the condition; states the model forbids are marked)",
         r.outcomes.len()
     );
     let width = r
@@ -85,9 +131,16 @@ pub fn text_report(r: &LitmusResult) -> String {
         .unwrap_or(1);
     for o in &r.outcomes {
         let mark = if o.witness { '*' } else { ' ' };
+        let judge = match o.judgement {
+            Some(Judgement::Allowed) => "",
+            Some(Judgement::Forbidden) => "  FORBIDDEN BY THE MODEL",
+            Some(Judgement::Unknown) => "  (not within the model's bound)",
+            Some(Judgement::Undefined) => "",
+            None => "",
+        };
         let _ = writeln!(
             s,
-            " {mark} {:>width$}  {}",
+            " {mark} {:>width$}  {}{judge}",
             o.count,
             r.state_string(&o.values)
         );
@@ -111,19 +164,57 @@ pub fn text_report(r: &LitmusResult) -> String {
             format!("expected {e}: required witness NEVER observed")
         }
         (Some(e), CheckStatus::Unchecked) => format!("expected {e}"),
+        (Some(e), CheckStatus::Unsound) => format!("expected {e}"),
+        (Some(e), CheckStatus::ExpectationWrong) => {
+            format!("expected {e}: CONTRADICTS the model")
+        }
     };
     let _ = writeln!(
         s,
         "Verdict: {verdict} ({} witnesses); {expect}",
         r.witnesses
     );
+    let _ = writeln!(s, "Model: {}", model_line(r));
     for race in &r.races {
         let _ = writeln!(s, "{race}");
     }
     s
 }
 
-/// The closing line of a run over several tests, and whether `--check` fails.
+/// The model's view of a result in one line.
+pub fn model_line(r: &LitmusResult) -> String {
+    match &r.model {
+        Err(e) => format!("not checked ({e})"),
+        Ok(d) if d.race.is_some() => format!(
+            "{} model: undefined behaviour, not checked ({})",
+            d.model.name(),
+            d.race.as_ref().expect("racy")
+        ),
+        Ok(d) => {
+            let bad = r.forbidden_observed();
+            let seen = r
+                .outcomes
+                .iter()
+                .filter(|o| o.judgement == Some(Judgement::Allowed))
+                .count();
+            let mut l = format!(
+                "{} model allows {} states{}, {seen} seen",
+                d.model.name(),
+                d.allowed.len(),
+                if d.bound_hit { " within its bound" } else { "" }
+            );
+            if bad.is_empty() {
+                l += "; no forbidden state observed";
+            } else {
+                let n: u64 = bad.iter().map(|o| o.count).sum();
+                let _ = write!(l, "; {} FORBIDDEN states observed ({n} times)", bad.len());
+            }
+            l
+        }
+    }
+}
+
+/// The closing lines of a run over several tests, and whether `--check` fails.
 pub fn summary(results: &[LitmusResult]) -> (String, bool) {
     let count = |s: CheckStatus| results.iter().filter(|r| r.check() == s).count();
     let (pass, forb, miss, un) = (
@@ -132,20 +223,75 @@ pub fn summary(results: &[LitmusResult]) -> (String, bool) {
         count(CheckStatus::RequiredMissing),
         count(CheckStatus::Unchecked),
     );
+    let unsound: Vec<&LitmusResult> = results
+        .iter()
+        .filter(|r| !r.forbidden_observed().is_empty())
+        .collect();
+    let wrong: Vec<&LitmusResult> = results
+        .iter()
+        .filter(|r| r.expectation_agrees == Some(false))
+        .collect();
     let mut s = format!(
         "{} tests: {pass} as expected, {forb} with a forbidden witness observed, {miss} with a required witness missing, {un} without expectation",
         results.len()
     );
-    for r in results {
-        match r.check() {
-            CheckStatus::ForbiddenObserved => {
-                let _ = write!(s, "\n  FORBIDDEN OBSERVED: {} ({})", r.name, r.file);
-            }
-            CheckStatus::RequiredMissing => {
-                let _ = write!(s, "\n  REQUIRED MISSING:   {} ({})", r.name, r.file);
-            }
-            _ => {}
+    let decided: Vec<(usize, usize)> = results.iter().filter_map(|r| r.allowed_seen()).collect();
+    let (seen, allowed) = decided.iter().fold((0, 0), |(a, b), (x, y)| (a + x, b + y));
+    let status = |f: &dyn Fn(&LitmusResult) -> bool| results.iter().filter(|r| f(r)).count();
+    let _ = write!(
+        s,
+        "\nmodel: {} tests forbidden-state free, {} unsound; allowed states seen {seen} of {allowed} ({:.1}%) over {} decided tests; {} racy, {} bound hit, {} not modelled; {} expectations contradict the model",
+        results.len() - unsound.len(),
+        unsound.len(),
+        100.0 * seen as f64 / allowed.max(1) as f64,
+        decided.len(),
+        status(&|r| r.model.as_ref().is_ok_and(|d| d.race.is_some())),
+        status(&|r| r.model.as_ref().is_ok_and(|d| d.race.is_none() && d.bound_hit)),
+        status(&|r| r.model.is_err()),
+        wrong.len()
+    );
+    for r in &unsound {
+        for o in r.forbidden_observed() {
+            let _ = write!(
+                s,
+                "\n  UNSOUND: {} ({}): state {} forbidden by the model, observed {} times, first in launch {} of seed {}",
+                r.name,
+                r.file,
+                r.state_string(&o.values),
+                o.count,
+                o.first_launch,
+                r.seed
+            );
         }
     }
-    (s, forb + miss > 0)
+    for r in &wrong {
+        let e = r.expectation.expect("an expectation to contradict");
+        let _ = write!(
+            s,
+            "\n  EXPECTATION WRONG: {} ({}): declares its witness {}, the model {}",
+            r.name,
+            r.file,
+            e.expect.name(),
+            if e.expect == super::test::Expect::Allowed {
+                "forbids it"
+            } else {
+                "allows it"
+            }
+        );
+    }
+    for r in results {
+        if r.expectation
+            .is_some_and(|e| e.expect == super::test::Expect::Forbidden)
+            && r.witnesses > 0
+        {
+            let _ = write!(s, "\n  FORBIDDEN OBSERVED: {} ({})", r.name, r.file);
+        }
+        if r.expectation.is_some_and(|e| e.required) && r.witnesses == 0 {
+            let _ = write!(s, "\n  REQUIRED MISSING:   {} ({})", r.name, r.file);
+        }
+    }
+    let failed = results
+        .iter()
+        .any(|r| r.check() != CheckStatus::Pass && r.check() != CheckStatus::Unchecked);
+    (s, failed)
 }

@@ -4,9 +4,15 @@
 //! Determinism: launch `i` draws everything (placement choices and the machine's seed) from
 //! `SplitMix64::stream(seed, i)`, and the per-launch results are merged in launch order, so the
 //! counts are identical whether launches run in parallel or one after another.
+//!
+//! Every run checks itself against the oracle (`model/`): the test's allowed final states are
+//! computed once per run, each observed state is judged allowed or forbidden, and a forbidden state
+//! observed is a soundness failure (with the launch it first appeared in, so that `--seed` replays
+//! it). The test's `expect:` line is checked against the model too.
 
 use super::cond::{Quantifier, Var};
 use super::lower::{normalise, reg_bases, workload, Layout, Plan};
+use super::model::{self, Decision, Judgement, ModelOptions};
 use super::test::{Expect, Expectation, LitmusTest};
 use super::LitmusError;
 use crate::config::GpuConfig;
@@ -50,15 +56,23 @@ pub struct Outcome {
     pub prop: bool,
     /// Whether this state is a witness (see `cond.rs`).
     pub witness: bool,
+    /// The first launch it appeared in (launch `i` of seed `s` replays it).
+    pub first_launch: u64,
+    /// What the model says about the state; `None` when the test could not be modelled.
+    pub judgement: Option<Judgement>,
 }
 
 /// How a result stands against its expectation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CheckStatus {
-    /// The test declares no expectation.
+    /// The test declares no expectation (and the model found nothing wrong).
     Unchecked,
     Pass,
+    /// A state the model forbids was observed: the simulator is unsound.
+    Unsound,
+    /// The declared expectation contradicts the model.
+    ExpectationWrong,
     /// A forbidden witness was observed.
     ForbiddenObserved,
     /// A required allowed witness never appeared.
@@ -83,6 +97,12 @@ pub struct LitmusResult {
     pub witnesses: u64,
     pub expectation: Option<Expectation>,
     pub races: Vec<RaceReport>,
+    pub seed: u64,
+    /// The oracle's decision, or why the test could not be modelled.
+    pub model: Result<Decision, String>,
+    /// Whether the declared expectation agrees with the model (`None`: no expectation, or the
+    /// model could not decide).
+    pub expectation_agrees: Option<bool>,
 }
 
 impl LitmusResult {
@@ -95,7 +115,15 @@ impl LitmusResult {
         }
     }
 
+    /// The worst of: a state the model forbids observed, an expectation the model contradicts, a
+    /// forbidden witness (by the expectation) observed, a required witness missing.
     pub fn check(&self) -> CheckStatus {
+        if !self.forbidden_observed().is_empty() {
+            return CheckStatus::Unsound;
+        }
+        if self.expectation_agrees == Some(false) {
+            return CheckStatus::ExpectationWrong;
+        }
         match self.expectation {
             None => CheckStatus::Unchecked,
             Some(e) if e.expect == Expect::Forbidden && self.witnesses > 0 => {
@@ -104,6 +132,29 @@ impl LitmusResult {
             Some(e) if e.required && self.witnesses == 0 => CheckStatus::RequiredMissing,
             Some(_) => CheckStatus::Pass,
         }
+    }
+
+    /// Observed states the model forbids.
+    pub fn forbidden_observed(&self) -> Vec<&Outcome> {
+        self.outcomes
+            .iter()
+            .filter(|o| o.judgement == Some(Judgement::Forbidden))
+            .collect()
+    }
+
+    /// Allowed states observed and allowed states, when the model decided the test (no race, no
+    /// bound hit).
+    pub fn allowed_seen(&self) -> Option<(usize, usize)> {
+        let d = self.model.as_ref().ok()?;
+        if d.race.is_some() || d.bound_hit {
+            return None;
+        }
+        let seen = self
+            .outcomes
+            .iter()
+            .filter(|o| o.judgement == Some(Judgement::Allowed))
+            .count();
+        Some((seen, d.allowed.len()))
     }
 
     /// `P1:r0=1; P1:r1=0; x=2;`
@@ -125,13 +176,20 @@ struct LaunchOut {
     races: Vec<RaceReport>,
 }
 
-/// Runs `test` for `opts.iterations` iterations on `cfg`.
+/// Runs `test` for `opts.iterations` iterations on `cfg`, checked against the model with its
+/// default bound.
 pub fn run(
     test: &LitmusTest,
     cfg: &GpuConfig,
     opts: &LitmusOptions,
 ) -> Result<LitmusResult, LitmusError> {
-    run_reporting(test, cfg, opts, &crate::progress::Progress::hidden())
+    run_with_model(
+        test,
+        cfg,
+        opts,
+        &ModelOptions::default(),
+        &crate::progress::Progress::hidden(),
+    )
 }
 
 /// [`run`], telling `progress` how many of the iterations are done as launches finish.
@@ -139,6 +197,17 @@ pub fn run_reporting(
     test: &LitmusTest,
     cfg: &GpuConfig,
     opts: &LitmusOptions,
+    progress: &dyn crate::progress::Report,
+) -> Result<LitmusResult, LitmusError> {
+    run_with_model(test, cfg, opts, &ModelOptions::default(), progress)
+}
+
+/// [`run_reporting`] with the model's options given.
+pub fn run_with_model(
+    test: &LitmusTest,
+    cfg: &GpuConfig,
+    opts: &LitmusOptions,
+    model_opts: &ModelOptions,
     progress: &dyn crate::progress::Report,
 ) -> Result<LitmusResult, LitmusError> {
     // Constructs the machine cannot run yet stop here, before any launch (`capability.rs`).
@@ -172,7 +241,8 @@ pub fn run_reporting(
         progress.update(d, opts.iterations);
         out
     };
-    let mut counts: HashMap<Vec<i64>, u64> = HashMap::new();
+    // Launches merge in order, so the first launch a state appears in is well defined.
+    let mut counts: HashMap<Vec<i64>, (u64, u64)> = HashMap::new();
     let mut races: Vec<RaceReport> = Vec::new();
     // Launches in chunks, each merged in launch order before the next starts: the same counts as
     // one pass over all launches, with memory bounded by a chunk whatever `iterations` asks for
@@ -185,10 +255,11 @@ pub fn run_reporting(
         } else {
             (first..end).map(one).collect()
         };
-        for o in outs {
+        for (k, o) in outs.into_iter().enumerate() {
             let o = o?;
+            let launch = first + k as u64;
             for (s, n) in o.counts {
-                *counts.entry(s).or_default() += n;
+                counts.entry(s).or_insert((0, launch)).0 += n;
             }
             for r in o.races {
                 if !races.iter().any(|x| x.same_pair(&r)) {
@@ -199,13 +270,16 @@ pub fn run_reporting(
         first = end;
     }
     let cond = &test.condition;
+    let decision = model::decide(test, model_opts).map_err(|e| e.to_string());
     let mut outcomes: Vec<Outcome> = counts
         .into_iter()
-        .map(|(values, count)| Outcome {
+        .map(|(values, (count, first_launch))| Outcome {
             prop: cond.prop.eval(&values),
             witness: cond.witness(&values),
+            judgement: decision.as_ref().ok().map(|d| d.judge(&values)),
             values,
             count,
+            first_launch,
         })
         .collect();
     outcomes.sort_by(|a, b| a.values.cmp(&b.values));
@@ -227,6 +301,11 @@ pub fn run_reporting(
         witnesses,
         expectation: test.expectation,
         races,
+        seed: opts.seed,
+        expectation_agrees: test
+            .expectation
+            .and_then(|e| decision.as_ref().ok()?.agrees(cond, e.expect)),
+        model: decision,
     })
 }
 

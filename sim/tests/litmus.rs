@@ -66,7 +66,7 @@ fn suite_has_at_least_60_tests_each_with_an_expectation() {
     }
 }
 
-/// No test's forbidden witness appears.
+/// No test's forbidden witness appears, and no state the oracle forbids.
 fn assert_sound(cfg: &GpuConfig, iterations: u64) {
     let mut bad = Vec::new();
     for t in suite() {
@@ -75,6 +75,16 @@ fn assert_sound(cfg: &GpuConfig, iterations: u64) {
             bad.push(format!(
                 "{} ({}): {} witnesses",
                 r.name, r.file, r.witnesses
+            ));
+        }
+        for o in r.forbidden_observed() {
+            bad.push(format!(
+                "{} ({}): state {} forbidden by the model, {} times, first in launch {} of seed 7",
+                r.name,
+                r.file,
+                r.state_string(&o.values),
+                o.count,
+                o.first_launch
             ));
         }
     }

@@ -10,6 +10,7 @@ mod litmus;
 mod litmus_format;
 mod outputs;
 mod reports;
+mod oracle;
 mod sweep;
 mod sweep_cluster;
 mod traces;

@@ -1,0 +1,278 @@
+//! The oracle: an axiomatic model checker for litmus tests. For a test it enumerates the candidate
+//! executions (each thread's paths with the values its loads may return, reads-from, coherence
+//! order per location, the PTX Fence-SC order), keeps those the dialect's memory model allows, and
+//! returns the allowed final states (values of the condition's observed variables) with herd's
+//! verdict for the condition.
+//!
+//! Models: the PTX memory consistency model for the PTX dialect (`ptx.rs`: Lustig et al., ASPLOS
+//! 2019, as in the PTX ISA), scoped C11 for OpenCL with RC11's repaired seq_cst (`opencl.rs`: Batty
+//! et al., POPL 2016; Lahav et al., PLDI 2017). Flow: `interp.rs` (per-thread traces over a value
+//! domain, loops unrolled, spin loops reduced; `live.rs`, `values.rs`) → `exec.rs` (combinations,
+//! reads-from, final states) → the model's axioms over relations (`rel.rs`) on events (`event.rs`).
+//!
+//! What a result means: the allowed states are exact when no bound was hit; when the unrolling
+//! bound cut a path (`bound_hit`), they are the states of the executions within the bound, so an
+//! observed state outside them is *unknown*, not forbidden, and a verdict that needs the complete set
+//! is undecided. An OpenCL test with a race (data, scope or barrier divergence) in some consistent
+//! execution has undefined behaviour: the decision carries the race instead of a verdict.
+//!
+//! Not modelled, each reported as "model: <construct> not modelled" with the instruction: f32
+//! arithmetic, conversions, special registers, sub-group barriers, address arithmetic and arrays,
+//! more than one device (the parser has none), named barriers with thread counts (the IR has none).
+
+mod event;
+mod exec;
+mod interp;
+mod live;
+mod opencl;
+mod ptx;
+mod rel;
+mod report;
+mod values;
+
+#[cfg(test)]
+mod opencl_tests;
+#[cfg(test)]
+mod ptx_tests;
+
+pub use report::{brief_line, json_decision, summary, text_decision, ModelJson};
+
+use super::cond::{Condition, Quantifier};
+use super::test::{Dialect, Expect, LitmusTest};
+use crate::ir::SrcLoc;
+use serde::Serialize;
+use std::fmt;
+use thiserror::Error;
+
+/// Which memory model decides a test (by its dialect).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ModelKind {
+    Ptx,
+    #[serde(rename = "opencl")]
+    OpenCl,
+}
+
+impl ModelKind {
+    pub fn of(d: Dialect) -> ModelKind {
+        match d {
+            Dialect::Ptx => ModelKind::Ptx,
+            Dialect::OpenCl => ModelKind::OpenCl,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            ModelKind::Ptx => "ptx",
+            ModelKind::OpenCl => "opencl",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct ModelOptions {
+    /// How often a path may take a backward branch to one loop header (redundant spin iterations
+    /// excepted).
+    pub unroll: u32,
+    /// Candidate executions after which the enumeration stops (the result then counts as bounded).
+    pub max_candidates: u64,
+}
+
+impl Default for ModelOptions {
+    fn default() -> Self {
+        ModelOptions {
+            unroll: 4,
+            max_candidates: 50_000_000,
+        }
+    }
+}
+
+#[derive(Debug, Error)]
+pub enum ModelError {
+    #[error("{file}:{}:{}: model: {what} not modelled", at.line, at.col)]
+    NotModelled {
+        file: String,
+        at: SrcLoc,
+        what: String,
+    },
+    #[error("{file}: model: cannot decide within its limits: {message}")]
+    Limit { file: String, message: String },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RaceKind {
+    /// Conflicting accesses, one plain, unordered by happens-before.
+    Data,
+    /// Conflicting atomics unordered by happens-before whose scopes do not include each other.
+    Scope,
+    /// Work-items of one work-group pass different numbers of barriers.
+    BarrierDivergence,
+}
+
+/// Why a test's behaviour is undefined.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Race {
+    pub kind: RaceKind,
+    pub first: String,
+    pub second: String,
+}
+
+impl fmt::Display for Race {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.kind {
+            RaceKind::Data => write!(f, "data race: {} / {}", self.first, self.second),
+            RaceKind::Scope => write!(f, "scope race: {} / {}", self.first, self.second),
+            RaceKind::BarrierDivergence => {
+                write!(f, "barrier divergence: {} ({})", self.first, self.second)
+            }
+        }
+    }
+}
+
+/// What the model says about one test.
+#[derive(Debug, Clone)]
+pub struct Decision {
+    pub model: ModelKind,
+    /// Allowed final states (values of the condition's observed variables), sorted.
+    pub allowed: Vec<Vec<i64>>,
+    /// Set when some consistent execution races: the behaviour is undefined.
+    pub race: Option<Race>,
+    /// Candidate executions checked.
+    pub executions: u64,
+    /// The unrolling bound cut a path, or the candidate limit stopped the enumeration: `allowed`
+    /// holds only states of executions within the bound.
+    pub bound_hit: bool,
+}
+
+/// How one final state stands under the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Judgement {
+    Allowed,
+    Forbidden,
+    /// Not among the states within the bound, but the bound was hit.
+    Unknown,
+    /// The test races: any state may appear.
+    Undefined,
+}
+
+impl Decision {
+    pub fn allows(&self, state: &[i64]) -> bool {
+        self.allowed
+            .binary_search_by(|s| s.as_slice().cmp(state))
+            .is_ok()
+    }
+
+    pub fn judge(&self, state: &[i64]) -> Judgement {
+        if self.race.is_some() {
+            Judgement::Undefined
+        } else if self.allows(state) {
+            Judgement::Allowed
+        } else if self.bound_hit {
+            Judgement::Unknown
+        } else {
+            Judgement::Forbidden
+        }
+    }
+
+    /// Whether some allowed state is a witness of the condition (`None`: racy, or none found
+    /// within a bound that was hit).
+    pub fn witness_allowed(&self, cond: &Condition) -> Option<bool> {
+        if self.race.is_some() {
+            return None;
+        }
+        if self.allowed.iter().any(|s| cond.witness(s)) {
+            Some(true)
+        } else if self.bound_hit {
+            None
+        } else {
+            Some(false)
+        }
+    }
+
+    /// herd's verdict: does the condition hold under the model (`Ok`)? `None` when undecided.
+    pub fn verdict(&self, cond: &Condition) -> Option<bool> {
+        let w = self.witness_allowed(cond)?;
+        Some(match cond.quantifier {
+            Quantifier::Exists => w,
+            Quantifier::NotExists | Quantifier::Forall => !w,
+        })
+    }
+
+    /// Whether a declared expectation agrees with the model (`None`: undecided). A racy test's
+    /// behaviour is undefined, so every state may appear: only `allowed` agrees.
+    pub fn agrees(&self, cond: &Condition, expect: Expect) -> Option<bool> {
+        if self.race.is_some() {
+            return Some(expect == Expect::Allowed);
+        }
+        let w = self.witness_allowed(cond)?;
+        Some(w == (expect == Expect::Allowed))
+    }
+}
+
+/// Decides `test` under its dialect's model.
+pub fn decide(test: &LitmusTest, opts: &ModelOptions) -> Result<Decision, ModelError> {
+    let model = ModelKind::of(test.dialect);
+    let interp = interp::InterpOptions {
+        unroll: opts.unroll,
+        // OpenCL keeps one redundant spin iteration: a race inside a failing iteration is a race.
+        keep_redundant: match model {
+            ModelKind::Ptx => 0,
+            ModelKind::OpenCl => 1,
+        },
+    };
+    let traces = interp::traces(test, interp)?;
+    let place = interp::placements(test);
+    let run = |per_thread: &[Vec<interp::Trace>], first_only| match model {
+        ModelKind::Ptx => exec::enumerate(
+            test,
+            per_thread,
+            &place,
+            &ptx::Ptx,
+            opts.max_candidates,
+            first_only,
+        ),
+        ModelKind::OpenCl => exec::enumerate(
+            test,
+            per_thread,
+            &place,
+            &opencl::OpenCl,
+            opts.max_candidates,
+            first_only,
+        ),
+    };
+    let c = run(&traces.per_thread, false)?;
+    // The bound matters only when a cut path can be part of a consistent execution: its prefix
+    // with the other threads' complete or cut paths (consistency is closed under program-order
+    // prefixes, so a prefix that is inconsistent with all of them is no execution's).
+    let mut bound_hit = c.limit_hit;
+    let mut executions = c.candidates;
+    for t in 0..traces.cut.len() {
+        if bound_hit || traces.cut[t].is_empty() {
+            continue;
+        }
+        let mix: Vec<Vec<interp::Trace>> = (0..traces.cut.len())
+            .map(|u| {
+                if u == t {
+                    traces.cut[u].clone()
+                } else {
+                    traces.per_thread[u]
+                        .iter()
+                        .chain(&traces.cut[u])
+                        .cloned()
+                        .collect()
+                }
+            })
+            .collect();
+        let p = run(&mix, true)?;
+        executions += p.candidates;
+        bound_hit = p.consistent || p.limit_hit;
+    }
+    Ok(Decision {
+        model,
+        allowed: c.states.into_iter().collect(),
+        race: c.race,
+        executions,
+        bound_hit,
+    })
+}

@@ -1,0 +1,186 @@
+//! Printing the oracle's decisions: the text of `gpumemsim model` and its `--json` objects (schema
+//! in the README, "The oracle").
+
+use super::{Decision, ModelError, ModelKind};
+use crate::litmus::test::LitmusTest;
+use serde::Serialize;
+use std::fmt::Write as _;
+
+/// One test in `gpumemsim model --json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ModelJson {
+    pub name: String,
+    pub file: String,
+    /// `ptx` or `opencl`.
+    pub model: &'static str,
+    /// Allowed final states (`P1:r0=1; P1:r1=0;`); null when the test could not be modelled.
+    pub allowed: Option<Vec<String>>,
+    /// herd's verdict under the model; null when undecided (bound hit), racy or not modelled.
+    pub verdict: Option<bool>,
+    /// Candidate executions checked.
+    pub executions: u64,
+    /// Whether the unrolling bound (or the candidate limit) cut an execution.
+    pub bound_hit: bool,
+    /// The race that makes an OpenCL test's behaviour undefined.
+    pub race: Option<String>,
+    /// The test's declared expectation and whether the model agrees with it.
+    pub expectation: Option<String>,
+    pub expectation_agrees: Option<bool>,
+    /// Why the test could not be modelled.
+    pub error: Option<String>,
+}
+
+/// `P1:r0=1; P1:r1=0;` for a state of `test`'s observed variables.
+pub fn state_string(test: &LitmusTest, values: &[i64]) -> String {
+    values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            format!(
+                "{}={v};",
+                test.condition.var_name(i, &test.threads, &test.locations)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+pub fn json_decision(test: &LitmusTest, d: &Result<Decision, ModelError>) -> ModelJson {
+    let model = ModelKind::of(test.dialect).name();
+    let expectation = test.expectation.map(|e| e.to_string());
+    match d {
+        Ok(d) => ModelJson {
+            name: test.name.clone(),
+            file: test.file.clone(),
+            model,
+            allowed: Some(d.allowed.iter().map(|s| state_string(test, s)).collect()),
+            verdict: d.verdict(&test.condition),
+            executions: d.executions,
+            bound_hit: d.bound_hit,
+            race: d.race.as_ref().map(|r| r.to_string()),
+            expectation,
+            expectation_agrees: test
+                .expectation
+                .and_then(|e| d.agrees(&test.condition, e.expect)),
+            error: None,
+        },
+        Err(e) => ModelJson {
+            name: test.name.clone(),
+            file: test.file.clone(),
+            model,
+            allowed: None,
+            verdict: None,
+            executions: 0,
+            bound_hit: false,
+            race: None,
+            expectation,
+            expectation_agrees: None,
+            error: Some(e.to_string()),
+        },
+    }
+}
+
+/// The human report of one decision.
+pub fn text_decision(test: &LitmusTest, d: &Result<Decision, ModelError>) -> String {
+    let mut s = String::new();
+    let model = ModelKind::of(test.dialect).name();
+    let d = match d {
+        Ok(d) => d,
+        Err(e) => {
+            let _ = writeln!(s, "Test {} ({}): {e}", test.name, test.file);
+            return s;
+        }
+    };
+    let _ = writeln!(
+        s,
+        "Test {} ({}): {model} model, {} candidate executions{}",
+        test.name,
+        test.file,
+        d.executions,
+        if d.bound_hit {
+            ", BOUND HIT (states of executions within the bound only)"
+        } else {
+            ""
+        }
+    );
+    if let Some(r) = &d.race {
+        let _ = writeln!(s, "Undefined behaviour: {r}");
+        return s;
+    }
+    let _ = writeln!(
+        s,
+        "States {} (* = witness of the condition)",
+        d.allowed.len()
+    );
+    for st in &d.allowed {
+        let mark = if test.condition.witness(st) { '*' } else { ' ' };
+        let _ = writeln!(s, " {mark} {}", state_string(test, st));
+    }
+    let verdict = match d.verdict(&test.condition) {
+        Some(true) => "Ok",
+        Some(false) => "No",
+        None => "undecided (bound hit)",
+    };
+    let expect = match test.expectation {
+        None => "no expectation declared".to_string(),
+        Some(e) => match d.agrees(&test.condition, e.expect) {
+            Some(true) => format!("expected {e}: agrees"),
+            Some(false) => format!("expected {e}: DISAGREES with the model"),
+            None => format!("expected {e}: cannot be checked (bound hit)"),
+        },
+    };
+    let _ = writeln!(s, "Condition {}: {verdict}; {expect}", test.condition.text);
+    s
+}
+
+/// One line per test for `gpumemsim model --brief`.
+pub fn brief_line(j: &ModelJson) -> String {
+    let verdict = match (&j.error, &j.race, j.verdict) {
+        (Some(_), _, _) => "error",
+        (_, Some(_), _) => "racy",
+        (_, _, Some(true)) => "Ok",
+        (_, _, Some(false)) => "No",
+        (_, _, None) => "undecided",
+    };
+    let agrees = match j.expectation_agrees {
+        Some(true) => "agrees",
+        Some(false) => "DISAGREES",
+        None => "-",
+    };
+    let mut s = format!(
+        "{:<32} {:<6} {:>3} states {:>9} executions  {verdict:<9} expectation {agrees}",
+        j.name,
+        j.model,
+        j.allowed.as_ref().map_or(0, |v| v.len()),
+        j.executions
+    );
+    if let Some(e) = &j.error {
+        let _ = write!(s, "\n  {e}");
+    }
+    s
+}
+
+/// The closing lines of `gpumemsim model` (`seconds` for all tests, the slowest test and its
+/// seconds), and whether the command fails: a test not modelled or an expectation the model
+/// contradicts.
+pub fn summary(docs: &[ModelJson], seconds: f64, slowest: &str, slowest_s: f64) -> (String, bool) {
+    let errors = docs.iter().filter(|d| d.error.is_some()).count();
+    let racy = docs.iter().filter(|d| d.race.is_some()).count();
+    let bounded = docs.iter().filter(|d| d.bound_hit).count();
+    let disagree: Vec<&str> = docs
+        .iter()
+        .filter(|d| d.expectation_agrees == Some(false))
+        .map(|d| d.name.as_str())
+        .collect();
+    let mut s = format!(
+        "{} tests in {seconds:.3} s ({:.0} tests/s; slowest {slowest} in {:.2} ms): {errors} not modelled, {racy} racy, {bounded} with the bound hit, {} expectations disagree with the model",
+        docs.len(),
+        docs.len() as f64 / seconds.max(1e-9),
+        slowest_s * 1e3,
+        disagree.len()
+    );
+    for n in &disagree {
+        let _ = write!(s, "\n  EXPECTATION DISAGREES: {n}");
+    }
+    (s, errors + disagree.len() > 0)
+}

@@ -1,0 +1,282 @@
+//! The oracle (issue 14): the suite's hand-written expectations agree with the memory models;
+//! `gpumemsim model` prints and writes (JSON) the allowed states and herd's verdict; every litmus
+//! run checks its observed states against the model and reports a forbidden one as a soundness
+//! failure with the test, the state and the seed; the generator writes tests the parser and the
+//! model accept, and a small generated family runs sound on the stress config. The documented
+//! run over the full generated set (more than 1,000 tests) is in the README ("The oracle").
+
+use gpumemsim::litmus::model::{self, Judgement, ModelOptions};
+use gpumemsim::litmus::{self, CheckStatus, LitmusOptions, LitmusTest};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn gpumemsim() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_gpumemsim"))
+}
+
+fn out_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("gpumemsim-oracle-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&d).expect("temp dir");
+    d
+}
+
+fn suite() -> Vec<LitmusTest> {
+    litmus::collect(&[root().join("workloads/litmus")])
+        .expect("suite")
+        .iter()
+        .map(|f| litmus::load(f).unwrap_or_else(|e| panic!("{e}")))
+        .collect()
+}
+
+#[test]
+fn every_suite_expectation_agrees_with_the_model() {
+    let mut bad = Vec::new();
+    for t in suite() {
+        let d = model::decide(&t, &ModelOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!d.bound_hit, "{}: the bound was hit", t.name);
+        let e = t
+            .expectation
+            .expect("every suite test declares an expectation");
+        if d.agrees(&t.condition, e.expect) != Some(true) {
+            bad.push(format!(
+                "{} ({}): declares {e}, allowed states {:?}",
+                t.name, t.file, d.allowed
+            ));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "expectations the model contradicts:\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn model_command_prints_states_and_writes_the_documented_json() {
+    let dir = out_dir("model");
+    let json = dir.join("model.json");
+    let o = gpumemsim()
+        .arg("model")
+        .arg(root().join("workloads/litmus/ptx/mp_rel_acq_gpu.litmus"))
+        .arg(root().join("workloads/litmus/opencl/mp_rel_acq_wg_diff.litmus"))
+        .arg(root().join("workloads/litmus/ptx/latch_ptx.litmus"))
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .expect("runs");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{out}");
+    assert!(
+        out.contains("P1:r0=1; P1:r1=1;") && out.contains("expected forbidden: agrees"),
+        "{out}"
+    );
+    assert!(out.contains("scope race"), "{out}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("written")).expect("json");
+    let tests = v.as_array().expect("array");
+    assert_eq!(tests.len(), 3);
+    for t in tests {
+        for key in [
+            "name",
+            "file",
+            "model",
+            "allowed",
+            "verdict",
+            "executions",
+            "bound_hit",
+        ] {
+            assert!(t.get(key).is_some(), "no `{key}` in {t}");
+        }
+    }
+    assert_eq!(tests[0]["model"], "ptx");
+    assert_eq!(tests[0]["verdict"], false);
+    assert_eq!(tests[0]["allowed"].as_array().expect("states").len(), 3);
+    assert_eq!(tests[0]["bound_hit"], false);
+    assert_eq!(tests[1]["model"], "opencl");
+    assert!(
+        tests[1]["verdict"].is_null()
+            && tests[1]["race"]
+                .as_str()
+                .is_some_and(|r| r.contains("scope race"))
+    );
+    // The latch's spin loops are reduced, not cut.
+    assert_eq!(tests[2]["bound_hit"], false);
+    assert_eq!(tests[2]["verdict"], false);
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn a_loop_the_bound_cuts_is_undecided_not_guessed() {
+    // A counter incremented until an increment returns 2 takes two backward branches; with one the
+    // oracle says the bound was hit and gives no verdict for `~exists`.
+    let src = "PTX count\n{ x=0; }\n P0@cta 0,gpu 0 ;\n L: ;\n atom.relaxed.gpu.add r0, [x], 1 ;\n bne r0, 2, L ;\n~exists (x=3)\n";
+    let t = litmus::parse(src, "count.litmus").expect("parses");
+    let bounded = |unroll| {
+        model::decide(
+            &t,
+            &ModelOptions {
+                unroll,
+                ..Default::default()
+            },
+        )
+        .expect("decides")
+    };
+    let d = bounded(1);
+    assert!(d.bound_hit);
+    assert_eq!(d.verdict(&t.condition), None);
+    assert_eq!(d.judge(&[3]), Judgement::Unknown);
+    let d = bounded(3);
+    assert!(!d.bound_hit);
+    assert_eq!(d.verdict(&t.condition), Some(false));
+    assert_eq!(d.allowed, vec![vec![3]]);
+}
+
+#[test]
+fn constructs_the_model_lacks_are_named_with_their_line() {
+    // Address arithmetic (arrays) is not modelled yet: the oracle says so at the access.
+    let src = "PTX arr\n{ x=0; P0:r1=x; }\n P0@cta 0,gpu 0 ;\n add.u64 r1, r1, 4 ;\n st.relaxed.gpu [r1], 1 ;\nexists (x=1)\n";
+    let t = litmus::parse(src, "arr.litmus").expect("parses");
+    let e = model::decide(&t, &ModelOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("arr.litmus:5:2: model:") && e.contains("not modelled"),
+        "{e}"
+    );
+}
+
+#[test]
+fn litmus_runs_report_model_states_and_soundness() {
+    let t =
+        litmus::load(&root().join("workloads/litmus/ptx/mp_relaxed_gpu.litmus")).expect("loads");
+    let stress =
+        gpumemsim::config::load(Some(&root().join("configs/stress.toml")), &[]).expect("stress");
+    let r = litmus::run(
+        &t,
+        &stress,
+        &LitmusOptions {
+            iterations: 3000,
+            seed: 2,
+            ..Default::default()
+        },
+    )
+    .expect("runs");
+    let d = r.model.as_ref().expect("modelled");
+    assert_eq!(d.allowed.len(), 4);
+    assert!(r
+        .outcomes
+        .iter()
+        .all(|o| o.judgement == Some(Judgement::Allowed)));
+    let (seen, allowed) = r.allowed_seen().expect("decided");
+    assert_eq!(allowed, 4);
+    assert!(seen >= 3, "{seen}");
+    // A state the model forbids, as a soundness failure would show it.
+    let mut bad = r.clone();
+    bad.outcomes[0].judgement = Some(Judgement::Forbidden);
+    bad.outcomes[0].first_launch = 5;
+    assert_eq!(bad.check(), CheckStatus::Unsound);
+    let (line, failed) = litmus::summary(&[bad]);
+    assert!(failed);
+    assert!(
+        line.contains("UNSOUND: MP+relaxed.gpu") && line.contains("first in launch 5 of seed 2"),
+        "{line}"
+    );
+    let json = litmus::json_report(&r, "stress", 2);
+    let v = serde_json::to_value(&json).expect("json");
+    for key in [
+        "model_allowed",
+        "forbidden_observed",
+        "allowed_seen",
+        "model_status",
+    ] {
+        assert!(v.get(key).is_some(), "no `{key}`");
+    }
+    assert_eq!(v["model_status"], "decided");
+    assert_eq!(v["forbidden_observed"].as_array().map(Vec::len), Some(0));
+}
+
+#[test]
+fn expectations_that_contradict_the_model_fail_the_check() {
+    let dir = out_dir("wrong");
+    let expect = dir.join("expect.txt");
+    std::fs::write(&expect, "SB+fence.sc.gpu allowed\n").expect("write");
+    let o = gpumemsim()
+        .args([
+            "litmus",
+            "--check",
+            "--brief",
+            "--iterations",
+            "200",
+            "--config",
+        ])
+        .arg(root().join("configs/tiny.toml"))
+        .arg(root().join("workloads/litmus/ptx/sb_fence_sc_gpu.litmus"))
+        .arg("--expect")
+        .arg(&expect)
+        .output()
+        .expect("runs");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("EXPECTATION WRONG: SB+fence.sc.gpu") && out.contains("the model forbids it"),
+        "{out}"
+    );
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn a_generated_family_parses_is_decided_and_runs_sound_under_stress() {
+    let dir = out_dir("gen");
+    for d in ["ptx", "opencl"] {
+        let o = gpumemsim()
+            .args([
+                "litmus",
+                "generate",
+                "--dialect",
+                d,
+                "--shapes",
+                "MP,SB,IRIW",
+                "--scopes",
+                "gpu",
+                "--placements",
+                "diff",
+                "--out",
+            ])
+            .arg(dir.join(d))
+            .output()
+            .expect("runs");
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            o.status.success(),
+            "{out}{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(
+            out.contains("(3 shapes × 7 orders × 1 scopes × 1 placements)"),
+            "{out}"
+        );
+    }
+    let json = dir.join("run.json");
+    let o = gpumemsim()
+        .args(["litmus", "--brief", "--iterations", "500", "--config"])
+        .arg(root().join("configs/stress.toml"))
+        .arg(dir.join("ptx"))
+        .arg(dir.join("opencl"))
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .expect("runs");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("0 unsound") && out.contains("0 expectations contradict the model"),
+        "{out}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("written")).expect("json");
+    assert_eq!(v.as_array().map(Vec::len), Some(42));
+    std::fs::remove_dir_all(dir).ok();
+}
