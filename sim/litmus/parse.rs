@@ -68,7 +68,7 @@ pub fn parse(text: &str, file: &str) -> Result<LitmusTest, LitmusError> {
     let reg_init = init_block(&mut c, &mut locations)?;
     let threads = match dialect {
         Dialect::Ptx => ptx::parse_threads(&mut c, &mut locations, &reg_init)?,
-        Dialect::OpenCl => opencl::parse_threads(&mut c, &mut locations, &reg_init)?,
+        Dialect::OpenCl => opencl::parse_threads(&mut c, &blanked, &mut locations, &reg_init)?,
     };
     for (t, r, _, rat) in &reg_init {
         if !threads.iter().any(|th| th.name == *t) {
