@@ -195,6 +195,7 @@ pub fn workload(
     }
     // The kernel's parameters live in their own scope: device functions see only the file's names.
     l.push_scope();
+    let assigned = super::lower::Assignments::of(&kf.body);
     let mut params = Vec::new();
     for (name, ploc, ty) in &ptys {
         let explicit = hdr.args.iter().find(|(n, ..)| n == name);
@@ -265,6 +266,10 @@ pub fn workload(
                 };
                 let reg = l.sink.var_reg(name, t.ir());
                 l.bind(name, Binding::Var { reg, ty: *ty });
+                // The launch fixes the value: a parameter the kernel never assigns keeps it.
+                if !t.is_float() && !assigned.any.contains(name) {
+                    l.note_range(name, reg, *ty, u64::try_from(t.int_value(raw)).ok());
+                }
                 params.push(Param {
                     name: name.clone(),
                     reg,

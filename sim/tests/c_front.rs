@@ -209,6 +209,8 @@ check out[24] == 12
 check out[25] == -5
 check out[26] == 2
 check out[27] == 1
+check out[28] == 2
+check out[29] == 28
 check big[0] == 8589934592
 check big[1] == -1
 check big[2] == 4294967295
@@ -301,6 +303,13 @@ again:
     atomicInc((unsigned *)&out[26], 1);          // 1 -> 0
     out[26] += 2;
     out[27] = atomicCAS(&out[27], 0, 5) == 0 && out[27] == 5;
+    int neg = arr[0] - 2;             // -2, known only at run time: a negative index
+    int *mid = &arr[4];
+    out[28] = mid[neg];
+    int acc2 = 0;
+    for (int j = 0; j < 8; j++)       // a counter that only grows: no sign extension needed
+        acc2 += arr[j];
+    out[29] = acc2;
     big[0] = 1ll << 33;
     big[1] = (long long)(int)-1;
     big[2] = (long long)(unsigned)-1;
@@ -730,6 +739,47 @@ fn c_kernels_translate_to_wgsl_or_are_rejected_for_the_orders_wgsl_lacks() {
     }
     // device_latch (acq_rel, acquire) and atomic_min (seq_cst, as the chapter writes it).
     assert_eq!(rejected, 2, "{ok} translated");
+}
+
+#[test]
+fn the_readme_examples_run_and_pass_their_checks() {
+    let text = std::fs::read_to_string(root().join("workloads/README.md")).unwrap();
+    let mut n = 0;
+    for ext in ["cu", "cl"] {
+        for block in text.split(&format!("```{ext}\n")).skip(1) {
+            let src = block.split("```").next().unwrap();
+            let wl = parse(src, &format!("README.{ext}"));
+            assert_checks_hold(&run(&tiny(), &wl), &format!("README {ext} example"));
+            n += 1;
+        }
+    }
+    assert!(n >= 2, "a CUDA and an OpenCL example");
+}
+
+#[test]
+fn the_measurement_suite_takes_c_kernels_like_kern_ones() {
+    let toml = r#"
+name = "c"
+[[bench]]
+name = "atomic_counter"
+group = "contention"
+kernel = "race_counter_atomic.cu"
+sweep = { N = [256, 512] }
+"#;
+    let suite =
+        gpumemsim::gpu::suite::Suite::parse(toml, "c.toml", &root().join("workloads/chapters"))
+            .unwrap_or_else(|e| panic!("{e}"));
+    let loaded = gpumemsim::gpu::measure::load(suite).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(loaded.cases.len(), 2);
+    for (case, wl) in &loaded.cases {
+        assert!(
+            wl.kernel.file.ends_with("race_counter_atomic.cu"),
+            "{}",
+            wl.kernel.file
+        );
+        assert_eq!(Some(&wl.parameters[0].1), case.params.get("N"));
+        wgsl::translate(wl, Caps::ALL, Options::default()).unwrap_or_else(|e| panic!("{e}"));
+    }
 }
 
 fn litmus_outcomes(src: &str) -> Vec<(Vec<String>, Vec<i64>)> {

@@ -143,7 +143,7 @@ impl Lower<'_> {
         Ok(RVal::Scalar {
             op: Operand::Reg(t),
             ty: STy::I32,
-            small: true,
+            max: Some(1),
         })
     }
 

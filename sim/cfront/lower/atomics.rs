@@ -348,7 +348,7 @@ impl Lower<'_> {
                 Ok(RVal::Scalar {
                     op: Operand::Reg(ok),
                     ty: STy::Bool,
-                    small: true,
+                    max: Some(1),
                 })
             }
             Expected::Mem(lv) => {
@@ -386,7 +386,7 @@ impl Lower<'_> {
                 Ok(RVal::Scalar {
                     op: Operand::Reg(ok),
                     ty: STy::Bool,
-                    small: true,
+                    max: Some(1),
                 })
             }
         }

@@ -71,8 +71,33 @@ impl Lower<'_> {
         RVal::Scalar {
             op: Operand::Reg(d),
             ty,
-            small: which != Special::Clock,
+            max: self.special_max(which),
         }
+    }
+
+    /// The largest value a special register can hold, when the launch and the config's limits say
+    /// (warps are at most 64 lanes, GPUs at most 4096 SMs).
+    pub(crate) fn special_max(&self, which: Special) -> Option<u64> {
+        let g = self.geometry?;
+        let gs = |d: Dim| g.group_size[d.index()] as u64;
+        let ng = |d: Dim| g.groups[d.index()] as u64;
+        let threads = g.group_threads() as u64;
+        Some(match which {
+            Special::LocalId(d) => gs(d) - 1,
+            Special::GroupId(d) => ng(d) - 1,
+            Special::GlobalId(d) => gs(d) * ng(d) - 1,
+            Special::LocalSize(d) => gs(d),
+            Special::NumGroups(d) => ng(d),
+            Special::GlobalSize(d) => gs(d) * ng(d),
+            Special::GlobalLinearId => threads * g.num_groups() - 1,
+            Special::LocalLinearId => threads - 1,
+            Special::GroupLinearId => g.num_groups() - 1,
+            Special::Lane => 63,
+            Special::SubGroupSize => 64,
+            Special::SubGroupId | Special::NumSubGroups => threads,
+            Special::SmId => 4095,
+            Special::Clock => return None,
+        })
     }
 
     /// A launch size: a constant of the workload when the geometry is known.
@@ -369,7 +394,7 @@ impl Lower<'_> {
         Ok(RVal::Scalar {
             op: d,
             ty: t,
-            small: false,
+            max: None,
         })
     }
 
@@ -387,14 +412,14 @@ impl Lower<'_> {
             return Ok(RVal::Scalar {
                 op: d,
                 ty: t,
-                small: false,
+                max: None,
             });
         }
         if !t.is_signed() {
             return Ok(RVal::Scalar {
                 op: v,
                 ty: t,
-                small: false,
+                max: None,
             });
         }
         let neg = self.arith(AluOp::Sub, t, Operand::Imm(0), v, None, at);

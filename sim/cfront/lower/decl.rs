@@ -6,8 +6,27 @@ use super::values::{LVal, RVal};
 use super::{Binding, Lower, Mode, R};
 use crate::cfront::ast::*;
 use crate::cfront::types::{STy, VTy};
+use crate::ir::Reg;
 
 impl Lower<'_> {
+    /// Records the range a kernel variable keeps wherever it is read: its initial value's when the
+    /// function never assigns it again, non-negative when it is only incremented (signed overflow
+    /// being undefined, as compilers assume).
+    pub(crate) fn note_range(&mut self, name: &str, r: Reg, ty: VTy, init_max: Option<u64>) {
+        let (VTy::Scalar(t), Some(m), Mode::Kernel) = (ty, init_max, self.mode) else {
+            return;
+        };
+        if t.is_float() {
+            return;
+        }
+        let assigned = &self.fns.last().expect("a function").assigned;
+        if !assigned.any.contains(name) {
+            self.var_bounds.insert(r, m);
+        } else if !assigned.other.contains(name) {
+            self.var_bounds.insert(r, super::values::limit(t));
+        }
+    }
+
     /// A file-scope declaration: `__shared__` arrays and constants (`const int K = 4;`).
     pub(crate) fn global_decl(&mut self, d: &Decl) -> R<()> {
         if d.storage.shared || matches!(d.spec.space, Some((AddrSpace::Local, _))) {
@@ -153,6 +172,7 @@ impl Lower<'_> {
                 .ok_or_else(|| self.err(e.loc, "`auto` of a void value"))?;
             let r = self.sink.var_reg(&x.name, t.ir());
             self.write(LVal::Var { reg: r, ty: t }, v, at)?;
+            self.note_range(&x.name, r, t, v.max());
             self.bind(&x.name, Binding::Var { reg: r, ty: t });
             return Ok(());
         } else {
@@ -182,6 +202,7 @@ impl Lower<'_> {
             let v = self.rvalue(e, Some(r))?;
             let v = self.convert(v, ty, Some(r), e.loc)?;
             self.write(LVal::Var { reg: r, ty }, v, at)?;
+            self.note_range(&x.name, r, ty, v.max());
         }
         self.bind(&x.name, Binding::Var { reg: r, ty });
         Ok(())

@@ -19,7 +19,7 @@ impl Lower<'_> {
                 // No `double` in the IR: a double literal is rounded to float (documented).
                 op: Operand::Imm(f32_bits(*v as f32)),
                 ty: STy::F32,
-                small: false,
+                max: None,
             }),
             ExprKind::Str(_) => Err(self.err(at, "string literals are not supported")),
             ExprKind::Name(path) => self.name_value(path, hint, at),
@@ -301,7 +301,7 @@ impl Lower<'_> {
                     return Ok(RVal::Scalar {
                         op: d,
                         ty: t,
-                        small: false,
+                        max: None,
                     });
                 }
                 let z = Operand::Imm(if t.is_float() { f32_bits(0.0) } else { 0 });
@@ -314,7 +314,7 @@ impl Lower<'_> {
                 Ok(RVal::Scalar {
                     op: neg,
                     ty: t,
-                    small: false,
+                    max: None,
                 })
             }
             UnOp::Not => {

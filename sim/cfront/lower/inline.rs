@@ -9,7 +9,7 @@ use super::{Binding, Lower, R};
 use crate::cfront::ast::*;
 use crate::cfront::types::VTy;
 use crate::ir::*;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 impl Lower<'_> {
     /// Lowers a call of `f` in place: arguments bound to its parameters, its body, its result.
@@ -37,7 +37,7 @@ impl Lower<'_> {
                 ),
             ));
         }
-        let assigned = assigned_names(&f.body);
+        let assigned = Assignments::of(&f.body);
         let mut bound = Vec::new();
         for (p, a) in f.params.iter().zip(args) {
             let v = self.rvalue(a, None)?;
@@ -50,7 +50,7 @@ impl Lower<'_> {
                 }
             }
             let v = self.convert(v, ty, None, a.loc)?;
-            if assigned.contains(&p.name.as_str()) {
+            if assigned.any.contains(&p.name) {
                 let r = self.sink.var_reg(&p.name, ty.ir());
                 self.write(LVal::Var { reg: r, ty }, v, a.loc)?;
                 bound.push((p.name.clone(), Binding::Var { reg: r, ty }));
@@ -76,6 +76,7 @@ impl Lower<'_> {
             ret,
             end: end.clone(),
             labels_state: HashMap::new(),
+            assigned,
         });
         let r = f
             .body
@@ -95,79 +96,101 @@ impl Lower<'_> {
     }
 }
 
-/// Names a function body assigns to (`=`, `op=`, `++`, `--`, `&`): its parameters that need a
-/// register of their own.
-fn assigned_names(body: &[Stmt]) -> Vec<&str> {
-    fn expr<'e>(e: &'e Expr, out: &mut Vec<&'e str>) {
-        let target = |x: &'e Expr, out: &mut Vec<&'e str>| {
-            if let Some(n) = x.ident() {
-                out.push(n);
+/// Which names a function body assigns to after their declaration: `any` by any means (`=`,
+/// `op=`, `++`, `--`, `&`, asm outputs), `other` by anything but an increment (`++`, `+= C` with a
+/// non-negative constant C). A variable in neither set keeps its initial value; one only
+/// incremented never decreases (signed overflow is undefined in C, as compilers assume).
+#[derive(Debug, Default, Clone)]
+pub struct Assignments {
+    pub any: HashSet<String>,
+    pub other: HashSet<String>,
+}
+
+impl Assignments {
+    pub fn of(body: &[Stmt]) -> Assignments {
+        let mut a = Assignments::default();
+        body.iter().for_each(|s| a.stmt(s));
+        a
+    }
+
+    fn target(&mut self, x: &Expr, increment: bool) {
+        if let Some(n) = x.ident() {
+            self.any.insert(n.to_string());
+            if !increment {
+                self.other.insert(n.to_string());
             }
-        };
+        }
+    }
+
+    fn expr(&mut self, e: &Expr) {
         match &e.kind {
-            ExprKind::Assign(_, l, r) => {
-                target(l, out);
-                expr(l, out);
-                expr(r, out);
+            ExprKind::Assign(op, l, r) => {
+                let nonneg_constant = matches!(r.kind, ExprKind::Int(..));
+                self.target(l, *op == Some(BinOp::Add) && nonneg_constant);
+                self.expr(l);
+                self.expr(r);
             }
-            ExprKind::PreInc(_, x) | ExprKind::PostInc(_, x) | ExprKind::Unary(UnOp::AddrOf, x) => {
-                target(x, out);
-                expr(x, out);
+            ExprKind::PreInc(inc, x) | ExprKind::PostInc(inc, x) => {
+                self.target(x, *inc);
+                self.expr(x);
+            }
+            ExprKind::Unary(UnOp::AddrOf, x) => {
+                self.target(x, false);
+                self.expr(x);
             }
             ExprKind::Unary(_, x)
             | ExprKind::Cast(_, x)
             | ExprKind::SizeofExpr(x)
-            | ExprKind::Member(x, _, _) => expr(x, out),
+            | ExprKind::Member(x, _, _) => self.expr(x),
             ExprKind::Binary(_, a, b)
             | ExprKind::Logical(_, a, b)
             | ExprKind::Comma(a, b)
             | ExprKind::Index(a, b) => {
-                expr(a, out);
-                expr(b, out);
+                self.expr(a);
+                self.expr(b);
             }
             ExprKind::Cond(a, b, c) => {
-                expr(a, out);
-                expr(b, out);
-                expr(c, out);
+                self.expr(a);
+                self.expr(b);
+                self.expr(c);
             }
             ExprKind::Call(f, args) => {
-                expr(f, out);
-                args.iter().for_each(|a| expr(a, out));
+                self.expr(f);
+                args.iter().for_each(|a| self.expr(a));
             }
             _ => {}
         }
     }
-    fn stmt<'e>(s: &'e Stmt, out: &mut Vec<&'e str>) {
+
+    fn stmt(&mut self, s: &Stmt) {
         match &s.kind {
-            StmtKind::Expr(e) | StmtKind::Switch(e, _) | StmtKind::Case(e, _) => {
-                expr(e, out);
-                if let StmtKind::Switch(_, b) | StmtKind::Case(_, b) = &s.kind {
-                    stmt(b, out);
-                }
+            StmtKind::Expr(e) | StmtKind::Return(Some(e)) => self.expr(e),
+            StmtKind::Switch(e, b) | StmtKind::Case(e, b) => {
+                self.expr(e);
+                self.stmt(b);
             }
-            StmtKind::Return(Some(e)) => expr(e, out),
             StmtKind::Decl(d) => {
                 for x in &d.decls {
                     match &x.init {
-                        Some(Init::Expr(e)) => expr(e, out),
+                        Some(Init::Expr(e)) => self.expr(e),
                         Some(Init::List(v, _)) | Some(Init::Ctor(v, _)) => {
-                            v.iter().for_each(|e| expr(e, out))
+                            v.iter().for_each(|e| self.expr(e))
                         }
                         None => {}
                     }
                 }
             }
-            StmtKind::Block(v) => v.iter().for_each(|s| stmt(s, out)),
+            StmtKind::Block(v) => v.iter().for_each(|s| self.stmt(s)),
             StmtKind::If(c, a, b) => {
-                expr(c, out);
-                stmt(a, out);
+                self.expr(c);
+                self.stmt(a);
                 if let Some(b) = b {
-                    stmt(b, out);
+                    self.stmt(b);
                 }
             }
             StmtKind::While(c, b) | StmtKind::DoWhile(b, c) => {
-                expr(c, out);
-                stmt(b, out);
+                self.expr(c);
+                self.stmt(b);
             }
             StmtKind::For {
                 init,
@@ -176,26 +199,19 @@ fn assigned_names(body: &[Stmt]) -> Vec<&str> {
                 body,
             } => {
                 if let Some(i) = init {
-                    stmt(i, out);
+                    self.stmt(i);
                 }
                 if let Some(c) = cond {
-                    expr(c, out);
+                    self.expr(c);
                 }
-                if let Some(s) = step {
-                    expr(s, out);
+                if let Some(st) = step {
+                    self.expr(st);
                 }
-                stmt(body, out);
+                self.stmt(body);
             }
-            StmtKind::Default(b) | StmtKind::Label(_, b) => stmt(b, out),
-            StmtKind::Asm(a) => a.outputs.iter().for_each(|(_, e)| {
-                if let Some(n) = e.ident() {
-                    out.push(n);
-                }
-            }),
+            StmtKind::Default(b) | StmtKind::Label(_, b) => self.stmt(b),
+            StmtKind::Asm(a) => a.outputs.iter().for_each(|(_, e)| self.target(e, false)),
             _ => {}
         }
     }
-    let mut out = Vec::new();
-    body.iter().for_each(|s| stmt(s, &mut out));
-    out
 }

@@ -37,6 +37,7 @@ mod opencl;
 mod stmt;
 mod values;
 
+pub use inline::Assignments;
 pub use values::{LVal, RVal};
 
 use super::ast::{AddrSpace, BaseTy, Function, Stmt, TypeName};
@@ -121,6 +122,8 @@ struct FnCtx {
     end: String,
     /// User labels of this instance → (internal name, defined yet, first `goto`).
     labels_state: HashMap<String, (String, bool, SrcLoc)>,
+    /// What the body assigns (for the value ranges of variables).
+    assigned: inline::Assignments,
 }
 
 pub struct Lower<'a> {
@@ -142,6 +145,8 @@ pub struct Lower<'a> {
     shared_allocs: HashMap<(String, String), Binding>,
     /// `extern __shared__` arrays the header sized: (name, byte offset, element type, length).
     pub(crate) dynamic_locals: Vec<(String, u32, STy, u64)>,
+    /// Variables whose value is known to lie in `0 ..= bound` wherever they are read (kernels).
+    var_bounds: HashMap<Reg, u64>,
 }
 
 impl<'a> Lower<'a> {
@@ -158,12 +163,14 @@ impl<'a> Lower<'a> {
                 ret: None,
                 end: String::new(),
                 labels_state: HashMap::new(),
+                assigned: inline::Assignments::default(),
             }],
             geometry: None,
             local_bytes: 0,
             case_labels: Vec::new(),
             shared_allocs: HashMap::new(),
             dynamic_locals: Vec::new(),
+            var_bounds: HashMap::new(),
         }
     }
 
@@ -203,6 +210,7 @@ impl<'a> Lower<'a> {
     pub fn body(&mut self, stmts: &[Stmt], end: SrcLoc) -> R<()> {
         let end_label = self.label();
         self.fns[0].end = end_label.clone();
+        self.fns[0].assigned = inline::Assignments::of(stmts);
         self.push_scope();
         for s in stmts {
             self.stmt(s)?;

@@ -359,7 +359,7 @@ impl Lower<'_> {
         let v = RVal::Scalar {
             op: Operand::Reg(d),
             ty: from,
-            small: from == STy::U32,
+            max: self.special_max(which),
         };
         let v = self.convert(v, Self::lval_ty(&lv), None, a.loc)?;
         self.write(lv, v, a.loc)

@@ -12,12 +12,13 @@ use crate::ir::*;
 /// A computed value.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum RVal {
-    /// A scalar; `small` when the value is known to lie in 0 .. 2^31 (ids, sizes, small constants),
-    /// so that widening and narrowing it needs no instruction.
+    /// A scalar; `max`: the value is known to lie in `0 ..= max` (ids, sizes, constants, and what
+    /// arithmetic on them keeps in range), so that widening and narrowing it may need no
+    /// instruction.
     Scalar {
         op: Operand,
         ty: STy,
-        small: bool,
+        max: Option<u64>,
     },
     /// A pointer: `base + off` bytes.
     Ptr {
@@ -34,7 +35,7 @@ impl RVal {
         RVal::Scalar {
             op: Operand::Imm(bits),
             ty,
-            small: (0..1 << 31).contains(&v),
+            max: u64::try_from(v).ok(),
         }
     }
 
@@ -42,7 +43,15 @@ impl RVal {
         RVal::Scalar {
             op: Operand::Reg(r),
             ty,
-            small: false,
+            max: None,
+        }
+    }
+
+    /// The upper bound of a scalar known to be non-negative.
+    pub fn max(&self) -> Option<u64> {
+        match *self {
+            RVal::Scalar { max, .. } => max,
+            _ => None,
         }
     }
 
@@ -115,7 +124,11 @@ impl Lower<'_> {
     pub(crate) fn read(&mut self, lv: LVal, hint: Option<Reg>, at: SrcLoc) -> R<RVal> {
         Ok(match lv {
             LVal::Var { reg, ty } => match ty {
-                VTy::Scalar(t) => RVal::reg(reg, t),
+                VTy::Scalar(t) => RVal::Scalar {
+                    op: Operand::Reg(reg),
+                    ty: t,
+                    max: self.var_bounds.get(&reg).copied(),
+                },
                 VTy::Ptr(p) => RVal::Ptr {
                     base: Operand::Reg(reg),
                     off: 0,
@@ -310,8 +323,8 @@ impl Lower<'_> {
     /// C's conversion of `v` to `to` (assignment, cast, argument passing).
     pub(crate) fn convert(&mut self, v: RVal, to: VTy, hint: Option<Reg>, at: SrcLoc) -> R<RVal> {
         match (v, to) {
-            (RVal::Scalar { op, ty, small }, VTy::Scalar(t)) => {
-                self.convert_scalar(op, ty, small, t, hint, at)
+            (RVal::Scalar { op, ty, max }, VTy::Scalar(t)) => {
+                self.convert_scalar(op, ty, max, t, hint, at)
             }
             (RVal::Ptr { base, off, ty }, VTy::Ptr(p)) => {
                 if ty.space != p.space {
@@ -350,7 +363,7 @@ impl Lower<'_> {
                     Ok(RVal::Scalar {
                         op: a,
                         ty: t,
-                        small: false,
+                        max: None,
                     })
                 }
                 _ => Err(self.err(
@@ -369,14 +382,17 @@ impl Lower<'_> {
         &mut self,
         op: Operand,
         from: STy,
-        small: bool,
+        max: Option<u64>,
         to: STy,
         hint: Option<Reg>,
         at: SrcLoc,
     ) -> R<RVal> {
         if from == to {
-            return Ok(RVal::Scalar { op, ty: to, small });
+            return Ok(RVal::Scalar { op, ty: to, max });
         }
+        // A value in 0 .. 2^31 has the same bits in every integer type: widening or narrowing it is
+        // free.
+        let small = max.is_some_and(|m| m < 1 << 31);
         if let Operand::Imm(b) = op {
             let v = if from.is_float() {
                 let f = bits_f32(b);
@@ -384,7 +400,7 @@ impl Lower<'_> {
                     return Ok(RVal::Scalar {
                         op,
                         ty: to,
-                        small: false,
+                        max: None,
                     });
                 }
                 if to == STy::Bool {
@@ -401,7 +417,7 @@ impl Lower<'_> {
                 return Ok(RVal::Scalar {
                     op: Operand::Imm(f32_bits(f)),
                     ty: to,
-                    small: false,
+                    max: None,
                 });
             }
             return Ok(RVal::int(v, to));
@@ -440,7 +456,8 @@ impl Lower<'_> {
             return Ok(retype(cvt(self, from.ir(), to.ir()), to));
         }
         // Same width (or zero-extension of an unsigned or small value): the bits are the value.
-        Ok(RVal::Scalar { op, ty: to, small })
+        let max = max.filter(|&m| m <= limit(to));
+        Ok(RVal::Scalar { op, ty: to, max })
     }
 
     /// `a op b` into a 0/1 `int`.
@@ -470,7 +487,7 @@ impl Lower<'_> {
         Ok(RVal::Scalar {
             op: Operand::Reg(d),
             ty: STy::I32,
-            small: true,
+            max: Some(1),
         })
     }
 
@@ -515,7 +532,7 @@ impl Lower<'_> {
                     return Ok(RVal::Scalar {
                         op: d,
                         ty: STy::I64,
-                        small: false,
+                        max: None,
                     });
                 }
                 if let Some(c) = cmp_of(op) {
@@ -564,23 +581,22 @@ impl Lower<'_> {
                 return Err(self.err(at, format!("`{}` takes integers", op.symbol())));
             }
             let t = ta.promote();
-            let x = self.operand_as(a, t, at)?;
-            let y = self.operand_as(b, t, at)?;
+            let xv = self.convert(a, VTy::Scalar(t), None, at)?;
+            let yv = self.convert(b, VTy::Scalar(t), None, at)?;
+            let (x, y) = (self.operand(xv, at)?, self.operand(yv, at)?);
             let alu = if op == BinOp::Shl {
                 AluOp::Shl
             } else {
                 AluOp::Shr
             };
+            let max = range(alu, t, xv.max(), yv.max(), y);
             let d = self.arith(alu, t, x, y, hint, at);
-            return Ok(RVal::Scalar {
-                op: d,
-                ty: t,
-                small: false,
-            });
+            return Ok(RVal::Scalar { op: d, ty: t, max });
         }
         let t = STy::common(ta, tb);
-        let x = self.operand_as(a, t, at)?;
-        let y = self.operand_as(b, t, at)?;
+        let xv = self.convert(a, VTy::Scalar(t), None, at)?;
+        let yv = self.convert(b, VTy::Scalar(t), None, at)?;
+        let (x, y) = (self.operand(xv, at)?, self.operand(yv, at)?);
         if let Some(c) = cmp_of(op) {
             return self.compare(c, t.ir(), x, y, hint, at);
         }
@@ -611,12 +627,9 @@ impl Lower<'_> {
         if matches!(alu, AluOp::Div | AluOp::Rem) && !t.is_float() && y == Operand::Imm(0) {
             return Err(self.err(at, format!("`{}` by zero", op.symbol())));
         }
+        let max = range(alu, t, xv.max(), yv.max(), y);
         let d = self.arith(alu, t, x, y, hint, at);
-        Ok(RVal::Scalar {
-            op: d,
-            ty: t,
-            small: false,
-        })
+        Ok(RVal::Scalar { op: d, ty: t, max })
     }
 
     /// `v` converted to `t`, as an operand.
@@ -723,9 +736,56 @@ impl Lower<'_> {
     }
 }
 
+/// The largest non-negative value of type `t`.
+pub(crate) fn limit(t: STy) -> u64 {
+    match t {
+        STy::Bool => 1,
+        STy::I32 => i32::MAX as u64,
+        STy::U32 => u32::MAX as u64,
+        STy::I64 => i64::MAX as u64,
+        STy::U64 => u64::MAX,
+        STy::F32 => 0,
+    }
+}
+
+/// The range `0 ..= max` of `a op b` from its operands' ranges, when it stays within the
+/// non-negative values of `t` (so the operation cannot wrap); `b` is the second operand itself
+/// (a constant divisor or shift).
+fn range(op: AluOp, t: STy, a: Option<u64>, b: Option<u64>, bop: Operand) -> Option<u64> {
+    if t.is_float() {
+        return None;
+    }
+    // The second operand's value, when it is a (non-negative) constant.
+    let k = match bop {
+        Operand::Imm(_) => b,
+        Operand::Reg(_) => None,
+    };
+    let r = match op {
+        AluOp::Add => a?.checked_add(b?)?,
+        AluOp::Mul => a?.checked_mul(b?)?,
+        AluOp::Div => a? / k.filter(|&k| k > 0)?,
+        AluOp::Rem => a?.min(k.filter(|&k| k > 0)? - 1),
+        AluOp::Shr => a? >> k.filter(|&k| k < 64)?,
+        AluOp::And => match (a, b) {
+            (Some(x), Some(y)) => x.min(y),
+            (Some(x), None) | (None, Some(x)) => x,
+            (None, None) => return None,
+        },
+        AluOp::Or | AluOp::Xor => (a?.max(b?) + 1).checked_next_power_of_two()? - 1,
+        AluOp::Min => a?.min(b?),
+        AluOp::Max => a?.max(b?),
+        AluOp::Sub | AluOp::Shl => return None,
+    };
+    (r <= limit(t)).then_some(r)
+}
+
 fn retype(v: RVal, t: STy) -> RVal {
     match v {
-        RVal::Scalar { op, small, .. } => RVal::Scalar { op, ty: t, small },
+        RVal::Scalar { op, max, .. } => RVal::Scalar {
+            op,
+            ty: t,
+            max: max.filter(|&m| m <= limit(t)),
+        },
         other => other,
     }
 }
