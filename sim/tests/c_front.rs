@@ -211,6 +211,8 @@ check out[26] == 2
 check out[27] == 1
 check out[28] == 2
 check out[29] == 28
+check out[30] == 7
+check out[31] == 5
 check big[0] == 8589934592
 check big[1] == -1
 check big[2] == 4294967295
@@ -310,6 +312,11 @@ again:
     for (int j = 0; j < 8; j++)       // a counter that only grows: no sign extension needed
         acc2 += arr[j];
     out[29] = acc2;
+    int *sp = s + 1;                  // a pointer into shared memory, passed to a device function
+    sp[1] = 7;
+    out[30] = s[2];
+    bump(&s[3], 5);
+    out[31] = s[3];
     big[0] = 1ll << 33;
     big[1] = (long long)(int)-1;
     big[2] = (long long)(unsigned)-1;

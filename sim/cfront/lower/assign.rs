@@ -192,45 +192,52 @@ impl Lower<'_> {
         let end = self.label();
         self.branch_unless(c, &els)?;
         let va = self.rvalue(a, None)?;
-        let ty = va
+        let ta = va
             .vty()
             .ok_or_else(|| self.err(a.loc, "a void value in `?:`"))?;
-        // The result type: the common type of two numbers, else the first arm's (pointers).
-        let result_ty = match (ty, tb) {
-            (VTy::Scalar(x), Some(RVal::Scalar { ty: y, .. })) => VTy::Scalar(STy::common(x, y)),
-            _ => ty,
+        let arm = |l: &mut Self, v: RVal, to: VTy, d: Reg| -> R<()> {
+            let v = l.convert(v, to, Some(d), at)?;
+            l.write(LVal::Var { reg: d, ty: to }, v, at)
         };
-        let d = self.temp(result_ty.ir());
-        let va = self.convert(va, result_ty, Some(d), at)?;
-        self.write(
-            LVal::Var {
-                reg: d,
-                ty: result_ty,
-            },
-            va,
-            at,
-        )?;
-        self.jump(&end, at);
+        let result = |l: &Self, x: VTy, y: VTy| -> R<VTy> {
+            match (x, y) {
+                (VTy::Scalar(p), VTy::Scalar(q)) => Ok(VTy::Scalar(STy::common(p, q))),
+                (VTy::Ptr(_), VTy::Ptr(_)) => Ok(x),
+                _ => Err(l.err(at, "the arms of `?:` are a pointer and a number")),
+            }
+        };
+        let d;
+        if let Some(vb) = tb {
+            // The second arm's type is known without code: convert the first in place.
+            let t = result(self, ta, vb.vty().expect("a value"))?;
+            d = self.temp(t.ir());
+            arm(self, va, t, d)?;
+            self.jump(&end, at);
+            self.place(&els, at)?;
+            let vb = self.rvalue(b, None)?;
+            arm(self, vb, t, d)?;
+            self.place(&end, at)?;
+            return self.read(LVal::Var { reg: d, ty: t }, None, at);
+        }
+        // Otherwise the first arm's conversion waits until the second arm's type is known: it is
+        // placed after the second arm, and the first arm jumps to it.
+        let join = self.label();
+        self.jump(&join, at);
         self.place(&els, at)?;
         let vb = self.rvalue(b, None)?;
-        let vb = self.convert(vb, result_ty, Some(d), at)?;
-        self.write(
-            LVal::Var {
-                reg: d,
-                ty: result_ty,
-            },
-            vb,
-            at,
+        let t = result(
+            self,
+            ta,
+            vb.vty()
+                .ok_or_else(|| self.err(b.loc, "a void value in `?:`"))?,
         )?;
+        d = self.temp(t.ir());
+        arm(self, vb, t, d)?;
+        self.jump(&end, at);
+        self.place(&join, at)?;
+        arm(self, va, t, d)?;
         self.place(&end, at)?;
-        self.read(
-            LVal::Var {
-                reg: d,
-                ty: result_ty,
-            },
-            None,
-            at,
-        )
+        self.read(LVal::Var { reg: d, ty: t }, None, at)
     }
 
     /// The value of `e` when it needs no instruction (a constant or a variable), without emitting.

@@ -214,6 +214,14 @@ impl Lower<'_> {
         targs: &[TemplateArg],
         at: SrcLoc,
     ) -> R<(STy, Scope)> {
+        let cuda = matches!(path, [a, b] if a == "cuda" && b == "atomic_ref")
+            || matches!(path, [a, b, c] if a == "cuda" && b == "std" && c == "atomic_ref");
+        if !cuda || self.dialect != Dialect::Cuda {
+            return Err(self.err(
+                at,
+                format!("`{}` is not supported: write CUDA's cuda::atomic_ref<T, cuda::thread_scope_S> (or, in OpenCL C, the atomic functions)", path.join("::")),
+            ));
+        }
         let elem = match targs.first() {
             Some(TemplateArg::Type(t)) => match self.vty_of(t, at)? {
                 VTy::Scalar(s) if s != STy::Bool => s,

@@ -324,20 +324,8 @@ impl Lower<'_> {
                         let z = Operand::Imm(if ty.is_float() { f32_bits(0.0) } else { 0 });
                         self.compare(CmpOp::Eq, ty.ir(), op, z, hint, at)
                     }
-                    RVal::Ptr { base, off, .. } => {
-                        let a = self.operand(
-                            RVal::Ptr {
-                                base,
-                                off,
-                                ty: PtrTy {
-                                    elem: STy::U32,
-                                    space: Space::Global,
-                                    atomic: false,
-                                    volatile: false,
-                                },
-                            },
-                            at,
-                        )?;
+                    RVal::Ptr { .. } => {
+                        let a = self.operand(v, at)?;
                         self.compare(CmpOp::Eq, Ty::U64, a, Operand::Imm(0), hint, at)
                     }
                     RVal::Void => Err(self.err(at, "`!` of a void value")),

@@ -1,7 +1,7 @@
-//! Statements: declarations (variables in registers, `cuda::atomic_ref`s, `__shared__`/`__local`
-//! arrays in local memory), control flow lowered to labels and branches, `switch`, `goto` and
-//! labels, `return`, inline `asm` reading a special register, and the inlining of `__device__`
-//! functions.
+//! Statements: blocks and scopes, control flow lowered to labels and branches (loops tested at the
+//! bottom in kernels, at the top in litmus threads), `switch`, `goto` and labels, `return`, and
+//! inline `asm` reading a special register. Declarations are in `decl.rs`, conditions in
+//! `cond.rs`, calls of device functions in `inline.rs`.
 
 use super::values::{LVal, RVal};
 use super::{LoopCtx, Lower, Mode, R};
