@@ -201,8 +201,7 @@ pub fn workload(
         let explicit = hdr.args.iter().find(|(n, ..)| n == name);
         match ty {
             VTy::Ptr(p) if p.space == Space::Local => {
-                let Some(&(_, offset, elem, len)) =
-                    l.dynamic_locals.iter().find(|(n, ..)| n == name)
+                let Some(&(_, offset, elem, _)) = l.dynamic_locals.iter().find(|(n, ..)| n == name)
                 else {
                     return Err(cerr(CError::new(*ploc, format!("local pointer parameter `{name}` needs its array: declare `local {name}: TYPE[LEN]` in the header"))));
                 };
@@ -216,7 +215,6 @@ pub fn workload(
                         ),
                     )));
                 }
-                let _ = len;
                 l.bind(
                     name,
                     Binding::Val(RVal::Ptr {

@@ -66,7 +66,7 @@ fn is_template_name(path: &[String]) -> bool {
     )
 }
 
-impl Parser<'_> {
+impl Parser {
     pub(crate) fn enter(&mut self) -> R<()> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {

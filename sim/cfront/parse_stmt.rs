@@ -10,7 +10,7 @@ use super::CError;
 
 type R<T> = Result<T, CError>;
 
-impl Parser<'_> {
+impl Parser {
     // ---- statements ----
 
     pub fn block_body(&mut self) -> R<Vec<Stmt>> {

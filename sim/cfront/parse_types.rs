@@ -12,7 +12,7 @@ use crate::ir::SrcLoc;
 
 type R<T> = Result<T, CError>;
 
-impl Parser<'_> {
+impl Parser {
     // ---- types ----
 
     /// The scalar type a single word names, with whether it is an atomic type.

@@ -15,13 +15,12 @@ use std::collections::HashMap;
 
 type R<T> = Result<T, CError>;
 
-pub struct Parser<'a> {
+pub struct Parser {
     pub(crate) toks: Vec<Token>,
     pub(crate) pos: usize,
     pub(crate) depth: usize,
     pub(crate) dialect: Dialect,
     pub(crate) typedefs: HashMap<String, TypeName>,
-    _src: std::marker::PhantomData<&'a ()>,
 }
 
 /// Words that are never a name: the parser rejects them by name where they would start something.
@@ -40,15 +39,14 @@ const UNSUPPORTED_WORDS: &[(&str, &str)] = &[
     ("_Static_assert", "`_Static_assert` is not supported"),
 ];
 
-impl<'a> Parser<'a> {
-    pub fn new(toks: Vec<Token>, dialect: Dialect) -> Parser<'a> {
+impl Parser {
+    pub fn new(toks: Vec<Token>, dialect: Dialect) -> Parser {
         Parser {
             toks,
             pos: 0,
             depth: 0,
             dialect,
             typedefs: HashMap::new(),
-            _src: std::marker::PhantomData,
         }
     }
 

@@ -825,3 +825,38 @@ fn opencl_litmus_threads_have_the_c_statements_and_c11_compare_exchange() {
     let r = litmus::run(&t, &tiny(), &opts).unwrap();
     assert_eq!(r.prop_true, 100, "{:?} {:?}", r.vars, r.outcomes);
 }
+
+/// Every prefix of every chapter program, and copies with one character replaced, load or fail with
+/// an error at a place: never a panic.
+#[test]
+fn truncated_and_mutated_programs_are_errors_not_panics() {
+    let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    let swaps = [
+        '{', '}', '(', ')', ';', '*', '&', '[', ']', '0', 'x', '"', '\'', '#', '/', '<', '>', ':',
+    ];
+    for (c, ..) in CHAPTERS {
+        let text = std::fs::read_to_string(chapter(c)).unwrap();
+        let cuts: Vec<usize> = text.char_indices().map(|(i, _)| i).step_by(17).collect();
+        for &cut in &cuts {
+            if let Err(e) = kernel::parse(&text[..cut], c, &[]) {
+                assert!(e.to_string().starts_with(&format!("{c}:")), "{e}");
+            }
+        }
+        let chars: Vec<char> = text.chars().collect();
+        for _ in 0..150 {
+            let mut m = chars.clone();
+            let i = (next() % m.len() as u64) as usize;
+            m[i] = swaps[(next() % swaps.len() as u64) as usize];
+            let s: String = m.into_iter().collect();
+            if let Err(e) = kernel::parse(&s, c, &[]) {
+                assert!(e.to_string().starts_with(&format!("{c}:")), "{e}");
+            }
+        }
+    }
+}

@@ -108,9 +108,8 @@ impl Lower<'_> {
                 None => self.builtin_constant(&p[0], e.loc)?,
                 _ => None,
             },
-            ExprKind::Unary(op @ (UnOp::Neg | UnOp::Not | UnOp::BitNot | UnOp::Plus), x) => {
+            ExprKind::Unary(UnOp::Neg | UnOp::Not | UnOp::BitNot | UnOp::Plus, x) => {
                 if self.constant(x)?.is_some() {
-                    let _ = op;
                     Some(self.rvalue(e, None)?)
                 } else {
                     None

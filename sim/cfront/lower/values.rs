@@ -548,12 +548,7 @@ impl Lower<'_> {
                 if cmp_of(op).is_some() =>
             {
                 // Comparison with the null pointer constant.
-                let (p, s) = if matches!(a, RVal::Ptr { .. }) {
-                    (a, b)
-                } else {
-                    (b, a)
-                };
-                let _ = p;
+                let s = if matches!(a, RVal::Ptr { .. }) { b } else { a };
                 if s.int_value() != Some(0) {
                     return Err(self.err(at, "a pointer compares only with a pointer or 0"));
                 }
