@@ -142,7 +142,28 @@ impl Lower<'_> {
                     None
                 }
             }
+            // The launch sizes are constants of the workload.
+            _ if self.geometry.is_some() && self.is_launch_size(e) => Some(self.rvalue(e, None)?),
             _ => None,
         })
+    }
+
+    /// `blockDim.x`, `gridDim.y`, `get_local_size(0)`, ...: values the launch fixes.
+    fn is_launch_size(&self, e: &Expr) -> bool {
+        use crate::cfront::Dialect;
+        match (&e.kind, self.dialect) {
+            (ExprKind::Member(obj, _, false), Dialect::Cuda) => {
+                matches!(obj.ident(), Some(n @ ("blockDim" | "gridDim")) if self.lookup(n).is_none())
+            }
+            (ExprKind::Call(f, args), Dialect::OpenCl) => {
+                matches!(
+                    f.ident(),
+                    Some(n @ ("get_local_size" | "get_enqueued_local_size" | "get_num_groups" | "get_global_size"))
+                        if !self.funcs.contains_key(n) && self.lookup(n).is_none()
+                ) && args.len() == 1
+                    && matches!(args[0].kind, ExprKind::Int(..))
+            }
+            _ => false,
+        }
     }
 }
