@@ -3,7 +3,8 @@
 //! The library holds everything; `main.rs` is a thin CLI over it. Map of the crate:
 //! - [`config`]: the TOML hardware description, validation, presets;
 //! - [`ir`]: the instruction IR all front ends lower into; [`workload`]: a launchable kernel;
-//! - [`kernel`]: the kernel language front end;
+//! - [`kernel`]: the kernel language front end; [`cfront`]: the CUDA and OpenCL C front ends (and the
+//!   OpenCL litmus dialect's thread bodies); [`barrier`]: the work-group barrier rule they share;
 //! - [`litmus`]: herd-style litmus tests (PTX and OpenCL dialects), their runner and expectations;
 //! - [`engine`]: the deterministic discrete-event core;
 //! - [`machine`]: the GPU parts (SM, store buffer, L1, interconnect, L2, atomic units, DRAM) and the
@@ -18,7 +19,9 @@
 //!   reader of user input fed arbitrary bytes (cargo-fuzz targets and the CI smoke test);
 //! - [`version`]: the simulator's build (crate version + source hash) that stamps sweep results.
 
+pub mod barrier;
 pub mod bench;
+pub mod cfront;
 pub mod config;
 pub mod engine;
 pub mod fuzz;

@@ -595,8 +595,8 @@ fn cmd_config(c: ConfigCmd) -> Result<ExitCode> {
 
 #[derive(Args)]
 struct RunCmd {
-    /// Workload file (`workloads/*.kern`), or an Accel-Sim trace: its `kernelslist.g` or the
-    /// directory holding it (replayed for timing only).
+    /// Workload file (`workloads/*.kern`, or CUDA `.cu` / OpenCL C `.cl`), or an Accel-Sim trace: its
+    /// `kernelslist.g` or the directory holding it (replayed for timing only).
     kernel: PathBuf,
     /// Hardware config (TOML); default: the embedded preset.
     #[arg(long)]

@@ -1493,32 +1493,19 @@ impl Lower<'_> {
         } else {
             q.spaces
         };
-        let (kind, scope) = if wg {
-            let scope = q.scope.map(|s| s.0).unwrap_or(Scope::WorkGroup);
-            if let Some((s, sloc)) = q.scope {
-                if s < Scope::WorkGroup {
-                    return Err(self.err(
-                        sloc,
-                        format!("found scope `{s}` but a work-group barrier's scope is work_group, device or system"),
-                    ));
-                }
-                if s > Scope::WorkGroup && !spaces.global {
-                    // OpenCL 2.0: CLK_LOCAL_MEM_FENCE may only be used with memory_scope_work_group.
-                    return Err(self.err(
-                        sloc,
-                        format!("found scope `{s}` but a barrier over local memory only is work_group scope (add .global)"),
-                    ));
-                }
-            }
-            (BarrierKind::WorkGroup, scope)
-        } else {
-            (BarrierKind::SubGroup, Scope::SubGroup)
-        };
+        if wg {
+            // OpenCL 2.0 `work_group_barrier(flags, scope)`: the rule every front end shares.
+            let (scope, sloc) = q.scope.unwrap_or((Scope::WorkGroup, loc));
+            let inst = crate::barrier::work_group_barrier(spaces, scope)
+                .map_err(|e| self.err(sloc, e.to_string()))?;
+            self.emit(inst, loc);
+            return Ok(());
+        }
         self.emit(
             Inst::Barrier {
-                kind,
+                kind: BarrierKind::SubGroup,
                 spaces,
-                scope,
+                scope: Scope::SubGroup,
             },
             loc,
         );

@@ -60,16 +60,33 @@ impl KernelError {
     }
 }
 
-/// Parses and lowers a workload held in memory; `file` names it in errors and diagnostics;
-/// `overrides` replace parameter defaults (each name must be declared in the file).
+/// Parses and lowers a workload held in memory; `file` names it in errors and diagnostics (a `.cu`
+/// or `.cl` name selects the CUDA or OpenCL C front end, [`crate::cfront`]); `overrides` replace
+/// parameter defaults (each name must be declared in the file).
 pub fn parse(text: &str, file: &str, overrides: &[(String, i64)]) -> Result<Workload, KernelError> {
+    match crate::cfront::Dialect::of_file(file) {
+        Some(d) => crate::cfront::parse(text, file, d, overrides),
+        None => parse_kern(text, file, overrides),
+    }
+}
+
+/// Parses and lowers kernel-language text (whatever the file name says).
+pub fn parse_kern(
+    text: &str,
+    file: &str,
+    overrides: &[(String, i64)],
+) -> Result<Workload, KernelError> {
     let tokens = lexer::lex(text, file)?;
     let stmts = syntax::parse(tokens, text, file)?;
     lower::lower(&stmts, file, overrides)
 }
 
-/// Reads and parses a workload file.
+/// Reads and parses a workload file (`.kern`, or `.cu`/`.cl` by [`crate::cfront`]).
 pub fn load(path: &Path, overrides: &[(String, i64)]) -> Result<Workload, KernelError> {
+    let file = path.display().to_string();
+    if let Some(d) = crate::cfront::Dialect::of_file(&file) {
+        return crate::cfront::load(path, d, overrides);
+    }
     let text = crate::text::read(path)?;
-    parse(&text, &path.display().to_string(), overrides)
+    parse(&text, &file, overrides)
 }

@@ -38,6 +38,8 @@ pub struct Comment {
 const PUNCT: &[&str] = &[
     "/\\", "\\/", "==", "!=", "<=", ">=", "&&", "||", "<<", ">>", "{", "}", "(", ")", "[", "]",
     ";", ",", "|", ":", "=", "~", "&", "*", "+", "-", "^", "<", ">", "!", "@", "/", "%",
+    // C's conditional operator, for OpenCL thread bodies (re-read by the C front end).
+    "?",
 ];
 
 #[derive(Debug)]

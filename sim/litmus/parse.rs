@@ -57,7 +57,7 @@ pub fn parse(text: &str, file: &str) -> Result<LitmusTest, LitmusError> {
     let reg_init = init_block(&mut c, &mut locations)?;
     let threads = match head.dialect {
         Dialect::Ptx => ptx::parse_threads(&mut c, &mut locations, &reg_init)?,
-        Dialect::OpenCl => opencl::parse_threads(&mut c, &mut locations, &reg_init)?,
+        Dialect::OpenCl => opencl::parse_threads(&mut c, &blanked, &mut locations, &reg_init)?,
     };
     if threads.len() > MAX_THREADS {
         return Err(err(

@@ -283,7 +283,7 @@ fn opencl_syntax_errors_name_file_line_column() {
             "not a memory scope",
         ),
         (format!("{head}  int r = frob(x);\n}}\nexists (x=0)"), "t.litmus:4:11:", "unknown function"),
-        (format!("{head}  for (;;) {{}}\n}}\nexists (x=0)"), "t.litmus:4:3:", "not supported"),
+        (format!("{head}  int a[2];\n}}\nexists (x=0)"), "t.litmus:4:7:", "not supported"),
         (format!("{head}  int r = *y;\n}}\nexists (x=0)"), "t.litmus:4:12:", "unknown location y"),
         (format!("{head}  int r = *x\n}}\nexists (x=0)"), "t.litmus:5:1:", "`;`"),
         (format!("{head}  int r = *x;\n}}\nexists (0:q=1)"), "t.litmus:6:11:", "no register q"),

@@ -1,6 +1,7 @@
 //! Integration tests: one binary. Each file under `sim/tests/` is a module here.
 
 mod bad_input;
+mod c_front;
 mod cli;
 mod config_cli;
 mod fuzz;

@@ -1,0 +1,206 @@
+//! The C types the front ends know, and C's conversion rules between them.
+//!
+//! Models: the scalar types the IR can hold (`bool`, 32- and 64-bit signed and unsigned integers,
+//! `float`), pointers to them with their address space and qualifiers, and the usual arithmetic
+//! conversions of C11 §6.3.1.8 (integer promotion, then the common real type).
+//!
+//! Does not model: 8- and 16-bit integers, `double`, `half`, vector types, structs, pointers to
+//! pointers — the IR has no such values; the parser rejects them by name.
+//!
+//! Register representation (the lowering keeps it): a 32-bit value sits zero-extended in its 64-bit
+//! register, which is how the machine writes 32-bit ALU results and loads; `bool` is 0 or 1.
+
+use crate::ir::{Space, Ty};
+
+/// A scalar type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum STy {
+    Bool,
+    I32,
+    U32,
+    I64,
+    U64,
+    F32,
+}
+
+impl STy {
+    /// The IR type a value of this type is computed with (`bool` as a 32-bit unsigned 0 or 1).
+    pub fn ir(self) -> Ty {
+        match self {
+            STy::Bool | STy::U32 => Ty::U32,
+            STy::I32 => Ty::I32,
+            STy::I64 => Ty::I64,
+            STy::U64 => Ty::U64,
+            STy::F32 => Ty::F32,
+        }
+    }
+
+    pub fn of_ir(t: Ty) -> STy {
+        match t {
+            Ty::U32 => STy::U32,
+            Ty::I32 => STy::I32,
+            Ty::U64 => STy::U64,
+            Ty::I64 => STy::I64,
+            Ty::F32 => STy::F32,
+        }
+    }
+
+    pub fn is_float(self) -> bool {
+        self == STy::F32
+    }
+
+    pub fn is_signed(self) -> bool {
+        matches!(self, STy::I32 | STy::I64 | STy::F32)
+    }
+
+    pub fn is_64(self) -> bool {
+        matches!(self, STy::I64 | STy::U64)
+    }
+
+    /// Bytes the type takes in memory.
+    pub fn bytes(self) -> u32 {
+        match self {
+            STy::I64 | STy::U64 => 8,
+            _ => 4,
+        }
+    }
+
+    /// The C spelling, for messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            STy::Bool => "bool",
+            STy::I32 => "int",
+            STy::U32 => "unsigned int",
+            STy::I64 => "long long",
+            STy::U64 => "unsigned long long",
+            STy::F32 => "float",
+        }
+    }
+
+    /// Integer promotion (C11 §6.3.1.1): `bool` becomes `int`.
+    pub fn promote(self) -> STy {
+        match self {
+            STy::Bool => STy::I32,
+            t => t,
+        }
+    }
+
+    /// The common real type of two operands (C11 §6.3.1.8, the usual arithmetic conversions).
+    pub fn common(a: STy, b: STy) -> STy {
+        let (a, b) = (a.promote(), b.promote());
+        if a == STy::F32 || b == STy::F32 {
+            return STy::F32;
+        }
+        if a == b {
+            return a;
+        }
+        let rank = |t: STy| t.is_64() as u8;
+        if a.is_signed() == b.is_signed() {
+            return if rank(a) >= rank(b) { a } else { b };
+        }
+        let (s, u) = if a.is_signed() { (a, b) } else { (b, a) };
+        if rank(u) >= rank(s) {
+            u
+        } else {
+            // A signed type of greater rank represents every value of the unsigned one (64 > 32 bits).
+            s
+        }
+    }
+
+    /// Raw register bits of the integer `v` converted to this type (C's modular conversion).
+    pub fn int_bits(self, v: i128) -> u64 {
+        match self {
+            STy::Bool => (v != 0) as u64,
+            STy::I32 | STy::U32 => (v as u64) & 0xFFFF_FFFF,
+            STy::I64 | STy::U64 => v as u64,
+            STy::F32 => crate::ir::f32_bits(v as f32),
+        }
+    }
+
+    /// The integer value of raw bits of this (integer) type.
+    pub fn int_value(self, bits: u64) -> i128 {
+        match self {
+            STy::Bool | STy::U32 => (bits & 0xFFFF_FFFF) as i128,
+            STy::I32 => bits as u32 as i32 as i128,
+            STy::I64 => bits as i64 as i128,
+            STy::U64 => bits as i128,
+            STy::F32 => crate::ir::bits_f32(bits) as i128,
+        }
+    }
+}
+
+/// What a pointer points to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PtrTy {
+    pub elem: STy,
+    pub space: Space,
+    /// The pointee has an atomic type (`atomic_int`, `_Atomic int`).
+    pub atomic: bool,
+    pub volatile: bool,
+}
+
+impl PtrTy {
+    pub fn describe(&self) -> String {
+        format!(
+            "{}{}{} {}*",
+            if self.volatile { "volatile " } else { "" },
+            match self.space {
+                Space::Global => "global ",
+                Space::Local => "local ",
+            },
+            if self.atomic {
+                match self.elem {
+                    STy::I32 => "atomic_int",
+                    STy::U32 => "atomic_uint",
+                    STy::I64 => "atomic_long",
+                    STy::U64 => "atomic_ulong",
+                    _ => "atomic_float",
+                }
+            } else {
+                self.elem.name()
+            },
+            ""
+        )
+        .replace(" *", "*")
+    }
+}
+
+/// The type of a value the lowering computes with: a scalar or a pointer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum VTy {
+    Scalar(STy),
+    Ptr(PtrTy),
+}
+
+impl VTy {
+    /// The IR type a register of this type is read as (pointers are 64-bit addresses).
+    pub fn ir(self) -> Ty {
+        match self {
+            VTy::Scalar(s) => s.ir(),
+            VTy::Ptr(_) => Ty::U64,
+        }
+    }
+
+    pub fn describe(&self) -> String {
+        match self {
+            VTy::Scalar(s) => s.name().to_string(),
+            VTy::Ptr(p) => p.describe(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usual_arithmetic_conversions_follow_c11() {
+        assert_eq!(STy::common(STy::I32, STy::U32), STy::U32);
+        assert_eq!(STy::common(STy::I64, STy::U32), STy::I64);
+        assert_eq!(STy::common(STy::I32, STy::U64), STy::U64);
+        assert_eq!(STy::common(STy::Bool, STy::Bool), STy::I32);
+        assert_eq!(STy::common(STy::U64, STy::F32), STy::F32);
+        assert_eq!(STy::I32.int_bits(-1), 0xFFFF_FFFF);
+        assert_eq!(STy::I32.int_value(0xFFFF_FFFF), -1);
+    }
+}
