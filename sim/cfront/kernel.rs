@@ -307,6 +307,10 @@ pub fn workload(
         locs: sink.locs,
         reg_names: sink.reg_names,
         local_bytes: local_bytes as u32,
+        semantics: match dialect {
+            Dialect::Cuda => Semantics::Ptx,
+            Dialect::OpenCl => Semantics::OpenCl,
+        },
     };
     w.params = params;
     Ok(w)

@@ -220,6 +220,8 @@ mod tests {
                 witness: cond.witness(&values),
                 values,
                 count,
+                first_launch: 0,
+                judgement: None,
             })
             .collect();
         let iterations = outcomes.iter().map(|o| o.count).sum();
@@ -236,6 +238,9 @@ mod tests {
             outcomes,
             expectation: test.expectation,
             races: Vec::new(),
+            seed: 0,
+            model: Err("not asked in this test".into()),
+            expectation_agrees: None,
         }
     }
 

@@ -25,8 +25,8 @@ mod bench;
 mod capability;
 mod cond;
 mod expect;
-mod herd;
 pub mod generate;
+mod herd;
 mod lex;
 mod local;
 mod lower;
@@ -47,7 +47,9 @@ pub use expect::{apply_expectations, load_expectations, ExpectEntry};
 pub use herd::herd_report;
 pub use parse::parse;
 pub use report::{json_report, summary, text_report, JsonTest};
-pub use run::{run, run_reporting, run_with_model, CheckStatus, LitmusOptions, LitmusResult, Outcome};
+pub use run::{
+    run, run_reporting, run_with_model, CheckStatus, LitmusOptions, LitmusResult, Outcome,
+};
 pub use test::{
     BarrierAction, Dialect, Expect, Expectation, LitmusTest, Location, NamedBarrier, Pending,
     RegInit, Thread,

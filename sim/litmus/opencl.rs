@@ -241,7 +241,7 @@ fn lower_body(
         .iter()
         .map(|(r, init)| {
             let ty = match *init {
-                RegInit::Address(loc) => VTy::Ptr(PtrTy {
+                RegInit::Address(loc) | RegInit::Element { loc, .. } => VTy::Ptr(PtrTy {
                     elem: STy::of_ir(b.locations[loc].ty),
                     space: Space::Global,
                     atomic: false,

@@ -22,8 +22,6 @@ use super::test::{Location, Placement, Thread, ThreadBuilder};
 use super::LitmusError;
 use crate::ir::*;
 
-pub use super::ptx_mem::failure_of;
-
 /// One cell of the table: its tokens, where it starts, and where its separator (`|` or `;`) is.
 struct Cell<'a> {
     toks: &'a [Token],

@@ -517,6 +517,7 @@ fn probe_chart_columns(plan: &Plan) -> Result<(), SweepError> {
             seeds: vec![first.seed],
             points: vec![first.clone()],
             charts: vec![],
+            shards: 1,
         },
         runs: vec![(cfg.clone(), std::sync::Arc::new(probe_job))],
     };

@@ -560,7 +560,8 @@ fn collect_states(
                 let ty = test.threads[thread].regs[reg as usize].ty;
                 vec![normalise(combo[thread].regs[reg as usize], ty)]
             }
-            Var::Loc(l) => {
+            // `decide` refuses conditions on elements other than the first (arrays are not modelled).
+            Var::Loc(l) | Var::Elem { loc: l, .. } => {
                 let li = ex
                     .locs
                     .binary_search(&LocKey { loc: l, copy: None })

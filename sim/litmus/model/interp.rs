@@ -218,6 +218,9 @@ impl<'t> Shape<'t> {
             init_regs[r as usize] = match init {
                 RegInit::Value(v) => v as u64,
                 RegInit::Address(l) => address_of(l),
+                // An element other than the first is refused where it is accessed (`location`).
+                RegInit::Element { loc, index } => address_of(loc)
+                    .wrapping_add(index as u64 * test.locations[loc].ty.width().bytes() as u64),
             };
         }
         Shape {
