@@ -84,7 +84,7 @@ struct SweepRunArgs {
     shards: Option<u32>,
     /// Run one shard of the plan: I (0-based; N from the plan), I/N, or auto|slurm (I from
     /// SLURM_ARRAY_TASK_ID). Exit 0: every point of the shard done; 2: some failed; 1: could not run.
-    #[arg(long, value_name = "I|I/N|auto")]
+    #[arg(long, value_name = "I|I/N|auto", value_parser = shard_form)]
     shard: Option<String>,
     /// Rerun points whose stored result is an error (watchdog, runtime error, panic).
     #[arg(long)]
@@ -114,6 +114,7 @@ enum SweepCmd {
     },
     /// Check a spec and write the plan (sweep.json) with its shard count, running nothing.
     Plan {
+        /// The sweep spec (TOML).
         #[arg(value_name = "SPEC")]
         spec: PathBuf,
         /// Output folder (default: the spec's path without `.toml`).
@@ -129,6 +130,7 @@ enum SweepCmd {
     /// Points done, failed and missing per shard, the builds that computed them, what to resubmit.
     /// Exit 0: every point done; 2: points missing or failed.
     Status {
+        /// Output folders of the sweep's shards (one folder when they share it).
         #[arg(required = true, value_name = "DIR")]
         dirs: Vec<PathBuf>,
         /// As JSON (for scripts).
@@ -942,6 +944,7 @@ enum DialectArg {
 
 #[derive(clap::Args)]
 struct GenerateArgs {
+    /// The tests' dialect (the model that gives their verdicts).
     #[arg(long)]
     dialect: DialectArg,
     /// Output folder (created).
@@ -1100,6 +1103,13 @@ fn cmd_litmus(a: LitmusArgs) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `--shard`: the form only (whether the index fits the plan is the plan's to say).
+fn shard_form(s: &str) -> Result<String, String> {
+    s.parse::<sweep::shard::ShardArg>()
+        .map(|_| s.to_string())
+        .map_err(|e| e.to_string())
 }
 
 /// `--set KEY=VALUE`: the form only (what the value means is the config's to say).

@@ -55,12 +55,14 @@ impl PtxTy {
             "f64" => PtxTy::F64,
             "pred" => PtxTy::Pred,
             _ => {
-                let (k, n) = s.split_at(1);
-                let n = bits(n).filter(|n| [8, 16, 32, 64, 128].contains(n))?;
+                // The kind letter, then the width (a qualifier may be empty or start with any
+                // character: no byte slicing).
+                let k = s.chars().next()?;
+                let n = bits(&s[k.len_utf8()..]).filter(|n| [8, 16, 32, 64, 128].contains(n))?;
                 match (k, n) {
-                    ("b", _) => PtxTy::B(n),
-                    ("u", n) if n <= 64 => PtxTy::U(n),
-                    ("s", n) if n <= 64 => PtxTy::S(n),
+                    ('b', _) => PtxTy::B(n),
+                    ('u', n) if n <= 64 => PtxTy::U(n),
+                    ('s', n) if n <= 64 => PtxTy::S(n),
                     _ => return None,
                 }
             }

@@ -317,7 +317,7 @@ fn flag_errors_exit_2_and_input_errors_exit_1() {
             "0",
         ],
         &["bench", "--repeat", "0"],
-        &["sweep", "reports/l2-slices.toml", "--shard", "3"],
+        &["sweep", "reports/l2-slices.toml", "--shard", "3/x"],
         &["run"],
         &["run", "--no-such-flag", "x"],
     ] {

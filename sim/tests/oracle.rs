@@ -34,9 +34,28 @@ fn suite() -> Vec<LitmusTest> {
 
 #[test]
 fn every_suite_expectation_agrees_with_the_model() {
+    // The suite tests the oracle cannot decide, each with what it says: the rest must be decided.
+    let undecided: &[(&str, &str)] = &[
+        ("MP+atom.add.f32", "f32 atomics (P0) not modelled"),
+        ("Atomicity+red", "thread P0 has more than 200000 executions"),
+    ];
     let mut bad = Vec::new();
     for t in suite() {
-        let d = model::decide(&t, &ModelOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+        let d = match model::decide(&t, &ModelOptions::default()) {
+            Ok(d) => d,
+            Err(e) => {
+                let known = undecided
+                    .iter()
+                    .any(|&(n, why)| n == t.name && e.to_string().contains(why));
+                assert!(known, "{}: {e}", t.name);
+                continue;
+            }
+        };
+        assert!(
+            undecided.iter().all(|&(n, _)| n != t.name),
+            "{} is decided now: take it off the list",
+            t.name
+        );
         assert!(!d.bound_hit, "{}: the bound was hit", t.name);
         let e = t
             .expectation
@@ -137,7 +156,8 @@ fn a_loop_the_bound_cuts_is_undecided_not_guessed() {
 
 #[test]
 fn constructs_the_model_lacks_are_named_with_their_line() {
-    // Address arithmetic (arrays) is not modelled yet: the oracle says so at the access.
+    // An address outside every location (here past the scalar x) is not modelled: the oracle says
+    // so at the access.
     let src = "PTX arr\n{ x=0; P0:r1=x; }\n P0@cta 0,gpu 0 ;\n add.u64 r1, r1, 4 ;\n st.relaxed.gpu [r1], 1 ;\nexists (x=1)\n";
     let t = litmus::parse(src, "arr.litmus").expect("parses");
     let e = model::decide(&t, &ModelOptions::default())

@@ -8,8 +8,10 @@
 //! `work_item` only the thread itself, `sub_group` its warp (each litmus thread runs in its own warp),
 //! `work_group`/`.cta` its work-group on its device, `device`/`.gpu` its device, `system`/`.sys` all.
 //!
-//! Does not model: PTX `.cluster` scope and proxies (the parsers reject both), arrays (a location is
-//! one element today; [`LocKey`] has room for the element).
+//! Each element of an array location is a location of its own ([`LocKey`]); an access outside a
+//! location's elements, or misaligned, is not modelled (the machine stops it with an error).
+//!
+//! Does not model: PTX `.cluster` scope and proxies (the parsers reject both).
 
 use crate::ir::{FenceOrd, LoadOrd, RmwOrd, Scope, Space, SpaceSet, SrcLoc, StoreOrd, Width};
 
@@ -99,11 +101,12 @@ pub enum Kind {
     BarrierLeave,
 }
 
-/// A memory location instance: a declared location and, for work-group-local memory, the
-/// work-group whose copy it is.
+/// A memory location instance: a declared location, the element of an array (0 for a scalar), and,
+/// for work-group-local memory, the work-group whose copy it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct LocKey {
     pub loc: usize,
+    pub elem: u32,
     pub copy: Option<u32>,
 }
 

@@ -7,7 +7,7 @@
 //! thread's in program order), program order, dependencies and the reads-from choice.
 
 use super::event::{Event, Kind, LocKey, Placement};
-use super::interp::{init_value, Trace};
+use super::interp::{home, init_value, initial_keys, Trace};
 use super::rel::{members, Rel, Set, MAX_EVENTS};
 use super::{ModelError, Race};
 use crate::ir::{Space, SpaceSet, SrcLoc};
@@ -184,11 +184,8 @@ pub fn enumerate<M: Model>(
     // The (location, value) pairs each trace reads and writes, numbered, as bit sets; per thread
     // the union of what its traces write: a combination is only built when every value read can
     // have been written.
-    let mut ids: BTreeMap<(LocKey, u64), usize> = (0..test.locations.len())
-        .map(|loc| {
-            let k = LocKey { loc, copy: None };
-            ((k, init_value(test, k)), 0)
-        })
+    let mut ids: BTreeMap<(LocKey, u64), usize> = initial_keys(test)
+        .map(|k| ((k, init_value(test, k)), 0))
         .collect();
     for ts in per {
         for t in ts {
@@ -245,8 +242,7 @@ pub fn enumerate<M: Model>(
         suffix[t] = writes[t].iter().fold(suffix[t + 1], |s, w| s.or(w));
     }
     let mut init = Bits::new();
-    for loc in 0..test.locations.len() {
-        let k = LocKey { loc, copy: None };
+    for k in initial_keys(test) {
         init.insert(ids[&(k, init_value(test, k))]);
     }
     let ctx = Combos {
@@ -356,9 +352,7 @@ impl Combos<'_> {
 }
 
 fn build(test: &LitmusTest, combo: &[&Trace], place: &[Placement]) -> Result<Exec, ModelError> {
-    let mut keys: BTreeSet<LocKey> = (0..test.locations.len())
-        .map(|loc| LocKey { loc, copy: None })
-        .collect();
+    let mut keys: BTreeSet<LocKey> = initial_keys(test).collect();
     for t in combo {
         keys.extend(t.events.iter().filter_map(|e| e.loc));
     }
@@ -560,11 +554,14 @@ fn collect_states(
                 let ty = test.threads[thread].regs[reg as usize].ty;
                 vec![normalise(combo[thread].regs[reg as usize], ty)]
             }
-            // `decide` refuses conditions on elements other than the first (arrays are not modelled).
             Var::Loc(l) | Var::Elem { loc: l, .. } => {
+                let elem = match *v {
+                    Var::Elem { index, .. } => index,
+                    _ => 0,
+                };
                 let li = ex
                     .locs
-                    .binary_search(&LocKey { loc: l, copy: None })
+                    .binary_search(&home(test, l, elem))
                     .expect("every declared location has an initial write");
                 let ty = test.locations[l].ty;
                 let mut vals: Vec<i64> = members(finals[li])

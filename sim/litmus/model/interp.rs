@@ -79,10 +79,41 @@ pub fn placements(test: &LitmusTest) -> Vec<Placement> {
         .collect()
 }
 
+/// The instance of element `elem` of location `l` that the test's initial and final states name:
+/// for a global location the one copy, for a work-group-local one the copy of the work-group whose
+/// threads use it (the parser allows one; a local location no thread uses has no copy, so its
+/// global key).
+pub fn home(test: &LitmusTest, l: usize, elem: u32) -> LocKey {
+    if test.locations[l].space != Space::Local {
+        return LocKey {
+            loc: l,
+            elem,
+            copy: None,
+        };
+    }
+    let group = (0..test.threads.len())
+        .find(|&t| test.accesses(t).iter().any(|&(_, a)| a == l))
+        .map(|t| test.threads[t].cta);
+    LocKey {
+        loc: l,
+        elem,
+        copy: group,
+    }
+}
+
+/// Every element of every location, as the initial state names them (see [`home`]).
+pub fn initial_keys(test: &LitmusTest) -> impl Iterator<Item = LocKey> + '_ {
+    test.locations
+        .iter()
+        .enumerate()
+        .flat_map(move |(l, loc)| (0..loc.len).map(move |e| home(test, l, e)))
+}
+
 /// The initial value of a location instance, as raw bits of its width.
 pub fn init_value(test: &LitmusTest, k: LocKey) -> u64 {
     let l = &test.locations[k.loc];
-    l.init as u64 & mask(l.ty.width())
+    let v = l.elems.get(k.elem as usize).copied().unwrap_or(l.init);
+    v as u64 & mask(l.ty.width())
 }
 
 /// Every thread's traces over the fixpoint of the value domains.
@@ -95,8 +126,7 @@ pub fn traces(test: &LitmusTest, opts: InterpOptions) -> Result<Traces, ModelErr
         .map(|(i, t)| Shape::new(test, i, t))
         .collect();
     let mut domain: BTreeMap<LocKey, BTreeSet<u64>> = BTreeMap::new();
-    for l in 0..test.locations.len() {
-        let k = LocKey { loc: l, copy: None };
+    for k in initial_keys(test) {
         domain.entry(k).or_default().insert(init_value(test, k));
     }
     // A value some execution reads was written at the end of a chain of writes, each depending
@@ -385,18 +415,25 @@ impl<'t> Shape<'t> {
         let addr = base.wrapping_add(a.offset as u64);
         let rel = addr.wrapping_sub(ADDR_BASE);
         let l = (rel >> LOC_SHIFT) as usize;
-        if addr < ADDR_BASE || rel & ((1 << LOC_SHIFT) - 1) != 0 || l >= test.locations.len() {
+        let offset = rel & ((1 << LOC_SHIFT) - 1);
+        let elem = test.locations.get(l).and_then(|loc| {
+            let bytes = loc.ty.width().bytes() as u64;
+            (offset % bytes == 0 && offset / bytes < loc.len as u64)
+                .then_some((offset / bytes) as u32)
+        });
+        let Some(elem) = elem.filter(|_| addr >= ADDR_BASE) else {
+            // The machine stops such an access with an out-of-bounds error; no execution has it.
             return Err(self.not_modelled(
                 test,
                 p.pc,
-                "an address other than a location's first element (address arithmetic, arrays)",
+                "an address outside every location's elements, or misaligned",
             ));
-        }
+        };
         let copy = match space {
             Space::Global => None,
             Space::Local => Some(place.group),
         };
-        Ok((LocKey { loc: l, copy }, taint))
+        Ok((LocKey { loc: l, elem, copy }, taint))
     }
 
     #[allow(clippy::too_many_arguments)]

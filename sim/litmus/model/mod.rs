@@ -37,7 +37,7 @@ mod ptx_tests;
 
 pub use report::{brief_line, json_decision, summary, text_decision, ModelJson};
 
-use super::cond::{Condition, Quantifier, Var};
+use super::cond::{Condition, Quantifier};
 use super::test::{Dialect, Expect, LitmusTest};
 use crate::ir::SrcLoc;
 use serde::Serialize;
@@ -221,21 +221,6 @@ pub fn decide(test: &LitmusTest, opts: &ModelOptions) -> Result<Decision, ModelE
             ModelKind::OpenCl => 1,
         },
     };
-    // Arrays are not modelled: accesses past a location's first element are refused where the
-    // interpreter meets them, and a condition on such an element here.
-    if let Some(l) = test.condition.observed.iter().find_map(|v| match *v {
-        Var::Elem { loc, index } if index != 0 => Some(loc),
-        _ => None,
-    }) {
-        return Err(ModelError::NotModelled {
-            file: test.file.clone(),
-            at: test.locations[l].loc,
-            what: format!(
-                "a condition on an element of array {} other than the first",
-                test.locations[l].name
-            ),
-        });
-    }
     let traces = interp::traces(test, interp)?;
     let place = interp::placements(test);
     let run = |per_thread: &[Vec<interp::Trace>], first_only| match model {

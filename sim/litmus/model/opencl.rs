@@ -30,8 +30,9 @@
 //!    like C11, allows load buffering with relaxed atomics, and every GPU mapping respects
 //!    dependencies.
 //! 2. For the SC axiom, happens-before is the union of the regions' happens-before relations.
-//! 3. Memory regions are modelled, but the litmus parser has no local locations yet; a condition
-//!    cannot name a work-group's copy of a local location.
+//! 3. Memory regions are modelled. A local location belongs to the one work-group whose threads
+//!    use it (the parser allows no other), and its initial and final states are that work-group's
+//!    copy (`interp::home`).
 //! 4. Every location is accessed with one width.
 
 use super::event::{includes, Kind, Mode};
