@@ -19,6 +19,9 @@ pub struct RunOptions {
     pub skip_checks: bool,
     /// Threads simulating the run (0 or 1: this thread only). The results do not depend on it.
     pub threads: usize,
+    /// Record access provenance (`provenance.rs`) into [`RunResult::provenance`]; the run itself
+    /// is the same.
+    pub provenance: bool,
 }
 
 /// Outcome of one end-of-run check.
@@ -123,6 +126,10 @@ pub struct RunResult {
     pub captured: Vec<u64>,
     /// Final contents of each buffer (raw element values), same order as the workload's buffers.
     pub buffers: Vec<Vec<u64>>,
+    /// With `RunOptions::provenance`: every domain's events, in time order (ties: SMs, then
+    /// partitions, each in the order recorded).
+    #[serde(skip)]
+    pub provenance: Option<Vec<(crate::engine::Time, super::provenance::ProvEvent)>>,
 }
 
 impl RunResult {

@@ -21,6 +21,7 @@ use super::memory::GlobalMemory;
 use super::msg::Event;
 use super::outbox::{Outbox, Outgoing};
 use super::pool::{LineBuf, Pool};
+use super::provenance::Provenance;
 use super::sm::{Sm, SmNotices};
 use super::xbar::SinkPort;
 use crate::engine::{EventQueue, PastEvent, Time};
@@ -37,6 +38,8 @@ pub struct Ctx<'a> {
     pub mem: &'a mut GlobalMemory,
     pub out: &'a mut Outbox,
     pub rng: &'a mut SplitMix64,
+    /// Access provenance (`provenance.rs`), when the run records it.
+    pub prov: Option<&'a mut Provenance>,
 }
 
 impl Ctx<'_> {
@@ -71,6 +74,8 @@ pub struct SmDomain {
     pub group_threads: u32,
     pub group_warps: u32,
     pub start_skew: u32,
+    /// Access provenance, when recorded (`RunOptions::provenance`).
+    pub prov: Option<Box<Provenance>>,
 }
 
 /// The slices of one memory partition and the DRAM behind them.
@@ -90,6 +95,8 @@ pub struct PartDomain {
     pub sinks: Vec<SinkPort>,
     /// Crossbar messages for these slices, as in [`SmDomain::inbox`].
     pub inbox: Vec<Outgoing>,
+    /// Access provenance, when recorded.
+    pub prov: Option<Box<Provenance>>,
 }
 
 /// A domain with work in the current window.
@@ -129,6 +136,7 @@ macro_rules! dctx {
             mem: &mut $d.mem,
             out: &mut $d.out,
             rng: &mut $d.rng,
+            prov: $d.prov.as_deref_mut(),
         }
     };
 }

@@ -281,7 +281,15 @@ impl<'c> Gpu<'c> {
         for (i, &(t, r)) in opts.capture.iter().enumerate() {
             captured.entry(t).or_default().push((i, r));
         }
-        let m = build::build(cfg, mem, &launch, opts.seed);
+        let mut m = build::build(cfg, mem, &launch, opts.seed);
+        if opts.provenance {
+            for d in &mut m.sms {
+                d.prov = Some(Box::default());
+            }
+            for p in &mut m.parts {
+                p.prov = Some(Box::default());
+            }
+        }
         let pool = match opts.threads {
             0 | 1 => None,
             n => Some(
@@ -670,6 +678,17 @@ impl<'c> Gpu<'c> {
         opts: &RunOptions,
     ) -> Result<RunResult, SimError> {
         let cycles = self.cycles();
+        let provenance = opts.provenance.then(|| {
+            let mut all: Vec<_> = self
+                .sms
+                .iter()
+                .filter_map(|d| d.prov.as_ref())
+                .chain(self.parts.iter().filter_map(|p| p.prov.as_ref()))
+                .flat_map(|p| p.events.iter().cloned())
+                .collect();
+            all.sort_by_key(|e| e.0);
+            all
+        });
         let shards: Vec<GlobalMemory> = self.parts.into_iter().map(|p| p.mem).collect();
         let mem = GlobalMemory::join(&shards);
         let buffers: Vec<Vec<u64>> = wl
@@ -698,6 +717,7 @@ impl<'c> Gpu<'c> {
             },
             captured: self.capture_out,
             buffers,
+            provenance,
         })
     }
 }

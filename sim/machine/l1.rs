@@ -27,6 +27,7 @@ use super::cache::{AddrMap, TagArray, Way};
 use super::domain::Ctx;
 use super::msg::*;
 use super::pool::{LineBuf, Pool, MAX_LINE};
+use super::provenance::{ProvEvent, SendKind};
 use super::slice_map::SliceMap;
 use super::xbar::{SourcePort, XbarSpec};
 use crate::config::{L1Spec, L1WritePolicy};
@@ -273,6 +274,11 @@ impl L1 {
 
     fn send(&mut self, ctx: &mut Ctx, line: u64, kind: ReqKind, p: Pending, payload: u32) {
         let tag = self.pending.alloc(p);
+        if let Some(pr) = ctx.prov.as_deref_mut() {
+            if let Some(e) = self.prov_send(tag, line, kind, p) {
+                pr.push(ctx.q.now(), e);
+            }
+        }
         let slice = self.slices.slice_of(line);
         let at = ctx.now() + self.latency;
         let t = self
@@ -291,6 +297,54 @@ impl L1 {
             ctx.lines,
             ctx.batches,
         );
+    }
+
+    /// Provenance: a request sent for a warp or a fill (stress traffic is not recorded).
+    fn prov_send(&self, tag: u32, line: u64, kind: ReqKind, p: Pending) -> Option<ProvEvent> {
+        let warp = |who: Requester| match who {
+            Requester::Warp { warp, op } => Some((warp, op)),
+            _ => None,
+        };
+        let (mask, kind) = match (kind, p) {
+            (ReqKind::Read { mask }, Pending::FillPart { .. }) => (mask, SendKind::Fill),
+            (ReqKind::Read { mask }, Pending::Bypass { who, .. }) => {
+                let (warp, op) = warp(who)?;
+                (mask, SendKind::Bypass { warp, op })
+            }
+            (ReqKind::Write { mask, .. }, Pending::Write { by, .. }) => match by {
+                Requester::Stress { .. } => return None,
+                Requester::Drain { warp } | Requester::Warp { warp, .. } => {
+                    (mask, SendKind::Write { warp: Some(warp) })
+                }
+            },
+            (ReqKind::Atomic { .. }, Pending::Atomic { who, .. }) => {
+                let (warp, op) = warp(who)?;
+                (0, SendKind::Atomic { warp, op })
+            }
+            _ => return None,
+        };
+        Some(ProvEvent::L1Send {
+            sm: self.sm,
+            tag,
+            line,
+            mask,
+            kind,
+        })
+    }
+
+    /// Provenance: a load of `who` at the L1 (hit, or miss answered by the fill).
+    fn prov_load(&self, ctx: &mut Ctx, who: Requester, line: u64, hit: bool) {
+        if let (Some(p), Requester::Warp { warp, op }) = (ctx.prov.as_deref_mut(), who) {
+            let sm = self.sm;
+            p.push(ctx.q.now(), ProvEvent::L1Load { sm, warp, op, line, hit });
+        }
+    }
+
+    /// Provenance: the L1 dropped `line` (`None`: every line).
+    fn prov_drop(&self, ctx: &mut Ctx, line: Option<u64>) {
+        if let Some(p) = ctx.prov.as_deref_mut() {
+            p.push(ctx.q.now(), ProvEvent::L1Drop { sm: self.sm, line });
+        }
     }
 
     fn respond(&self, ctx: &mut Ctx, delay: Time, r: CoreResp) {
@@ -314,6 +368,7 @@ impl L1 {
                 if level != Level::Sm {
                     self.stats.bypass_loads += 1;
                     self.drop_line(line);
+                    self.prov_drop(ctx, Some(line));
                     self.send(
                         ctx,
                         line,
@@ -330,6 +385,7 @@ impl L1 {
                 if let Some(w) = self.hit_way(line, sectors) {
                     self.stats.loads += 1;
                     self.stats.load_hits += 1;
+                    self.prov_load(ctx, who, line, true);
                     let id = ctx.lines.alloc(self.data[w.0 as usize]);
                     self.respond(
                         ctx,
@@ -353,6 +409,7 @@ impl L1 {
                 ) {
                     return false;
                 }
+                self.prov_load(ctx, who, line, false);
                 self.stats.loads += 1;
                 self.stats.load_misses += 1;
                 true
@@ -368,6 +425,14 @@ impl L1 {
                 self.stats.stores += 1;
                 let bytes = *ctx.lines.get(data.0);
                 self.write_local(line, mask, &bytes);
+                if let Some(p) = ctx.prov.as_deref_mut() {
+                    let warp = match who {
+                        Requester::Drain { warp } | Requester::Warp { warp, .. } => Some(warp),
+                        Requester::Stress { .. } => None,
+                    };
+                    let held = self.tags.probe(line).is_some();
+                    p.push(ctx.q.now(), ProvEvent::L1Store { sm: self.sm, warp, line, mask, held });
+                }
                 self.respond(ctx, 0, CoreResp::StoreAccepted { by: who });
                 let system = level == Level::System;
                 self.send(
@@ -398,6 +463,7 @@ impl L1 {
                 // Performed at L2: this SM's copy of the line must not stay older than the value the
                 // atomic returns (see `drop_line`).
                 self.drop_line(line);
+                self.prov_drop(ctx, Some(line));
                 let n = ctx.batches.get(batch.0).lanes.len() as u32 * 8;
                 let system = level == Level::System;
                 self.send(
@@ -412,6 +478,7 @@ impl L1 {
             L1Req::InvalidateAll => {
                 self.stats.invalidations += 1;
                 self.invalidate_all();
+                self.prov_drop(ctx, None);
                 true
             }
         }
@@ -579,6 +646,9 @@ impl L1 {
         way: usize,
         seq: u64,
     ) {
+        if let (Some(p), Requester::Warp { op, .. }) = (ctx.prov.as_deref_mut(), who) {
+            p.push(ctx.q.now(), ProvEvent::L1Atomic { sm: self.sm, op, line });
+        }
         let done = self
             .atomic
             .schedule(ctx.now() + self.latency, ctx.batches.get(batch.0));
@@ -694,11 +764,18 @@ impl L1 {
                 );
                 self.valid[wi] |= sectors;
                 way = Some(wi);
+                if let Some(p) = ctx.prov.as_deref_mut() {
+                    let mask = self.sector_bytes_mask(sectors);
+                    p.push(ctx.q.now(), ProvEvent::L1Install { sm: self.sm, line, mask });
+                }
             }
         }
         for w in waiters {
             match w {
                 Waiter::Load { who, overlays_seen } => {
+                    if let (Some(p), Requester::Warp { op, .. }) = (ctx.prov.as_deref_mut(), who) {
+                        p.push(ctx.q.now(), ProvEvent::L1FillServed { sm: self.sm, op, line });
+                    }
                     let id = ctx.lines.alloc(view_after(overlays_seen));
                     self.respond(
                         ctx,

@@ -11,6 +11,7 @@
 //! partitions of the H100's split L2.
 
 use super::atomic::perform_batch;
+use super::provenance::{ProvEvent, ServeKind};
 use super::atomic_unit::AtomicUnit;
 use super::cache::{AddrMap, TagArray};
 use super::domain::Ctx;
@@ -158,6 +159,15 @@ impl L2Slice {
     fn serve(&mut self, req: MemReq, ctx: &mut Ctx, way: Option<usize>) {
         let now = ctx.now();
         let ready = now + self.clock.cycles(self.latency);
+        if let Some(p) = ctx.prov.as_deref_mut() {
+            let kind = match req.kind {
+                ReqKind::Read { .. } => ServeKind::Read,
+                ReqKind::Write { .. } => ServeKind::Write,
+                ReqKind::Atomic { .. } => ServeKind::Atomic,
+            };
+            let (slice, sm, tag, line) = (self.id, req.sm, req.tag, req.line);
+            p.push(now, ProvEvent::L2Serve { slice, sm, tag, line, kind });
+        }
         let (kind, payload, at) = match req.kind {
             ReqKind::Read { mask } => {
                 self.stats.reads += 1;

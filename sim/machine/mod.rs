@@ -27,6 +27,7 @@
 //! | end-of-run checks | `checks.rs` |
 //! | load-time capability check and config-dependent lowering | `prepare.rs` |
 //! | what callers give a run and get back | `api.rs` |
+//! | access provenance for `litmus --explain` (off unless asked) | `provenance.rs` |
 //!
 //! Tests: unit tests sit beside each unit; `contract/` holds the contract every memory part passes
 //! (drain, flush, backpressure) through one harness; `tests.rs` pins machine behaviour on hand-built
@@ -51,6 +52,7 @@ pub mod ordering;
 mod outbox;
 mod pool;
 pub mod prepare;
+pub mod provenance;
 pub mod races;
 mod slice_map;
 mod sm;

@@ -26,6 +26,7 @@ use crate::machine::domain::Ctx;
 use crate::machine::msg::*;
 use crate::machine::ordering::{self, Access, Acquire, RmwSite, Rule};
 use crate::machine::pool::{LineBuf, MAX_LINE};
+use crate::machine::provenance::{AccessKind as ProvKind, ProvEvent};
 use crate::machine::races::{self, AccessKind, RaceEvent};
 use crate::machine::store_buffer::Forward;
 
@@ -367,10 +368,15 @@ impl Sm {
             warp: wi as u16,
             op: opi,
         };
+        self.prov_issue(ctx, a, Some(opi), ProvKind::Load, None);
         for (i, la) in lines.iter().enumerate() {
             match forwarded.iter().find(|f| f.0 == i).map(|f| f.1) {
                 Some(b) => {
                     self.stats.forwarded_loads += 1;
+                    if let Some(p) = ctx.prov.as_deref_mut() {
+                        let line = la.line;
+                        p.push(now, ProvEvent::Forward { sm: self.id, op: opi, line });
+                    }
                     let id = ctx.lines.alloc(b);
                     let data = DataId(id);
                     let r = CoreResp::LoadData {
@@ -472,6 +478,7 @@ impl Sm {
                 return false;
             }
             race(self);
+            self.prov_issue(ctx, a, None, ProvKind::Store { buffered: true }, Some(vals));
             let ready = now
                 + self
                     .clock
@@ -493,6 +500,7 @@ impl Sm {
         }
         let level = if system { Level::System } else { Level::L2 };
         race(self);
+        self.prov_issue(ctx, a, None, ProvKind::Store { buffered: false }, Some(vals));
         for la in &lines {
             let seq = self.frontier.number();
             let w = self.warps[wi].as_mut().expect("live");
@@ -574,6 +582,7 @@ impl Sm {
             warp: wi as u16,
             op: opi,
         };
+        self.prov_issue(ctx, a, Some(opi), ProvKind::Rmw, None);
         let single = lines.len() == 1;
         let mut all = Some(all);
         for la in &lines {
@@ -606,6 +615,29 @@ impl Sm {
         true
     }
 
+    /// Provenance (when recorded): an issued global access, each lane's thread, address and stored
+    /// value.
+    fn prov_issue(
+        &self,
+        ctx: &mut Ctx,
+        a: &WarpAccess,
+        op: Option<u32>,
+        kind: ProvKind,
+        vals: Option<&[u64; 64]>,
+    ) {
+        let Some(p) = ctx.prov.as_deref_mut() else {
+            return;
+        };
+        let lanes = lanes(a.mask)
+            .map(|l| {
+                let v = vals.map_or(0, |v| v[l]);
+                (self.thread_ids(a.wi, l).1, a.addrs[l], v)
+            })
+            .collect();
+        let (sm, warp) = (self.id, a.wi as u16);
+        p.push(ctx.q.now(), ProvEvent::Issue { sm, warp, op, kind, lanes });
+    }
+
     /// Asks the store buffer to drain at `at` (or the next edge), unless it is due earlier.
     pub(super) fn wake_drain(&mut self, ctx: &mut Ctx, at: Time) {
         let t = self.clock.edge_at_or_after(at.max(ctx.now()));
@@ -629,6 +661,10 @@ impl Sm {
                 w.inflight.to_l2 += 1;
             }
             let seq = self.frontier.number();
+            if let Some(p) = ctx.prov.as_deref_mut() {
+                let (sm, warp, line, mask) = (self.id, e.warp, e.line, e.mask);
+                p.push(now, ProvEvent::SbDrain { sm, warp, line, mask });
+            }
             let id = ctx.lines.alloc(e.data);
             let level = if e.system { Level::System } else { Level::L2 };
             let req = L1Req::Store {

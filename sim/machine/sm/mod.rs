@@ -69,6 +69,7 @@ pub use warp::{Stall, Warp};
 use super::domain::Ctx;
 use super::msg::*;
 use super::pool::Pool;
+use super::provenance::ProvEvent;
 use super::races::RaceEvent;
 use super::store_buffer::StoreBuffer;
 use crate::config::{InstLatency, SmSpec};
@@ -327,6 +328,13 @@ impl Sm {
             race_read,
             ..
         } = *op;
+        if let (Some(p), Some(vi)) = (ctx.prov.as_deref_mut(), values) {
+            let lv = self.lane_values.get(vi);
+            let vals = lanes(mask)
+                .map(|l| (self.thread_ids(warp as usize, l).1, lv.vals[l]))
+                .collect();
+            p.push(now, ProvEvent::Done { sm: self.id, op: opi, vals });
+        }
         if let (Some((space, scope, acq)), Some(vi)) = (race_read, values) {
             for l in lanes(mask) {
                 let (_, tid) = self.thread_ids(warp as usize, l);
