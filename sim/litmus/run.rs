@@ -168,6 +168,102 @@ impl LitmusResult {
     }
 }
 
+/// Refuses, before any launch, a test the machine cannot run: constructs it lacks
+/// (`capability.rs`), more registers than a kernel has.
+pub(super) fn runnable(test: &LitmusTest) -> Result<(), LitmusError> {
+    // Constructs the machine cannot run yet stop here, before any launch (`capability.rs`).
+    super::capability::check_runnable(test)?;
+    let regs: usize =
+        test.locations.len() + test.threads.iter().map(|t| t.regs.len()).sum::<usize>();
+    if regs > crate::ir::Reg::MAX as usize - 16 {
+        return Err(LitmusError::TooLarge {
+            file: test.file.clone(),
+            message: format!(
+                "the test needs {regs} registers; a kernel has at most {}",
+                crate::ir::Reg::MAX - 16
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// The first iteration (in launch order, then instance order) whose final state satisfies `want`:
+/// (launch, instance, state). Launches run in parallel in groups as large as the thread pool; the
+/// answer does not depend on it.
+pub(super) fn find_first(
+    test: &LitmusTest,
+    cfg: &GpuConfig,
+    opts: &LitmusOptions,
+    progress: &dyn crate::progress::Report,
+    want: &(dyn Fn(&[i64]) -> bool + Sync),
+) -> Result<Option<(u64, u64, Vec<i64>)>, LitmusError> {
+    runnable(test)?;
+    let sched = Schedule::new(test, cfg, opts);
+    let step = if opts.parallel {
+        rayon::current_num_threads().max(1) as u64
+    } else {
+        1
+    };
+    let one = |i: u64| -> Result<Option<(u64, Vec<i64>)>, LitmusError> {
+        let (b, count) = sched.launch(i, opts.iterations);
+        let (_, _, states) = run_launch(test, &sched.lay, cfg, i, b, count, opts, false)?;
+        Ok(states
+            .into_iter()
+            .enumerate()
+            .find(|(_, st)| want(st))
+            .map(|(k, st)| (k as u64, st)))
+    };
+    let mut first = 0;
+    while first < sched.launches {
+        let end = sched.launches.min(first + step);
+        let outs: Vec<_> = if opts.parallel {
+            (first..end).into_par_iter().map(one).collect()
+        } else {
+            (first..end).map(one).collect()
+        };
+        for (i, o) in (first..end).zip(outs) {
+            if let Some((k, st)) = o? {
+                return Ok(Some((i, k, st)));
+            }
+        }
+        progress.update((end * sched.per_launch).min(opts.iterations), opts.iterations);
+        first = end;
+    }
+    Ok(None)
+}
+
+/// How a run's iterations split into launches.
+pub(super) struct Schedule {
+    pub lay: Layout,
+    /// Instances of a full launch.
+    pub per_launch: u64,
+    pub launches: u64,
+}
+
+impl Schedule {
+    pub fn new(test: &LitmusTest, cfg: &GpuConfig, opts: &LitmusOptions) -> Schedule {
+        let lay = Layout::new(test, cfg);
+        let ws = lay.ws as u64;
+        let want_blocks = opts
+            .instances
+            .map(|n| (n as u64).div_ceil(ws).max(1) as u32)
+            .unwrap_or(lay.max_blocks);
+        let blocks = want_blocks.min(lay.max_blocks).max(1);
+        let per_launch = blocks as u64 * ws;
+        Schedule {
+            launches: opts.iterations.div_ceil(per_launch),
+            lay,
+            per_launch,
+        }
+    }
+
+    /// Work-groups and instances of launch `i`.
+    pub fn launch(&self, i: u64, iterations: u64) -> (u32, u64) {
+        let count = self.per_launch.min(iterations - i * self.per_launch);
+        (count.div_ceil(self.lay.ws as u64) as u32, count)
+    }
+}
+
 /// Launches run (in parallel) before their outputs are merged.
 const LAUNCH_CHUNK: u64 = 4096;
 
@@ -210,33 +306,13 @@ pub fn run_with_model(
     model_opts: &ModelOptions,
     progress: &dyn crate::progress::Report,
 ) -> Result<LitmusResult, LitmusError> {
-    // Constructs the machine cannot run yet stop here, before any launch (`capability.rs`).
-    super::capability::check_runnable(test)?;
-    let regs: usize =
-        test.locations.len() + test.threads.iter().map(|t| t.regs.len()).sum::<usize>();
-    if regs > crate::ir::Reg::MAX as usize - 16 {
-        return Err(LitmusError::TooLarge {
-            file: test.file.clone(),
-            message: format!(
-                "the test needs {regs} registers; a kernel has at most {}",
-                crate::ir::Reg::MAX - 16
-            ),
-        });
-    }
-    let lay = Layout::new(test, cfg);
-    let ws = lay.ws as u64;
-    let want_blocks = opts
-        .instances
-        .map(|n| (n as u64).div_ceil(ws).max(1) as u32)
-        .unwrap_or(lay.max_blocks);
-    let blocks = want_blocks.min(lay.max_blocks).max(1);
-    let per_launch = blocks as u64 * ws;
-    let launches = opts.iterations.div_ceil(per_launch);
+    runnable(test)?;
+    let sched = Schedule::new(test, cfg, opts);
+    let (lay, launches) = (&sched.lay, sched.launches);
     let done = std::sync::atomic::AtomicU64::new(0);
     let one = |i: u64| -> Result<LaunchOut, LitmusError> {
-        let count = per_launch.min(opts.iterations - i * per_launch);
-        let b = count.div_ceil(ws) as u32;
-        let out = launch(test, &lay, cfg, i, b, count, opts);
+        let (b, count) = sched.launch(i, opts.iterations);
+        let out = launch(test, lay, cfg, i, b, count, opts);
         let d = done.fetch_add(count, std::sync::atomic::Ordering::Relaxed) + count;
         progress.update(d, opts.iterations);
         out
@@ -318,6 +394,32 @@ fn launch(
     count: u64,
     opts: &LitmusOptions,
 ) -> Result<LaunchOut, LitmusError> {
+    let (_, res, states) = run_launch(test, lay, cfg, index, blocks, count, opts, false)?;
+    let mut counts: HashMap<Vec<i64>, u64> = HashMap::new();
+    for state in states {
+        *counts.entry(state).or_default() += 1;
+    }
+    let races = res
+        .races
+        .into_iter()
+        .map(|r| name_threads(r, test, lay))
+        .collect();
+    Ok(LaunchOut { counts, races })
+}
+
+/// Runs launch `index` (`blocks` work-groups, `count` instances): its plan, the machine's result
+/// (with access provenance when `provenance`) and each instance's final state.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn run_launch(
+    test: &LitmusTest,
+    lay: &Layout,
+    cfg: &GpuConfig,
+    index: u64,
+    blocks: u32,
+    count: u64,
+    opts: &LitmusOptions,
+    provenance: bool,
+) -> Result<(Plan, machine::RunResult, Vec<Vec<i64>>), LitmusError> {
     let mut stream = SplitMix64::stream(opts.seed, index);
     let seed = stream.next_u64();
     let plan = Plan::new(
@@ -347,6 +449,7 @@ fn launch(
             group_sm: Some(plan.group_sm.clone()),
             capture,
             skip_checks: true,
+            provenance,
             ..Default::default()
         },
     )
@@ -361,35 +464,30 @@ fn launch(
         .iter()
         .filter(|v| matches!(v, Var::Reg { .. }))
         .count();
-    let mut counts: HashMap<Vec<i64>, u64> = HashMap::new();
-    for k in 0..count {
-        let mut ri = 0;
-        let state: Vec<i64> = observed
-            .iter()
-            .map(|v| match *v {
-                Var::Reg { thread, reg } => {
-                    let raw = res.captured[k as usize * nregs + ri];
-                    ri += 1;
-                    normalise(raw, test.threads[thread].regs[reg as usize].ty)
-                }
-                Var::Loc(l) => normalise(
-                    res.buffers[l][plan.slot(lay, l, k) as usize],
-                    test.locations[l].ty,
-                ),
-                Var::Elem { loc, index } => normalise(
-                    res.buffers[loc][plan.elem(lay, loc, k, index) as usize],
-                    test.locations[loc].ty,
-                ),
-            })
-            .collect();
-        *counts.entry(state).or_default() += 1;
-    }
-    let races = res
-        .races
-        .into_iter()
-        .map(|r| name_threads(r, test, lay))
+    let states = (0..count)
+        .map(|k| {
+            let mut ri = 0;
+            observed
+                .iter()
+                .map(|v| match *v {
+                    Var::Reg { thread, reg } => {
+                        let raw = res.captured[k as usize * nregs + ri];
+                        ri += 1;
+                        normalise(raw, test.threads[thread].regs[reg as usize].ty)
+                    }
+                    Var::Loc(l) => normalise(
+                        res.buffers[l][plan.slot(lay, l, k) as usize],
+                        test.locations[l].ty,
+                    ),
+                    Var::Elem { loc, index } => normalise(
+                        res.buffers[loc][plan.elem(lay, loc, k, index) as usize],
+                        test.locations[loc].ty,
+                    ),
+                })
+                .collect()
+        })
         .collect();
-    Ok(LaunchOut { counts, races })
+    Ok((plan, res, states))
 }
 
 /// Rewrites a race report's machine threads as the test's thread names.
