@@ -928,6 +928,16 @@ struct LitmusArgs {
     /// The oracle's loop unrolling bound (see `gpumemsim model`).
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
     unroll: u32,
+    /// Explain the first iteration that ends in the condition's witness (or in `--state`): each
+    /// thread's accesses with the cycles they issued and completed, the structure that served them,
+    /// when each store became visible at L1 and L2, and the reordering the outcome needed. One test
+    /// only; exit status 1 when no iteration ends in it.
+    #[arg(long, conflicts_with_all = ["json", "brief", "format", "check"])]
+    explain: bool,
+    /// With --explain: the final state to explain instead of the witness, in the test's syntax:
+    /// "P1:r0=1; P1:r1=0" (or herd's "1:r0=1; 1:r1=0"); variables the test's condition observes.
+    #[arg(long, requires = "explain", value_name = "STATE")]
+    state: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -1019,6 +1029,9 @@ fn cmd_litmus(a: LitmusArgs) -> Result<ExitCode> {
         instances: a.instances,
         parallel: !a.serial,
     };
+    if a.explain {
+        return explain(&tests, &cfg, &opts, a.state.as_deref());
+    }
     // --brief: columns wide enough for the longest test name and count.
     let name_w = tests
         .iter()
@@ -1102,6 +1115,39 @@ fn cmd_litmus(a: LitmusArgs) -> Result<ExitCode> {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
+    })
+}
+
+/// `litmus --explain`: the first iteration of the one test that ends in its witness or `state`.
+fn explain(
+    tests: &[gpumemsim::litmus::LitmusTest],
+    cfg: &gpumemsim::config::GpuConfig,
+    opts: &gpumemsim::litmus::LitmusOptions,
+    state: Option<&str>,
+) -> Result<ExitCode> {
+    use gpumemsim::litmus;
+    let [t] = tests else {
+        anyhow::bail!(
+            "--explain explains one test; the paths name {} tests",
+            tests.len()
+        );
+    };
+    let target = match state {
+        Some(s) => litmus::Target::State(litmus::parse_state(s, t)?),
+        None => litmus::Target::Witness,
+    };
+    let progress = gpumemsim::progress::Progress::new("litmus", "iterations", opts.iterations);
+    let r = litmus::explain(t, cfg, opts, &target, &progress)?;
+    progress.finish();
+    Ok(match r {
+        litmus::Explained::Found(text) => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
+        litmus::Explained::NotSeen(text) => {
+            println!("{text}");
+            ExitCode::from(1)
+        }
     })
 }
 

@@ -5,8 +5,9 @@
 //! Flow: [`parse`] (`lex.rs`, `parse.rs`, dialects in `ptx.rs` and `opencl.rs`, condition in
 //! `cond.rs`) → [`LitmusTest`] (`test.rs`) → per launch a [`crate::workload::Workload`] (`lower.rs`)
 //! → [`run`] (`run.rs`: rayon over launches, counts per final state) → [`LitmusResult`], printed or
-//! written as JSON by `report.rs`; `--expect` files in `expect.rs`; the simulation rate for
-//! `gpumemsim bench` in `bench.rs`.
+//! written as JSON by `report.rs`; `--expect` files in `expect.rs`; `--explain` (why one iteration
+//! ended in its witness, from the machine's recorded access provenance) in `explain.rs`; the
+//! simulation rate for `gpumemsim bench` in `bench.rs`.
 //!
 //! What a test's result means is decided by the memory model (PTX ISA "Memory Consistency Model";
 //! OpenCL 2.0 / SYCL scoped C11): the oracle in [`model`] computes the states the dialect's model
@@ -25,6 +26,7 @@ mod bench;
 mod capability;
 mod cond;
 mod expect;
+mod explain;
 pub mod generate;
 mod herd;
 mod lex;
@@ -44,6 +46,7 @@ pub use bench::{mp_rate, BenchRate, MP_TEST};
 pub use capability::{check_runnable, Capability};
 pub use cond::{Condition, Quantifier, Var, MAX_DEPTH};
 pub use expect::{apply_expectations, load_expectations, ExpectEntry};
+pub use explain::{explain, parse_state, Explained, StateSpec, Target};
 pub use herd::herd_report;
 pub use parse::parse;
 pub use report::{json_report, summary, text_report, JsonTest};
@@ -89,6 +92,16 @@ pub enum LitmusError {
         capability: Capability,
         detail: String,
     },
+    /// A `--state` that names no observed variable, or is not of the form `NAME=VALUE; ...`.
+    #[error("--state \"{text}\": column {col}: {message}")]
+    State {
+        text: String,
+        col: u32,
+        message: String,
+    },
+    /// `--explain`'s recorded re-run did not repeat the run it explains (a determinism bug).
+    #[error("{file}: internal error: {message}")]
+    Replay { file: String, message: String },
     #[error("test {test} ({file}), launch {launch} of seed {seed}: {source}")]
     Run {
         test: String,
