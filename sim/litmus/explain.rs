@@ -694,16 +694,16 @@ impl<'a> Story<'a> {
             }
         }
         let _ = writeln!(out, "\nwhy");
-        let (stale, needed) = self.why();
-        if stale.is_empty() && needed.is_empty() {
+        let (facts, needed) = self.why();
+        for s in facts {
+            let _ = writeln!(out, "  {s}");
+        }
+        if needed.is_empty() {
             let _ = writeln!(
                 out,
-                "  no load missed another thread's store: the threads' accesses in program order, \
-                 interleaved, give this state (no reordering needed)"
+                "  needed: no reordering (no two communicating accesses of a thread took effect out of \
+                 program order: an interleaving of the threads' accesses gives this state)"
             );
-        }
-        for s in stale {
-            let _ = writeln!(out, "  {s}");
         }
         if !needed.is_empty() {
             let kinds: Vec<String> = needed.iter().map(|n| n.0.clone()).collect();
@@ -821,12 +821,23 @@ impl<'a> Story<'a> {
         }
     }
 
-    /// The stale reads (a load that missed another thread's store) and the reorderings the
-    /// outcome needed (kind, sentence).
+    /// "load of x", "store to x", "atomic on x".
+    fn what(&self, i: usize) -> String {
+        let a = &self.accs[i];
+        match a.kind {
+            AccessKind::Load => format!("load of {}", a.loc),
+            AccessKind::Store { .. } => format!("store to {}", a.loc),
+            AccessKind::Rmw => format!("atomic on {}", a.loc),
+        }
+    }
+
+    /// The facts the outcome rests on — stale reads (a load that missed another thread's store)
+    /// and the coherence order of different threads' writes — and the reorderings the outcome
+    /// needed (kind, sentence).
     fn why(&self) -> (Vec<String>, Vec<(String, String)>) {
         let n = self.accs.len();
         let mut involved = vec![false; n];
-        let mut stale = Vec::new();
+        let mut facts = Vec::new();
         for i in 0..n {
             let a = &self.accs[i];
             if !(a.is_load() || matches!(a.kind, AccessKind::Rmw)) {
@@ -854,9 +865,13 @@ impl<'a> Story<'a> {
                 }
                 involved[i] = true;
                 involved[j] = true;
+                // An atomic reads the latest value at its unit: a later write is simply later.
+                if matches!(a.kind, AccessKind::Rmw) {
+                    continue;
+                }
                 let took = self.effect(i).unwrap_or(a.issued);
                 let s = match a.served {
-                    Served::L1Hit { line, .. } => {
+                    Served::L1Hit { .. } => {
                         let l2 = b.vis.l2.map(|x| x.1).expect("co has it");
                         let rel = if took < l2 { "before" } else { "after" };
                         let same = if self.cyc(took) == self.cyc(l2) {
@@ -869,27 +884,70 @@ impl<'a> Story<'a> {
                             ""
                         };
                         format!(
-                            "stale: {}'s load of {} {} — a stale L1 line: its value was taken {rel} {}'s store to {} reached L2 (cycle {}{same})",
+                            "stale: {}'s {} {} — a stale L1 line: its value was taken {rel} {}'s {} reached L2 (cycle {}{same})",
                             self.name(i),
-                            a.loc,
+                            self.what(i),
                             self.how(i),
                             self.name(j),
-                            b.loc,
+                            self.what(j),
                             self.cyc(l2),
                         )
                     }
                     _ => format!(
-                        "stale: {}'s store to {} was {} when {}'s load of {} {}",
+                        "stale: {}'s {} was {} when {}'s {} {}",
                         self.name(j),
-                        b.loc,
+                        self.what(j),
                         self.where_at(j, took),
                         self.name(i),
-                        a.loc,
+                        self.what(i),
                         self.how(i)
                     ),
                 };
-                stale.push(s);
+                facts.push(s);
             }
+        }
+        // Coherence between different threads' writes of one location: their order at L2.
+        let mut addrs: Vec<u64> = Vec::new();
+        for i in 0..n {
+            let a = &self.accs[i];
+            if !a.writes() || addrs.contains(&a.addr) {
+                continue;
+            }
+            let mut ws: Vec<(Pt, usize)> = (0..n)
+                .filter(|&j| self.accs[j].writes() && self.accs[j].addr == a.addr)
+                .filter_map(|j| Some((self.accs[j].vis.l2?.1, j)))
+                .collect();
+            let threads = |ws: &[(Pt, usize)]| {
+                let mut t: Vec<usize> = ws.iter().map(|w| self.accs[w.1].thread).collect();
+                t.dedup();
+                t.len()
+            };
+            ws.sort();
+            if threads(&ws) < 2 {
+                continue;
+            }
+            addrs.push(a.addr);
+            for x in &ws {
+                if ws.iter().any(|y| self.accs[y.1].thread != self.accs[x.1].thread) {
+                    involved[x.1] = true;
+                }
+            }
+            let order: Vec<String> = ws
+                .iter()
+                .map(|&(p, j)| {
+                    let v = self.accs[j]
+                        .value
+                        .filter(|_| matches!(self.accs[j].kind, AccessKind::Store { .. }))
+                        .map(|v| format!(" ({} = {v})", a.loc))
+                        .unwrap_or_default();
+                    format!("{}'s {}{v} at cycle {}", self.name(j), self.what(j), self.cyc(p))
+                })
+                .collect();
+            facts.push(format!(
+                "coherence: the writes of {} reached L2 in this order: {}",
+                a.loc,
+                order.join(", then ")
+            ));
         }
         let mut needed = Vec::new();
         for (ti, t) in self.test.threads.iter().enumerate() {
@@ -908,39 +966,44 @@ impl<'a> Story<'a> {
                     if eb >= ea {
                         continue;
                     }
-                    let kind = |x: &Acc| if x.is_load() { "load" } else { "store" };
+                    let kind = |x: &Acc| match x.kind {
+                        AccessKind::Load => "load",
+                        AccessKind::Store { .. } => "store",
+                        AccessKind::Rmw => "atomic",
+                    };
                     let label = format!("{}→{} reordering in {}", kind(aa), kind(bb), t.name);
-                    let text = match (aa.is_load(), bb.is_load()) {
-                        (false, true) => format!(
-                            "{}'s store to {} was {} when its later load of {} {}",
+                    let b_reads = !matches!(bb.kind, AccessKind::Store { .. });
+                    let text = match (aa.writes(), b_reads) {
+                        (true, true) => format!(
+                            "{}'s {} was {} when its later {} {}",
                             t.name,
-                            aa.loc,
+                            self.what(a),
                             self.where_at(a, eb),
-                            bb.loc,
+                            self.what(b),
                             self.how(b)
                         ),
-                        (false, false) => format!(
-                            "{}'s store to {} reached L2 at cycle {}, before its earlier store to {}, which was {}",
+                        (true, false) => format!(
+                            "{}'s {} reached L2 at cycle {}, before its earlier {}, which was {}",
                             t.name,
-                            bb.loc,
+                            self.what(b),
                             self.cyc(eb),
-                            aa.loc,
+                            self.what(a),
                             self.where_at(a, eb)
                         ),
-                        (true, true) => format!(
-                            "{}'s load of {} {}, before its earlier load of {} {}",
+                        (false, true) => format!(
+                            "{}'s {} {}, before its earlier {} {}",
                             t.name,
-                            bb.loc,
+                            self.what(b),
                             self.how(b),
-                            aa.loc,
+                            self.what(a),
                             self.how(a)
                         ),
-                        (true, false) => format!(
-                            "{}'s store to {} reached L2 at cycle {}, before its earlier load of {} took its value (it {})",
+                        (false, false) => format!(
+                            "{}'s {} reached L2 at cycle {}, before its earlier {} took its value (it {})",
                             t.name,
-                            bb.loc,
+                            self.what(b),
                             self.cyc(eb),
-                            aa.loc,
+                            self.what(a),
                             self.how(a)
                         ),
                     };
@@ -948,7 +1011,7 @@ impl<'a> Story<'a> {
                 }
             }
         }
-        (stale, needed)
+        (facts, needed)
     }
 }
 

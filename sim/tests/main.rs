@@ -3,6 +3,7 @@
 mod bad_input;
 mod c_front;
 mod cli;
+mod explain;
 mod config_cli;
 mod fuzz;
 mod gpu;
