@@ -99,18 +99,16 @@ pub fn parse_state(text: &str, test: &LitmusTest) -> Result<StateSpec, LitmusErr
             continue;
         }
         let c = col_of(at + lead);
-        let Some((name, value)) = item_t.split_once('=') else {
+        let Some(eq) = item_t.find('=') else {
             return Err(err(
                 c,
                 format!("expected NAME=VALUE (e.g. P1:r0=1 or x=2), found `{item_t}`"),
             ));
         };
-        let (name, value) = (name.trim(), value.trim());
-        let vcol = c + item_t[..item_t.find('=').expect("split") + 1].chars().count()
-            + (item_t[item_t.find('=').expect("split") + 1..].len()
-                - item_t[item_t.find('=').expect("split") + 1..]
-                    .trim_start()
-                    .len());
+        let (name, after) = (item_t[..eq].trim(), &item_t[eq + 1..]);
+        let value = after.trim();
+        // The value's column: after the `=` and the blanks that follow it.
+        let vcol = c + item_t[..=eq].chars().count() + (after.len() - after.trim_start().len());
         // herd's `1:r0` names thread 1.
         let full = match name.split_once(':') {
             Some((t, r)) if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) => {
@@ -544,7 +542,7 @@ impl<'a> Story<'a> {
         }
     }
 
-    fn source_text(&self, src: Source, addr: u64) -> String {
+    fn source_text(&self, src: Source) -> String {
         match src {
             Source::Init => "the initial value".into(),
             Source::Store(j) => format!(
@@ -556,10 +554,7 @@ impl<'a> Story<'a> {
                     "store"
                 }
             ),
-            Source::Unknown => {
-                let _ = addr;
-                "an unrecorded source".into()
-            }
+            Source::Unknown => "an unrecorded source".into(),
         }
     }
 
@@ -807,7 +802,7 @@ impl<'a> Story<'a> {
                     }
                     Served::Unknown => "served by an unrecorded structure".into(),
                 });
-                let _ = write!(s, "; its value: {}", self.source_text(a.source, a.addr));
+                let _ = write!(s, "; its value: {}", self.source_text(a.source));
                 if let (Some(got), Some(exp)) = (a.value, self.value_of(a.source, a.addr)) {
                     if got != exp && a.is_load() {
                         let _ = write!(

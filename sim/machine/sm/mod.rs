@@ -328,7 +328,9 @@ impl Sm {
             race_read,
             ..
         } = *op;
-        if let (Some(p), Some(vi)) = (ctx.prov.as_deref_mut(), values) {
+        // (A warp that has exited has no thread ids left to name.)
+        let live = self.warps[warp as usize].is_some();
+        if let (Some(p), Some(vi), true) = (ctx.prov.as_deref_mut(), values, live) {
             let lv = self.lane_values.get(vi);
             let vals = lanes(mask)
                 .map(|l| (self.thread_ids(warp as usize, l).1, lv.vals[l]))
