@@ -6,6 +6,7 @@ mod cli;
 mod config_cli;
 mod fuzz;
 mod gpu;
+mod gpu_spirv;
 mod kernel_lang;
 mod litmus;
 mod litmus_format;
