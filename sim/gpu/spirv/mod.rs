@@ -1544,6 +1544,9 @@ impl Gen<'_> {
         let ct = self.op(u, Op::IMul, &[cg, gt]);
         let ct = self.op(u, Op::IAdd, &[ct, lidx]);
         self.store(self.ids.cur_thread, ct);
+        if self.ids.lmem != 0 {
+            self.zero_local(lidx, gt);
+        }
 
         let barriers: Vec<(SpaceSet, Scope)> = self
             .k
@@ -1698,6 +1701,47 @@ impl Gen<'_> {
         let f = self.f.take().unwrap();
         f.finish(&mut self.m);
         id
+    }
+
+    /// Zeroes local memory (and the barrier counters) as WGSL's workgroup variables are zeroed: each
+    /// work-item clears the words `lidx, lidx + T, …`, then a work-group barrier (uniform: the start
+    /// of the entry point).
+    fn zero_local(&mut self, lidx: u32, threads: u32) {
+        let (u, bl) = (self.ids.u32_, self.ids.bool_);
+        let has_barrier = self
+            .k
+            .insts
+            .iter()
+            .any(|i| matches!(i, Inst::Barrier { .. }));
+        let words = self.k.local_bytes.div_ceil(4) + if has_barrier { 2 } else { 0 };
+        let i = {
+            let f = self.f.as_mut().unwrap();
+            f.var(&mut self.m, u)
+        };
+        self.store(i, lidx);
+        let (header, body, cont, merge) = (self.m.id(), self.m.id(), self.m.id(), self.m.id());
+        self.emit(Op::Branch, &[header]);
+        self.label(header);
+        let x = self.load(u, i);
+        let n = self.c32(words);
+        let more = self.op(bl, Op::ULessThan, &[x, n]);
+        self.emit(Op::LoopMerge, &[merge, cont, 0]);
+        self.emit(Op::BranchConditional, &[more, body, merge]);
+        self.label(body);
+        let lp = self.m.ptr(SC::Workgroup, u);
+        let p = self.op(lp, Op::AccessChain, &[self.ids.lmem, x]);
+        let zero = self.c32(0);
+        let np = spv::MemoryAccess::NON_PRIVATE_POINTER.bits();
+        self.emit(Op::Store, &[p, zero, np]);
+        self.emit(Op::Branch, &[cont]);
+        self.label(cont);
+        let next = self.op(u, Op::IAdd, &[x, threads]);
+        self.store(i, next);
+        self.emit(Op::Branch, &[header]);
+        self.label(merge);
+        let wg = self.c32(spv::Scope::Workgroup as u32);
+        let sem = self.sem(MemOrder::AcqRel, SpaceSet::LOCAL);
+        self.emit(Op::ControlBarrier, &[wg, wg, sem]);
     }
 
     /// A fault whose pc is a run-time value (the step limit records the block).
