@@ -276,3 +276,97 @@ fn what_vulkan_cannot_express_is_rejected_with_its_location() {
     assert!(e.message.contains("Int64Atomics"), "{e}");
     assert!(e.location.contains("atom_add_u64.litmus:"), "{e}");
 }
+
+/// On the adapter (lavapipe in CI): the CI suite runs through SPIR-V with every case's checks passing
+/// (the differential test of the translation against the workloads' own checks), and each case says
+/// which path ran.
+#[test]
+fn the_ci_suite_runs_through_spirv_on_the_adapter() {
+    use gpumemsim::gpu::schema::{ShaderPath, Status};
+    use gpumemsim::gpu::{measure, suite::Suite};
+    let Some(gpu) = crate::gpu::adapter_or_skip("the_ci_suite_runs_through_spirv_on_the_adapter")
+    else {
+        return;
+    };
+    if !gpu.passthrough {
+        assert!(
+            std::env::var("GPUMEMSIM_REQUIRE_ADAPTER").as_deref() != Ok("1"),
+            "{} has no SPIR-V passthrough",
+            gpu.report.name
+        );
+        eprintln!("skipped: {} has no SPIR-V passthrough", gpu.report.name);
+        return;
+    }
+    let loaded =
+        measure::load(Suite::load(Path::new("workloads/measure/ci.toml")).unwrap()).unwrap();
+    let opts = measure::MeasureOptions {
+        warmup: Some(0),
+        reps: Some(1),
+        ..Default::default()
+    };
+    let m = measure::measure(&gpu, &loaded, &opts, ShaderPath::Spirv, &mut |_| {});
+    for b in &m.benchmarks {
+        assert_eq!(b.status, Status::Ok, "{}: {:?}", b.key(), b.error);
+        assert_eq!(b.shader, Some(ShaderPath::Spirv));
+        assert!(b.checks.iter().all(|c| c.passed), "{}", b.key());
+    }
+    for l in &m.litmus {
+        assert_eq!(l.status, Status::Ok, "{} {:?}: {:?}", l.test, l.variant, l.error);
+        assert_eq!(l.shader, Some(ShaderPath::Spirv));
+    }
+}
+
+/// On the adapter: the scoped variants run through SPIR-V, every instance lands in exactly one state,
+/// seq_cst lists what it weakened, and message passing with release/acquire never shows its weak
+/// outcome (which the Vulkan memory model forbids as the PTX one does).
+#[test]
+fn scoped_litmus_variants_run_through_spirv_on_the_adapter() {
+    use gpumemsim::gpu::litmus::{self as gl, LitmusSettings, Variant};
+    use gpumemsim::gpu::schema::ShaderPath;
+    let Some(gpu) =
+        crate::gpu::adapter_or_skip("scoped_litmus_variants_run_through_spirv_on_the_adapter")
+    else {
+        return;
+    };
+    if !gpu.passthrough {
+        assert!(std::env::var("GPUMEMSIM_REQUIRE_ADAPTER").as_deref() != Ok("1"));
+        return;
+    }
+    let s = LitmusSettings {
+        instances: 96,
+        dispatches: 2,
+        workgroup_size: 32,
+        stress_ratio: 1,
+        stress_iterations: 16,
+        pre_stress_iterations: 4,
+        seed: 3,
+    };
+    let mp = litmus::load(Path::new("workloads/litmus/ptx/mp_relaxed_gpu.litmus")).unwrap();
+    for v in Variant::ALL {
+        let t = v.apply(&mp);
+        let c = gl::run_with(&gpu, &t, &s, ShaderPath::Spirv).unwrap_or_else(|e| panic!("{v:?}: {e}"));
+        assert_eq!(c.instances, 96 * 2);
+        assert_eq!(c.states.values().sum::<u64>(), c.instances, "{v:?}");
+        assert_eq!(
+            c.weakened.iter().any(|w| w.contains("seq_cst")),
+            v == Variant::SeqCst,
+            "{v:?}: {:?}",
+            c.weakened
+        );
+        if matches!(v, Variant::ReleaseAcquire | Variant::FenceAcqRel | Variant::SeqCst) {
+            let weak: u64 = c
+                .states
+                .iter()
+                .filter(|(st, _)| t.condition.witness(st))
+                .map(|(_, n)| n)
+                .sum();
+            assert_eq!(weak, 0, "{v:?}: message passing with release/acquire showed its weak outcome");
+        }
+    }
+    // Through WGSL the scoped variants are untranslatable, and say where.
+    let t = Variant::ReleaseAcquire.apply(&mp);
+    match gl::run_with(&gpu, &t, &s, ShaderPath::Wgsl) {
+        Err(e) => assert!(e.to_string().contains("mp_relaxed_gpu.litmus:")),
+        Ok(_) => panic!("WGSL ran release/acquire"),
+    }
+}
