@@ -104,16 +104,19 @@ if [ -z "$meta" ]; then
 fi
 DEST="$OUTDIR/$meta"
 mkdir -p "$DEST"
+# Inside the checkout, the files name each other by paths relative to its root.
+DREL=$(realpath --relative-to="$ROOT" "$DEST")
+case "$DREL" in ../*) DREL=$DEST ;; esac
 cp "$TMP/gpu-list.txt" "$DEST/"
 [ -f "$TMP/m/measured.json" ] && cp "$TMP/m/measured.json" "$DEST/"
 [ -f "$TMP/m/litmus.json" ] && cp "$TMP/m/litmus.json" "$DEST/"
 mkdir -p "$DEST/logs"
 cp "$TMP/measure.log" "$TMP/litmus.log" "$DEST/logs/"
 if [ -f "$DEST/measured.json" ]; then
-  step "compare" "$DEST/logs/compare.log" "$BIN" compare --measured "$DEST/measured.json" "${cfg_args[@]}" --out "$DEST/compare"
+  step "compare" "$DEST/logs/compare.log" "$BIN" compare --measured "$DREL/measured.json" "${cfg_args[@]}" --out "$DREL/compare"
 fi
 if [ -f "$DEST/litmus.json" ]; then
-  step "compare litmus" "$DEST/logs/compare-litmus.log" "$BIN" compare --measured "$DEST/litmus.json" "${cfg_args[@]}" --out "$DEST/compare-litmus"
+  step "compare litmus" "$DEST/logs/compare-litmus.log" "$BIN" compare --measured "$DREL/litmus.json" "${cfg_args[@]}" --out "$DREL/compare-litmus"
 fi
 
 {
@@ -130,7 +133,9 @@ fi
   echo "| step | exit | seconds | command |"
   echo "|---|---|---|---|"
   while IFS='|' read -r name rc secs cmd; do
-    echo "| $name | $rc | $secs | \`${cmd//$BIN/gpumemsim}\` |"
+    cmd=${cmd//$BIN/gpumemsim}
+    cmd=${cmd//$TMP\/m\//}
+    echo "| $name | $rc | $secs | \`$cmd\` |"
   done <"$TMP/steps"
   echo
   echo "Suite \`$SUITE\`, litmus suite \`$LITMUS\`, compared with \`${CONFIG:-embedded default}\`. $preset_note"

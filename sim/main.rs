@@ -813,7 +813,9 @@ fn cmd_measure(c: MeasureCmd) -> Result<ExitCode> {
     let out = measure::run(&args, &mut |p| {
         bar.suspend(|| println!("{}", measure::progress_line(&p)));
         match p {
-            measure::Progress::Opened { adapter: a, items, .. } => {
+            measure::Progress::Opened {
+                adapter: a, items, ..
+            } => {
                 bar.set_total(items as u64);
                 if a.is_cpu() {
                     bar.println(&format!(

@@ -361,9 +361,12 @@ pub fn compare_reporting(
                 let tv = l.variant.apply(&t);
                 crate::litmus::run(&tv, cfg, &opts)
                     .map(|r| {
-                        let allows = r.model.as_ref().ok().filter(|d| d.race.is_none() && !d.bound_hit).map(|d| {
-                            d.allowed.iter().any(|s| tv.condition.witness(s))
-                        });
+                        let allows = r
+                            .model
+                            .as_ref()
+                            .ok()
+                            .filter(|d| d.race.is_none() && !d.bound_hit)
+                            .map(|d| d.allowed.iter().any(|s| tv.condition.witness(s)));
                         (r, allows)
                     })
                     .map_err(|e| e.to_string())

@@ -11,8 +11,8 @@
 //! step limit), a failed workload check or a wgpu error is a failed measurement, never a number.
 
 use super::adapter::Gpu;
-use super::wgsl::{self, Binding, Translation, FAULT_WORDS};
 use super::schema::ShaderPath;
+use super::wgsl::{self, Binding, Translation, FAULT_WORDS};
 use super::GpuError;
 use crate::machine::CheckOutcome;
 use crate::workload::Workload;

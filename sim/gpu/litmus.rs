@@ -98,15 +98,27 @@ pub fn with_orders(test: &LitmusTest, seq_cst: bool) -> LitmusTest {
         for inst in &mut th.insts {
             match inst {
                 Inst::Load { ord, scope, .. } if *ord != LoadOrd::Plain => {
-                    *ord = if seq_cst { LoadOrd::SeqCst } else { LoadOrd::Acquire };
+                    *ord = if seq_cst {
+                        LoadOrd::SeqCst
+                    } else {
+                        LoadOrd::Acquire
+                    };
                     *scope = Scope::Device;
                 }
                 Inst::Store { ord, scope, .. } if *ord != StoreOrd::Plain => {
-                    *ord = if seq_cst { StoreOrd::SeqCst } else { StoreOrd::Release };
+                    *ord = if seq_cst {
+                        StoreOrd::SeqCst
+                    } else {
+                        StoreOrd::Release
+                    };
                     *scope = Scope::Device;
                 }
                 Inst::Rmw { ord, scope, .. } => {
-                    *ord = if seq_cst { RmwOrd::SeqCst } else { RmwOrd::AcqRel };
+                    *ord = if seq_cst {
+                        RmwOrd::SeqCst
+                    } else {
+                        RmwOrd::AcqRel
+                    };
                     *scope = Scope::Device;
                 }
                 Inst::Cas {
@@ -115,8 +127,16 @@ pub fn with_orders(test: &LitmusTest, seq_cst: bool) -> LitmusTest {
                     scope,
                     ..
                 } => {
-                    *success = if seq_cst { RmwOrd::SeqCst } else { RmwOrd::AcqRel };
-                    *failure = if seq_cst { LoadOrd::SeqCst } else { LoadOrd::Acquire };
+                    *success = if seq_cst {
+                        RmwOrd::SeqCst
+                    } else {
+                        RmwOrd::AcqRel
+                    };
+                    *failure = if seq_cst {
+                        LoadOrd::SeqCst
+                    } else {
+                        LoadOrd::Acquire
+                    };
                     *scope = Scope::Device;
                 }
                 _ => {}
@@ -781,12 +801,7 @@ fn stress_walk(
         push(code, locs, head, inst);
     }
     push(code, locs, head, load(c, at(a), Ty::U32));
-    push(
-        code,
-        locs,
-        head,
-        alu(AluOp::Add, Ty::U32, c, r(c), imm(1)),
-    );
+    push(code, locs, head, alu(AluOp::Add, Ty::U32, c, r(c), imm(1)));
     push(
         code,
         locs,
@@ -800,12 +815,7 @@ fn stress_walk(
             scope: Scope::Device,
         },
     );
-    push(
-        code,
-        locs,
-        head,
-        alu(AluOp::Add, Ty::U32, i, r(i), imm(1)),
-    );
+    push(code, locs, head, alu(AluOp::Add, Ty::U32, i, r(i), imm(1)));
     push(
         code,
         locs,

@@ -55,7 +55,10 @@ fn insts(words: &[u32]) -> Vec<(u32, Vec<u32>)> {
     let mut i = 5;
     while i < words.len() {
         let n = (words[i] >> 16) as usize;
-        assert!(n > 0 && i + n <= words.len(), "malformed instruction at word {i}");
+        assert!(
+            n > 0 && i + n <= words.len(),
+            "malformed instruction at word {i}"
+        );
         out.push((words[i] & 0xFFFF, words[i + 1..i + n].to_vec()));
         i += n;
     }
@@ -81,7 +84,10 @@ fn every_kernel_translates_to_spirv_that_spirv_val_accepts() {
         };
         let t = spirv::translate(&wl, SpirvCaps::ALL, Options::default())
             .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-        let words = t.spirv.as_ref().expect("a SPIR-V translation holds a module");
+        let words = t
+            .spirv
+            .as_ref()
+            .expect("a SPIR-V translation holds a module");
         if !validate(words, &p.display().to_string()) {
             return;
         }
@@ -124,7 +130,10 @@ fn every_litmus_launch_translates_to_valid_spirv() {
             with_orders += ordered as usize;
         }
     }
-    assert!(ok >= 100 && with_orders >= 50, "{ok} launches, {with_orders} with orders");
+    assert!(
+        ok >= 100 && with_orders >= 50,
+        "{ok} launches, {with_orders} with orders"
+    );
 }
 
 #[test]
@@ -177,7 +186,10 @@ fn release_acquire_message_passing_carries_its_semantics() {
     };
     let mut rng = gpumemsim::rng::SplitMix64::stream(1, 0);
     let l = gpumemsim::gpu::litmus::launch(&test, &s, &mut rng).unwrap();
-    for (device_scope, scope) in [(true, ::spirv::Scope::Device), (false, ::spirv::Scope::QueueFamily)] {
+    for (device_scope, scope) in [
+        (true, ::spirv::Scope::Device),
+        (false, ::spirv::Scope::QueueFamily),
+    ] {
         let caps = SpirvCaps {
             base: Caps::ALL,
             device_scope,
@@ -193,9 +205,14 @@ fn release_acquire_message_passing_carries_its_semantics() {
                 .any(|(op, o)| *op == Op::Capability as u32 && o[0] == cap as u32)
         };
         assert!(has_cap(::spirv::Capability::VulkanMemoryModel));
-        assert_eq!(has_cap(::spirv::Capability::VulkanMemoryModelDeviceScope), device_scope);
-        let release = (M::RELEASE | M::MAKE_AVAILABLE | M::UNIFORM_MEMORY | M::WORKGROUP_MEMORY).bits();
-        let acquire = (M::ACQUIRE | M::MAKE_VISIBLE | M::UNIFORM_MEMORY | M::WORKGROUP_MEMORY).bits();
+        assert_eq!(
+            has_cap(::spirv::Capability::VulkanMemoryModelDeviceScope),
+            device_scope
+        );
+        let release =
+            (M::RELEASE | M::MAKE_AVAILABLE | M::UNIFORM_MEMORY | M::WORKGROUP_MEMORY).bits();
+        let acquire =
+            (M::ACQUIRE | M::MAKE_VISIBLE | M::UNIFORM_MEMORY | M::WORKGROUP_MEMORY).bits();
         let stores: Vec<(u32, u32)> = is
             .iter()
             .filter(|(op, _)| *op == Op::AtomicStore as u32)
@@ -227,8 +244,14 @@ fn release_acquire_message_passing_carries_its_semantics() {
 fn fences_become_memory_barriers_at_their_scope_and_seq_cst_is_listed() {
     use ::spirv::Op;
     for (file, scope) in [
-        ("workloads/litmus/ptx/sb_fence_sc_gpu.litmus", ::spirv::Scope::Device),
-        ("workloads/litmus/ptx/sb_fence_sc_cta_same.litmus", ::spirv::Scope::Workgroup),
+        (
+            "workloads/litmus/ptx/sb_fence_sc_gpu.litmus",
+            ::spirv::Scope::Device,
+        ),
+        (
+            "workloads/litmus/ptx/sb_fence_sc_cta_same.litmus",
+            ::spirv::Scope::Workgroup,
+        ),
     ] {
         let Ok(test) = litmus::load(Path::new(file)) else {
             panic!("{file} is missing");
@@ -243,9 +266,14 @@ fn fences_become_memory_barriers_at_their_scope_and_seq_cst_is_listed() {
             .filter(|(op, _)| *op == Op::MemoryBarrier as u32)
             .map(|(_, o)| c[&o[0]])
             .collect();
-        assert!(!barriers.is_empty() && barriers.iter().all(|&s| s == scope as u32), "{file}: {barriers:?}");
         assert!(
-            t.emulated.iter().any(|e| e.contains("seq_cst fence run as acq_rel")),
+            !barriers.is_empty() && barriers.iter().all(|&s| s == scope as u32),
+            "{file}: {barriers:?}"
+        );
+        assert!(
+            t.emulated
+                .iter()
+                .any(|e| e.contains("seq_cst fence run as acq_rel")),
             "{file}: {:?}",
             t.emulated
         );
@@ -311,7 +339,14 @@ fn the_ci_suite_runs_through_spirv_on_the_adapter() {
         assert!(b.checks.iter().all(|c| c.passed), "{}", b.key());
     }
     for l in &m.litmus {
-        assert_eq!(l.status, Status::Ok, "{} {:?}: {:?}", l.test, l.variant, l.error);
+        assert_eq!(
+            l.status,
+            Status::Ok,
+            "{} {:?}: {:?}",
+            l.test,
+            l.variant,
+            l.error
+        );
         assert_eq!(l.shader, Some(ShaderPath::Spirv));
     }
 }
@@ -344,7 +379,8 @@ fn scoped_litmus_variants_run_through_spirv_on_the_adapter() {
     let mp = litmus::load(Path::new("workloads/litmus/ptx/mp_relaxed_gpu.litmus")).unwrap();
     for v in Variant::ALL {
         let t = v.apply(&mp);
-        let c = gl::run_with(&gpu, &t, &s, ShaderPath::Spirv).unwrap_or_else(|e| panic!("{v:?}: {e}"));
+        let c =
+            gl::run_with(&gpu, &t, &s, ShaderPath::Spirv).unwrap_or_else(|e| panic!("{v:?}: {e}"));
         assert_eq!(c.instances, 96 * 2);
         assert_eq!(c.states.values().sum::<u64>(), c.instances, "{v:?}");
         assert_eq!(
@@ -353,14 +389,20 @@ fn scoped_litmus_variants_run_through_spirv_on_the_adapter() {
             "{v:?}: {:?}",
             c.weakened
         );
-        if matches!(v, Variant::ReleaseAcquire | Variant::FenceAcqRel | Variant::SeqCst) {
+        if matches!(
+            v,
+            Variant::ReleaseAcquire | Variant::FenceAcqRel | Variant::SeqCst
+        ) {
             let weak: u64 = c
                 .states
                 .iter()
                 .filter(|(st, _)| t.condition.witness(st))
                 .map(|(_, n)| n)
                 .sum();
-            assert_eq!(weak, 0, "{v:?}: message passing with release/acquire showed its weak outcome");
+            assert_eq!(
+                weak, 0,
+                "{v:?}: message passing with release/acquire showed its weak outcome"
+            );
         }
     }
     // Through WGSL the scoped variants are untranslatable, and say where.

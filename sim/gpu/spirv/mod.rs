@@ -34,8 +34,8 @@
 pub mod words;
 
 use super::wgsl::{
-    dst_of, leaders, rmw_name, wide_registers, Binding, Caps, FaultCode, Options,
-    TranslateError, Translation, FAULT_WORDS,
+    dst_of, leaders, rmw_name, wide_registers, Binding, Caps, FaultCode, Options, TranslateError,
+    Translation, FAULT_WORDS,
 };
 use crate::ir::*;
 use crate::machine::alu;
@@ -726,12 +726,7 @@ impl Gen<'_> {
 
     /// Emits one instruction; returns the successor block id for branches, exits and barriers.
     fn inst(&mut self, pc: usize, inst: &Inst) -> Result<Option<u32>, TranslateError> {
-        let (u, u64_, f, b) = (
-            self.ids.u32_,
-            self.ids.u64_,
-            self.ids.f32_,
-            self.ids.bool_,
-        );
+        let (u, u64_, f, b) = (self.ids.u32_, self.ids.u64_, self.ids.f32_, self.ids.bool_);
         match *inst {
             Inst::Mov { dst, src } => {
                 if self.wide[dst as usize] {
@@ -747,7 +742,13 @@ impl Gen<'_> {
                 self.assign(dst, v, Width::B32);
             }
             Inst::Alu { op, ty, dst, a, b } => self.alu(pc, op, ty, dst, a, b),
-            Inst::Cmp { op, ty, dst, a, b: bb } => {
+            Inst::Cmp {
+                op,
+                ty,
+                dst,
+                a,
+                b: bb,
+            } => {
                 let v = view(ty);
                 let (x, y) = (self.opnd(a, v), self.opnd(bb, v));
                 let signed = matches!(ty, Ty::I32 | Ty::I64);
@@ -773,7 +774,12 @@ impl Gen<'_> {
                 let r = self.bool_to_u32(c);
                 self.assign(dst, r, Width::B32);
             }
-            Inst::Select { dst, cond, a, b: bb } => {
+            Inst::Select {
+                dst,
+                cond,
+                a,
+                b: bb,
+            } => {
                 let c = self.nonzero(cond);
                 let (v, t, w) = if self.wide[dst as usize] {
                     (V::U64, u64_, Width::B64)
@@ -914,7 +920,11 @@ impl Gen<'_> {
                     Some(o) => {
                         let p = g.pointer(space, idx, w);
                         // A load cannot release: seq_cst is an acquire.
-                        let o = if o == MemOrder::SeqCst { MemOrder::Acquire } else { o };
+                        let o = if o == MemOrder::SeqCst {
+                            MemOrder::Acquire
+                        } else {
+                            o
+                        };
                         let (sc, sem) = (g.scope(scope), g.sem(o, SpaceSet::BOTH));
                         g.op(t, Op::AtomicLoad, &[p, sc, sem])
                     }
@@ -945,7 +955,11 @@ impl Gen<'_> {
                         Some(o) => {
                             let p = g.pointer(space, idx, w);
                             // A store cannot acquire: seq_cst is a release.
-                            let o = if o == MemOrder::SeqCst { MemOrder::Release } else { o };
+                            let o = if o == MemOrder::SeqCst {
+                                MemOrder::Release
+                            } else {
+                                o
+                            };
                             let (sc, sem) = (g.scope(scope), g.sem(o, SpaceSet::BOTH));
                             g.emit(Op::AtomicStore, &[p, sc, sem, v]);
                         }
@@ -1084,7 +1098,11 @@ impl Gen<'_> {
             }
             Special::SmId => return Err(err(self.k, pc, "the SPIR-V translation has no SM id")),
             Special::Clock => {
-                return Err(err(self.k, pc, "the SPIR-V translation has no clock register"))
+                return Err(err(
+                    self.k,
+                    pc,
+                    "the SPIR-V translation has no clock register",
+                ))
             }
         })
     }
@@ -1093,12 +1111,7 @@ impl Gen<'_> {
     fn alu(&mut self, pc: usize, op: AluOp, ty: Ty, dst: Reg, a: Operand, b: Operand) {
         let ty = alu::operand_ty(op, ty);
         let v = view(ty);
-        let (u, u64_, f, bl) = (
-            self.ids.u32_,
-            self.ids.u64_,
-            self.ids.f32_,
-            self.ids.bool_,
-        );
+        let (u, u64_, f, bl) = (self.ids.u32_, self.ids.u64_, self.ids.f32_, self.ids.bool_);
         let t = match v {
             V::U32 => u,
             V::U64 => u64_,
@@ -1114,7 +1127,11 @@ impl Gen<'_> {
         };
         let shift = |g: &mut Self| {
             let bits = alu::shift_mask(ty) as u64;
-            let m = if w64 { g.m.c64(bits) } else { g.c32(bits as u32) };
+            let m = if w64 {
+                g.m.c64(bits)
+            } else {
+                g.c32(bits as u32)
+            };
             g.op(t, Op::BitwiseAnd, &[y, m])
         };
         let r = match op {

@@ -173,7 +173,8 @@ impl Module {
             return id;
         }
         let id = self.id();
-        let wide = self.types.get(&Type::U64) == Some(&ty) || self.types.get(&Type::I64) == Some(&ty);
+        let wide =
+            self.types.get(&Type::U64) == Some(&ty) || self.types.get(&Type::I64) == Some(&ty);
         if wide {
             push_inst(
                 &mut self.globals,
@@ -206,7 +207,11 @@ impl Module {
             return id;
         }
         let id = self.id();
-        let op = if v { Op::ConstantTrue } else { Op::ConstantFalse };
+        let op = if v {
+            Op::ConstantTrue
+        } else {
+            Op::ConstantFalse
+        };
         push_inst(&mut self.globals, op, &[t, id]);
         self.consts.insert(key, id);
         id
