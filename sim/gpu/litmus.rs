@@ -20,11 +20,17 @@
 //! - **Results**: each test thread stores its observed registers to an output buffer when it ends; the
 //!   final values of locations are read from memory. A state is counted per instance; the counts sum to
 //!   the instances run (checked).
+//! - **Pre-stress** (optional, `pre_stress_iterations`): testing work-items walk the stress lines before
+//!   their test code, as MC Mutants' pre-stress does.
 //!
-//! Variants: `relaxed` runs the test as written; `storage_barrier` puts a work-group barrier over global
-//! memory (WGSL `storageBarrier`) between consecutive memory operations of every thread, on the GPU and in
-//! the simulator alike. Only relaxed atomics, plain accesses and work-group barriers translate to WGSL;
-//! tests with stronger orders or fences are rejected by the translation with their location.
+//! Variants (applied identically here and in the simulator by `compare`): `relaxed` runs the test as
+//! written; `storage_barrier` puts a work-group barrier over global memory between consecutive memory
+//! operations of every thread; `release_acquire` makes every atomic store a device-scope release, every
+//! atomic load an acquire and every RMW acq_rel; `fence_acq_rel` puts a device-scope acq_rel fence between
+//! consecutive memory operations; `seq_cst` makes every atomic seq_cst at device scope. Through WGSL only
+//! relaxed atomics, plain accesses and work-group barriers translate (the others are rejected with their
+//! location); through SPIR-V (`super::spirv`) every variant runs, seq_cst as acq_rel (listed in
+//! [`Counts::weakened`]: the Vulkan memory model has no sequentially consistent order).
 
 use super::adapter::Gpu;
 use super::schema::{LitmusResult, OutcomeCount, ShaderPath, Status};
