@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the system packages gpumemsim's tests need on Debian/Ubuntu, each group only when missing:
-#   vulkan: the Vulkan loader and Mesa's lavapipe (a CPU Vulkan device), for the wgpu backend's tests;
+#   vulkan: the Vulkan loader and Mesa's lavapipe (a CPU Vulkan device), for the wgpu backend's tests,
+#           and spirv-tools (spirv-val), which validates the SPIR-V translation's modules;
 #   slurm:  Slurm (slurm-wlm: slurmctld, slurmd, the client commands) and munge, for the test that runs
 #           a sweep on a one-node Slurm cluster (scripts/slurm-test.sh).
 # Usage: scripts/install-deps.sh [vulkan] [slurm]   (no argument: both). Uses sudo when not run as root.
@@ -16,7 +17,8 @@ have_all() { for c in "$@"; do command -v "$c" >/dev/null 2>&1 || [ -x "/usr/sbi
 packages=()
 for g in "${groups[@]}"; do
   case "$g" in
-    vulkan) { have_loader && have_lavapipe; } || packages+=(mesa-vulkan-drivers libvulkan1) ;;
+    vulkan) { have_loader && have_lavapipe; } || packages+=(mesa-vulkan-drivers libvulkan1)
+            have_all spirv-val || packages+=(spirv-tools) ;;
     slurm) have_all slurmctld slurmd slurmstepd sbatch squeue scancel scontrol sinfo munged mungekey \
              || packages+=(slurm-wlm munge) ;;
     *) echo "install-deps: unknown group $g (vulkan, slurm)" >&2; exit 2 ;;

@@ -790,6 +790,10 @@ struct MeasureCmd {
     /// Measurement file to write, or an existing folder (then named `<device>-<date>.json`).
     #[arg(long, value_name = "FILE.json")]
     out: PathBuf,
+    /// Shader path: SPIR-V with the Vulkan memory model where the adapter has SPIR-V passthrough
+    /// (auto), or one of them; the file records which ran per case.
+    #[arg(long, value_enum, default_value_t)]
+    shader: gpumemsim::gpu::adapter::ShaderChoice,
 }
 
 fn cmd_measure(c: MeasureCmd) -> Result<ExitCode> {
@@ -801,6 +805,7 @@ fn cmd_measure(c: MeasureCmd) -> Result<ExitCode> {
         opts: measure::MeasureOptions {
             warmup: c.warmup,
             reps: c.reps,
+            shader: c.shader,
             ..Default::default()
         },
     };
@@ -808,7 +813,9 @@ fn cmd_measure(c: MeasureCmd) -> Result<ExitCode> {
     let out = measure::run(&args, &mut |p| {
         bar.suspend(|| println!("{}", measure::progress_line(&p)));
         match p {
-            measure::Progress::Opened { adapter: a, items } => {
+            measure::Progress::Opened {
+                adapter: a, items, ..
+            } => {
                 bar.set_total(items as u64);
                 if a.is_cpu() {
                     bar.println(&format!(

@@ -7,8 +7,19 @@
 //! A CPU adapter (Mesa's lavapipe) is listed and usable, with a warning: it proves the harness, and its
 //! timings say nothing about a GPU.
 
+use super::schema::ShaderPath;
 use super::wgsl::Caps;
 use super::GpuError;
+
+/// Which shader path `measure` uses (`--shader`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ShaderChoice {
+    /// SPIR-V with the Vulkan memory model where the adapter offers SPIR-V passthrough, WGSL otherwise.
+    #[default]
+    Auto,
+    Wgsl,
+    Spirv,
+}
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
 
@@ -35,8 +46,12 @@ pub struct FeatureReport {
     pub float32_atomic: bool,
     pub subgroup: bool,
     pub subgroup_barrier: bool,
-    /// SPIR-V passthrough (`PASSTHROUGH_SHADERS`), for scoped acquire/release one day.
+    /// SPIR-V passthrough (`PASSTHROUGH_SHADERS`): the SPIR-V path with the Vulkan memory model.
     pub spirv_passthrough: bool,
+    /// wgpu's cooperative-matrix feature, the one with which wgpu 30 enables the device's
+    /// `vulkanMemoryModel` and `vulkanMemoryModelDeviceScope` features.
+    #[serde(default)]
+    pub cooperative_matrix: bool,
 }
 
 impl FeatureReport {
@@ -53,6 +68,7 @@ impl FeatureReport {
             subgroup: f.contains(F::SUBGROUP),
             subgroup_barrier: f.contains(F::SUBGROUP_BARRIER),
             spirv_passthrough: f.contains(F::PASSTHROUGH_SHADERS),
+            cooperative_matrix: f.contains(F::EXPERIMENTAL_COOPERATIVE_MATRIX),
         }
     }
 
@@ -233,6 +249,14 @@ pub struct Gpu {
     pub queue: wgpu::Queue,
     /// Nanoseconds per timestamp tick (`None`: no timestamp queries).
     pub timestamp_period_ns: Option<f64>,
+    /// SPIR-V passthrough is enabled on the device: the SPIR-V path can run.
+    pub passthrough: bool,
+    /// The device's `vulkanMemoryModel` and `vulkanMemoryModelDeviceScope` features are enabled.
+    /// wgpu 30 enables them only together with its cooperative-matrix feature, which is requested
+    /// whenever the adapter offers it; without it the SPIR-V path uses `QueueFamily` for device scope
+    /// and the module declares a memory model the device did not enable (Mesa's drivers compile it
+    /// regardless; the measurement file records this flag).
+    pub vulkan_memory_model: bool,
     pub(super) errors: Arc<Mutex<Vec<String>>>,
 }
 
@@ -259,13 +283,23 @@ impl Gpu {
             | F::SHADER_INT64
             | F::SHADER_INT64_ATOMIC_ALL_OPS
             | F::SHADER_INT64_ATOMIC_MIN_MAX
-            | F::SUBGROUP;
+            | F::SUBGROUP
+            | F::PASSTHROUGH_SHADERS
+            | F::EXPERIMENTAL_COOPERATIVE_MATRIX;
         let features = adapter.features() & wanted;
+        let experimental = if features.contains(F::EXPERIMENTAL_COOPERATIVE_MATRIX) {
+            // SAFETY: the cooperative-matrix feature is requested only for the device features wgpu
+            // enables with it (the Vulkan memory model at device scope); no cooperative-matrix API is
+            // used.
+            unsafe { wgpu::ExperimentalFeatures::enabled() }
+        } else {
+            wgpu::ExperimentalFeatures::disabled()
+        };
         let desc = wgpu::DeviceDescriptor {
             label: Some("gpumemsim"),
             required_features: features,
             required_limits: adapter.limits(),
-            experimental_features: wgpu::ExperimentalFeatures::disabled(),
+            experimental_features: experimental,
             memory_hints: wgpu::MemoryHints::Performance,
             trace: wgpu::Trace::Off,
         };
@@ -289,6 +323,8 @@ impl Gpu {
             device,
             queue,
             timestamp_period_ns,
+            passthrough: features.contains(F::PASSTHROUGH_SHADERS),
+            vulkan_memory_model: features.contains(F::EXPERIMENTAL_COOPERATIVE_MATRIX),
             errors,
         })
     }
@@ -296,6 +332,30 @@ impl Gpu {
     /// What the translation may use on this device.
     pub fn caps(&self) -> Caps {
         self.report.features.caps()
+    }
+
+    /// What the SPIR-V translation may use on this device.
+    pub fn spirv_caps(&self) -> super::spirv::SpirvCaps {
+        super::spirv::SpirvCaps {
+            base: self.caps(),
+            device_scope: self.vulkan_memory_model,
+        }
+    }
+
+    /// The shader path `choice` picks on this device: `auto` is SPIR-V where passthrough is enabled.
+    pub fn shader_path(&self, choice: ShaderChoice) -> Result<ShaderPath, GpuError> {
+        match choice {
+            ShaderChoice::Wgsl => Ok(ShaderPath::Wgsl),
+            ShaderChoice::Auto if !self.passthrough => Ok(ShaderPath::Wgsl),
+            ShaderChoice::Auto => Ok(ShaderPath::Spirv),
+            ShaderChoice::Spirv if self.passthrough => Ok(ShaderPath::Spirv),
+            ShaderChoice::Spirv => Err(GpuError::Device {
+                adapter: self.report.name.clone(),
+                message: "--shader spirv needs SPIR-V passthrough (PASSTHROUGH_SHADERS, Vulkan), \
+                          which this adapter does not offer"
+                    .into(),
+            }),
+        }
     }
 
     /// Errors wgpu reported outside an error scope since the last call.

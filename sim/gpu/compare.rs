@@ -25,7 +25,7 @@ use super::schema::{BenchResult, Measurement, Status};
 use crate::config::GpuConfig;
 use crate::kernel;
 use crate::machine::{self, RunOptions};
-use crate::report::plot::{Axis, Chart, PlotError, Series};
+use crate::report::plot::{Axis, BarLayout, BarSeries, Chart, PlotError, Series};
 use crate::report::records;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -113,6 +113,26 @@ pub struct LitmusRow {
     pub measured_weak: u64,
     pub simulated_instances: u64,
     pub simulated_weak: u64,
+    /// The shader path the measurement ran through (absent in older measurement files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shader: Option<super::schema::ShaderPath>,
+    /// Orders or scopes the GPU ran weaker than written (seq_cst as acq_rel on SPIR-V): the measured
+    /// and simulated columns then test different orders.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub weakened: Vec<String>,
+    /// Whether the memory model allows a weak outcome of the variant (`None`: the model did not
+    /// decide it).
+    #[serde(default)]
+    pub model_allows_weak: Option<bool>,
+}
+
+impl LitmusRow {
+    pub fn measured_rate(&self) -> f64 {
+        self.measured_weak as f64 / self.measured_instances.max(1) as f64
+    }
+    pub fn simulated_rate(&self) -> f64 {
+        self.simulated_weak as f64 / self.simulated_instances.max(1) as f64
+    }
 }
 
 /// Everything `compare` writes.
@@ -338,18 +358,32 @@ pub fn compare_reporting(
         let _counted = Counted(progress);
         let sim = match crate::litmus::parse(text, &l.file) {
             Ok(t) => {
-                crate::litmus::run(&l.variant.apply(&t), cfg, &opts).map_err(|e| e.to_string())
+                let tv = l.variant.apply(&t);
+                crate::litmus::run(&tv, cfg, &opts)
+                    .map(|r| {
+                        let allows = r
+                            .model
+                            .as_ref()
+                            .ok()
+                            .filter(|d| d.race.is_none() && !d.bound_hit)
+                            .map(|d| d.allowed.iter().any(|s| tv.condition.witness(s)));
+                        (r, allows)
+                    })
+                    .map_err(|e| e.to_string())
             }
             Err(e) => Err(e.to_string()),
         };
         match sim {
-            Ok(r) => litmus.push(LitmusRow {
+            Ok((r, model_allows_weak)) => litmus.push(LitmusRow {
                 test: l.test.clone(),
                 variant: l.variant,
                 measured_instances: l.instances,
                 measured_weak: l.outcomes.iter().filter(|o| o.weak).map(|o| o.count).sum(),
                 simulated_instances: r.iterations,
                 simulated_weak: r.witnesses,
+                shader: l.shader,
+                weakened: l.weakened.clone(),
+                model_allows_weak,
             }),
             Err(e) => skipped.push((key, format!("simulation failed: {e}"))),
         }
@@ -462,18 +496,38 @@ impl Comparison {
         if !self.litmus.is_empty() {
             let _ = writeln!(
                 s,
-                "\n## Litmus weak outcomes\n\n| test | variant | measured weak / instances | simulated weak / instances |\n|---|---|---|---|"
+                "\n## Litmus weak outcomes\n\n| test | variant | shader | measured weak / instances | measured rate | simulated weak / instances | simulated rate | model allows weak |\n|---|---|---|---|---|---|---|---|"
             );
             for l in &self.litmus {
                 let _ = writeln!(
                     s,
-                    "| {} | {} | {} / {} | {} / {} |",
+                    "| {} | {} | {}{} | {} / {} | {:.4} | {} / {} | {:.4} | {} |",
                     l.test,
                     l.variant.name(),
+                    l.shader.map_or("wgsl", |p| p.name()),
+                    if l.weakened.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({} weakened)", l.weakened.len())
+                    },
                     l.measured_weak,
                     l.measured_instances,
+                    l.measured_rate(),
                     l.simulated_weak,
-                    l.simulated_instances
+                    l.simulated_instances,
+                    l.simulated_rate(),
+                    match l.model_allows_weak {
+                        Some(true) => "yes",
+                        Some(false) => "no",
+                        None => "undecided",
+                    }
+                );
+            }
+            if self.litmus.iter().any(|l| !l.weakened.is_empty()) {
+                let _ = writeln!(
+                    s,
+                    "\n*weakened*: the GPU ran an order or scope weaker than written (the Vulkan memory \
+                     model has no seq_cst, and no scope wider than device); the measurement file lists each."
                 );
             }
         }
@@ -718,6 +772,30 @@ impl Comparison {
                     Axis::log("kernel time / T", "ns"),
                     series,
                 ),
+            ));
+        }
+        if !self.litmus.is_empty() {
+            let categories = self
+                .litmus
+                .iter()
+                .map(|l| format!("{} {}", l.test, l.variant.name()))
+                .collect();
+            let pct = |f: fn(&LitmusRow) -> f64| self.litmus.iter().map(|l| 100.0 * f(l)).collect();
+            charts.push((
+                "litmus",
+                Chart::bars(
+                    "Litmus weak outcomes: measured against simulated",
+                    Axis::linear("test and variant", ""),
+                    Axis::linear("weak outcomes", "% of instances"),
+                    categories,
+                    vec![
+                        BarSeries::new("measured", pct(LitmusRow::measured_rate)),
+                        BarSeries::new("simulated", pct(LitmusRow::simulated_rate)),
+                    ],
+                    BarLayout::Grouped,
+                )
+                // Room for every test's label: about 24 pixels a category.
+                .with_size((24 * self.litmus.len() as u32 + 200).max(900), 640),
             ));
         }
         charts

@@ -11,6 +11,7 @@
 //! step limit), a failed workload check or a wgpu error is a failed measurement, never a number.
 
 use super::adapter::Gpu;
+use super::schema::ShaderPath;
 use super::wgsl::{self, Binding, Translation, FAULT_WORDS};
 use super::GpuError;
 use crate::machine::CheckOutcome;
@@ -82,9 +83,23 @@ fn align4(n: u64) -> u64 {
 }
 
 impl Gpu {
-    /// Translates and compiles a workload for this device.
+    /// Translates a workload to WGSL and compiles it for this device.
     pub fn prepare(&self, wl: &Workload, opts: wgsl::Options) -> Result<Prepared<'_>, GpuError> {
-        let t = wgsl::translate(wl, self.caps(), opts)?;
+        self.prepare_with(wl, opts, ShaderPath::Wgsl)
+    }
+
+    /// Translates a workload along `path` (WGSL, or SPIR-V with the Vulkan memory model) and compiles
+    /// it for this device.
+    pub fn prepare_with(
+        &self,
+        wl: &Workload,
+        opts: wgsl::Options,
+        path: ShaderPath,
+    ) -> Result<Prepared<'_>, GpuError> {
+        let t = match path {
+            ShaderPath::Wgsl => wgsl::translate(wl, self.caps(), opts)?,
+            ShaderPath::Spirv => super::spirv::translate(wl, self.spirv_caps(), opts)?,
+        };
         self.prepare_translated(wl, t)
     }
 
@@ -134,18 +149,77 @@ impl Gpu {
         }
         let d = &self.device;
         let scope = d.push_error_scope(wgpu::ErrorFilter::Validation);
-        let module = d.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some(&name),
-            source: wgpu::ShaderSource::Wgsl(t.wgsl.as_str().into()),
-        });
-        let pipeline = d.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some(&name),
-            layout: None,
-            module: &module,
-            entry_point: Some("main"),
-            compilation_options: Default::default(),
-            cache: None,
-        });
+        let pipeline = match &t.spirv {
+            None => {
+                let module = d.create_shader_module(wgpu::ShaderModuleDescriptor {
+                    label: Some(&name),
+                    source: wgpu::ShaderSource::Wgsl(t.wgsl.as_str().into()),
+                });
+                d.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label: Some(&name),
+                    layout: None,
+                    module: &module,
+                    entry_point: Some("main"),
+                    compilation_options: Default::default(),
+                    cache: None,
+                })
+            }
+            Some(words) => {
+                if !self.passthrough {
+                    return Err(launch(
+                        "a SPIR-V translation needs SPIR-V passthrough (PASSTHROUGH_SHADERS), \
+                         which this device does not have"
+                            .into(),
+                    ));
+                }
+                // SAFETY: the module is what `spirv::translate` wrote; the tests validate every
+                // kernel's and litmus launch's module with spirv-val (Vulkan 1.2 environment).
+                let module = unsafe {
+                    d.create_shader_module_passthrough(wgpu::ShaderModuleDescriptorPassthrough {
+                        label: Some(&name),
+                        entry_points: vec![wgpu::PassthroughShaderEntryPoint {
+                            name: "main".into(),
+                            workgroup_size: (sx, sy, sz),
+                        }]
+                        .into(),
+                        spirv: Some(words.as_slice().into()),
+                        ..Default::default()
+                    })
+                };
+                // wgpu cannot reflect a passed-through module: the layout is explicit.
+                let layout_entries: Vec<wgpu::BindGroupLayoutEntry> = t
+                    .bindings
+                    .iter()
+                    .map(|b| wgpu::BindGroupLayoutEntry {
+                        binding: b.index(),
+                        visibility: wgpu::ShaderStages::COMPUTE,
+                        ty: wgpu::BindingType::Buffer {
+                            ty: wgpu::BufferBindingType::Storage { read_only: false },
+                            has_dynamic_offset: false,
+                            min_binding_size: None,
+                        },
+                        count: None,
+                    })
+                    .collect();
+                let bgl = d.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                    label: Some(&name),
+                    entries: &layout_entries,
+                });
+                let layout = d.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                    label: Some(&name),
+                    bind_group_layouts: &[Some(&bgl)],
+                    immediate_size: 0,
+                });
+                d.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label: Some(&name),
+                    layout: Some(&layout),
+                    module: &module,
+                    entry_point: Some("main"),
+                    compilation_options: Default::default(),
+                    cache: None,
+                })
+            }
+        };
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(GpuError::Shader {
                 workload: name,

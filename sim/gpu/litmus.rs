@@ -20,14 +20,20 @@
 //! - **Results**: each test thread stores its observed registers to an output buffer when it ends; the
 //!   final values of locations are read from memory. A state is counted per instance; the counts sum to
 //!   the instances run (checked).
+//! - **Pre-stress** (optional, `pre_stress_iterations`): testing work-items walk the stress lines before
+//!   their test code, as MC Mutants' pre-stress does.
 //!
-//! Variants: `relaxed` runs the test as written; `storage_barrier` puts a work-group barrier over global
-//! memory (WGSL `storageBarrier`) between consecutive memory operations of every thread, on the GPU and in
-//! the simulator alike. Only relaxed atomics, plain accesses and work-group barriers translate to WGSL;
-//! tests with stronger orders or fences are rejected by the translation with their location.
+//! Variants (applied identically here and in the simulator by `compare`): `relaxed` runs the test as
+//! written; `storage_barrier` puts a work-group barrier over global memory between consecutive memory
+//! operations of every thread; `release_acquire` makes every atomic store a device-scope release, every
+//! atomic load an acquire and every RMW acq_rel; `fence_acq_rel` puts a device-scope acq_rel fence between
+//! consecutive memory operations; `seq_cst` makes every atomic seq_cst at device scope. Through WGSL only
+//! relaxed atomics, plain accesses and work-group barriers translate (the others are rejected with their
+//! location); through SPIR-V (`super::spirv`) every variant runs, seq_cst as acq_rel (listed in
+//! [`Counts::weakened`]: the Vulkan memory model has no sequentially consistent order).
 
 use super::adapter::Gpu;
-use super::schema::{LitmusResult, OutcomeCount, Status};
+use super::schema::{LitmusResult, OutcomeCount, ShaderPath, Status};
 use super::{wgsl, GpuError};
 use crate::ir::*;
 use crate::litmus::{normalise, relocate, LitmusTest, RegInit, Var};
@@ -42,13 +48,33 @@ use std::collections::BTreeMap;
 pub enum Variant {
     Relaxed,
     StorageBarrier,
+    /// Every atomic store a device-scope release, every atomic load a device-scope acquire, every
+    /// read-modify-write acq_rel (plain accesses stay plain). SPIR-V only.
+    ReleaseAcquire,
+    /// A device-scope acq_rel fence over both spaces between consecutive memory operations. SPIR-V
+    /// only.
+    FenceAcqRel,
+    /// Every atomic seq_cst at device scope. SPIR-V runs it as `ReleaseAcquire` (the Vulkan memory
+    /// model has no sequentially consistent order; the result lists it), the simulator as seq_cst.
+    SeqCst,
 }
 
 impl Variant {
+    pub const ALL: [Variant; 5] = [
+        Variant::Relaxed,
+        Variant::StorageBarrier,
+        Variant::ReleaseAcquire,
+        Variant::FenceAcqRel,
+        Variant::SeqCst,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             Variant::Relaxed => "relaxed",
             Variant::StorageBarrier => "storage_barrier",
+            Variant::ReleaseAcquire => "release_acquire",
+            Variant::FenceAcqRel => "fence_acq_rel",
+            Variant::SeqCst => "seq_cst",
         }
     }
 
@@ -57,8 +83,73 @@ impl Variant {
         match self {
             Variant::Relaxed => test.clone(),
             Variant::StorageBarrier => with_barriers(test),
+            Variant::ReleaseAcquire => with_orders(test, false),
+            Variant::FenceAcqRel => with_between(
+                test,
+                Inst::Fence {
+                    ord: FenceOrd::AcqRel,
+                    scope: Scope::Device,
+                    spaces: SpaceSet::BOTH,
+                },
+            ),
+            Variant::SeqCst => with_orders(test, true),
         }
     }
+}
+
+/// The test with every atomic access strengthened to release/acquire (or seq_cst) at device scope.
+pub fn with_orders(test: &LitmusTest, seq_cst: bool) -> LitmusTest {
+    let mut t = test.clone();
+    for th in &mut t.threads {
+        for inst in &mut th.insts {
+            match inst {
+                Inst::Load { ord, scope, .. } if *ord != LoadOrd::Plain => {
+                    *ord = if seq_cst {
+                        LoadOrd::SeqCst
+                    } else {
+                        LoadOrd::Acquire
+                    };
+                    *scope = Scope::Device;
+                }
+                Inst::Store { ord, scope, .. } if *ord != StoreOrd::Plain => {
+                    *ord = if seq_cst {
+                        StoreOrd::SeqCst
+                    } else {
+                        StoreOrd::Release
+                    };
+                    *scope = Scope::Device;
+                }
+                Inst::Rmw { ord, scope, .. } => {
+                    *ord = if seq_cst {
+                        RmwOrd::SeqCst
+                    } else {
+                        RmwOrd::AcqRel
+                    };
+                    *scope = Scope::Device;
+                }
+                Inst::Cas {
+                    success,
+                    failure,
+                    scope,
+                    ..
+                } => {
+                    *success = if seq_cst {
+                        RmwOrd::SeqCst
+                    } else {
+                        RmwOrd::AcqRel
+                    };
+                    *failure = if seq_cst {
+                        LoadOrd::SeqCst
+                    } else {
+                        LoadOrd::Acquire
+                    };
+                    *scope = Scope::Device;
+                }
+                _ => {}
+            }
+        }
+    }
+    t
 }
 
 /// Settings of the GPU litmus harness.
@@ -73,6 +164,10 @@ pub struct LitmusSettings {
     pub stress_ratio: u32,
     /// Loads and stores each stress work-item performs.
     pub stress_iterations: u32,
+    /// Loads and stores each testing work-item performs on the stress lines before its test code
+    /// (pre-stress, MC Mutants §4): 0 for none.
+    #[serde(default)]
+    pub pre_stress_iterations: u32,
     pub seed: u64,
 }
 
@@ -84,6 +179,7 @@ impl Default for LitmusSettings {
             workgroup_size: 256,
             stress_ratio: 1,
             stress_iterations: 256,
+            pre_stress_iterations: 0,
             seed: 1,
         }
     }
@@ -99,6 +195,19 @@ const ROLE_IDLE: u32 = u32::MAX - 1;
 /// The test with a work-group barrier over global memory between consecutive memory operations of
 /// each thread (branch targets moved accordingly).
 pub fn with_barriers(test: &LitmusTest) -> LitmusTest {
+    with_between(
+        test,
+        Inst::Barrier {
+            kind: BarrierKind::WorkGroup,
+            spaces: SpaceSet::GLOBAL,
+            scope: Scope::WorkGroup,
+        },
+    )
+}
+
+/// The test with `sep` between consecutive memory operations of each thread (branch targets moved
+/// accordingly).
+pub fn with_between(test: &LitmusTest, sep: Inst) -> LitmusTest {
     let mut t = test.clone();
     let is_mem = |i: &Inst| i.mem_space().is_some();
     for th in &mut t.threads {
@@ -110,11 +219,7 @@ pub fn with_barriers(test: &LitmusTest) -> LitmusTest {
         let mut seen_mem = false;
         for (inst, &at) in th.insts.iter().zip(&th.locs) {
             if is_mem(inst) && seen_mem {
-                insts.push(Inst::Barrier {
-                    kind: BarrierKind::WorkGroup,
-                    spaces: SpaceSet::GLOBAL,
-                    scope: Scope::WorkGroup,
-                });
+                insts.push(sep.clone());
                 locs.push(at);
             }
             seen_mem |= is_mem(inst);
@@ -400,6 +505,15 @@ fn kernel(
             cond: Some((c, true)),
         },
     );
+    if s.pre_stress_iterations > 0 {
+        stress_walk(
+            &mut code,
+            &mut locs,
+            head,
+            s.pre_stress_iterations,
+            [gid, t, c, a, v, i, r_scratch],
+        );
+    }
     push(
         &mut code,
         &mut locs,
@@ -528,82 +642,12 @@ fn kernel(
     }
     // Stress: a linear congruential walk over the scratch lines, load then store at each.
     let stress_at = code.len() as u32;
-    let seed = |x: u64| imm(x);
-    push(
+    stress_walk(
         &mut code,
         &mut locs,
         head,
-        alu(AluOp::Mul, Ty::U32, v, r(gid), seed(2_654_435_761)),
-    );
-    push(
-        &mut code,
-        &mut locs,
-        head,
-        Inst::Mov {
-            dst: i,
-            src: imm(0),
-        },
-    );
-    let top = code.len() as u32;
-    for inst in [
-        alu(AluOp::Mul, Ty::U32, v, r(v), imm(1_664_525)),
-        alu(AluOp::Add, Ty::U32, v, r(v), imm(1_013_904_223)),
-        alu(AluOp::Shr, Ty::U32, t, r(v), imm(8)),
-        alu(AluOp::Rem, Ty::U32, t, r(t), imm(SCRATCH_WORDS)),
-        // Whole lines: the word index rounded to 32 words.
-        alu(AluOp::And, Ty::U32, t, r(t), imm(!31u32 as u64)),
-    ] {
-        push(&mut code, &mut locs, head, inst);
-    }
-    for inst in word(a, r_scratch, t, 2) {
-        push(&mut code, &mut locs, head, inst);
-    }
-    push(&mut code, &mut locs, head, load(c, at(a), Ty::U32));
-    push(
-        &mut code,
-        &mut locs,
-        head,
-        alu(AluOp::Add, Ty::U32, c, r(c), imm(1)),
-    );
-    push(
-        &mut code,
-        &mut locs,
-        head,
-        Inst::Store {
-            space: Space::Global,
-            addr: at(a),
-            src: r(c),
-            ty: Ty::U32,
-            ord: StoreOrd::Plain,
-            scope: Scope::Device,
-        },
-    );
-    push(
-        &mut code,
-        &mut locs,
-        head,
-        alu(AluOp::Add, Ty::U32, i, r(i), imm(1)),
-    );
-    push(
-        &mut code,
-        &mut locs,
-        head,
-        Inst::Cmp {
-            op: CmpOp::Lt,
-            ty: Ty::U32,
-            dst: c,
-            a: r(i),
-            b: imm(s.stress_iterations as u64),
-        },
-    );
-    push(
-        &mut code,
-        &mut locs,
-        head,
-        Inst::Branch {
-            target: top,
-            cond: Some((c, true)),
-        },
+        s.stress_iterations,
+        [gid, t, c, a, v, i, r_scratch],
     );
     push(&mut code, &mut locs, head, Inst::Exit);
     if let Inst::Branch { target, .. } = &mut code[stress_branch] {
@@ -696,15 +740,132 @@ fn kernel(
     }
 }
 
+/// The stress walk: `iterations` loads and stores to pseudo-random scratch lines, seeded by the
+/// work-item's global id (registers of [`kernel`]'s layout).
+#[allow(clippy::too_many_arguments)]
+fn stress_walk(
+    code: &mut Vec<Inst>,
+    locs: &mut Vec<SrcLoc>,
+    head: SrcLoc,
+    iterations: u32,
+    regs: [Reg; 7],
+) {
+    let [gid, t, c, a, v, i, r_scratch] = regs;
+    let (r, imm) = (Operand::Reg, Operand::Imm);
+    let at = |reg: Reg| Address {
+        base: r(reg),
+        offset: 0,
+    };
+    let push = |code: &mut Vec<Inst>, locs: &mut Vec<SrcLoc>, l: SrcLoc, inst: Inst| {
+        code.push(inst);
+        locs.push(l);
+    };
+    let alu = |op, ty, dst, a, b| Inst::Alu { op, ty, dst, a, b };
+    let word = |dst: Reg, base: Reg, index: Reg, shift: u64| {
+        [
+            alu(AluOp::Shl, Ty::U64, dst, r(index), imm(shift)),
+            alu(AluOp::Add, Ty::U64, dst, r(dst), r(base)),
+        ]
+    };
+    let load = |dst, addr, ty| Inst::Load {
+        dst,
+        space: Space::Global,
+        addr,
+        ty,
+        ord: LoadOrd::Plain,
+        scope: Scope::Device,
+    };
+    // Stress: a linear congruential walk over the scratch lines, load then store at each.
+    let seed = |x: u64| imm(x);
+    push(
+        code,
+        locs,
+        head,
+        alu(AluOp::Mul, Ty::U32, v, r(gid), seed(2_654_435_761)),
+    );
+    push(
+        code,
+        locs,
+        head,
+        Inst::Mov {
+            dst: i,
+            src: imm(0),
+        },
+    );
+    let top = code.len() as u32;
+    for inst in [
+        alu(AluOp::Mul, Ty::U32, v, r(v), imm(1_664_525)),
+        alu(AluOp::Add, Ty::U32, v, r(v), imm(1_013_904_223)),
+        alu(AluOp::Shr, Ty::U32, t, r(v), imm(8)),
+        alu(AluOp::Rem, Ty::U32, t, r(t), imm(SCRATCH_WORDS)),
+        // Whole lines: the word index rounded to 32 words.
+        alu(AluOp::And, Ty::U32, t, r(t), imm(!31u32 as u64)),
+    ] {
+        push(code, locs, head, inst);
+    }
+    for inst in word(a, r_scratch, t, 2) {
+        push(code, locs, head, inst);
+    }
+    push(code, locs, head, load(c, at(a), Ty::U32));
+    push(code, locs, head, alu(AluOp::Add, Ty::U32, c, r(c), imm(1)));
+    push(
+        code,
+        locs,
+        head,
+        Inst::Store {
+            space: Space::Global,
+            addr: at(a),
+            src: r(c),
+            ty: Ty::U32,
+            ord: StoreOrd::Plain,
+            scope: Scope::Device,
+        },
+    );
+    push(code, locs, head, alu(AluOp::Add, Ty::U32, i, r(i), imm(1)));
+    push(
+        code,
+        locs,
+        head,
+        Inst::Cmp {
+            op: CmpOp::Lt,
+            ty: Ty::U32,
+            dst: c,
+            a: r(i),
+            b: imm(iterations as u64),
+        },
+    );
+    push(
+        code,
+        locs,
+        head,
+        Inst::Branch {
+            target: top,
+            cond: Some((c, true)),
+        },
+    );
+}
+
 /// Final states counted over every instance of every dispatch.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Counts {
     pub instances: u64,
     pub states: BTreeMap<Vec<i64>, u64>,
+    /// Orders and scopes the translation weakened (SPIR-V: seq_cst as acq_rel, system as device).
+    pub weakened: Vec<String>,
 }
 
-/// Runs `test` (already in its variant's form) on the adapter.
+/// Runs `test` (already in its variant's form) on the adapter through WGSL.
 pub fn run(gpu: &Gpu, test: &LitmusTest, s: &LitmusSettings) -> Result<Counts, GpuError> {
+    run_with(gpu, test, s, ShaderPath::Wgsl)
+}
+
+/// Runs `test` (already in its variant's form) on the adapter through `path`.
+pub fn run_with(
+    gpu: &Gpu,
+    test: &LitmusTest,
+    s: &LitmusSettings,
+    path: ShaderPath,
+) -> Result<Counts, GpuError> {
     let mut counts = Counts::default();
     let mut rng = SplitMix64::stream(s.seed, 0x6c69_746d);
     let fail = |message: String| GpuError::Launch {
@@ -720,7 +881,11 @@ pub fn run(gpu: &Gpu, test: &LitmusTest, s: &LitmusSettings) -> Result<Counts, G
                 p.reload(&l.workload)?;
                 p
             }
-            None => prepared.insert(gpu.prepare(&l.workload, wgsl::Options::default())?),
+            None => {
+                let p = gpu.prepare_with(&l.workload, wgsl::Options::default(), path)?;
+                counts.weakened = p.translation.emulated.clone();
+                prepared.insert(p)
+            }
         };
         let out = p.run_once()?;
         let nloc = test.locations.len();
@@ -759,10 +924,13 @@ pub fn result(
         error: None,
         instances: 0,
         outcomes: vec![],
+        shader: None,
+        weakened: vec![],
     };
     match outcome {
         Ok(c) => {
             r.instances = c.instances;
+            r.weakened = c.weakened.clone();
             r.outcomes = c
                 .states
                 .iter()

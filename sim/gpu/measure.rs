@@ -8,7 +8,7 @@
 
 use super::adapter::Gpu;
 use super::schema::{
-    text_hash, utc_now, BenchResult, Derived, Measurement, Status, SCHEMA, VERSION,
+    text_hash, utc_now, BenchResult, Derived, Measurement, ShaderPath, Status, SCHEMA, VERSION,
 };
 use super::suite::{Case, Suite, SuiteError};
 use super::{wgsl, GpuError};
@@ -43,6 +43,8 @@ pub struct MeasureOptions {
     pub warmup: Option<u32>,
     pub reps: Option<u32>,
     pub max_steps: u32,
+    /// WGSL, SPIR-V, or SPIR-V where the adapter has passthrough (`--shader`).
+    pub shader: super::adapter::ShaderChoice,
 }
 
 impl Default for MeasureOptions {
@@ -51,6 +53,7 @@ impl Default for MeasureOptions {
             warmup: None,
             reps: None,
             max_steps: wgsl::Options::default().max_steps,
+            shader: Default::default(),
         }
     }
 }
@@ -107,11 +110,14 @@ pub fn load(suite: Suite) -> Result<Loaded, MeasureError> {
     })
 }
 
-/// Runs every case and litmus test on `gpu`; `progress` sees each result as it is made.
+/// Runs every case and litmus test on `gpu`; `progress` sees each result as it is made. The shader path
+/// is `path` for every case; a litmus variant that needs orders WGSL lacks (release/acquire, fences,
+/// seq_cst) is untranslatable on WGSL.
 pub fn measure(
     gpu: &Gpu,
     loaded: &Loaded,
     opts: &MeasureOptions,
+    path: ShaderPath,
     progress: &mut dyn FnMut(Progress),
 ) -> Measurement {
     let date = utc_now();
@@ -138,11 +144,12 @@ pub fn measure(
             checks: vec![],
             reports: vec![],
             emulated: vec![],
+            shader: Some(path),
         };
         let wopts = wgsl::Options {
             max_steps: opts.max_steps,
         };
-        match gpu.prepare(wl, wopts) {
+        match gpu.prepare_with(wl, wopts, path) {
             Err(e) => {
                 r.status = match e {
                     GpuError::Translate(_) => Status::Untranslatable,
@@ -174,7 +181,12 @@ pub fn measure(
         for test in &loaded.litmus {
             for &v in &part.variants {
                 let t = v.apply(test);
-                let r = super::litmus::result(&t, v, super::litmus::run(gpu, &t, &part.settings));
+                let mut r = super::litmus::result(
+                    &t,
+                    v,
+                    super::litmus::run_with(gpu, &t, &part.settings, path),
+                );
+                r.shader = Some(path);
                 progress(Progress::Litmus(&r));
                 litmus.push(r);
             }
@@ -327,6 +339,8 @@ pub enum Progress<'a> {
     Opened {
         adapter: &'a super::AdapterReport,
         items: usize,
+        /// The shader path every case takes.
+        shader: ShaderPath,
     },
     /// A case was measured (or failed).
     Case(&'a BenchResult),
@@ -343,9 +357,11 @@ pub fn run(
     let loaded = load(Suite::load(&args.suite).map_err(MeasureError::from)?)?;
     let gpu = Gpu::open(args.adapter)?;
     let variants = loaded.suite.litmus.as_ref().map_or(0, |l| l.variants.len());
+    let path = gpu.shader_path(args.opts.shader)?;
     progress(Progress::Opened {
         adapter: &gpu.report,
         items: loaded.cases.len() + loaded.litmus.len() * variants,
+        shader: path,
     });
     if gpu.timestamp_period_ns.is_none() {
         return Err(GpuError::NoTimestamps {
@@ -353,7 +369,7 @@ pub fn run(
         }
         .into());
     }
-    let m = measure(&gpu, &loaded, &args.opts, progress);
+    let m = measure(&gpu, &loaded, &args.opts, path, progress);
     let path = if args.out.is_dir() {
         args.out
             .join(format!("{}-{}.json", gpu.report.slug(), &m.date[..10]))
@@ -375,10 +391,16 @@ pub fn run(
 /// One progress line: `bench[case]  median (min … max)`, a litmus test's weak outcomes, or the failure.
 pub fn progress_line(p: &Progress) -> String {
     let r = match p {
-        Progress::Opened { adapter: a, items } => {
+        Progress::Opened {
+            adapter: a,
+            items,
+            shader,
+        } => {
             return format!(
-                "measuring on [{}] {}: {items} cases and litmus variants",
-                a.index, a.name
+                "measuring on [{}] {} through {}: {items} cases and litmus variants",
+                a.index,
+                a.name,
+                shader.name()
             )
         }
         Progress::Case(r) => r,
@@ -392,11 +414,16 @@ pub fn progress_line(p: &Progress) -> String {
                     l.status
                 ),
                 None => format!(
-                    "litmus {:<28} {:<16} {weak} weak of {} instances ({} states)",
+                    "litmus {:<28} {:<16} {weak} weak of {} instances ({} states){}",
                     l.test,
                     l.variant.name(),
                     l.instances,
-                    l.outcomes.len()
+                    l.outcomes.len(),
+                    if l.weakened.is_empty() {
+                        String::new()
+                    } else {
+                        format!("  [{} weakened]", l.weakened.len())
+                    }
                 ),
             };
         }

@@ -5,6 +5,7 @@
 //! |---|---|
 //! | `adapter` | adapter discovery (`gpu list`), opening a device with the features the suite uses |
 //! | `wgsl` | IR → WGSL translation (what WGSL cannot express is rejected with its location) |
+//! | `spirv` | IR → SPIR-V with the Vulkan memory model (orders, scopes, fences), for adapters with SPIR-V passthrough |
 //! | `dispatch` | dispatch + timing harness: timestamps around each pass, R repetitions, checked results |
 //! | `suite` | the measurement suite file (kernels of `workloads/`, parameter sweeps) |
 //! | `schema` | the measurement file `measure` writes and `compare` reads (versioned JSON) |
@@ -20,6 +21,7 @@ pub mod dispatch;
 pub mod litmus;
 pub mod measure;
 pub mod schema;
+pub mod spirv;
 pub mod suite;
 pub mod wgsl;
 

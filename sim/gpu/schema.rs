@@ -66,6 +66,25 @@ pub enum Status {
     Untranslatable,
 }
 
+/// Which shader language a case ran through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ShaderPath {
+    /// WGSL, compiled by wgpu (relaxed atomics and work-group barriers only).
+    Wgsl,
+    /// SPIR-V with the Vulkan memory model, passed through to the driver (`gpu::spirv`).
+    Spirv,
+}
+
+impl ShaderPath {
+    pub fn name(self) -> &'static str {
+        match self {
+            ShaderPath::Wgsl => "wgsl",
+            ShaderPath::Spirv => "spirv",
+        }
+    }
+}
+
 /// One benchmark case: a kernel with one set of parameter values.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BenchResult {
@@ -89,8 +108,12 @@ pub struct BenchResult {
     pub timing: Option<Timing>,
     pub checks: Vec<CheckOutcome>,
     pub reports: Vec<(String, i64)>,
-    /// Instructions the translation emulated (compare-exchange loops).
+    /// Instructions the translation emulated (compare-exchange loops) or ran with a weaker order or
+    /// narrower scope than written (seq_cst and system scope on SPIR-V).
     pub emulated: Vec<String>,
+    /// The shader path that ran (absent in files written before there were two).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shader: Option<ShaderPath>,
 }
 
 impl BenchResult {
@@ -127,6 +150,12 @@ pub struct LitmusResult {
     /// Instances run in total (dispatches × instances per dispatch).
     pub instances: u64,
     pub outcomes: Vec<OutcomeCount>,
+    /// The shader path that ran (absent in files written before there were two).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shader: Option<ShaderPath>,
+    /// Orders and scopes the translation weakened (seq_cst run as acq_rel, system scope as device).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub weakened: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

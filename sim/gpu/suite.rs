@@ -66,6 +66,7 @@ struct LitmusSpec {
     workgroup_size: Option<u32>,
     stress_ratio: Option<u32>,
     stress_iterations: Option<u32>,
+    pre_stress_iterations: Option<u32>,
     seed: Option<u64>,
 }
 
@@ -187,6 +188,9 @@ impl Suite {
                     workgroup_size: l.workgroup_size.unwrap_or(d.workgroup_size),
                     stress_ratio: l.stress_ratio.unwrap_or(d.stress_ratio),
                     stress_iterations: l.stress_iterations.unwrap_or(d.stress_iterations),
+                    pre_stress_iterations: l
+                        .pre_stress_iterations
+                        .unwrap_or(d.pre_stress_iterations),
                     seed: l.seed.unwrap_or(d.seed),
                 };
                 for (key, v) in [

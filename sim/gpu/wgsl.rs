@@ -152,7 +152,10 @@ impl FaultCode {
 /// A workload translated to WGSL, with everything the dispatch needs.
 #[derive(Debug, Clone)]
 pub struct Translation {
+    /// The WGSL module (empty when `spirv` holds the shader).
     pub wgsl: String,
+    /// The SPIR-V module (`super::spirv::translate`), passed through to a Vulkan driver; `None` for WGSL.
+    pub spirv: Option<Vec<u32>>,
     /// Bindings the shader declares (the fault record and the memory views), ascending.
     pub bindings: Vec<Binding>,
     /// Initial bytes of the flat memory (the simulator's layout, from `GLOBAL_BASE`).
@@ -240,7 +243,7 @@ enum Val {
 }
 
 /// Which registers need 64 bits: a register is narrow when every value written to it fits in 32 bits.
-fn wide_registers(k: &Kernel, params: &[(Reg, u64)]) -> Vec<bool> {
+pub(crate) fn wide_registers(k: &Kernel, params: &[(Reg, u64)]) -> Vec<bool> {
     let mut wide = vec![false; k.num_regs()];
     for &(r, v) in params {
         if v > u32::MAX as u64 {
@@ -286,7 +289,7 @@ fn wide_registers(k: &Kernel, params: &[(Reg, u64)]) -> Vec<bool> {
 
 /// Basic-block leaders: instruction 0, every branch target, every instruction after a branch, exit or
 /// barrier. Returns the sorted leader list.
-fn leaders(k: &Kernel) -> Vec<usize> {
+pub(crate) fn leaders(k: &Kernel) -> Vec<usize> {
     let n = k.insts.len();
     let mut set = BTreeSet::new();
     set.insert(0usize);
@@ -429,6 +432,7 @@ pub fn translate(wl: &Workload, caps: Caps, opts: Options) -> Result<Translation
         .collect();
     Ok(Translation {
         wgsl,
+        spirv: None,
         bindings: g.bindings.into_iter().collect(),
         memory: mem.into_values(),
         buffers,
@@ -1452,7 +1456,7 @@ impl Gen<'_> {
 }
 
 /// The register an instruction writes.
-fn dst_of(inst: &Inst) -> Option<Reg> {
+pub(crate) fn dst_of(inst: &Inst) -> Option<Reg> {
     match *inst {
         Inst::Mov { dst, .. }
         | Inst::ReadSpecial { dst, .. }
@@ -1466,7 +1470,7 @@ fn dst_of(inst: &Inst) -> Option<Reg> {
     }
 }
 
-fn rmw_name(op: RmwOp) -> &'static str {
+pub(crate) fn rmw_name(op: RmwOp) -> &'static str {
     match op {
         RmwOp::Add => "add",
         RmwOp::Sub => "sub",

@@ -807,7 +807,13 @@ fn the_ci_suite_measures_round_trips_and_compares() {
         ..Default::default()
     };
     let mut seen = 0;
-    let m = measure::measure(&gpu, &loaded, &opts, &mut |_| seen += 1);
+    let m = measure::measure(
+        &gpu,
+        &loaded,
+        &opts,
+        gpumemsim::gpu::schema::ShaderPath::Wgsl,
+        &mut |_| seen += 1,
+    );
     assert_eq!(
         seen,
         loaded.cases.len() + 14,
@@ -1104,6 +1110,7 @@ fn small_litmus() -> gpumemsim::gpu::litmus::LitmusSettings {
         workgroup_size: 32,
         stress_ratio: 1,
         stress_iterations: 16,
+        pre_stress_iterations: 4,
         seed: 7,
     }
 }

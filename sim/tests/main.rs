@@ -7,6 +7,7 @@ mod explain;
 mod config_cli;
 mod fuzz;
 mod gpu;
+mod gpu_spirv;
 mod kernel_lang;
 mod litmus;
 mod litmus_format;
