@@ -555,8 +555,8 @@ pub static KEYS: &[Key] = &[
     opt(
         "stress.issue_stall_percent",
         int(0, 100),
-        "% of instructions",
-        "Chance per issued warp instruction of an issue stall; needs `issue_stall` ≥ 1 when not 0.",
+        "% of instructions (most)",
+        "Most chance per issued warp instruction of an issue stall: each run draws its chance uniformly from 0..=N %; needs `issue_stall` ≥ 1 when not 0.",
     ),
     opt(
         "stress.load_delay",
@@ -567,8 +567,8 @@ pub static KEYS: &[Key] = &[
     opt(
         "stress.load_delay_percent",
         int(0, 100),
-        "% of loads",
-        "Chance per global load instruction of being held 1..=`load_delay` cycles; needs `load_delay` ≥ 1 when not 0.",
+        "% of loads (most)",
+        "Most chance per global load instruction of being held 1..=`load_delay` cycles: each run draws its chance uniformly from 0..=N %; needs `load_delay` ≥ 1 when not 0.",
     ),
     opt(
         "stress.l1_atomics_percent",

@@ -302,12 +302,12 @@ pub struct StressSpec {
     /// from 0..=`large_skew` instead of 0..=`start_skew` core cycles.
     pub large_skew: u32,
     pub large_skew_percent: u32,
-    /// Per issued warp instruction: with chance `issue_stall_percent` %, the warp issues nothing
-    /// for 1..=`issue_stall` further core cycles.
+    /// Per issued warp instruction: with the run's chance (uniform in 0..=`issue_stall_percent`
+    /// %), the warp issues nothing for 1..=`issue_stall` further core cycles.
     pub issue_stall: u32,
     pub issue_stall_percent: u32,
-    /// Per global load instruction: with chance `load_delay_percent` %, it is held 1..=`load_delay`
-    /// core cycles before it is sent to the L1 (`ordering::held_load_blocks` says what may pass it).
+    /// Per global load instruction: with the run's chance (uniform in 0..=`load_delay_percent` %),
+    /// it is held 1..=`load_delay` core cycles before it is sent to the L1 (`ordering::held_load_blocks` says what may pass it).
     pub load_delay: u32,
     pub load_delay_percent: u32,
     /// Per run: with chance `l1_atomics_percent` %, work_group-scope atomics on global memory run

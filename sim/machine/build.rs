@@ -42,6 +42,11 @@ pub struct RunStress {
     /// work_group-scope atomics on global memory run at the L1 (`atomics.work_group_global_at =
     /// "l1"`, or in a `stress.l1_atomics_percent` share of runs).
     pub work_group_atomics_at_l1: bool,
+    /// The run's chance (%) of an issue stall per instruction, uniform in
+    /// 0..=`stress.issue_stall_percent`, and of a hold per global load, uniform in
+    /// 0..=`stress.load_delay_percent`: some runs barely stall, others often.
+    pub issue_stall_percent: u32,
+    pub load_delay_percent: u32,
 }
 
 impl RunStress {
@@ -52,7 +57,11 @@ impl RunStress {
         let mut chance = |percent: u32| percent > 0 && rng.below(100) < percent as u64;
         let large = chance(s.large_skew_percent);
         let l1 = chance(s.l1_atomics_percent);
+        let issue_stall_percent = rng.upto(s.issue_stall_percent);
+        let load_delay_percent = rng.upto(s.load_delay_percent);
         RunStress {
+            issue_stall_percent,
+            load_delay_percent,
             start_skew: if large { s.large_skew } else { s.start_skew },
             work_group_atomics_at_l1: l1
                 || cfg.atomics.work_group_global_at == WorkGroupAtomicSite::L1,
@@ -101,7 +110,7 @@ pub fn sm(
         line_bytes: cfg.l1.line_bytes,
         svm: cfg.system.svm,
         work_group_atomics_at_l1: run.work_group_atomics_at_l1,
-        warp_stress: WarpStress::new(&cfg.stress),
+        warp_stress: WarpStress::new(&cfg.stress, run.issue_stall_percent, run.load_delay_percent),
         store_buffer: StoreBuffer::new(&cfg.store_buffer),
         drain_delay: cfg.store_buffer.drain_delay as u64,
         drain_jitter: cfg.stress.drain_jitter,

@@ -36,12 +36,15 @@ pub struct WarpStress {
 }
 
 impl WarpStress {
-    pub fn new(s: &StressSpec) -> WarpStress {
+    /// The config's bounds with the run's chances (`build::RunStress`: each at most its key).
+    pub fn new(s: &StressSpec, issue_stall_percent: u32, load_delay_percent: u32) -> WarpStress {
+        debug_assert!(issue_stall_percent <= s.issue_stall_percent);
+        debug_assert!(load_delay_percent <= s.load_delay_percent);
         WarpStress {
             issue_stall: s.issue_stall,
-            issue_stall_percent: s.issue_stall_percent,
+            issue_stall_percent,
             load_delay: s.load_delay,
-            load_delay_percent: s.load_delay_percent,
+            load_delay_percent,
         }
     }
 
