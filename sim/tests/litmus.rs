@@ -137,12 +137,9 @@ fn stress_shows_every_required_weak_outcome() {
 fn rare_weak_outcomes_appear_in_long_stress_runs() {
     let stress = cfg("stress");
     for f in [
-        "ptx/wrc_relaxed.litmus",
-        "ptx/isa2_relaxed.litmus",
         "ptx/mp_fence_reader_only.litmus",
-        "ptx/mp_rel_acq_cta_diff.litmus",
-        "opencl/mp_rel_acq_wg_diff.litmus",
-        "chapter/acq_rel_chain_early.litmus",
+        "ptx/sb_rel_acq.litmus",
+        "opencl/sb_rel_acq_dev.litmus",
     ] {
         let r = run(&test_file(f), &stress, 100_000, 1);
         assert!(r.witnesses > 0, "{f}: no witness in 10^5 iterations");
@@ -228,6 +225,7 @@ fn cta_scope_releases_reach_other_sms_out_of_order() {
         "ptx/isa2_cta_diff.litmus",
         "ptx/sb_fence_sc_cta_gpu.litmus",
         "opencl/mp_fence_wg_diff.litmus",
+        "opencl/mp_rel_acq_wg_diff.litmus",
     ] {
         assert_observed(f);
     }
