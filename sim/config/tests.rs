@@ -429,7 +429,9 @@ fn stress_chances_name_the_key_the_value_and_what_is_allowed() {
         ],
     );
     assert!(
-        e.contains("stress.large_skew = 50: must be at least 1 and at least stress.start_skew = 100"),
+        e.contains(
+            "stress.large_skew = 50: must be at least 1 and at least stress.start_skew = 100"
+        ),
         "{e}"
     );
     let e = err(TINY, &["stress.l1_atomics_percent=200"]);
@@ -456,7 +458,11 @@ fn a_stress_table_in_a_file_blames_the_line() {
     // tiny has no [stress] table: the one appended is the file's only one.
     let text = format!("{TINY}\n[stress]\nissue_stall_percent = 7\n");
     let e = err(&text, &[]);
-    let line = text.lines().position(|l| l.starts_with("issue_stall_percent")).unwrap() + 1;
+    let line = text
+        .lines()
+        .position(|l| l.starts_with("issue_stall_percent"))
+        .unwrap()
+        + 1;
     assert!(
         e.starts_with(&format!("x.toml:{line}:")) && e.contains("stress.issue_stall = 0"),
         "{e}"

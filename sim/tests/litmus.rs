@@ -299,7 +299,9 @@ fn held_loads_keep_coherence_dependencies_and_synchronisation() {
     let mut checked = 0;
     for t in suite() {
         let name = t.name.as_str();
-        let pick = ["Co", "LB", "MP+rel", "MP+fence", "MP+addr", "MP+data", "S+", "R+"];
+        let pick = [
+            "Co", "LB", "MP+rel", "MP+fence", "MP+addr", "MP+data", "S+", "R+",
+        ];
         if !pick.iter().any(|p| name.starts_with(p)) {
             continue;
         }

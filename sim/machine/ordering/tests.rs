@@ -299,7 +299,10 @@ fn a_held_load_is_passed_only_by_accesses_to_other_locations() {
         rmw(Space::Global, RmwOrd::Relaxed, Scope::Device),
     ];
     for a in later {
-        assert!(held_load_blocks(&a, true), "coherence: {a:?} to its line waits");
+        assert!(
+            held_load_blocks(&a, true),
+            "coherence: {a:?} to its line waits"
+        );
         assert!(!held_load_blocks(&a, false), "{a:?} elsewhere passes");
     }
     for a in [

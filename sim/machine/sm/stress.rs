@@ -20,10 +20,10 @@
 //! its chance is 0.
 
 use super::Sm;
+use crate::config::StressSpec;
 use crate::machine::domain::Ctx;
 use crate::machine::msg::{DataId, Event, L1Req, Level, Requester};
 use crate::machine::pool::MAX_LINE;
-use crate::config::StressSpec;
 use crate::rng::SplitMix64;
 
 /// Seeded timing stress of the workload's warps (`stress.issue_stall*`, `stress.load_delay*`).
