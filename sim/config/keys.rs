@@ -535,6 +535,48 @@ pub static KEYS: &[Key] = &[
         "Litmus runner: seeded random lanes, SMs and location interleaving per launch instead of the fixed layout.",
     ),
     opt(
+        "stress.large_skew",
+        int(0, LAT),
+        "core cycles",
+        "Start skew of a run drawn large (see `large_skew_percent`): warps' start delays are seeded 0..=N cycles instead of 0..=`start_skew`, so that threads often run almost one after another.",
+    ),
+    opt(
+        "stress.large_skew_percent",
+        int(0, 100),
+        "% of runs",
+        "Chance per run (each litmus launch is one) that its start skew is `large_skew`; needs `large_skew` ≥ `start_skew` and > 0 when not 0.",
+    ),
+    opt(
+        "stress.issue_stall",
+        int(0, LAT),
+        "core cycles",
+        "Longest seeded issue stall: a stalled warp issues nothing for 1..=N further cycles after an instruction.",
+    ),
+    opt(
+        "stress.issue_stall_percent",
+        int(0, 100),
+        "% of instructions (most)",
+        "Most chance per issued warp instruction of an issue stall: each run draws its chance uniformly from 0..=N %; needs `issue_stall` ≥ 1 when not 0.",
+    ),
+    opt(
+        "stress.load_delay",
+        int(0, LAT),
+        "core cycles",
+        "Longest seeded hold of a global load before it is sent to the L1 (a replay queue); later independent accesses proceed, later accesses to its lines wait (`ordering::held_load_blocks`).",
+    ),
+    opt(
+        "stress.load_delay_percent",
+        int(0, 100),
+        "% of loads (most)",
+        "Most chance per global load instruction of being held 1..=`load_delay` cycles: each run draws its chance uniformly from 0..=N %; needs `load_delay` ≥ 1 when not 0.",
+    ),
+    opt(
+        "stress.l1_atomics_percent",
+        int(0, 100),
+        "% of runs",
+        "Chance per run that work_group-scope atomics on global memory run at the L1, as with `atomics.work_group_global_at = \"l1\"`.",
+    ),
+    opt(
         "watchdog.max_cycles",
         int(1, 1_000_000_000_000),
         "core cycles",

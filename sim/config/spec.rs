@@ -298,6 +298,21 @@ pub struct StressSpec {
     /// Litmus runner: draw each launch's thread placement (lanes, SMs) and the interleaving of
     /// instances' locations at random (seeded) instead of the fixed layout.
     pub randomise_placement: bool,
+    /// Per run (litmus launch): with chance `large_skew_percent` %, warps' start delays are drawn
+    /// from 0..=`large_skew` instead of 0..=`start_skew` core cycles.
+    pub large_skew: u32,
+    pub large_skew_percent: u32,
+    /// Per issued warp instruction: with the run's chance (uniform in 0..=`issue_stall_percent`
+    /// %), the warp issues nothing for 1..=`issue_stall` further core cycles.
+    pub issue_stall: u32,
+    pub issue_stall_percent: u32,
+    /// Per global load instruction: with the run's chance (uniform in 0..=`load_delay_percent` %),
+    /// it is held 1..=`load_delay` core cycles before it is sent to the L1 (`ordering::held_load_blocks` says what may pass it).
+    pub load_delay: u32,
+    pub load_delay_percent: u32,
+    /// Per run: with chance `l1_atomics_percent` %, work_group-scope atomics on global memory run
+    /// at the L1 (as with `atomics.work_group_global_at = "l1"`).
+    pub l1_atomics_percent: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -402,3 +402,69 @@ fn path_latencies_order_l1_below_l2_below_dram_on_tiny() {
     // tiny: L1 hit = l1.latency exactly.
     assert_eq!(l1, 20.0);
 }
+
+#[test]
+fn stress_chances_name_the_key_the_value_and_what_is_allowed() {
+    let e = err(TINY, &["stress.issue_stall_percent=101"]);
+    assert!(
+        e.ends_with("stress.issue_stall_percent = 101: must be at most 100"),
+        "{e}"
+    );
+    let e = err(TINY, &["stress.issue_stall_percent=5"]);
+    assert!(
+        e.contains("stress.issue_stall = 0: must be at least 1 (the longest issue stall) when stress.issue_stall_percent = 5"),
+        "{e}"
+    );
+    let e = err(TINY, &["stress.load_delay_percent=20"]);
+    assert!(
+        e.contains("stress.load_delay = 0: must be at least 1 (the longest load hold) when stress.load_delay_percent = 20"),
+        "{e}"
+    );
+    let e = err(
+        TINY,
+        &[
+            "stress.start_skew=100",
+            "stress.large_skew=50",
+            "stress.large_skew_percent=30",
+        ],
+    );
+    assert!(
+        e.contains(
+            "stress.large_skew = 50: must be at least 1 and at least stress.start_skew = 100"
+        ),
+        "{e}"
+    );
+    let e = err(TINY, &["stress.l1_atomics_percent=200"]);
+    assert!(e.contains("stress.l1_atomics_percent = 200"), "{e}");
+    // Cycles without a chance are allowed (nothing is drawn), and so is every chance with its cycles.
+    let c = parse_str(
+        TINY,
+        "x.toml",
+        &[
+            "stress.issue_stall=300".into(),
+            "stress.load_delay_percent=100".into(),
+            "stress.load_delay=1".into(),
+            "stress.large_skew=10".into(),
+            "stress.large_skew_percent=100".into(),
+            "stress.l1_atomics_percent=100".into(),
+        ],
+    )
+    .unwrap();
+    assert_eq!((c.stress.issue_stall_percent, c.stress.load_delay), (0, 1));
+}
+
+#[test]
+fn a_stress_table_in_a_file_blames_the_line() {
+    // tiny has no [stress] table: the one appended is the file's only one.
+    let text = format!("{TINY}\n[stress]\nissue_stall_percent = 7\n");
+    let e = err(&text, &[]);
+    let line = text
+        .lines()
+        .position(|l| l.starts_with("issue_stall_percent"))
+        .unwrap()
+        + 1;
+    assert!(
+        e.starts_with(&format!("x.toml:{line}:")) && e.contains("stress.issue_stall = 0"),
+        "{e}"
+    );
+}

@@ -6,7 +6,7 @@
 //! wait forever for something the hardware cannot do.
 
 use super::keys::{self, Key, Kind};
-use super::{ConfigError, GpuConfig};
+use super::{ConfigError, GpuConfig, StressSpec};
 use crate::ir::{MemOrder, Scope};
 
 /// A value that is not allowed.
@@ -202,6 +202,48 @@ fn cross_rules(c: &GpuConfig) -> Result<(), Violation> {
     }
     scopes("support.atomic_scopes", &c.support.atomic_scopes)?;
     scopes("support.fence_scopes", &c.support.fence_scopes)?;
+    stress_rules(&c.stress)
+}
+
+/// A stress chance needs something to happen when it is drawn.
+fn stress_rules(s: &StressSpec) -> Result<(), Violation> {
+    for (chance, chance_key, cycles, key, what) in [
+        (
+            s.issue_stall_percent,
+            "stress.issue_stall_percent",
+            s.issue_stall,
+            "stress.issue_stall",
+            "the longest issue stall",
+        ),
+        (
+            s.load_delay_percent,
+            "stress.load_delay_percent",
+            s.load_delay,
+            "stress.load_delay",
+            "the longest load hold",
+        ),
+    ] {
+        if chance > 0 && cycles == 0 {
+            return Err(violation(
+                key,
+                cycles,
+                format!("must be at least 1 ({what}) when {chance_key} = {chance}"),
+                &[chance_key],
+            ));
+        }
+    }
+    if s.large_skew_percent > 0 && (s.large_skew == 0 || s.large_skew < s.start_skew) {
+        return Err(violation(
+            "stress.large_skew",
+            s.large_skew,
+            format!(
+                "must be at least 1 and at least stress.start_skew = {} when \
+                 stress.large_skew_percent = {} (the large skew of a run)",
+                s.start_skew, s.large_skew_percent
+            ),
+            &["stress.start_skew", "stress.large_skew_percent"],
+        ));
+    }
     Ok(())
 }
 

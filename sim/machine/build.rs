@@ -5,7 +5,8 @@
 //! (`domain.rs`): one per SM with its L1, one per memory partition.
 //!
 //! Each domain draws from its own seeded random stream; the dispatcher's stream orders the L1
-//! pre-warming (`stress.prewarm_l1`).
+//! pre-warming (`stress.prewarm_l1`); a stream of its own draws the run's stress variety
+//! ([`RunStress`]).
 
 use super::atomic_unit::AtomicUnit;
 use super::domain::{PartDomain, SmDomain};
@@ -16,7 +17,7 @@ use super::memory::GlobalMemory;
 use super::outbox::Outbox;
 use super::pool::{Pool, MAX_LINE};
 use super::slice_map::SliceMap;
-use super::sm::{Launch, SharedMemory, Sm, SmResources, StressWarps};
+use super::sm::{Launch, SharedMemory, Sm, SmResources, StressWarps, WarpStress};
 use super::store_buffer::StoreBuffer;
 use super::xbar::{SinkPort, XbarSpec};
 use crate::config::{GpuConfig, WorkGroupAtomicSite};
@@ -28,6 +29,45 @@ use std::sync::Arc;
 const DISPATCH_STREAM: u64 = 0x6770_7573;
 const SM_STREAM: u64 = 0x5300_0000;
 const PARTITION_STREAM: u64 = 0x5000_0000;
+/// The run's own stress draws (`RunStress`); drawn only for a config that asks for them.
+const RUN_STRESS_STREAM: u64 = 0x5275_6e53;
+
+/// What the stress settings draw once per run (one litmus launch is one run), so that runs differ
+/// from each other as a whole, not only instruction by instruction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunStress {
+    /// Bound of each warp's start delay, core cycles (`stress.start_skew`, or `stress.large_skew`
+    /// in a `stress.large_skew_percent` share of runs).
+    pub start_skew: u32,
+    /// work_group-scope atomics on global memory run at the L1 (`atomics.work_group_global_at =
+    /// "l1"`, or in a `stress.l1_atomics_percent` share of runs).
+    pub work_group_atomics_at_l1: bool,
+    /// The run's chance (%) of an issue stall per instruction, uniform in
+    /// 0..=`stress.issue_stall_percent`, and of a hold per global load, uniform in
+    /// 0..=`stress.load_delay_percent`: some runs barely stall, others often.
+    pub issue_stall_percent: u32,
+    pub load_delay_percent: u32,
+}
+
+impl RunStress {
+    /// The draws of the run with `seed`; a config without per-run variety draws nothing.
+    pub fn draw(cfg: &GpuConfig, seed: u64) -> RunStress {
+        let s = &cfg.stress;
+        let mut rng = SplitMix64::stream(seed, RUN_STRESS_STREAM);
+        let mut chance = |percent: u32| percent > 0 && rng.below(100) < percent as u64;
+        let large = chance(s.large_skew_percent);
+        let l1 = chance(s.l1_atomics_percent);
+        let issue_stall_percent = rng.upto(s.issue_stall_percent);
+        let load_delay_percent = rng.upto(s.load_delay_percent);
+        RunStress {
+            issue_stall_percent,
+            load_delay_percent,
+            start_skew: if large { s.large_skew } else { s.start_skew },
+            work_group_atomics_at_l1: l1
+                || cfg.atomics.work_group_global_at == WorkGroupAtomicSite::L1,
+        }
+    }
+}
 
 /// The assembled parts, in their domains.
 pub struct Machine {
@@ -55,14 +95,22 @@ fn sm_atomic_unit(cfg: &GpuConfig) -> AtomicUnit {
     )
 }
 
-/// SM `id`; `scratch`: the stress warps' region (base, bytes), when the config has stress warps.
-pub fn sm(cfg: &GpuConfig, id: u16, launch: &Arc<Launch>, scratch: Option<(u64, u64)>) -> Sm {
+/// SM `id`; `scratch`: the stress warps' region (base, bytes), when the config has stress warps;
+/// `run`: the run's stress draws.
+pub fn sm(
+    cfg: &GpuConfig,
+    id: u16,
+    launch: &Arc<Launch>,
+    scratch: Option<(u64, u64)>,
+    run: RunStress,
+) -> Sm {
     let clock = Clock::from_mhz(cfg.clocks.core_mhz);
     let res = SmResources {
         clock,
         line_bytes: cfg.l1.line_bytes,
         svm: cfg.system.svm,
-        work_group_atomics_at_l1: cfg.atomics.work_group_global_at == WorkGroupAtomicSite::L1,
+        work_group_atomics_at_l1: run.work_group_atomics_at_l1,
+        warp_stress: WarpStress::new(&cfg.stress, run.issue_stall_percent, run.load_delay_percent),
         store_buffer: StoreBuffer::new(&cfg.store_buffer),
         drain_delay: cfg.store_buffer.drain_delay as u64,
         drain_jitter: cfg.stress.drain_jitter,
@@ -116,6 +164,7 @@ pub fn build(cfg: &GpuConfig, mem: GlobalMemory, launch: &Arc<Launch>, seed: u64
     let nparts = cfg.l2.partitions as usize;
     let spp = cfg.l2.slices as usize / nparts;
     let mut rng = SplitMix64::stream(seed, DISPATCH_STREAM);
+    let run = RunStress::draw(cfg, seed);
     let values = mem.has_values();
     let mut l1s: Vec<L1> = (0..nsm).map(|i| l1(cfg, i as u16, values)).collect();
     if cfg.stress.prewarm_l1 {
@@ -129,7 +178,7 @@ pub fn build(cfg: &GpuConfig, mem: GlobalMemory, launch: &Arc<Launch>, seed: u64
         .into_iter()
         .enumerate()
         .map(|(i, l1)| SmDomain {
-            sm: sm(cfg, i as u16, launch, scratch),
+            sm: sm(cfg, i as u16, launch, scratch, run),
             l1,
             q: EventQueue::new(),
             lines: Pool::default(),
@@ -148,7 +197,7 @@ pub fn build(cfg: &GpuConfig, mem: GlobalMemory, launch: &Arc<Launch>, seed: u64
             halted: false,
             group_threads: 0,
             group_warps: 0,
-            start_skew: cfg.stress.start_skew,
+            start_skew: run.start_skew,
             prov: None,
         })
         .collect();

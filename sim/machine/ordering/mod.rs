@@ -16,6 +16,7 @@
 //! | seq_cst | [`seq_cst`] | acq_rel, and a seq_cst load also waits for everything earlier |
 //! | work-group barrier | [`work_group_barrier`] | control barrier + acq_rel fence at its scope over the spaces named |
 //! | atomic read-modify-write | [`rmw_site`] | shared-memory unit for local memory, L2 slices for device scope, configurable for work_group scope on global memory |
+//! | a load held before it is performed (`stress.load_delay`) | [`held_load_blocks`] | later accesses to its lines wait until it returns; other later accesses follow their own rows |
 //!
 //! Scope rules ([`effective_scope`], [`level`]), in this order: an access to work-group-local memory
 //! narrows to work_group; a relaxed atomic under OpenCL/SYCL semantics ignores its scope; without
@@ -24,8 +25,9 @@
 //!
 //! How each guarantee is obtained (why the rules are sound): a warp's accesses to one slice travel one
 //! FIFO path and a slice serves one line's requests in arrival order, so per-location coherence holds
-//! without a rule here; the rules below add the orderings across locations that the models require of
-//! release, acquire and seq_cst operations.
+//! without a rule here (except for a load held back before it is sent: [`held_load_blocks`]); the
+//! rules below add the orderings across locations that the models require of release, acquire and
+//! seq_cst operations.
 //!
 //! Deviations from the models (each makes the machine stronger than required, never weaker):
 //! 1. Ordering state is per warp, not per thread: a release by one lane waits for the earlier accesses
@@ -521,6 +523,31 @@ pub fn store_ack(ord: StoreOrd, scope: Scope, svm: bool) -> Level {
 #[inline]
 pub fn enters_store_buffer(ord: StoreOrd) -> bool {
     !ord.is_release()
+}
+
+/// A global load held back before it is sent to the L1 (`stress.load_delay`: it waits in a replay
+/// queue, as behind a miss), while later instructions of its warp go on: whether a later access must
+/// wait until the held load has returned. `same_location`: the later access touches a line the held
+/// load reads.
+///
+/// - Same location: it waits. Per-location coherence (PTX ISA §8.10.1 "coherence"; C11 7.17.3
+///   ¶16–¶19, "read-read", "read-write" coherence, which OpenCL C 2.0 §6.13.11 adopts): a later read
+///   must not read a value coherence-earlier than the held read's, and a later write must not be
+///   read by it. The FIFO path that gives this to loads sent at issue does not hold for a held one.
+/// - A fence or barrier: it waits (its row's [`Before`] includes the held load, counted among the
+///   warp's loads not yet returned: [`InFlight::loads`]), as does every release, acq_rel and seq_cst
+///   access (row "release": earlier loads returned).
+/// - Every other later access — relaxed and plain loads, stores and atomics to other locations —
+///   may be performed first: relaxed accesses impose no order (PTX ISA §8.4 `.relaxed`, §8.9
+///   "program order" orders them only through the causality order of synchronising operations; C11
+///   7.17.3 `memory_order_relaxed`), which is what gives the load-buffering shape its allowed weak
+///   outcome. What stays ordered is ordered elsewhere: an access whose address or value depends on
+///   the held load waits for its register (the scoreboard), a branch on it waits likewise (so does
+///   everything after the branch), and a held acquire load holds back every later access (row
+///   "acquire").
+#[inline]
+pub fn held_load_blocks(later: &Access, same_location: bool) -> bool {
+    same_location || !later.is_memory()
 }
 
 /// Where an atomic read-modify-write is performed.

@@ -287,6 +287,38 @@ fn a_barrier_is_an_acq_rel_fence_over_the_spaces_it_names() {
     );
 }
 
+// ---- a held load ---------------------------------------------------------------------------------
+
+#[test]
+fn a_held_load_is_passed_only_by_accesses_to_other_locations() {
+    let later = [
+        load(Space::Global, LoadOrd::Plain, Scope::Device),
+        load(Space::Global, LoadOrd::Relaxed, Scope::Device),
+        store(Space::Global, StoreOrd::Relaxed, Scope::Device),
+        store(Space::Global, StoreOrd::Plain, Scope::Device),
+        rmw(Space::Global, RmwOrd::Relaxed, Scope::Device),
+    ];
+    for a in later {
+        assert!(
+            held_load_blocks(&a, true),
+            "coherence: {a:?} to its line waits"
+        );
+        assert!(!held_load_blocks(&a, false), "{a:?} elsewhere passes");
+    }
+    for a in [
+        fence(FenceOrd::AcqRel, Scope::Device),
+        fence(FenceOrd::Acquire, Scope::WorkGroup),
+    ] {
+        assert!(held_load_blocks(&a, false), "{a:?} waits");
+    }
+    // What passes by this rule is still held back by its own row: a release waits for the held
+    // load, counted among the warp's loads not yet returned.
+    let held = inflight(|w| w.loads = 1);
+    let rel = store(Space::Global, StoreOrd::Release, Scope::Device);
+    assert!(!held.satisfies(rule(&rel, SVM).before));
+    assert!(held.satisfies(rule(&later[2], SVM).before));
+}
+
 // ---- atomic read-modify-write site --------------------------------------------------------------
 
 #[test]

@@ -56,7 +56,7 @@ impl Sm {
         let ok = self.execute(wi, pc, mask, inst, issue, now, ctx);
         if ok {
             let is_mem = access.is_some_and(|a| a.is_memory());
-            self.issued(wi, mask, is_mem, lsu_left, now);
+            self.issued(wi, mask, is_mem, lsu_left, now, ctx);
         }
         ok
     }

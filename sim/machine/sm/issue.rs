@@ -98,6 +98,7 @@ impl Sm {
         is_mem: bool,
         lsu_left: &mut u32,
         now: Time,
+        ctx: &mut Ctx,
     ) {
         if is_mem {
             *lsu_left -= 1;
@@ -105,8 +106,12 @@ impl Sm {
         }
         self.stats.warp_insts += 1;
         self.stats.thread_insts += mask.count_ones() as u64;
+        // A seeded issue stall (`stress.issue_stall`): timing only, no ordering.
+        let stall = self.warp_stress.issue_stall(ctx.rng);
         if let Some(w) = self.warps[wi].as_mut() {
-            w.ready_at = w.ready_at.max(now + self.clock.period);
+            w.ready_at = w
+                .ready_at
+                .max(now + self.clock.period + self.clock.cycles(stall));
             w.set_stall(Stall::Ready);
             w.fence_mark = None;
         }
@@ -169,7 +174,7 @@ mod tests {
                 capture_groups: Default::default(),
                 races: false,
             });
-            let mut sm = build::sm(&cfg, 0, &launch, None);
+            let mut sm = build::sm(&cfg, 0, &launch, None, build::RunStress::draw(&cfg, 0));
             let mut b = Bench::new(Clock::from_mhz(cfg.clocks.core_mhz), 1, 1);
             // A write another warp sent to the L1 earlier, not yet acknowledged by L2: the L1 is
             // shared, so the membar's warp may have observed it.

@@ -10,7 +10,9 @@
 //!   the warp's buffered stores have drained), or goes to the L1 directly; every write sent to the L1
 //!   gets a number of the SM's write frontier;
 //! - an atomic waits until the warp has no buffered store to its lines (same-location order), then
-//!   sends one batch per line to the unit `ordering::rmw_site` names.
+//!   sends one batch per line to the unit `ordering::rmw_site` names;
+//! - with `stress.load_delay`, a load may be held (seeded) before its lines go to the L1; until it
+//!   returns, the warp's later accesses to those lines wait (`ordering::held_load_blocks`).
 //!
 //! The store buffer drains one entry per SM cycle once the entry's delay has passed.
 //!
@@ -341,6 +343,10 @@ impl Sm {
         let wi = a.wi;
         let mut lines = std::mem::take(&mut self.lines);
         coalesce(a.mask, a.addrs, a.width, self.line_bytes, &mut lines);
+        if self.waits_for_held_load(a, &lines) {
+            self.lines = lines;
+            return false;
+        }
         // The lines the store buffer forwards whole: (index in `lines`, bytes). Rare; empty
         // without a store buffer, so that a load allocates nothing.
         let mut forwarded: Vec<(usize, LineBuf)> = Vec::new();
@@ -369,6 +375,13 @@ impl Sm {
             op: opi,
         };
         self.prov_issue(ctx, a, Some(opi), ProvKind::Load, None);
+        // A seeded hold before the lines go to the L1 (`stress.load_delay`; drawn only when some
+        // line is not forwarded).
+        let hold = if forwarded.len() < lines.len() {
+            self.warp_stress.load_hold(ctx.rng)
+        } else {
+            0
+        };
         for (i, la) in lines.iter().enumerate() {
             match forwarded.iter().find(|f| f.0 == i).map(|f| f.1) {
                 Some(b) => {
@@ -393,7 +406,12 @@ impl Sm {
                         mask: la.bytes,
                         level,
                     };
-                    ctx.q.after(0, Event::L1In(self.id, req));
+                    if hold > 0 {
+                        let w = self.warps[wi].as_mut().expect("live");
+                        w.held.push((opi, la.line));
+                    }
+                    ctx.q
+                        .after(self.clock.cycles(hold), Event::L1In(self.id, req));
                 }
             }
         }
@@ -455,6 +473,10 @@ impl Sm {
         let wi = a.wi;
         let mut lines = std::mem::take(&mut self.lines);
         coalesce(a.mask, a.addrs, a.width, self.line_bytes, &mut lines);
+        if self.waits_for_held_load(a, &lines) {
+            self.lines = lines;
+            return false;
+        }
         let system = ordering::store_ack(ord, scope, self.svm) == Level::System;
         // A store scattered over more lines than the buffer holds can never enter it: it goes to
         // the L1 directly, after the warp's buffered stores (same-address order).
@@ -562,6 +584,10 @@ impl Sm {
         let wi = a.wi;
         let mut lines = std::mem::take(&mut self.lines);
         coalesce(a.mask, a.addrs, 0, self.line_bytes, &mut lines);
+        if self.waits_for_held_load(a, &lines) {
+            self.lines = lines;
+            return false;
+        }
         // Same-location order with the warp's own buffered stores: they must leave first.
         if lines.iter().any(|la| self.sb.holds(wi as u16, la.line)) {
             let w = self.warps[wi].as_mut().expect("live");
@@ -636,6 +662,24 @@ impl Sm {
             .collect();
         let (sm, warp) = (self.id, a.wi as u16);
         p.push(ctx.q.now(), ProvEvent::Issue { sm, warp, op, kind, lanes });
+    }
+
+    /// Whether access `a` over `lines` must wait for one of its warp's held loads
+    /// (`ordering::held_load_blocks`); it stalls if so. Nothing to check without held loads.
+    #[inline]
+    fn waits_for_held_load(&mut self, a: &WarpAccess, lines: &[LineAccess]) -> bool {
+        let w = self.warps[a.wi].as_mut().expect("live");
+        if w.held.is_empty() {
+            return false;
+        }
+        let same = lines
+            .iter()
+            .any(|la| w.held.iter().any(|&(_, line)| line == la.line));
+        let wait = ordering::held_load_blocks(&a.access, same);
+        if wait {
+            w.set_stall(Stall::HeldLoad);
+        }
+        wait
     }
 
     /// Asks the store buffer to drain at `at` (or the next edge), unless it is due earlier.

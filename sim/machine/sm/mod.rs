@@ -63,7 +63,7 @@ mod warp;
 
 pub use launch::{GroupSlot, Launch, Program};
 pub use shared::SharedMemory;
-pub use stress::StressWarps;
+pub use stress::{StressWarps, WarpStress};
 pub use warp::{Stall, Warp};
 
 use super::domain::Ctx;
@@ -139,6 +139,8 @@ pub struct SmResources {
     pub svm: bool,
     /// work_group-scope atomics on global memory run in the L1 (`atomics.work_group_global_at`).
     pub work_group_atomics_at_l1: bool,
+    /// Issue stalls and held loads of the workload's warps (`stress.rs`).
+    pub warp_stress: WarpStress,
     pub store_buffer: StoreBuffer,
     /// Minimum and seeded extra core cycles a store stays in the store buffer.
     pub drain_delay: u64,
@@ -159,6 +161,7 @@ pub struct Sm {
     drain_jitter: u32,
     svm: bool,
     wg_atomics_l1: bool,
+    warp_stress: WarpStress,
     pub warps: Vec<Option<Warp>>,
     sched: Scheduler,
     pub groups: Vec<Option<GroupSlot>>,
@@ -194,6 +197,7 @@ impl Sm {
             drain_jitter: res.drain_jitter,
             svm: res.svm,
             wg_atomics_l1: res.work_group_atomics_at_l1,
+            warp_stress: res.warp_stress,
             warps: (0..spec.max_warps).map(|_| None).collect(),
             sched: Scheduler::new(spec.schedulers, spec.issue_width, spec.warp_policy),
             groups: (0..spec.max_groups).map(|_| None).collect(),
@@ -357,6 +361,9 @@ impl Sm {
         let Some(w) = self.warps[warp as usize].as_mut() else {
             return;
         };
+        if !w.held.is_empty() {
+            w.held.retain(|&(op, _)| op != opi);
+        }
         match dst {
             Dst::None => {}
             Dst::Reg(d) => {

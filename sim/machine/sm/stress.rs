@@ -11,12 +11,65 @@
 //!
 //! Not modelled: stress warps occupying warp slots or issue cycles of the SM's schedulers (their
 //! instruction stream is not simulated, only their memory traffic).
+//!
+//! Also here, the seeded timing stress of the workload's own warps ([`WarpStress`]): issue stalls
+//! (`stress.issue_stall`: after an instruction, the warp issues nothing for a while, as behind an
+//! instruction-cache miss or a higher-priority warp) and held loads (`stress.load_delay`: a global
+//! load waits in a replay queue before it is sent to the L1, while the warp goes on; what may pass it
+//! is `ordering::held_load_blocks`). Both only move accesses in time; neither draws anything when
+//! its chance is 0.
 
 use super::Sm;
+use crate::config::StressSpec;
 use crate::machine::domain::Ctx;
 use crate::machine::msg::{DataId, Event, L1Req, Level, Requester};
 use crate::machine::pool::MAX_LINE;
 use crate::rng::SplitMix64;
+
+/// Seeded timing stress of the workload's warps (`stress.issue_stall*`, `stress.load_delay*`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WarpStress {
+    issue_stall: u32,
+    issue_stall_percent: u32,
+    load_delay: u32,
+    load_delay_percent: u32,
+}
+
+impl WarpStress {
+    /// The config's bounds with the run's chances (`build::RunStress`: each at most its key).
+    pub fn new(s: &StressSpec, issue_stall_percent: u32, load_delay_percent: u32) -> WarpStress {
+        debug_assert!(issue_stall_percent <= s.issue_stall_percent);
+        debug_assert!(load_delay_percent <= s.load_delay_percent);
+        WarpStress {
+            issue_stall: s.issue_stall,
+            issue_stall_percent,
+            load_delay: s.load_delay,
+            load_delay_percent,
+        }
+    }
+
+    /// Core cycles a warp stalls after issuing an instruction (0: none).
+    #[inline]
+    pub fn issue_stall(&self, rng: &mut SplitMix64) -> u64 {
+        draw(self.issue_stall_percent, self.issue_stall, rng)
+    }
+
+    /// Core cycles a global load is held before it is sent to the L1 (0: none).
+    #[inline]
+    pub fn load_hold(&self, rng: &mut SplitMix64) -> u64 {
+        draw(self.load_delay_percent, self.load_delay, rng)
+    }
+}
+
+/// With `percent` % chance, 1..=`max` (validated: `max` ≥ 1 when `percent` > 0); else 0. Draws
+/// nothing when `percent` is 0.
+#[inline]
+fn draw(percent: u32, max: u32, rng: &mut SplitMix64) -> u64 {
+    if percent == 0 || rng.below(100) >= percent as u64 {
+        return 0;
+    }
+    1 + rng.upto(max - 1) as u64
+}
 
 pub struct StressWarps {
     /// Per stress warp: waiting for a load's data.

@@ -108,7 +108,7 @@ impl Sm {
         if ok {
             // Counted with the traced mask, so that the statistics equal the trace's counts.
             let is_mem = matches!(inst.op, TraceOp::Mem(_));
-            self.issued(wi, inst.mask as u64, is_mem, lsu_left, now);
+            self.issued(wi, inst.mask as u64, is_mem, lsu_left, now, ctx);
             self.notices.progress += 1;
         }
         ok

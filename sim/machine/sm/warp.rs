@@ -38,6 +38,8 @@ pub enum Stall {
     StoreBufferFull,
     /// An atomic waits for the warp's buffered stores to its lines.
     OwnBufferedStore,
+    /// An access waits for the warp's held load to its lines (`ordering::held_load_blocks`).
+    HeldLoad,
     /// Every live lane waits at a barrier.
     Barrier,
     /// Every lane has exited; the warp's memory operations are still in flight.
@@ -57,6 +59,7 @@ impl fmt::Display for Stall {
             }
             Stall::StoreBufferFull => "store buffer full",
             Stall::OwnBufferedStore => "atomic waits for own buffered store",
+            Stall::HeldLoad => "waits for an earlier held load to the same line",
             Stall::Barrier => "barrier",
             Stall::Exited => "exited; memory operations in flight",
         })
@@ -131,6 +134,9 @@ pub struct Warp {
     pub exited: bool,
     /// The SM write frontier a cumulative release waits for (`frontier.rs`).
     pub fence_mark: Option<u64>,
+    /// (op, line) of the warp's loads held before they were sent (`stress.load_delay`), until
+    /// each op completes.
+    pub held: Vec<(u32, u64)>,
 }
 
 impl Warp {
@@ -161,6 +167,7 @@ impl Warp {
             stall: Stall::Ready,
             exited: false,
             fence_mark: None,
+            held: Vec::new(),
         };
         w.live = w.full_mask();
         w
