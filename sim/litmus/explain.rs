@@ -299,13 +299,25 @@ enum LineSrc {
 enum Served {
     /// Its own warp's store-buffer entry.
     Forward,
-    L1Hit { at: Pt, line: LineSrc },
+    L1Hit {
+        at: Pt,
+        line: LineSrc,
+    },
     /// An L2 read, after an L1 miss (`miss`) or bypassing the L1.
-    L2 { slice: u16, at: Pt, miss: bool },
+    L2 {
+        slice: u16,
+        at: Pt,
+        miss: bool,
+    },
     /// The atomic unit of an L2 slice.
-    AtomicL2 { slice: u16, at: Pt },
+    AtomicL2 {
+        slice: u16,
+        at: Pt,
+    },
     /// The SM's L1 atomic unit.
-    AtomicL1 { at: Pt },
+    AtomicL1 {
+        at: Pt,
+    },
     Unknown,
 }
 
@@ -646,10 +658,9 @@ impl<'a> Story<'a> {
     /// Where store `j` was at `p`, as a phrase after "P0's store to x was ".
     fn where_at(&self, j: usize, p: Pt) -> String {
         let v = self.accs[j].vis;
-        let l2 = v
-            .l2
-            .map(|(s, t)| format!("reached L2 slice {s} at cycle {}", self.cyc(t)))
-            .unwrap_or_else(|| "never reached L2 in the run".into());
+        let l2 =
+            v.l2.map(|(s, t)| format!("reached L2 slice {s} at cycle {}", self.cyc(t)))
+                .unwrap_or_else(|| "never reached L2 in the run".into());
         match (v.drained, v.l1) {
             (Some(d), _) if d > p => format!(
                 "still in its store buffer (drained at cycle {}; {l2})",
@@ -923,7 +934,10 @@ impl<'a> Story<'a> {
             }
             addrs.push(a.addr);
             for x in &ws {
-                if ws.iter().any(|y| self.accs[y.1].thread != self.accs[x.1].thread) {
+                if ws
+                    .iter()
+                    .any(|y| self.accs[y.1].thread != self.accs[x.1].thread)
+                {
                     involved[x.1] = true;
                 }
             }
@@ -935,7 +949,12 @@ impl<'a> Story<'a> {
                         .filter(|_| matches!(self.accs[j].kind, AccessKind::Store { .. }))
                         .map(|v| format!(" ({} = {v})", a.loc))
                         .unwrap_or_default();
-                    format!("{}'s {}{v} at cycle {}", self.name(j), self.what(j), self.cyc(p))
+                    format!(
+                        "{}'s {}{v} at cycle {}",
+                        self.name(j),
+                        self.what(j),
+                        self.cyc(p)
+                    )
                 })
                 .collect();
             facts.push(format!(
@@ -1108,7 +1127,13 @@ fn serve_of(
 
 /// The L2 read that brought byte `addr` of `line` into `sm`'s L1 for a fill completing at event
 /// `at`: the latest fill request covering the byte sent before it.
-fn fill_read(ev: &[(Time, ProvEvent)], at: usize, sm: u16, line: u64, addr: u64) -> Option<(u16, Pt)> {
+fn fill_read(
+    ev: &[(Time, ProvEvent)],
+    at: usize,
+    sm: u16,
+    line: u64,
+    addr: u64,
+) -> Option<(u16, Pt)> {
     let sent = (0..at).rev().find(|&j| {
         matches!(&ev[j].1, ProvEvent::L1Send { sm: s, line: l, mask, kind: SendKind::Fill, .. }
             if *s == sm && *l == line && covers(*l, *mask, addr))

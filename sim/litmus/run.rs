@@ -226,7 +226,10 @@ pub(super) fn find_first(
                 return Ok(Some((i, k, st)));
             }
         }
-        progress.update((end * sched.per_launch).min(opts.iterations), opts.iterations);
+        progress.update(
+            (end * sched.per_launch).min(opts.iterations),
+            opts.iterations,
+        );
         first = end;
     }
     Ok(None)

@@ -336,7 +336,16 @@ impl L1 {
     fn prov_load(&self, ctx: &mut Ctx, who: Requester, line: u64, hit: bool) {
         if let (Some(p), Requester::Warp { warp, op }) = (ctx.prov.as_deref_mut(), who) {
             let sm = self.sm;
-            p.push(ctx.q.now(), ProvEvent::L1Load { sm, warp, op, line, hit });
+            p.push(
+                ctx.q.now(),
+                ProvEvent::L1Load {
+                    sm,
+                    warp,
+                    op,
+                    line,
+                    hit,
+                },
+            );
         }
     }
 
@@ -431,7 +440,16 @@ impl L1 {
                         Requester::Stress { .. } => None,
                     };
                     let held = self.tags.probe(line).is_some();
-                    p.push(ctx.q.now(), ProvEvent::L1Store { sm: self.sm, warp, line, mask, held });
+                    p.push(
+                        ctx.q.now(),
+                        ProvEvent::L1Store {
+                            sm: self.sm,
+                            warp,
+                            line,
+                            mask,
+                            held,
+                        },
+                    );
                 }
                 self.respond(ctx, 0, CoreResp::StoreAccepted { by: who });
                 let system = level == Level::System;
@@ -647,7 +665,14 @@ impl L1 {
         seq: u64,
     ) {
         if let (Some(p), Requester::Warp { op, .. }) = (ctx.prov.as_deref_mut(), who) {
-            p.push(ctx.q.now(), ProvEvent::L1Atomic { sm: self.sm, op, line });
+            p.push(
+                ctx.q.now(),
+                ProvEvent::L1Atomic {
+                    sm: self.sm,
+                    op,
+                    line,
+                },
+            );
         }
         let done = self
             .atomic
@@ -766,7 +791,14 @@ impl L1 {
                 way = Some(wi);
                 if let Some(p) = ctx.prov.as_deref_mut() {
                     let mask = self.sector_bytes_mask(sectors);
-                    p.push(ctx.q.now(), ProvEvent::L1Install { sm: self.sm, line, mask });
+                    p.push(
+                        ctx.q.now(),
+                        ProvEvent::L1Install {
+                            sm: self.sm,
+                            line,
+                            mask,
+                        },
+                    );
                 }
             }
         }
@@ -774,7 +806,14 @@ impl L1 {
             match w {
                 Waiter::Load { who, overlays_seen } => {
                     if let (Some(p), Requester::Warp { op, .. }) = (ctx.prov.as_deref_mut(), who) {
-                        p.push(ctx.q.now(), ProvEvent::L1FillServed { sm: self.sm, op, line });
+                        p.push(
+                            ctx.q.now(),
+                            ProvEvent::L1FillServed {
+                                sm: self.sm,
+                                op,
+                                line,
+                            },
+                        );
                     }
                     let id = ctx.lines.alloc(view_after(overlays_seen));
                     self.respond(

@@ -11,13 +11,13 @@
 //! partitions of the H100's split L2.
 
 use super::atomic::perform_batch;
-use super::provenance::{ProvEvent, ServeKind};
 use super::atomic_unit::AtomicUnit;
 use super::cache::{AddrMap, TagArray};
 use super::domain::Ctx;
 use super::dram::Dram;
 use super::msg::*;
 use super::pool::MAX_LINE;
+use super::provenance::{ProvEvent, ServeKind};
 use super::xbar::{SourcePort, XbarSpec};
 use crate::config::L2Spec;
 use crate::engine::{Clock, Time};
@@ -166,7 +166,16 @@ impl L2Slice {
                 ReqKind::Atomic { .. } => ServeKind::Atomic,
             };
             let (slice, sm, tag, line) = (self.id, req.sm, req.tag, req.line);
-            p.push(now, ProvEvent::L2Serve { slice, sm, tag, line, kind });
+            p.push(
+                now,
+                ProvEvent::L2Serve {
+                    slice,
+                    sm,
+                    tag,
+                    line,
+                    kind,
+                },
+            );
         }
         let (kind, payload, at) = match req.kind {
             ReqKind::Read { mask } => {

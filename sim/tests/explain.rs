@@ -68,8 +68,14 @@ fn check_explanation(s: &str, want: &[&str]) {
     assert!(s.contains("ends in the same state"), "{s}");
     assert!(!s.contains("provenance disagrees"), "{s}");
     assert!(!s.contains("unrecorded"), "{s}");
-    assert!(s.lines().any(|l| l.trim_start().starts_with("stale: ")), "{s}");
-    assert!(s.lines().any(|l| l.trim_start().starts_with("needed: ")), "{s}");
+    assert!(
+        s.lines().any(|l| l.trim_start().starts_with("stale: ")),
+        "{s}"
+    );
+    assert!(
+        s.lines().any(|l| l.trim_start().starts_with("needed: ")),
+        "{s}"
+    );
 }
 
 #[test]
@@ -79,17 +85,25 @@ fn mp_witness_explanations_end_in_the_witness_and_one_names_a_stale_l1_line() {
         let s = explain("mp_weak", seed, &[]);
         check_explanation(&s, &["P1:r0=1;", "P1:r1=0;"]);
         // The load of y read P0's store; the load of x the initial value.
-        assert!(s.contains("load  y -> 1") && s.contains("its value: P0's store"), "{s}");
-        assert!(s.contains("load  x -> 0") && s.contains("its value: the initial value"), "{s}");
-        if s
-            .lines()
+        assert!(
+            s.contains("load  y -> 1") && s.contains("its value: P0's store"),
+            "{s}"
+        );
+        assert!(
+            s.contains("load  x -> 0") && s.contains("its value: the initial value"),
+            "{s}"
+        );
+        if s.lines()
             .any(|l| l.contains("stale: P1's load of x") && l.contains("a stale L1 line"))
         {
             stale_l1 += 1;
             assert!(s.contains("load→load reordering in P1"), "{s}");
         }
     }
-    assert!(stale_l1 > 0, "no MP witness of seeds 1..=6 was explained by a stale L1 line");
+    assert!(
+        stale_l1 > 0,
+        "no MP witness of seeds 1..=6 was explained by a stale L1 line"
+    );
 }
 
 #[test]
@@ -103,7 +117,10 @@ fn sb_witness_explanations_end_in_the_witness_and_one_names_the_store_buffer() {
             in_buffer += 1;
         }
     }
-    assert!(in_buffer > 0, "no SB witness of seeds 1..=4 named the store buffer");
+    assert!(
+        in_buffer > 0,
+        "no SB witness of seeds 1..=4 named the store buffer"
+    );
 }
 
 #[test]
@@ -138,7 +155,10 @@ fn bad_explain_state_is_a_located_error() {
         ]);
         assert_eq!(out.status.code(), Some(1), "{state}");
         let err = text(&out.stderr);
-        assert!(err.contains(&format!("--state \"{state}\"")), "{state}: {err}");
+        assert!(
+            err.contains(&format!("--state \"{state}\"")),
+            "{state}: {err}"
+        );
         assert!(err.contains(want), "{state}: {err}");
     }
     // --state without --explain is a usage error.

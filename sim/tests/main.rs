@@ -3,8 +3,8 @@
 mod bad_input;
 mod c_front;
 mod cli;
-mod explain;
 mod config_cli;
+mod explain;
 mod fuzz;
 mod gpu;
 mod gpu_spirv;

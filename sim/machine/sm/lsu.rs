@@ -388,7 +388,14 @@ impl Sm {
                     self.stats.forwarded_loads += 1;
                     if let Some(p) = ctx.prov.as_deref_mut() {
                         let line = la.line;
-                        p.push(now, ProvEvent::Forward { sm: self.id, op: opi, line });
+                        p.push(
+                            now,
+                            ProvEvent::Forward {
+                                sm: self.id,
+                                op: opi,
+                                line,
+                            },
+                        );
                     }
                     let id = ctx.lines.alloc(b);
                     let data = DataId(id);
@@ -522,7 +529,13 @@ impl Sm {
         }
         let level = if system { Level::System } else { Level::L2 };
         race(self);
-        self.prov_issue(ctx, a, None, ProvKind::Store { buffered: false }, Some(vals));
+        self.prov_issue(
+            ctx,
+            a,
+            None,
+            ProvKind::Store { buffered: false },
+            Some(vals),
+        );
         for la in &lines {
             let seq = self.frontier.number();
             let w = self.warps[wi].as_mut().expect("live");
@@ -661,7 +674,16 @@ impl Sm {
             })
             .collect();
         let (sm, warp) = (self.id, a.wi as u16);
-        p.push(ctx.q.now(), ProvEvent::Issue { sm, warp, op, kind, lanes });
+        p.push(
+            ctx.q.now(),
+            ProvEvent::Issue {
+                sm,
+                warp,
+                op,
+                kind,
+                lanes,
+            },
+        );
     }
 
     /// Whether access `a` over `lines` must wait for one of its warp's held loads
@@ -707,7 +729,15 @@ impl Sm {
             let seq = self.frontier.number();
             if let Some(p) = ctx.prov.as_deref_mut() {
                 let (sm, warp, line, mask) = (self.id, e.warp, e.line, e.mask);
-                p.push(now, ProvEvent::SbDrain { sm, warp, line, mask });
+                p.push(
+                    now,
+                    ProvEvent::SbDrain {
+                        sm,
+                        warp,
+                        line,
+                        mask,
+                    },
+                );
             }
             let id = ctx.lines.alloc(e.data);
             let level = if e.system { Level::System } else { Level::L2 };

@@ -339,7 +339,14 @@ impl Sm {
             let vals = lanes(mask)
                 .map(|l| (self.thread_ids(warp as usize, l).1, lv.vals[l]))
                 .collect();
-            p.push(now, ProvEvent::Done { sm: self.id, op: opi, vals });
+            p.push(
+                now,
+                ProvEvent::Done {
+                    sm: self.id,
+                    op: opi,
+                    vals,
+                },
+            );
         }
         if let (Some((space, scope, acq)), Some(vi)) = (race_read, values) {
             for l in lanes(mask) {
