@@ -19,6 +19,10 @@ pub struct RunOptions {
     pub skip_checks: bool,
     /// Threads simulating the run (0 or 1: this thread only). The results do not depend on it.
     pub threads: usize,
+    /// Record a timeline (`timeline/`); `None`: nothing is recorded.
+    pub timeline: Option<super::timeline::TimelineOptions>,
+    /// Sample the key counters every this many core cycles (`interval.rs`).
+    pub stats_interval: Option<u64>,
 }
 
 /// Outcome of one end-of-run check.
@@ -123,6 +127,12 @@ pub struct RunResult {
     pub captured: Vec<u64>,
     /// Final contents of each buffer (raw element values), same order as the workload's buffers.
     pub buffers: Vec<Vec<u64>>,
+    /// The recorded timeline (`RunOptions::timeline`).
+    #[serde(skip)]
+    pub timeline: Option<super::timeline::Timeline>,
+    /// The interval statistics (`RunOptions::stats_interval`).
+    #[serde(skip)]
+    pub intervals: Option<super::interval::Intervals>,
 }
 
 impl RunResult {

@@ -149,6 +149,7 @@ pub fn build(cfg: &GpuConfig, mem: GlobalMemory, launch: &Arc<Launch>, seed: u64
             group_threads: 0,
             group_warps: 0,
             start_skew: cfg.stress.start_skew,
+            rec: None,
         })
         .collect();
     let parts = shards
@@ -168,6 +169,7 @@ pub fn build(cfg: &GpuConfig, mem: GlobalMemory, launch: &Arc<Launch>, seed: u64
             rng: SplitMix64::stream(seed, PARTITION_STREAM + p as u64),
             sinks: vec![SinkPort::new(nsm); spp],
             inbox: Vec::new(),
+            rec: None,
         })
         .collect();
     Machine {

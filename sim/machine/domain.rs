@@ -22,6 +22,7 @@ use super::msg::Event;
 use super::outbox::{Outbox, Outgoing};
 use super::pool::{LineBuf, Pool};
 use super::sm::{Sm, SmNotices};
+use super::timeline::Recorder;
 use super::xbar::SinkPort;
 use crate::engine::{EventQueue, PastEvent, Time};
 use crate::rng::SplitMix64;
@@ -37,6 +38,8 @@ pub struct Ctx<'a> {
     pub mem: &'a mut GlobalMemory,
     pub out: &'a mut Outbox,
     pub rng: &'a mut SplitMix64,
+    /// The domain's timeline recorder (`--timeline`); `None`: recording is off.
+    pub rec: Option<&'a mut Recorder>,
 }
 
 impl Ctx<'_> {
@@ -71,6 +74,7 @@ pub struct SmDomain {
     pub group_threads: u32,
     pub group_warps: u32,
     pub start_skew: u32,
+    pub rec: Option<Box<Recorder>>,
 }
 
 /// The slices of one memory partition and the DRAM behind them.
@@ -90,6 +94,7 @@ pub struct PartDomain {
     pub sinks: Vec<SinkPort>,
     /// Crossbar messages for these slices, as in [`SmDomain::inbox`].
     pub inbox: Vec<Outgoing>,
+    pub rec: Option<Box<Recorder>>,
 }
 
 /// A domain with work in the current window.
@@ -129,6 +134,7 @@ macro_rules! dctx {
             mem: &mut $d.mem,
             out: &mut $d.out,
             rng: &mut $d.rng,
+            rec: $d.rec.as_deref_mut(),
         }
     };
 }
@@ -147,6 +153,7 @@ impl SmDomain {
     pub fn run_until(&mut self, end: Time) {
         while self.q.peek_time().is_some_and(|t| t < end) && !self.halted {
             let (now, ev) = self.q.pop().expect("peeked");
+            let sent = self.out.sent.len();
             let mut ctx = dctx!(self);
             let id = self.sm.id;
             match ev {
@@ -159,22 +166,35 @@ impl SmDomain {
                 Event::Launch(s, _) => debug_assert_eq!(s, id, "launch on another SM"),
                 _ => {}
             }
-            match ev {
-                Event::SmTick(_) => self.sm.tick(&mut ctx),
-                Event::SmIn(_, r) => self.sm.receive(r, &mut ctx),
-                Event::SbDrain(_) => self.sm.drain(&mut ctx),
-                Event::Stress(_) => self.sm.stress_tick(&mut ctx),
+            // Whether the SM handled it (an L1 event reports nothing).
+            let sm_event = match ev {
+                Event::SmTick(_) => {
+                    self.sm.tick(&mut ctx);
+                    true
+                }
+                Event::SmIn(_, r) => {
+                    self.sm.receive(r, &mut ctx);
+                    true
+                }
+                Event::SbDrain(_) => {
+                    self.sm.drain(&mut ctx);
+                    true
+                }
+                Event::Stress(_) => {
+                    self.sm.stress_tick(&mut ctx);
+                    true
+                }
                 Event::L1In(_, r) => {
                     self.l1.receive(r, &mut ctx);
-                    continue;
+                    false
                 }
                 Event::L1Retry(_) => {
                     self.l1.retry(&mut ctx);
-                    continue;
+                    false
                 }
                 Event::L1FromXbar(_, r) => {
                     self.l1.from_xbar(r, &mut ctx);
-                    continue;
+                    false
                 }
                 Event::Launch(_, group) => {
                     let (skew, warps) = (self.start_skew, self.group_warps);
@@ -189,12 +209,18 @@ impl SmDomain {
                         || skews.pop().unwrap_or(0),
                         &mut ctx,
                     );
+                    true
                 }
                 Event::SliceIn(..) | Event::SliceTick(_) | Event::DramFill(..) => {
                     unreachable!("a partition's event in an SM domain")
                 }
+            };
+            if let Some(r) = self.rec.as_deref_mut() {
+                r.sm_event(now, &ev, &self.out.sent[sent..]);
             }
-            self.take_notices(now);
+            if sm_event {
+                self.take_notices(now);
+            }
         }
     }
 
@@ -204,6 +230,9 @@ impl SmDomain {
         delivery_order(&mut self.inbox);
         for o in self.inbox.drain(..) {
             let t = self.sink.receive(o.transit, o.src as usize, end);
+            if let (Some(r), Event::L1FromXbar(_, resp)) = (self.rec.as_deref_mut(), &o.event) {
+                r.response_accepted(resp.tag, o.transit.arrive, t);
+            }
             let ev = o.arrive(&mut self.lines, &mut self.batches);
             self.q.schedule(t, ev)?;
         }
@@ -239,6 +268,9 @@ impl PartDomain {
             };
             let sink = &mut self.sinks[(slice - self.first) as usize];
             let t = sink.receive(o.transit, o.src as usize, end);
+            if let (Some(r), Event::SliceIn(_, req)) = (self.rec.as_deref_mut(), &o.event) {
+                r.request_accepted(req.sm, req.tag, slice, o.transit.arrive, t);
+            }
             let ev = o.arrive(&mut self.lines, &mut self.batches);
             self.q.schedule(t, ev)?;
         }

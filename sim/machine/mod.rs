@@ -27,6 +27,8 @@
 //! | end-of-run checks | `checks.rs` |
 //! | load-time capability check and config-dependent lowering | `prepare.rs` |
 //! | what callers give a run and get back | `api.rs` |
+//! | the timeline recorder (`--timeline`) and its Chrome trace file | `timeline/` |
+//! | statistics every N cycles (`--stats-interval`) | `interval.rs` |
 //!
 //! Tests: unit tests sit beside each unit; `contract/` holds the contract every memory part passes
 //! (drain, flush, backpressure) through one harness; `tests.rs` pins machine behaviour on hand-built
@@ -43,6 +45,7 @@ mod dispatch;
 mod domain;
 mod dram;
 mod gpu;
+pub mod interval;
 mod l1;
 mod l2;
 pub mod memory;
@@ -55,6 +58,7 @@ pub mod races;
 mod slice_map;
 mod sm;
 mod store_buffer;
+pub mod timeline;
 mod xbar;
 
 pub use api::*;

@@ -150,6 +150,7 @@ macro_rules! ctx {
             mem: &mut $b.mem,
             out: &mut $b.out,
             rng: &mut $b.rng,
+            rec: None,
         }
     };
 }

@@ -46,7 +46,14 @@ pub enum Stall {
 
 impl fmt::Display for Stall {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+        f.write_str(self.describe())
+    }
+}
+
+impl Stall {
+    /// What the warp waits for, in words.
+    pub fn describe(self) -> &'static str {
+        match self {
             Stall::Ready => "ready",
             Stall::RegisterDependency => "register dependency",
             Stall::EarlierAcquire => "earlier acquire",
@@ -59,7 +66,7 @@ impl fmt::Display for Stall {
             Stall::OwnBufferedStore => "atomic waits for own buffered store",
             Stall::Barrier => "barrier",
             Stall::Exited => "exited; memory operations in flight",
-        })
+        }
     }
 }
 
