@@ -196,13 +196,15 @@ struct SubmitArgs {
 
 #[derive(Args)]
 struct PlotArgs {
-    /// A sweep output folder (holding sweep.json and points/).
+    /// A sweep output folder (holding sweep.json and points/); for --kind intervals, a run's
+    /// --interval-csv file.
     #[arg(value_name = "DIR")]
     dir: PathBuf,
     /// Output file: .png or .svg.
     #[arg(long, short = 'o', value_name = "FILE")]
     out: PathBuf,
-    /// line, bar, stacked_bar, scatter or outcomes.
+    /// line, bar, stacked_bar, scatter, outcomes, or intervals (a run's --interval-csv over time;
+    /// --y LOCATION.METRIC[,...], default gpu.ipc).
     #[arg(long, default_value = "line")]
     kind: sweep::charts::ChartKind,
     /// Column on x (a parameter; an expression for scatter; none for outcomes).
@@ -482,6 +484,26 @@ fn cmd_submit(a: SubmitArgs) -> Result<ExitCode> {
 }
 
 fn cmd_plot(a: PlotArgs) -> Result<ExitCode> {
+    if a.kind == sweep::charts::ChartKind::Intervals {
+        let file = a.dir.display().to_string();
+        let text = std::fs::read_to_string(&a.dir)
+            .map_err(|e| anyhow::anyhow!("{file}: cannot read: {e}"))?;
+        let ys: Vec<String> = a
+            .y
+            .as_deref()
+            .unwrap_or("gpu.ipc")
+            .split(',')
+            .map(|s| s.trim().to_string())
+            .collect();
+        let chart = gpumemsim::report::intervals::chart(&text, &file, &ys, a.title.as_deref())
+            .map_err(|e| anyhow::anyhow!(e))?;
+        let (w, h) = gpumemsim::report::plot::DEFAULT_SIZE;
+        chart
+            .with_size(a.width.unwrap_or(w), a.height.unwrap_or(h))
+            .save_as(&a.out)?;
+        println!("{}", a.out.display());
+        return Ok(ExitCode::SUCCESS);
+    }
     let split = |s: &str, what: &str| -> Result<(String, String)> {
         s.split_once('=')
             .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
@@ -629,6 +651,43 @@ struct RunCmd {
     /// identical for any number.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
     threads: u16,
+    #[command(flatten)]
+    timeline: TimelineArgs,
+    /// Sample the key statistics every N core cycles (written by --interval-csv).
+    #[arg(long, value_name = "N", requires = "interval_csv", value_parser = clap::value_parser!(u64).range(1..))]
+    stats_interval: Option<u64>,
+    /// Write the --stats-interval samples as tidy CSV `cycle,location,metric,value,unit`.
+    #[arg(long, value_name = "FILE", requires = "stats_interval")]
+    interval_csv: Option<PathBuf>,
+}
+
+/// `--timeline` and its bounds (run and litmus).
+#[derive(Args)]
+struct TimelineArgs {
+    /// Write a timeline of the run as a Chrome trace (open it in ui.perfetto.dev or
+    /// chrome://tracing): warps, memory requests through each part, counters.
+    #[arg(long, value_name = "FILE.json")]
+    timeline: Option<PathBuf>,
+    /// Record only core cycles A..B (either side may be left out: 5000.., ..2000).
+    #[arg(long, value_name = "A..B", requires = "timeline", value_parser = gpumemsim::machine::timeline::parse_window)]
+    timeline_window: Option<(u64, u64)>,
+    /// The most trace events the file holds; past it the file keeps what starts before the first
+    /// event dropped, and the run says so.
+    #[arg(long, value_name = "N", requires = "timeline", default_value_t = gpumemsim::machine::timeline::DEFAULT_LIMIT as u64, value_parser = clap::value_parser!(u64).range(1..))]
+    timeline_limit: u64,
+}
+
+impl TimelineArgs {
+    fn get(&self) -> Option<(PathBuf, gpumemsim::machine::timeline::TimelineOptions)> {
+        let path = self.timeline.clone()?;
+        Some((
+            path,
+            gpumemsim::machine::timeline::TimelineOptions {
+                window: self.timeline_window,
+                limit: self.timeline_limit as usize,
+            },
+        ))
+    }
 }
 
 fn cmd_run(c: RunCmd) -> Result<ExitCode> {
@@ -643,6 +702,8 @@ fn cmd_run(c: RunCmd) -> Result<ExitCode> {
         stats_json: c.stats_json,
         races: c.races,
         threads: c.threads as usize,
+        timeline: c.timeline.get(),
+        intervals: c.stats_interval.zip(c.interval_csv),
     })?;
     print!("{}", out.summary);
     let failed = out.failed_checks();
