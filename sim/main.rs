@@ -989,6 +989,12 @@ struct LitmusArgs {
     /// The oracle's loop unrolling bound (see `gpumemsim model`).
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
     unroll: u32,
+    #[command(flatten)]
+    timeline: TimelineArgs,
+    /// With --timeline: the iteration whose launch the timeline shows (one file per test:
+    /// FILE.json for one test, FILE.TEST.json for several).
+    #[arg(long, value_name = "N", default_value_t = 0, requires = "timeline")]
+    timeline_iteration: u64,
 }
 
 #[derive(Subcommand)]
@@ -1137,6 +1143,28 @@ fn cmd_litmus(a: LitmusArgs) -> Result<ExitCode> {
                 println!("{}", litmus::text_report(&r));
             }
         });
+        if let Some((path, topts)) = a.timeline.get() {
+            let path = if tests.len() == 1 {
+                path
+            } else {
+                path.with_extension(format!("{}.json", t.name.replace(['/', ' '], "_")))
+            };
+            let (tl, range) = litmus::timeline(t, &cfg, &opts, a.timeline_iteration, &topts)?;
+            gpumemsim::stats::write_atomic(&path, tl.json.as_bytes())
+                .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", path.display()))?;
+            let warn = gpumemsim::runner::timeline_truncation(&tl);
+            progress.suspend(|| {
+                eprint!(
+                    "{}: timeline {} ({} trace events) of the launch that ran iterations {}..{} (iteration {} among them)\n{warn}",
+                    t.name,
+                    path.display(),
+                    tl.events,
+                    range.start,
+                    range.end,
+                    a.timeline_iteration
+                )
+            });
+        }
         results.push(r);
     }
     progress.finish();

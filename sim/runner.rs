@@ -209,7 +209,17 @@ pub fn execute(args: &RunArgs) -> Result<RunOutput, RunError> {
 
 /// The summary's line about a written timeline (and its truncation, if the limit was reached).
 pub fn timeline_line(path: &Path, t: &machine::timeline::Timeline) -> String {
-    let mut s = format!("timeline          {}: {} trace events\n", path.display(), t.events);
+    format!(
+        "timeline          {}: {} trace events\n{}",
+        path.display(),
+        t.events,
+        timeline_truncation(t)
+    )
+}
+
+/// The warning for a timeline that reached its event limit (empty if it did not).
+pub fn timeline_truncation(t: &machine::timeline::Timeline) -> String {
+    let mut s = String::new();
     if let Some(c) = t.truncated_at {
         let _ = writeln!(
             s,

@@ -16,6 +16,7 @@ use super::model::{self, Decision, Judgement, ModelOptions};
 use super::test::{Expect, Expectation, LitmusTest};
 use super::LitmusError;
 use crate::config::GpuConfig;
+use crate::machine::timeline::{Timeline, TimelineOptions};
 use crate::machine::{self, RaceReport, RunOptions};
 use crate::rng::SplitMix64;
 use rayon::prelude::*;
@@ -174,6 +175,50 @@ const LAUNCH_CHUNK: u64 = 4096;
 struct LaunchOut {
     counts: HashMap<Vec<i64>, u64>,
     races: Vec<RaceReport>,
+    timeline: Option<Timeline>,
+}
+
+/// Iterations (instances) per launch.
+fn per_launch(lay: &Layout, opts: &LitmusOptions) -> u64 {
+    let ws = lay.ws as u64;
+    let want_blocks = opts
+        .instances
+        .map(|n| (n as u64).div_ceil(ws).max(1) as u32)
+        .unwrap_or(lay.max_blocks);
+    let blocks = want_blocks.min(lay.max_blocks).max(1);
+    blocks as u64 * ws
+}
+
+/// The timeline (`--timeline`) of the launch of [`run`] that runs iteration `iteration`: that launch
+/// again, with the same seed and placement, so its results are the ones `run` counted. A launch runs
+/// many instances side by side; the timeline shows all of them. Returns the timeline and the range of
+/// iterations the launch ran.
+pub fn timeline(
+    test: &LitmusTest,
+    cfg: &GpuConfig,
+    opts: &LitmusOptions,
+    iteration: u64,
+    topts: &TimelineOptions,
+) -> Result<(Timeline, std::ops::Range<u64>), LitmusError> {
+    super::capability::check_runnable(test)?;
+    if iteration >= opts.iterations {
+        return Err(LitmusError::TooLarge {
+            file: test.file.clone(),
+            message: format!(
+                "--timeline-iteration {iteration}: the run has {} iterations (0 to {})",
+                opts.iterations,
+                opts.iterations.saturating_sub(1)
+            ),
+        });
+    }
+    let lay = Layout::new(test, cfg);
+    let per = per_launch(&lay, opts);
+    let i = iteration / per;
+    let count = per.min(opts.iterations - i * per);
+    let b = count.div_ceil(lay.ws as u64) as u32;
+    let out = launch(test, &lay, cfg, i, b, count, opts, Some(topts))?;
+    let t = out.timeline.expect("a launch asked for its timeline records one");
+    Ok((t, i * per..i * per + count))
 }
 
 /// Runs `test` for `opts.iterations` iterations on `cfg`, checked against the model with its
@@ -225,18 +270,13 @@ pub fn run_with_model(
     }
     let lay = Layout::new(test, cfg);
     let ws = lay.ws as u64;
-    let want_blocks = opts
-        .instances
-        .map(|n| (n as u64).div_ceil(ws).max(1) as u32)
-        .unwrap_or(lay.max_blocks);
-    let blocks = want_blocks.min(lay.max_blocks).max(1);
-    let per_launch = blocks as u64 * ws;
+    let per_launch = per_launch(&lay, opts);
     let launches = opts.iterations.div_ceil(per_launch);
     let done = std::sync::atomic::AtomicU64::new(0);
     let one = |i: u64| -> Result<LaunchOut, LitmusError> {
         let count = per_launch.min(opts.iterations - i * per_launch);
         let b = count.div_ceil(ws) as u32;
-        let out = launch(test, &lay, cfg, i, b, count, opts);
+        let out = launch(test, &lay, cfg, i, b, count, opts, None);
         let d = done.fetch_add(count, std::sync::atomic::Ordering::Relaxed) + count;
         progress.update(d, opts.iterations);
         out
@@ -317,6 +357,7 @@ fn launch(
     blocks: u32,
     count: u64,
     opts: &LitmusOptions,
+    timeline: Option<&TimelineOptions>,
 ) -> Result<LaunchOut, LitmusError> {
     let mut stream = SplitMix64::stream(opts.seed, index);
     let seed = stream.next_u64();
@@ -347,6 +388,7 @@ fn launch(
             group_sm: Some(plan.group_sm.clone()),
             capture,
             skip_checks: true,
+            timeline: timeline.cloned(),
             ..Default::default()
         },
     )
@@ -389,7 +431,11 @@ fn launch(
         .into_iter()
         .map(|r| name_threads(r, test, lay))
         .collect();
-    Ok(LaunchOut { counts, races })
+    Ok(LaunchOut {
+        counts,
+        races,
+        timeline: res.timeline,
+    })
 }
 
 /// Rewrites a race report's machine threads as the test's thread names.
