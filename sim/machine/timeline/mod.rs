@@ -249,6 +249,8 @@ impl Recorder {
         if self.warps.len() <= slot {
             self.warps.resize(slot + 1, None);
         }
+        // A second tick in the cycle a warp issued sees it after that cycle: the issue stands.
+        let t = self.warps[slot].map_or(t, |o| t.max(o.1));
         match self.warps[slot] {
             Some((s, _, g, w)) if s == state && g == group && w == wig => {}
             open => {
@@ -261,7 +263,7 @@ impl Recorder {
     /// Warp slot `slot` is empty from `t`.
     pub fn warp_gone(&mut self, slot: usize, t: Time) {
         if let Some(open) = self.warps.get_mut(slot).and_then(|o| o.take()) {
-            self.close_warp(slot, Some(open), t);
+            self.close_warp(slot, Some(open), t.max(open.1));
         }
     }
 
