@@ -122,6 +122,7 @@ fn timeline_is_a_valid_chrome_trace_with_warps_requests_and_counters() {
         "local memory",
         "DRAM",
         "atomic unit",
+        "system point",
         "crossbar → SM",
         "outstanding requests",
         "DRAM bandwidth",

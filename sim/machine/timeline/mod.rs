@@ -13,9 +13,12 @@
 //!   that sleeps keeps each warp's last state until its next tick.
 //! - per memory request (an async track of the `memory` process):
 //!   - a warp's global load or atomic, from the L1 accepting it to the data returning to the warp
-//!     (`sm S op O line L`); a local-memory access (`local memory`, banks and atomic unit);
+//!     (`sm S op O line L`), with `system point` for a system-scope access with shared virtual
+//!     memory (the `system.latency` the L1 adds after the L2's answer); a local-memory access
+//!     (`local memory`, banks and atomic unit);
 //!   - a store, from entering the store buffer to its acknowledgement (`store sm S #seq`), with
-//!     `store buffer` (waiting to drain) and `write-through` (L1 to the level that acknowledges it);
+//!     `store buffer` (waiting to drain) and `write-through` (L1 to the level that acknowledges it,
+//!     with `system point` inside it for a system-scope store);
 //!   - a crossbar request of an L1 (`req sm S tag T`; the tag is the L1's slot for it, so the track
 //!     shows that slot's successive requests), with its stages `crossbar → slice N` (source-port
 //!     queueing and transit), `port queue` (the slice's receiving port), `L2 slice N` (input queue,
@@ -370,6 +373,17 @@ impl Recorder {
             line: u64::MAX,
         };
         self.span(track, "local memory", now, done, 0, String::new());
+    }
+
+    /// A response for `who` reached the L1 at `now` from a system-scope access: it waits `lat` for
+    /// the system point (`system.latency`), a stage of the access (or of the store `seq`).
+    pub fn system_point(&mut self, who: Requester, seq: Option<u64>, line: u64, now: Time, lat: Time) {
+        let (track, depth) = match (who, seq) {
+            (Requester::Drain { .. }, Some(seq)) => (Track::Store { sm: self.sm, seq }, 2),
+            (Requester::Warp { op, .. }, None) => (Track::Access { sm: self.sm, op, line }, 1),
+            _ => return,
+        };
+        self.span(track, "system point", now, now + lat, depth, String::new());
     }
 
     /// A store of line `line` with write sequence number `seq` left the store buffer at `now`,
