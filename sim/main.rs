@@ -488,13 +488,12 @@ fn cmd_plot(a: PlotArgs) -> Result<ExitCode> {
         let file = a.dir.display().to_string();
         let text = std::fs::read_to_string(&a.dir)
             .map_err(|e| anyhow::anyhow!("{file}: cannot read: {e}"))?;
-        let ys: Vec<String> = a
-            .y
-            .as_deref()
-            .unwrap_or("gpu.ipc")
-            .split(',')
-            .map(|s| s.trim().to_string())
-            .collect();
+        let ys: Vec<String> =
+            a.y.as_deref()
+                .unwrap_or("gpu.ipc")
+                .split(',')
+                .map(|s| s.trim().to_string())
+                .collect();
         let chart = gpumemsim::report::intervals::chart(&text, &file, &ys, a.title.as_deref())
             .map_err(|e| anyhow::anyhow!(e))?;
         let (w, h) = gpumemsim::report::plot::DEFAULT_SIZE;

@@ -217,7 +217,9 @@ pub fn timeline(
     let count = per.min(opts.iterations - i * per);
     let b = count.div_ceil(lay.ws as u64) as u32;
     let out = launch(test, &lay, cfg, i, b, count, opts, Some(topts))?;
-    let t = out.timeline.expect("a launch asked for its timeline records one");
+    let t = out
+        .timeline
+        .expect("a launch asked for its timeline records one");
     Ok((t, i * per..i * per + count))
 }
 

@@ -74,6 +74,7 @@ pub struct SmDomain {
     pub group_threads: u32,
     pub group_warps: u32,
     pub start_skew: u32,
+    /// `--timeline`: this domain's recorder (`timeline/`); `None` when not recording.
     pub rec: Option<Box<Recorder>>,
 }
 
@@ -94,6 +95,7 @@ pub struct PartDomain {
     pub sinks: Vec<SinkPort>,
     /// Crossbar messages for these slices, as in [`SmDomain::inbox`].
     pub inbox: Vec<Outgoing>,
+    /// As [`SmDomain::rec`].
     pub rec: Option<Box<Recorder>>,
 }
 

@@ -30,10 +30,10 @@ use super::checks;
 use super::collect;
 use super::dispatch::Dispatcher;
 use super::domain::{PartDomain, SmDomain, Work};
+use super::interval::Sampler;
 use super::memory::GlobalMemory;
 use super::msg::Event;
 use super::races::RaceDetector;
-use super::interval::Sampler;
 use super::sm::{Launch, Program};
 use super::timeline::{Recorder, TimelineOptions};
 use crate::config::GpuConfig;
@@ -693,7 +693,11 @@ impl<'c> Gpu<'c> {
         for p in &self.parts {
             for (i, s) in p.slices.iter().enumerate() {
                 let slice = p.first + i as u16;
-                rec.sample(Counter::AtomicQueue { slice }, t, s.atomic.depth_at(t) as f64);
+                rec.sample(
+                    Counter::AtomicQueue { slice },
+                    t,
+                    s.atomic.depth_at(t) as f64,
+                );
             }
         }
     }

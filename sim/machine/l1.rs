@@ -622,7 +622,11 @@ impl L1 {
                 Pending::Bypass { who, system: true } | Pending::Atomic { who, system: true } => {
                     r.system_point(who, None, resp.line, now, lat)
                 }
-                Pending::Write { by, system: true, seq } => r.system_point(by, Some(seq), resp.line, now, lat),
+                Pending::Write {
+                    by,
+                    system: true,
+                    seq,
+                } => r.system_point(by, Some(seq), resp.line, now, lat),
                 _ => {}
             }
         }

@@ -20,12 +20,10 @@ pub fn chart(text: &str, file: &str, ys: &[String], title: Option<&str>) -> Resu
     let mut lines = text.lines().enumerate();
     match lines.next() {
         Some((_, h)) if h.trim() == "cycle,location,metric,value,unit" => {}
-        _ => {
-            return Err(format!(
-                "{file}:1:1: expected the header cycle,location,metric,value,unit (a file written by \
+        _ => return Err(format!(
+            "{file}:1:1: expected the header cycle,location,metric,value,unit (a file written by \
                  run --stats-interval N --interval-csv FILE)"
-            ))
-        }
+        )),
     }
     let mut rows = Vec::new();
     for (i, line) in lines {
@@ -34,14 +32,22 @@ pub fn chart(text: &str, file: &str, ys: &[String], title: Option<&str>) -> Resu
         }
         let f: Vec<&str> = line.split(',').collect();
         let bad = |col: usize, what: &str| {
-            let at = f[..col.min(f.len())].iter().map(|s| s.len() + 1).sum::<usize>() + 1;
+            let at = f[..col.min(f.len())]
+                .iter()
+                .map(|s| s.len() + 1)
+                .sum::<usize>()
+                + 1;
             format!("{file}:{}:{at}: {what}", i + 1)
         };
         if f.len() != 5 {
             return Err(bad(0, &format!("expected 5 fields, found {}", f.len())));
         }
-        let cycle: f64 = f[0].parse().map_err(|_| bad(0, "cycle: expected a number"))?;
-        let value: f64 = f[3].parse().map_err(|_| bad(3, "value: expected a number"))?;
+        let cycle: f64 = f[0]
+            .parse()
+            .map_err(|_| bad(0, "cycle: expected a number"))?;
+        let value: f64 = f[3]
+            .parse()
+            .map_err(|_| bad(3, "value: expected a number"))?;
         rows.push(Row {
             cycle,
             key: format!("{}.{}", f[1], f[2]),
@@ -69,7 +75,11 @@ pub fn chart(text: &str, file: &str, ys: &[String], title: Option<&str>) -> Resu
                 known.join(", ")
             ));
         }
-        let u = rows.iter().find(|r| &r.key == y).map(|r| r.unit).unwrap_or("");
+        let u = rows
+            .iter()
+            .find(|r| &r.key == y)
+            .map(|r| r.unit)
+            .unwrap_or("");
         match unit {
             Some(prev) if prev != u => {
                 return Err(format!(
@@ -80,14 +90,15 @@ pub fn chart(text: &str, file: &str, ys: &[String], title: Option<&str>) -> Resu
         }
         series.push(Series::new(y.clone(), pts));
     }
-    let every = rows
-        .first()
-        .map(|r| r.cycle)
-        .unwrap_or(0.0);
+    let every = rows.first().map(|r| r.cycle).unwrap_or(0.0);
     let title = title
         .map(str::to_string)
         .unwrap_or_else(|| format!("{} per {every} cycles", ys.join(", ")));
-    let y_label = if ys.len() == 1 { ys[0].clone() } else { "value".into() };
+    let y_label = if ys.len() == 1 {
+        ys[0].clone()
+    } else {
+        "value".into()
+    };
     Ok(Chart::lines(
         title,
         Axis::linear("cycle (end of interval)", "cycles"),
@@ -116,13 +127,21 @@ mod tests {
     #[test]
     fn intervals_chart_refuses_unknown_statistics_and_mixed_units() {
         let e = chart(CSV, "f.csv", &["l2.reads".into()], None).unwrap_err();
-        assert!(e.contains("no such statistic") && e.contains("gpu.ipc, l2.atomics"), "{e}");
+        assert!(
+            e.contains("no such statistic") && e.contains("gpu.ipc, l2.atomics"),
+            "{e}"
+        );
         let e = chart(CSV, "f.csv", &["gpu.ipc".into(), "l2.atomics".into()], None).unwrap_err();
         assert!(e.contains("different units"), "{e}");
         let e = chart("cycle,x\n", "f.csv", &["gpu.ipc".into()], None).unwrap_err();
         assert!(e.starts_with("f.csv:1:1:"), "{e}");
-        let e = chart("cycle,location,metric,value,unit\n1,a,b,zz,u\n", "f.csv", &["a.b".into()], None)
-            .unwrap_err();
+        let e = chart(
+            "cycle,location,metric,value,unit\n1,a,b,zz,u\n",
+            "f.csv",
+            &["a.b".into()],
+            None,
+        )
+        .unwrap_err();
         assert!(e.starts_with("f.csv:2:"), "{e}");
     }
 }

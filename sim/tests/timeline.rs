@@ -75,7 +75,10 @@ fn valid_trace(t: &Timeline) -> Vec<Value> {
                     stack.pop();
                 }
                 if let Some(&outer) = stack.last() {
-                    assert!(ts + dur <= outer + 1e-9, "X span overlaps its neighbour: {e}");
+                    assert!(
+                        ts + dur <= outer + 1e-9,
+                        "X span overlaps its neighbour: {e}"
+                    );
                 }
                 stack.push(ts + dur);
             }
@@ -169,11 +172,18 @@ fn a_store_shows_its_time_in_the_store_buffer_on_the_stress_config() {
     assert!(range.contains(&3));
     let evs = valid_trace(&t);
     let n = names(&evs);
-    assert!(n.iter().any(|x| x == "store buffer"), "no store-buffer span");
+    assert!(
+        n.iter().any(|x| x == "store buffer"),
+        "no store-buffer span"
+    );
     assert!(n.iter().any(|x| x == "write-through"));
     assert!(n.iter().any(|x| x.starts_with("store buffer entries SM")));
     let e = litmus::timeline(&test, &c, &opts, 64, &TimelineOptions::default()).unwrap_err();
-    assert!(e.to_string().contains("--timeline-iteration 64: the run has 64 iterations"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("--timeline-iteration 64: the run has 64 iterations"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -220,7 +230,11 @@ fn timeline_limit_bounds_the_events_and_says_where_it_stopped() {
     let r = recorded(&c, &wl, t.clone(), 1);
     let r2 = recorded(&c, &wl, t, 2);
     let tl = r.timeline.unwrap();
-    assert_eq!(Some(&tl), r2.timeline.as_ref(), "the cut does not depend on threads");
+    assert_eq!(
+        Some(&tl),
+        r2.timeline.as_ref(),
+        "the cut does not depend on threads"
+    );
     let evs = valid_trace(&tl);
     let timed = evs.iter().filter(|e| e["ph"] != "M").count();
     assert!(timed <= 500 && timed > 300, "{timed} events");
@@ -271,7 +285,10 @@ fn interval_statistics_add_up_to_the_run_totals() {
         ("interconnect", "messages"),
         ("dram", "bytes"),
     ] {
-        let total = r.stats.get(loc, m).unwrap_or_else(|| panic!("no {loc}.{m}"));
+        let total = r
+            .stats
+            .get(loc, m)
+            .unwrap_or_else(|| panic!("no {loc}.{m}"));
         assert_eq!(sum(loc, m), total, "{loc}.{m}");
     }
     let hits: f64 = r
@@ -315,9 +332,16 @@ fn run_cli_writes_the_timeline_and_intervals_and_plots_them() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(stdout.contains("t.json: "), "{stdout}");
-    assert!(stdout.contains("reached --timeline-limit 300 events"), "{stdout}");
+    assert!(
+        stdout.contains("reached --timeline-limit 300 events"),
+        "{stdout}"
+    );
     let files: Vec<String> = std::fs::read_dir(&d)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
@@ -334,7 +358,11 @@ fn run_cli_writes_the_timeline_and_intervals_and_plots_them() {
         .arg(&png)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(std::fs::metadata(&png).unwrap().len() > 1000);
 }
 
@@ -342,10 +370,16 @@ fn run_cli_writes_the_timeline_and_intervals_and_plots_them() {
 fn bad_timeline_options_are_refused_with_the_option_named() {
     let k = root().join("workloads/histogram_local.kern");
     for (args, want) in [
-        (vec!["--timeline", "x.json", "--timeline-window", "50..10"], "--timeline-window"),
+        (
+            vec!["--timeline", "x.json", "--timeline-window", "50..10"],
+            "--timeline-window",
+        ),
         (vec!["--timeline-window", "1..10"], "--timeline"),
         (vec!["--stats-interval", "100"], "--interval-csv"),
-        (vec!["--stats-interval", "0", "--interval-csv", "x.csv"], "--stats-interval"),
+        (
+            vec!["--stats-interval", "0", "--interval-csv", "x.csv"],
+            "--stats-interval",
+        ),
     ] {
         let out = bin().arg("run").arg(&k).args(&args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
@@ -353,7 +387,14 @@ fn bad_timeline_options_are_refused_with_the_option_named() {
         assert!(err.contains(want), "{args:?}: {err}");
     }
     let out = bin()
-        .args(["plot", "/nonexistent/iv.csv", "--kind", "intervals", "-o", "x.png"])
+        .args([
+            "plot",
+            "/nonexistent/iv.csv",
+            "--kind",
+            "intervals",
+            "-o",
+            "x.png",
+        ])
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/iv.csv: cannot read"));

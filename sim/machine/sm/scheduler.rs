@@ -9,11 +9,11 @@
 //! Not modelled: scheduler-to-warp affinity beyond the slot modulo, dual issue of one warp.
 
 use super::{Sm, Stall, Warp, NEVER};
-use crate::engine::Time;
-use crate::machine::timeline::Recorder;
 use crate::config::WarpPolicy;
+use crate::engine::Time;
 use crate::machine::domain::Ctx;
 use crate::machine::msg::Event;
+use crate::machine::timeline::Recorder;
 
 /// The schedulers of one SM and the warp slots each owns.
 pub struct Scheduler {

@@ -72,7 +72,8 @@ impl Default for TimelineOptions {
 
 /// Parses `--timeline-window A..B` (core cycles, `A < B`; either side may be left out).
 pub fn parse_window(s: &str) -> Result<(u64, u64), String> {
-    let bad = || format!("{s:?}: expected A..B in core cycles with A < B, e.g. 1000..5000 or 2000..");
+    let bad =
+        || format!("{s:?}: expected A..B in core cycles with A < B, e.g. 1000..5000 or 2000..");
     let (a, b) = s.split_once("..").ok_or_else(bad)?;
     let a: u64 = if a.trim().is_empty() {
         0
@@ -219,7 +220,11 @@ impl Recorder {
         if s >= e {
             return;
         }
-        let cost = if matches!(track, Track::Warp { .. }) { 1 } else { 2 };
+        let cost = if matches!(track, Track::Warp { .. }) {
+            1
+        } else {
+            2
+        };
         if !self.room(cost, s) {
             return;
         }
@@ -276,7 +281,14 @@ impl Recorder {
                 sm: self.sm,
                 slot: slot as u16,
             };
-            self.span(track, s, since, t, 0, format!("\"work_group\": {g}, \"warp\": {w}"));
+            self.span(
+                track,
+                s,
+                since,
+                t,
+                0,
+                format!("\"work_group\": {g}, \"warp\": {w}"),
+            );
         }
     }
 
@@ -301,22 +313,55 @@ impl Recorder {
     /// An event of the SM domain was handled at `now`; `sent`: the crossbar messages it posted.
     pub fn sm_event(&mut self, now: Time, ev: &Event, sent: &[Outgoing]) {
         match *ev {
-            Event::L1In(_, L1Req::Load { who: Requester::Warp { op, .. }, line, .. }) => {
-                self.accesses.push((op, line, now, "load"))
-            }
-            Event::L1In(_, L1Req::Atomic { who: Requester::Warp { op, .. }, line, .. }) => {
-                self.accesses.push((op, line, now, "atomic"))
-            }
-            Event::L1In(_, L1Req::Store { who: Requester::Drain { .. }, line, seq, .. }) => {
+            Event::L1In(
+                _,
+                L1Req::Load {
+                    who: Requester::Warp { op, .. },
+                    line,
+                    ..
+                },
+            ) => self.accesses.push((op, line, now, "load")),
+            Event::L1In(
+                _,
+                L1Req::Atomic {
+                    who: Requester::Warp { op, .. },
+                    line,
+                    ..
+                },
+            ) => self.accesses.push((op, line, now, "atomic")),
+            Event::L1In(
+                _,
+                L1Req::Store {
+                    who: Requester::Drain { .. },
+                    line,
+                    seq,
+                    ..
+                },
+            ) => {
                 self.stores.entry(seq).or_insert((now, line, now));
             }
-            Event::SmIn(_, CoreResp::LoadData { who: Requester::Warp { op, .. }, line, .. }) => {
-                self.access_done(op, Some(line), now)
-            }
-            Event::SmIn(_, CoreResp::AtomicDone { who: Requester::Warp { op, .. }, .. }) => {
-                self.access_done(op, None, now)
-            }
-            Event::SmIn(_, CoreResp::StoreAcked { by: Requester::Drain { .. }, seq }) => {
+            Event::SmIn(
+                _,
+                CoreResp::LoadData {
+                    who: Requester::Warp { op, .. },
+                    line,
+                    ..
+                },
+            ) => self.access_done(op, Some(line), now),
+            Event::SmIn(
+                _,
+                CoreResp::AtomicDone {
+                    who: Requester::Warp { op, .. },
+                    ..
+                },
+            ) => self.access_done(op, None, now),
+            Event::SmIn(
+                _,
+                CoreResp::StoreAcked {
+                    by: Requester::Drain { .. },
+                    seq,
+                },
+            ) => {
                 if let Some((since, line, drained)) = self.stores.remove(&seq) {
                     let track = Track::Store { sm: self.sm, seq };
                     let args = format!("\"line\": \"{line:#x}\"");
@@ -326,7 +371,10 @@ impl Recorder {
             }
             Event::L1FromXbar(_, r) => {
                 if let Some(s) = self.sent.remove(&r.tag) {
-                    let track = Track::Request { sm: self.sm, tag: r.tag };
+                    let track = Track::Request {
+                        sm: self.sm,
+                        tag: r.tag,
+                    };
                     let args = format!(
                         "\"line\": \"{:#x}\", \"slice\": {}, \"kind\": \"{}\"",
                         s.line, s.slice, s.kind
@@ -338,15 +386,36 @@ impl Recorder {
             _ => {}
         }
         for o in sent {
-            if let Event::SliceIn(slice, MemReq { tag, line, kind, .. }) = o.event {
+            if let Event::SliceIn(
+                slice,
+                MemReq {
+                    tag, line, kind, ..
+                },
+            ) = o.event
+            {
                 let kind = match kind {
                     super::msg::ReqKind::Read { .. } => "read",
                     super::msg::ReqKind::Write { .. } => "write",
                     super::msg::ReqKind::Atomic { .. } => "atomic",
                 };
-                self.sent.insert(tag, Sent { at: now, line, kind, slice });
+                self.sent.insert(
+                    tag,
+                    Sent {
+                        at: now,
+                        line,
+                        kind,
+                        slice,
+                    },
+                );
                 let track = Track::Request { sm: self.sm, tag };
-                self.span(track, format!("crossbar → slice {slice}"), now, o.transit.arrive, 1, String::new());
+                self.span(
+                    track,
+                    format!("crossbar → slice {slice}"),
+                    now,
+                    o.transit.arrive,
+                    1,
+                    String::new(),
+                );
             }
         }
     }
@@ -360,7 +429,11 @@ impl Recorder {
             return;
         };
         let (op, line, since, kind) = self.accesses.swap_remove(i);
-        let track = Track::Access { sm: self.sm, op, line };
+        let track = Track::Access {
+            sm: self.sm,
+            op,
+            line,
+        };
         let args = format!("\"line\": \"{line:#x}\"");
         self.span(track, format!("{kind} {line:#x}"), since, now, 0, args);
     }
@@ -377,10 +450,24 @@ impl Recorder {
 
     /// A response for `who` reached the L1 at `now` from a system-scope access: it waits `lat` for
     /// the system point (`system.latency`), a stage of the access (or of the store `seq`).
-    pub fn system_point(&mut self, who: Requester, seq: Option<u64>, line: u64, now: Time, lat: Time) {
+    pub fn system_point(
+        &mut self,
+        who: Requester,
+        seq: Option<u64>,
+        line: u64,
+        now: Time,
+        lat: Time,
+    ) {
         let (track, depth) = match (who, seq) {
             (Requester::Drain { .. }, Some(seq)) => (Track::Store { sm: self.sm, seq }, 2),
-            (Requester::Warp { op, .. }, None) => (Track::Access { sm: self.sm, op, line }, 1),
+            (Requester::Warp { op, .. }, None) => (
+                Track::Access {
+                    sm: self.sm,
+                    op,
+                    line,
+                },
+                1,
+            ),
             _ => return,
         };
         self.span(track, "system point", now, now + lat, depth, String::new());
@@ -410,19 +497,36 @@ impl Recorder {
     /// Request (sm, tag) reached slice `slice`'s port at `arrive`, accepted at `t`.
     pub fn request_accepted(&mut self, sm: u16, tag: u32, slice: u16, arrive: Time, t: Time) {
         let track = Track::Request { sm, tag };
-        self.span(track, format!("port queue (slice {slice})"), arrive, t, 1, String::new());
+        self.span(
+            track,
+            format!("port queue (slice {slice})"),
+            arrive,
+            t,
+            1,
+            String::new(),
+        );
         self.accepted.insert((sm, tag), t);
     }
 
     /// A miss of request (sm, tag) went to DRAM at `now`; the line is back at `done`.
     pub fn dram_fill(&mut self, sm: u16, tag: u32, now: Time, done: Time, bytes: u32) {
-        self.dram.push((now, bytes));
-        self.span(Track::Request { sm, tag }, "DRAM", now, done, 2, String::new());
+        self.dram_write(now, bytes);
+        self.span(
+            Track::Request { sm, tag },
+            "DRAM",
+            now,
+            done,
+            2,
+            String::new(),
+        );
     }
 
     /// A DRAM write-back of `bytes` at `now`.
     pub fn dram_write(&mut self, now: Time, bytes: u32) {
-        self.dram.push((now, bytes));
+        // Kept within the window and the limit, like spans (the counter's samples come from them).
+        if now >= self.from && now < self.to && self.dram.len() < self.cap {
+            self.dram.push((now, bytes));
+        }
     }
 
     /// Slice `slice` served request (sm, tag) at `now`: its atomic (if any) ran in `atomic`, its
@@ -439,7 +543,14 @@ impl Recorder {
     ) {
         let track = Track::Request { sm, tag };
         let since = self.accepted.remove(&(sm, tag)).unwrap_or(now);
-        self.span(track, format!("L2 slice {slice}"), since, ready, 1, String::new());
+        self.span(
+            track,
+            format!("L2 slice {slice}"),
+            since,
+            ready,
+            1,
+            String::new(),
+        );
         if let Some((a, b)) = atomic {
             self.span(track, "atomic unit", a, b, 2, String::new());
         }

@@ -44,7 +44,10 @@ pub fn merge(
 ) -> Timeline {
     // DRAM bandwidth from the partitions' accesses, per bucket.
     let bucket = DRAM_BUCKET * period;
-    let mut dram: Vec<(Time, u32)> = domains.iter().flat_map(|d| d.dram.iter().copied()).collect();
+    let mut dram: Vec<(Time, u32)> = domains
+        .iter()
+        .flat_map(|d| d.dram.iter().copied())
+        .collect();
     dram.sort_by_key(|d| d.0);
     let mut i = 0;
     while i < dram.len() {
@@ -201,7 +204,10 @@ fn render(
                     2,
                     s.depth as i32,
                     seq,
-                    format!("{{\"ph\":\"b\",{common},\"ts\":{}{args}}}", ts(s.start, period)),
+                    format!(
+                        "{{\"ph\":\"b\",{common},\"ts\":{}{args}}}",
+                        ts(s.start, period)
+                    ),
                 ));
                 evs.push((
                     s.end,
