@@ -196,13 +196,15 @@ struct SubmitArgs {
 
 #[derive(Args)]
 struct PlotArgs {
-    /// A sweep output folder (holding sweep.json and points/).
+    /// A sweep output folder (holding sweep.json and points/); for --kind intervals, a run's
+    /// --interval-csv file.
     #[arg(value_name = "DIR")]
     dir: PathBuf,
     /// Output file: .png or .svg.
     #[arg(long, short = 'o', value_name = "FILE")]
     out: PathBuf,
-    /// line, bar, stacked_bar, scatter or outcomes.
+    /// line, bar, stacked_bar, scatter, outcomes, or intervals (a run's --interval-csv over time;
+    /// --y LOCATION.METRIC[,...], default gpu.ipc).
     #[arg(long, default_value = "line")]
     kind: sweep::charts::ChartKind,
     /// Column on x (a parameter; an expression for scatter; none for outcomes).
@@ -482,6 +484,25 @@ fn cmd_submit(a: SubmitArgs) -> Result<ExitCode> {
 }
 
 fn cmd_plot(a: PlotArgs) -> Result<ExitCode> {
+    if a.kind == sweep::charts::ChartKind::Intervals {
+        let file = a.dir.display().to_string();
+        let text = std::fs::read_to_string(&a.dir)
+            .map_err(|e| anyhow::anyhow!("{file}: cannot read: {e}"))?;
+        let ys: Vec<String> =
+            a.y.as_deref()
+                .unwrap_or("gpu.ipc")
+                .split(',')
+                .map(|s| s.trim().to_string())
+                .collect();
+        let chart = gpumemsim::report::intervals::chart(&text, &file, &ys, a.title.as_deref())
+            .map_err(|e| anyhow::anyhow!(e))?;
+        let (w, h) = gpumemsim::report::plot::DEFAULT_SIZE;
+        chart
+            .with_size(a.width.unwrap_or(w), a.height.unwrap_or(h))
+            .save_as(&a.out)?;
+        println!("{}", a.out.display());
+        return Ok(ExitCode::SUCCESS);
+    }
     let split = |s: &str, what: &str| -> Result<(String, String)> {
         s.split_once('=')
             .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
@@ -629,6 +650,43 @@ struct RunCmd {
     /// identical for any number.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
     threads: u16,
+    #[command(flatten)]
+    timeline: TimelineArgs,
+    /// Sample the key statistics every N core cycles (written by --interval-csv).
+    #[arg(long, value_name = "N", requires = "interval_csv", value_parser = clap::value_parser!(u64).range(1..))]
+    stats_interval: Option<u64>,
+    /// Write the --stats-interval samples as tidy CSV `cycle,location,metric,value,unit`.
+    #[arg(long, value_name = "FILE", requires = "stats_interval")]
+    interval_csv: Option<PathBuf>,
+}
+
+/// `--timeline` and its bounds (run and litmus).
+#[derive(Args)]
+struct TimelineArgs {
+    /// Write a timeline of the run as a Chrome trace (open it in ui.perfetto.dev or
+    /// chrome://tracing): warps, memory requests through each part, counters.
+    #[arg(long, value_name = "FILE.json")]
+    timeline: Option<PathBuf>,
+    /// Record only core cycles A..B (either side may be left out: 5000.., ..2000).
+    #[arg(long, value_name = "A..B", requires = "timeline", value_parser = gpumemsim::machine::timeline::parse_window)]
+    timeline_window: Option<(u64, u64)>,
+    /// The most trace events the file holds; past it the file keeps what starts before the first
+    /// event dropped, and the run says so.
+    #[arg(long, value_name = "N", requires = "timeline", default_value_t = gpumemsim::machine::timeline::DEFAULT_LIMIT as u64, value_parser = clap::value_parser!(u64).range(1..))]
+    timeline_limit: u64,
+}
+
+impl TimelineArgs {
+    fn get(&self) -> Option<(PathBuf, gpumemsim::machine::timeline::TimelineOptions)> {
+        let path = self.timeline.clone()?;
+        Some((
+            path,
+            gpumemsim::machine::timeline::TimelineOptions {
+                window: self.timeline_window,
+                limit: self.timeline_limit as usize,
+            },
+        ))
+    }
 }
 
 fn cmd_run(c: RunCmd) -> Result<ExitCode> {
@@ -643,6 +701,8 @@ fn cmd_run(c: RunCmd) -> Result<ExitCode> {
         stats_json: c.stats_json,
         races: c.races,
         threads: c.threads as usize,
+        timeline: c.timeline.get(),
+        intervals: c.stats_interval.zip(c.interval_csv),
     })?;
     print!("{}", out.summary);
     let failed = out.failed_checks();
@@ -939,12 +999,18 @@ struct LitmusArgs {
     /// thread's accesses with the cycles they issued and completed, the structure that served them,
     /// when each store became visible at L1 and L2, and the reordering the outcome needed. One test
     /// only; exit status 1 when no iteration ends in it.
-    #[arg(long, conflicts_with_all = ["json", "brief", "format", "check"])]
+    #[arg(long, conflicts_with_all = ["json", "brief", "format", "check", "timeline_iteration"])]
     explain: bool,
     /// With --explain: the final state to explain instead of the witness, in the test's syntax:
     /// "P1:r0=1; P1:r1=0" (or herd's "1:r0=1; 1:r1=0"); variables the test's condition observes.
     #[arg(long, requires = "explain", value_name = "STATE")]
     state: Option<String>,
+    #[command(flatten)]
+    timeline: TimelineArgs,
+    /// With --timeline: the iteration whose launch the timeline shows (one file per test:
+    /// FILE.json for one test, FILE.TEST.json for several).
+    #[arg(long, value_name = "N", default_value_t = 0, requires = "timeline")]
+    timeline_iteration: u64,
 }
 
 #[derive(Subcommand)]
@@ -1037,7 +1103,7 @@ fn cmd_litmus(a: LitmusArgs) -> Result<ExitCode> {
         parallel: !a.serial,
     };
     if a.explain {
-        return explain(&tests, &cfg, &opts, a.state.as_deref());
+        return explain(&tests, &cfg, &opts, a.state.as_deref(), a.timeline.get());
     }
     // --brief: columns wide enough for the longest test name and count.
     let name_w = tests
@@ -1096,6 +1162,28 @@ fn cmd_litmus(a: LitmusArgs) -> Result<ExitCode> {
                 println!("{}", litmus::text_report(&r));
             }
         });
+        if let Some((path, topts)) = a.timeline.get() {
+            let path = if tests.len() == 1 {
+                path
+            } else {
+                path.with_extension(format!("{}.json", t.name.replace(['/', ' '], "_")))
+            };
+            let (tl, range) = litmus::timeline(t, &cfg, &opts, a.timeline_iteration, &topts)?;
+            gpumemsim::stats::write_atomic(&path, tl.json.as_bytes())
+                .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", path.display()))?;
+            let warn = gpumemsim::runner::timeline_truncation(&tl);
+            progress.suspend(|| {
+                eprint!(
+                    "{}: timeline {} ({} trace events) of the launch that ran iterations {}..{} (iteration {} among them)\n{warn}",
+                    t.name,
+                    path.display(),
+                    tl.events,
+                    range.start,
+                    range.end,
+                    a.timeline_iteration
+                )
+            });
+        }
         results.push(r);
     }
     progress.finish();
@@ -1131,6 +1219,7 @@ fn explain(
     cfg: &gpumemsim::config::GpuConfig,
     opts: &gpumemsim::litmus::LitmusOptions,
     state: Option<&str>,
+    timeline: Option<(PathBuf, gpumemsim::machine::timeline::TimelineOptions)>,
 ) -> Result<ExitCode> {
     use gpumemsim::litmus;
     let [t] = tests else {
@@ -1144,11 +1233,22 @@ fn explain(
         None => litmus::Target::Witness,
     };
     let progress = gpumemsim::progress::Progress::new("litmus", "iterations", opts.iterations);
-    let r = litmus::explain(t, cfg, opts, &target, &progress)?;
+    let topts = timeline.as_ref().map(|(_, o)| o);
+    let r = litmus::explain(t, cfg, opts, &target, topts, &progress)?;
     progress.finish();
     Ok(match r {
-        litmus::Explained::Found(text) => {
+        litmus::Explained::Found(text, tl) => {
             print!("{text}");
+            if let (Some((path, _)), Some(tl)) = (&timeline, tl) {
+                gpumemsim::stats::write_atomic(path, tl.json.as_bytes())
+                    .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", path.display()))?;
+                eprint!(
+                    "timeline of the explained launch: {} ({} trace events)\n{}",
+                    path.display(),
+                    tl.events,
+                    gpumemsim::runner::timeline_truncation(&tl)
+                );
+            }
             ExitCode::SUCCESS
         }
         litmus::Explained::NotSeen(text) => {

@@ -63,6 +63,10 @@ pub struct RunArgs {
     pub races: bool,
     /// Threads simulating the run (0 or 1: one); the results do not depend on it.
     pub threads: usize,
+    /// Write a Chrome trace timeline of the run here (`machine::timeline`), with its options.
+    pub timeline: Option<(PathBuf, machine::timeline::TimelineOptions)>,
+    /// Key statistics every this many core cycles, written as tidy CSV to the path.
+    pub intervals: Option<(u64, PathBuf)>,
 }
 
 /// What a workload path names.
@@ -156,6 +160,8 @@ pub fn execute(args: &RunArgs) -> Result<RunOutput, RunError> {
         seed: args.seed,
         races: args.races,
         threads: args.threads,
+        timeline: args.timeline.as_ref().map(|t| t.1.clone()),
+        stats_interval: args.intervals.as_ref().map(|i| i.0),
         ..Default::default()
     };
     let result = match &input {
@@ -185,13 +191,44 @@ pub fn execute(args: &RunArgs) -> Result<RunOutput, RunError> {
     if let Some(path) = &args.stats_json {
         write(path, records::of_rows(&result.stats.rows).as_bytes())?;
     }
-    let summary = summary(&config, &config_name, &input, &input_name, args, &result);
+    if let (Some((_, path)), Some(i)) = (&args.intervals, &result.intervals) {
+        write(path, i.to_csv().as_bytes())?;
+    }
+    let mut summary = summary(&config, &config_name, &input, &input_name, args, &result);
+    if let (Some((path, _)), Some(t)) = (&args.timeline, &result.timeline) {
+        write(path, t.json.as_bytes())?;
+        summary.push_str(&timeline_line(path, t));
+    }
     Ok(RunOutput {
         config,
         input,
         result,
         summary,
     })
+}
+
+/// The summary's line about a written timeline (and its truncation, if the limit was reached).
+pub fn timeline_line(path: &Path, t: &machine::timeline::Timeline) -> String {
+    format!(
+        "timeline          {}: {} trace events\n{}",
+        path.display(),
+        t.events,
+        timeline_truncation(t)
+    )
+}
+
+/// The warning for a timeline that reached its event limit (empty if it did not).
+pub fn timeline_truncation(t: &machine::timeline::Timeline) -> String {
+    let mut s = String::new();
+    if let Some(c) = t.truncated_at {
+        let _ = writeln!(
+            s,
+            "warning: the timeline reached --timeline-limit {} events: it holds what starts before cycle {c}; \
+             raise --timeline-limit or pick a stretch with --timeline-window A..B",
+            t.limit
+        );
+    }
+    s
 }
 
 /// What `run --json` writes (schema [`records::RUN`], README "Outputs and their schemas"): the run's

@@ -190,8 +190,9 @@ pub enum Target {
 
 /// The outcome of `--explain`.
 pub enum Explained {
-    /// The explanation of the chosen iteration.
-    Found(String),
+    /// The explanation of the chosen iteration, and the timeline of its launch when one was asked
+    /// for (`--explain --timeline`: the same re-run, so the picture shows what the text says).
+    Found(String, Option<crate::machine::timeline::Timeline>),
     /// No iteration of the run ended in the target: what was looked for.
     NotSeen(String),
 }
@@ -202,6 +203,7 @@ pub fn explain(
     cfg: &GpuConfig,
     opts: &LitmusOptions,
     target: &Target,
+    timeline: Option<&crate::machine::timeline::TimelineOptions>,
     progress: &dyn crate::progress::Report,
 ) -> Result<Explained, LitmusError> {
     let cond = &test.condition;
@@ -221,7 +223,9 @@ pub fn explain(
     };
     let sched = Schedule::new(test, cfg, opts);
     let (blocks, count) = sched.launch(li, opts.iterations);
-    let (plan, res, states) = run_launch(test, &sched.lay, cfg, li, blocks, count, opts, true)?;
+    let (plan, res, states) = run_launch(
+        test, &sched.lay, cfg, li, blocks, count, opts, true, timeline,
+    )?;
     let names: Vec<String> = (0..cond.observed.len())
         .map(|i| cond.var_name(i, &test.threads, &test.locations))
         .collect();
@@ -244,6 +248,7 @@ pub fn explain(
             ),
         });
     }
+    let recorded = res.timeline;
     let events = res.provenance.unwrap_or_default();
     let mut out = String::new();
     let _ = writeln!(
@@ -266,7 +271,7 @@ pub fn explain(
     );
     let story = Story::build(test, cfg, &sched.lay, &plan, k, &events);
     story.render(&mut out);
-    Ok(Explained::Found(out))
+    Ok(Explained::Found(out, recorded))
 }
 
 /// A point in the merged log: its time and index (the index orders events of one time).

@@ -51,7 +51,7 @@ pub use herd::herd_report;
 pub use parse::parse;
 pub use report::{json_report, summary, text_report, JsonTest};
 pub use run::{
-    run, run_reporting, run_with_model, CheckStatus, LitmusOptions, LitmusResult, Outcome,
+    run, run_reporting, run_with_model, timeline, CheckStatus, LitmusOptions, LitmusResult, Outcome,
 };
 pub use test::{
     BarrierAction, Dialect, Expect, Expectation, LitmusTest, Location, NamedBarrier, Pending,

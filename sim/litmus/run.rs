@@ -16,6 +16,7 @@ use super::model::{self, Decision, Judgement, ModelOptions};
 use super::test::{Expect, Expectation, LitmusTest};
 use super::LitmusError;
 use crate::config::GpuConfig;
+use crate::machine::timeline::{Timeline, TimelineOptions};
 use crate::machine::{self, RaceReport, RunOptions};
 use crate::rng::SplitMix64;
 use rayon::prelude::*;
@@ -206,7 +207,7 @@ pub(super) fn find_first(
     };
     let one = |i: u64| -> Result<Option<(u64, Vec<i64>)>, LitmusError> {
         let (b, count) = sched.launch(i, opts.iterations);
-        let (_, _, states) = run_launch(test, &sched.lay, cfg, i, b, count, opts, false)?;
+        let (_, _, states) = run_launch(test, &sched.lay, cfg, i, b, count, opts, false, None)?;
         Ok(states
             .into_iter()
             .enumerate()
@@ -273,6 +274,39 @@ const LAUNCH_CHUNK: u64 = 4096;
 struct LaunchOut {
     counts: HashMap<Vec<i64>, u64>,
     races: Vec<RaceReport>,
+}
+
+/// The timeline (`--timeline`) of the launch of [`run`] that runs iteration `iteration`: that launch
+/// again, with the same seed and placement, so its results are the ones `run` counted. A launch runs
+/// many instances side by side; the timeline shows all of them. Returns the timeline and the range of
+/// iterations the launch ran.
+pub fn timeline(
+    test: &LitmusTest,
+    cfg: &GpuConfig,
+    opts: &LitmusOptions,
+    iteration: u64,
+    topts: &TimelineOptions,
+) -> Result<(Timeline, std::ops::Range<u64>), LitmusError> {
+    runnable(test)?;
+    if iteration >= opts.iterations {
+        return Err(LitmusError::TooLarge {
+            file: test.file.clone(),
+            message: format!(
+                "--timeline-iteration {iteration}: the run has {} iterations (0 to {})",
+                opts.iterations,
+                opts.iterations.saturating_sub(1)
+            ),
+        });
+    }
+    let sched = Schedule::new(test, cfg, opts);
+    let per = sched.per_launch;
+    let i = iteration / per;
+    let (b, count) = sched.launch(i, opts.iterations);
+    let (_, res, _) = run_launch(test, &sched.lay, cfg, i, b, count, opts, false, Some(topts))?;
+    let t = res
+        .timeline
+        .expect("a launch asked for its timeline records one");
+    Ok((t, i * per..i * per + count))
 }
 
 /// Runs `test` for `opts.iterations` iterations on `cfg`, checked against the model with its
@@ -397,7 +431,7 @@ fn launch(
     count: u64,
     opts: &LitmusOptions,
 ) -> Result<LaunchOut, LitmusError> {
-    let (_, res, states) = run_launch(test, lay, cfg, index, blocks, count, opts, false)?;
+    let (_, res, states) = run_launch(test, lay, cfg, index, blocks, count, opts, false, None)?;
     let mut counts: HashMap<Vec<i64>, u64> = HashMap::new();
     for state in states {
         *counts.entry(state).or_default() += 1;
@@ -422,6 +456,7 @@ pub(super) fn run_launch(
     count: u64,
     opts: &LitmusOptions,
     provenance: bool,
+    timeline: Option<&TimelineOptions>,
 ) -> Result<(Plan, machine::RunResult, Vec<Vec<i64>>), LitmusError> {
     let mut stream = SplitMix64::stream(opts.seed, index);
     let seed = stream.next_u64();
@@ -453,6 +488,7 @@ pub(super) fn run_launch(
             capture,
             skip_checks: true,
             provenance,
+            timeline: timeline.cloned(),
             ..Default::default()
         },
     )

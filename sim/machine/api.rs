@@ -22,6 +22,10 @@ pub struct RunOptions {
     /// Record access provenance (`provenance.rs`) into [`RunResult::provenance`]; the run itself
     /// is the same.
     pub provenance: bool,
+    /// Record a timeline (`timeline/`); `None`: nothing is recorded.
+    pub timeline: Option<super::timeline::TimelineOptions>,
+    /// Sample the key counters every this many core cycles (`interval.rs`).
+    pub stats_interval: Option<u64>,
 }
 
 /// Outcome of one end-of-run check.
@@ -130,6 +134,12 @@ pub struct RunResult {
     /// partitions, each in the order recorded).
     #[serde(skip)]
     pub provenance: Option<Vec<(crate::engine::Time, super::provenance::ProvEvent)>>,
+    /// The recorded timeline (`RunOptions::timeline`).
+    #[serde(skip)]
+    pub timeline: Option<super::timeline::Timeline>,
+    /// The interval statistics (`RunOptions::stats_interval`).
+    #[serde(skip)]
+    pub intervals: Option<super::interval::Intervals>,
 }
 
 impl RunResult {

@@ -64,6 +64,11 @@ impl AtomicUnit {
         }
     }
 
+    /// Operations issued and not complete at `t` (the timeline's queue-depth counter).
+    pub fn depth_at(&self, t: Time) -> usize {
+        self.inflight.iter().filter(|&&d| d > t).count()
+    }
+
     /// Schedules a batch arriving at `now`; returns when its last result is ready.
     pub fn schedule(&mut self, now: Time, b: &AtomicBatch) -> Time {
         let c = self.clock;

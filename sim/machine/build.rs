@@ -199,6 +199,7 @@ pub fn build(cfg: &GpuConfig, mem: GlobalMemory, launch: &Arc<Launch>, seed: u64
             group_warps: 0,
             start_skew: run.start_skew,
             prov: None,
+            rec: None,
         })
         .collect();
     let parts = shards
@@ -219,6 +220,7 @@ pub fn build(cfg: &GpuConfig, mem: GlobalMemory, launch: &Arc<Launch>, seed: u64
             sinks: vec![SinkPort::new(nsm); spp],
             inbox: Vec::new(),
             prov: None,
+            rec: None,
         })
         .collect();
     Machine {

@@ -23,6 +23,7 @@ use super::outbox::{Outbox, Outgoing};
 use super::pool::{LineBuf, Pool};
 use super::provenance::Provenance;
 use super::sm::{Sm, SmNotices};
+use super::timeline::Recorder;
 use super::xbar::SinkPort;
 use crate::engine::{EventQueue, PastEvent, Time};
 use crate::rng::SplitMix64;
@@ -40,6 +41,8 @@ pub struct Ctx<'a> {
     pub rng: &'a mut SplitMix64,
     /// Access provenance (`provenance.rs`), when the run records it.
     pub prov: Option<&'a mut Provenance>,
+    /// The domain's timeline recorder (`--timeline`); `None`: recording is off.
+    pub rec: Option<&'a mut Recorder>,
 }
 
 impl Ctx<'_> {
@@ -76,6 +79,8 @@ pub struct SmDomain {
     pub start_skew: u32,
     /// Access provenance, when recorded (`RunOptions::provenance`).
     pub prov: Option<Box<Provenance>>,
+    /// `--timeline`: this domain's recorder (`timeline/`); `None` when not recording.
+    pub rec: Option<Box<Recorder>>,
 }
 
 /// The slices of one memory partition and the DRAM behind them.
@@ -97,6 +102,8 @@ pub struct PartDomain {
     pub inbox: Vec<Outgoing>,
     /// Access provenance, when recorded.
     pub prov: Option<Box<Provenance>>,
+    /// As [`SmDomain::rec`].
+    pub rec: Option<Box<Recorder>>,
 }
 
 /// A domain with work in the current window.
@@ -137,6 +144,7 @@ macro_rules! dctx {
             out: &mut $d.out,
             rng: &mut $d.rng,
             prov: $d.prov.as_deref_mut(),
+            rec: $d.rec.as_deref_mut(),
         }
     };
 }
@@ -155,6 +163,7 @@ impl SmDomain {
     pub fn run_until(&mut self, end: Time) {
         while self.q.peek_time().is_some_and(|t| t < end) && !self.halted {
             let (now, ev) = self.q.pop().expect("peeked");
+            let sent = self.out.sent.len();
             let mut ctx = dctx!(self);
             let id = self.sm.id;
             match ev {
@@ -167,22 +176,35 @@ impl SmDomain {
                 Event::Launch(s, _) => debug_assert_eq!(s, id, "launch on another SM"),
                 _ => {}
             }
-            match ev {
-                Event::SmTick(_) => self.sm.tick(&mut ctx),
-                Event::SmIn(_, r) => self.sm.receive(r, &mut ctx),
-                Event::SbDrain(_) => self.sm.drain(&mut ctx),
-                Event::Stress(_) => self.sm.stress_tick(&mut ctx),
+            // Whether the SM handled it (an L1 event reports nothing).
+            let sm_event = match ev {
+                Event::SmTick(_) => {
+                    self.sm.tick(&mut ctx);
+                    true
+                }
+                Event::SmIn(_, r) => {
+                    self.sm.receive(r, &mut ctx);
+                    true
+                }
+                Event::SbDrain(_) => {
+                    self.sm.drain(&mut ctx);
+                    true
+                }
+                Event::Stress(_) => {
+                    self.sm.stress_tick(&mut ctx);
+                    true
+                }
                 Event::L1In(_, r) => {
                     self.l1.receive(r, &mut ctx);
-                    continue;
+                    false
                 }
                 Event::L1Retry(_) => {
                     self.l1.retry(&mut ctx);
-                    continue;
+                    false
                 }
                 Event::L1FromXbar(_, r) => {
                     self.l1.from_xbar(r, &mut ctx);
-                    continue;
+                    false
                 }
                 Event::Launch(_, group) => {
                     let (skew, warps) = (self.start_skew, self.group_warps);
@@ -197,12 +219,18 @@ impl SmDomain {
                         || skews.pop().unwrap_or(0),
                         &mut ctx,
                     );
+                    true
                 }
                 Event::SliceIn(..) | Event::SliceTick(_) | Event::DramFill(..) => {
                     unreachable!("a partition's event in an SM domain")
                 }
+            };
+            if let Some(r) = self.rec.as_deref_mut() {
+                r.sm_event(now, &ev, &self.out.sent[sent..]);
             }
-            self.take_notices(now);
+            if sm_event {
+                self.take_notices(now);
+            }
         }
     }
 
@@ -212,6 +240,9 @@ impl SmDomain {
         delivery_order(&mut self.inbox);
         for o in self.inbox.drain(..) {
             let t = self.sink.receive(o.transit, o.src as usize, end);
+            if let (Some(r), Event::L1FromXbar(_, resp)) = (self.rec.as_deref_mut(), &o.event) {
+                r.response_accepted(resp.tag, o.transit.arrive, t);
+            }
             let ev = o.arrive(&mut self.lines, &mut self.batches);
             self.q.schedule(t, ev)?;
         }
@@ -247,6 +278,9 @@ impl PartDomain {
             };
             let sink = &mut self.sinks[(slice - self.first) as usize];
             let t = sink.receive(o.transit, o.src as usize, end);
+            if let (Some(r), Event::SliceIn(_, req)) = (self.rec.as_deref_mut(), &o.event) {
+                r.request_accepted(req.sm, req.tag, slice, o.transit.arrive, t);
+            }
             let ev = o.arrive(&mut self.lines, &mut self.batches);
             self.q.schedule(t, ev)?;
         }

@@ -30,10 +30,12 @@ use super::checks;
 use super::collect;
 use super::dispatch::Dispatcher;
 use super::domain::{PartDomain, SmDomain, Work};
+use super::interval::Sampler;
 use super::memory::GlobalMemory;
 use super::msg::Event;
 use super::races::RaceDetector;
 use super::sm::{Launch, Program};
+use super::timeline::{Recorder, TimelineOptions};
 use crate::config::GpuConfig;
 use crate::engine::{Clock, Time};
 use crate::ir::Reg;
@@ -66,6 +68,11 @@ struct Gpu<'c> {
     pool: Option<rayon::ThreadPool>,
     /// `RunOptions::races`: the detector the SMs' race events feed.
     races: Option<RaceDetector>,
+    /// `RunOptions::timeline`: the options and the barrier's recorder (counters); each domain
+    /// records its own spans (`timeline/`).
+    timeline: Option<(TimelineOptions, Recorder)>,
+    /// `RunOptions::stats_interval`.
+    intervals: Option<Sampler>,
 }
 
 /// Whether a work-group of `threads` work-items and `local_bytes` of local memory fits one empty SM;
@@ -290,6 +297,15 @@ impl<'c> Gpu<'c> {
                 p.prov = Some(Box::default());
             }
         }
+        let clock = Clock::from_mhz(cfg.clocks.core_mhz);
+        if let Some(t) = &opts.timeline {
+            for d in &mut m.sms {
+                d.rec = Some(Box::new(Recorder::new(t, d.sm.id, clock.period)));
+            }
+            for d in &mut m.parts {
+                d.rec = Some(Box::new(Recorder::new(t, 0, clock.period)));
+            }
+        }
         let pool = match opts.threads {
             0 | 1 => None,
             n => Some(
@@ -317,6 +333,13 @@ impl<'c> Gpu<'c> {
             capture_out: vec![0; opts.capture.len()],
             pool,
             races: opts.races.then(|| RaceDetector::new(gt, cfg.sm.warp_size)),
+            timeline: opts
+                .timeline
+                .as_ref()
+                .map(|t| (t.clone(), Recorder::new(t, 0, clock.period))),
+            intervals: opts
+                .stats_interval
+                .map(|n| Sampler::new(n, clock, cfg.l2.line_bytes)),
         })
     }
 
@@ -537,6 +560,9 @@ impl<'c> Gpu<'c> {
         let mut last_progress: (u64, Time) = (self.progress(), self.now);
         while let Some(start) = self.next_time() {
             let end = start + self.window;
+            if let Some(s) = self.intervals.as_mut() {
+                s.before(start, &self.sms, &self.parts);
+            }
             self.run_window(end);
             self.now = self.now.max(
                 self.sms
@@ -548,6 +574,9 @@ impl<'c> Gpu<'c> {
             );
             self.deliver(end)?;
             self.reports()?;
+            if self.timeline.is_some() {
+                self.sample_counters(end);
+            }
             let p = self.progress();
             if p != last_progress.0 {
                 last_progress = (p, start);
@@ -653,6 +682,34 @@ impl<'c> Gpu<'c> {
         String::new()
     }
 
+    /// The timeline's counters at the barrier at `t`.
+    fn sample_counters(&mut self, t: Time) {
+        let Some((_, rec)) = self.timeline.as_mut() else {
+            return;
+        };
+        use super::timeline::Counter;
+        let mut outstanding = 0;
+        for d in &self.sms {
+            rec.sample(
+                Counter::StoreBuffer { sm: d.sm.id },
+                t,
+                d.sm.sb.entries.len() as f64,
+            );
+            outstanding += d.rec.as_ref().map_or(0, |r| r.outstanding());
+        }
+        rec.sample(Counter::Outstanding, t, outstanding as f64);
+        for p in &self.parts {
+            for (i, s) in p.slices.iter().enumerate() {
+                let slice = p.first + i as u16;
+                rec.sample(
+                    Counter::AtomicQueue { slice },
+                    t,
+                    s.atomic.depth_at(t) as f64,
+                );
+            }
+        }
+    }
+
     /// Cycles from the first launch to the end of the run.
     fn cycles(&self) -> u64 {
         self.clock.cycle_of(self.clock.edge_at_or_after(self.now))
@@ -672,7 +729,7 @@ impl<'c> Gpu<'c> {
 
     /// The result: `stats`, and for a kernel workload its final buffers, checks and reports.
     fn finish(
-        self,
+        mut self,
         stats: Stats,
         wl: Option<&Workload>,
         opts: &RunOptions,
@@ -688,6 +745,23 @@ impl<'c> Gpu<'c> {
                 .collect();
             all.sort_by_key(|e| e.0);
             all
+        });
+        let intervals = self.intervals.take().map(|mut s| {
+            s.finish(cycles, &self.sms, &self.parts);
+            s.out
+        });
+        let timeline = self.timeline.take().map(|(t, central)| {
+            let now = self.now;
+            let mut recs = Vec::new();
+            let sm_recs = self.sms.iter_mut().map(|d| &mut d.rec);
+            for d in sm_recs.chain(self.parts.iter_mut().map(|d| &mut d.rec)) {
+                if let Some(mut r) = d.take() {
+                    r.close_all(now);
+                    recs.push(*r);
+                }
+            }
+            let sms = self.sms.len() as u16;
+            super::timeline::merge(recs, central, &t, self.clock.period, sms)
         });
         let shards: Vec<GlobalMemory> = self.parts.into_iter().map(|p| p.mem).collect();
         let mem = GlobalMemory::join(&shards);
@@ -718,6 +792,8 @@ impl<'c> Gpu<'c> {
             captured: self.capture_out,
             buffers,
             provenance,
+            timeline,
+            intervals,
         })
     }
 }

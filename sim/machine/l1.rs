@@ -711,6 +711,20 @@ impl L1 {
         let p = *self.pending.get(resp.tag);
         self.pending.release(resp.tag);
         let sys = |s: bool| if s { self.system_latency } else { 0 };
+        if let Some(r) = ctx.rec.as_deref_mut() {
+            let (now, lat) = (ctx.q.now(), self.system_latency);
+            match p {
+                Pending::Bypass { who, system: true } | Pending::Atomic { who, system: true } => {
+                    r.system_point(who, None, resp.line, now, lat)
+                }
+                Pending::Write {
+                    by,
+                    system: true,
+                    seq,
+                } => r.system_point(by, Some(seq), resp.line, now, lat),
+                _ => {}
+            }
+        }
         match (p, resp.kind) {
             (Pending::Bypass { who, system }, RespKind::Data(data)) => {
                 self.respond(

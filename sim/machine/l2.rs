@@ -122,6 +122,9 @@ impl L2Slice {
         } else {
             self.stats.misses += 1;
             let done = dram.access(ctx.now(), req.line, false);
+            if let Some(r) = ctx.rec.as_deref_mut() {
+                r.dram_fill(req.sm, req.tag, ctx.q.now(), done, self.line_bytes);
+            }
             ctx.q.at_or_now(done, Event::DramFill(self.id, req.line));
             self.mshrs.insert(req.line, vec![req]);
         }
@@ -141,6 +144,9 @@ impl L2Slice {
                 if evicted.is_some() && self.dirty[w.0 as usize] {
                     self.stats.writebacks += 1;
                     dram.access(ctx.now(), evicted.unwrap_or(0), true);
+                    if let Some(r) = ctx.rec.as_deref_mut() {
+                        r.dram_write(ctx.q.now(), self.line_bytes);
+                    }
                 }
                 self.dirty[w.0 as usize] = false;
                 Some(w.0 as usize)
@@ -177,6 +183,7 @@ impl L2Slice {
                 },
             );
         }
+        let mut atomic = None;
         let (kind, payload, at) = match req.kind {
             ReqKind::Read { mask } => {
                 self.stats.reads += 1;
@@ -201,6 +208,7 @@ impl L2Slice {
                 let done = self
                     .atomic
                     .schedule(now + self.clock.cycles(self.latency), b);
+                atomic = Some((now + self.clock.cycles(self.latency), done));
                 // Without values (trace replay) there is nothing to compute.
                 if ctx.mem.has_values() {
                     perform_batch(b, ctx.mem);
@@ -215,6 +223,9 @@ impl L2Slice {
         let t = self
             .port
             .send(&self.xspec, at, req.sm as usize, payload, ctx.rng);
+        if let Some(r) = ctx.rec.as_deref_mut() {
+            r.served(req.sm, req.tag, self.id, now, atomic, at, t.arrive);
+        }
         let resp = MemResp {
             tag: req.tag,
             line: req.line,

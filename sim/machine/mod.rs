@@ -28,6 +28,8 @@
 //! | load-time capability check and config-dependent lowering | `prepare.rs` |
 //! | what callers give a run and get back | `api.rs` |
 //! | access provenance for `litmus --explain` (off unless asked) | `provenance.rs` |
+//! | the timeline recorder (`--timeline`) and its Chrome trace file | `timeline/` |
+//! | statistics every N cycles (`--stats-interval`) | `interval.rs` |
 //!
 //! Tests: unit tests sit beside each unit; `contract/` holds the contract every memory part passes
 //! (drain, flush, backpressure) through one harness; `tests.rs` pins machine behaviour on hand-built
@@ -44,6 +46,7 @@ mod dispatch;
 mod domain;
 mod dram;
 mod gpu;
+pub mod interval;
 mod l1;
 mod l2;
 pub mod memory;
@@ -57,6 +60,7 @@ pub mod races;
 mod slice_map;
 mod sm;
 mod store_buffer;
+pub mod timeline;
 mod xbar;
 
 pub use api::*;

@@ -28,6 +28,8 @@ pub struct SbEntry {
     pub data: LineBuf,
     pub ready_at: Time,
     pub system: bool,
+    /// When the entry was made (the timeline's store-buffer span).
+    pub since: Time,
 }
 
 /// Result of a forwarding lookup for some bytes of one line.
@@ -143,6 +145,7 @@ impl StoreBuffer {
             data: *data,
             ready_at,
             system,
+            since: now,
         });
         self.max_occupancy = self.max_occupancy.max(self.entries.len());
     }

@@ -9,13 +9,14 @@
 //! - [`plot::Chart::lines`] — one line per swept value (contention curves, any statistic against any
 //!   parameter), [`plot::Chart::scatter`] with an optional y = x line (simulated against measured),
 //!   [`plot::Chart::bars`] grouped or stacked (latency breakdowns, litmus outcome counts),
-//!   [`plot::Chart::histogram`];
+//!   [`plot::Chart::histogram`]; [`intervals::chart`] draws a run's `--interval-csv` over time;
 //! - axes: [`plot::Axis::linear`] / [`plot::Axis::log`] with a label and a unit;
 //! - output: [`plot::Chart::save`] writes `stem.png` and `stem.svg` atomically; [`plot::Chart::render`]
 //!   returns the bytes.
 
 mod draw;
 pub mod html;
+pub mod intervals;
 pub mod metrics;
 pub mod plot;
 pub mod records;

@@ -38,6 +38,9 @@ pub enum ChartKind {
     /// Not a chart: a small table of `y` (rows: the values of `x`, columns: those of `series`) that
     /// opens the report.
     Headline,
+    /// Statistics over time of one run (`run --stats-interval N --interval-csv FILE`): `gpumemsim
+    /// plot FILE --kind intervals` (`report/intervals.rs`); not a sweep chart.
+    Intervals,
 }
 
 impl std::str::FromStr for ChartKind {
@@ -50,8 +53,9 @@ impl std::str::FromStr for ChartKind {
             "stacked_bar" => Ok(ChartKind::StackedBar),
             "outcomes" => Ok(ChartKind::Outcomes),
             "headline" => Ok(ChartKind::Headline),
+            "intervals" => Ok(ChartKind::Intervals),
             _ => Err(format!(
-                "{s}: allowed: line, bar, stacked_bar, scatter, outcomes, headline"
+                "{s}: allowed: line, bar, stacked_bar, scatter, outcomes, headline, intervals"
             )),
         }
     }
@@ -174,6 +178,10 @@ fn is_param(m: &Manifest, col: &str) -> bool {
     col == "workload" || col == "seed" || m.columns.iter().any(|c| c == col)
 }
 
+/// Why a sweep has no `intervals` chart.
+pub const INTERVALS_NOT_SWEEP: &str = "kind = \"intervals\" draws one run's --interval-csv file \
+     (`gpumemsim plot FILE.csv --kind intervals --y gpu.ipc`), not a sweep's points";
+
 impl ChartSpec {
     fn expressions(&self) -> Vec<(&'static str, &str)> {
         let mut out = Vec::new();
@@ -219,6 +227,7 @@ impl ChartSpec {
             ));
         }
         match self.kind {
+            ChartKind::Intervals => return Err(INTERVALS_NOT_SWEEP.into()),
             ChartKind::Outcomes => {
                 if self.y.is_some() || !self.layers.is_empty() || !self.x.is_empty() {
                     return Err("kind = \"outcomes\" takes no `x`, `y` or `layers`: it counts the final states of one litmus workload (choose it with `where`)".into());

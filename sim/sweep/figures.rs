@@ -293,6 +293,7 @@ pub fn build(spec: &ChartSpec, m: &Manifest, table: &Table) -> Result<Built, Swe
         ChartKind::Outcomes => outcomes(&ctx, m)?,
         ChartKind::Line | ChartKind::Scatter => lines(&ctx)?,
         ChartKind::Bar | ChartKind::StackedBar => bars(&ctx)?,
+        ChartKind::Intervals => return Err(ctx.err(super::charts::INTERVALS_NOT_SWEEP.into())),
         ChartKind::Headline => {
             return Err(ctx.err(
                 "kind = \"headline\" is a table at the top of the report, not a drawing".into(),

@@ -16,5 +16,6 @@ mod outputs;
 mod reports;
 mod sweep;
 mod sweep_cluster;
+mod timeline;
 mod traces;
 mod workloads;

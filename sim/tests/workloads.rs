@@ -281,6 +281,7 @@ fn run_args(name: &str, out: &Path, tag: &str) -> RunArgs {
         stats_json: Some(out.join(format!("{tag}.stats.json"))),
         races: false,
         threads: 1,
+        ..Default::default()
     }
 }
 

@@ -151,6 +151,7 @@ macro_rules! ctx {
             out: &mut $b.out,
             rng: &mut $b.rng,
             prov: None,
+            rec: None,
         }
     };
 }

@@ -739,6 +739,9 @@ impl Sm {
                     },
                 );
             }
+            if let Some(r) = ctx.rec.as_deref_mut() {
+                r.store_drained(seq, e.line, e.since, now);
+            }
             let id = ctx.lines.alloc(e.data);
             let level = if e.system { Level::System } else { Level::L2 };
             let req = L1Req::Store {

@@ -8,10 +8,12 @@
 //!
 //! Not modelled: scheduler-to-warp affinity beyond the slot modulo, dual issue of one warp.
 
-use super::{Sm, NEVER};
+use super::{Sm, Stall, Warp, NEVER};
 use crate::config::WarpPolicy;
+use crate::engine::Time;
 use crate::machine::domain::Ctx;
 use crate::machine::msg::Event;
+use crate::machine::timeline::Recorder;
 
 /// The schedulers of one SM and the warp slots each owns.
 pub struct Scheduler {
@@ -114,6 +116,9 @@ impl Sm {
                         continue;
                     }
                     if self.try_issue(i, &launch.program, now, &mut lsu_left, ctx) {
+                        if let Some(r) = ctx.rec.as_deref_mut() {
+                            r.issued.push(i as u16);
+                        }
                         self.sched.last[s] = i;
                         issued_any = true;
                         done = true;
@@ -127,6 +132,9 @@ impl Sm {
         }
         if issued_any {
             self.stats.issue_cycles += 1;
+        }
+        if let Some(r) = ctx.rec.as_deref_mut() {
+            self.record_warps(r, now);
         }
         if self.notices.error.is_some() {
             return;
@@ -161,6 +169,38 @@ impl Sm {
                 ctx.q.at_or_now(t, Event::SmTick(self.id));
             }
         }
+    }
+}
+
+impl Sm {
+    /// The timeline: each warp's state from this tick (`issue` for one cycle if it issued).
+    fn record_warps(&self, r: &mut Recorder, now: Time) {
+        let next = now + self.clock.period;
+        let state = |w: &Warp, t: Time| -> &'static str {
+            if w.live == 0 {
+                return Stall::Exited.describe();
+            }
+            match w.stall() {
+                Stall::Ready if w.ready_at > t || w.scoreboard.blocked_until > t => {
+                    Stall::RegisterDependency.describe()
+                }
+                Stall::Ready => "ready, not selected",
+                s => s.describe(),
+            }
+        };
+        for (i, slot) in self.warps.iter().enumerate() {
+            let Some(w) = slot else {
+                r.warp_gone(i, now);
+                continue;
+            };
+            if r.issued.contains(&(i as u16)) {
+                r.warp_state(i, now, "issue", w.group, w.warp_in_group);
+                r.warp_state(i, next, state(w, next), w.group, w.warp_in_group);
+            } else {
+                r.warp_state(i, now, state(w, now), w.group, w.warp_in_group);
+            }
+        }
+        r.issued.clear();
     }
 }
 

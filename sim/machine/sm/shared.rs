@@ -103,6 +103,9 @@ impl Sm {
             warp: wi as u16,
             op: opi,
         };
+        if let Some(r) = ctx.rec.as_deref_mut() {
+            r.local(opi, ctx.q.now(), done);
+        }
         ctx.q
             .at_or_now(done, Event::SmIn(self.id, CoreResp::SharedDone { who }));
     }

@@ -48,7 +48,14 @@ pub enum Stall {
 
 impl fmt::Display for Stall {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+        f.write_str(self.describe())
+    }
+}
+
+impl Stall {
+    /// What the warp waits for, in words.
+    pub fn describe(self) -> &'static str {
+        match self {
             Stall::Ready => "ready",
             Stall::RegisterDependency => "register dependency",
             Stall::EarlierAcquire => "earlier acquire",
@@ -62,7 +69,7 @@ impl fmt::Display for Stall {
             Stall::HeldLoad => "waits for an earlier held load to the same line",
             Stall::Barrier => "barrier",
             Stall::Exited => "exited; memory operations in flight",
-        })
+        }
     }
 }
 
