@@ -9,6 +9,11 @@
 //! computed once per run, each observed state is judged allowed or forbidden, and a forbidden state
 //! observed is a soundness failure (with the launch it first appeared in, so that `--seed` replays
 //! it). The test's `expect:` line is checked against the model too.
+//!
+//! An iteration in which some thread never finishes (every live thread of the launch waits at a
+//! barrier that can never complete: a deadlock) has no final state: it is counted apart
+//! (`no_final_state`), is no witness, and is checked against the model like a state (the model
+//! says whether some execution may deadlock).
 
 use super::cond::{Quantifier, Var};
 use super::lower::{normalise, reg_bases, workload, Layout, Plan};
@@ -95,6 +100,11 @@ pub struct LitmusResult {
     pub prop_true: u64,
     /// Iterations whose state was a witness.
     pub witnesses: u64,
+    /// Iterations without a final state: some thread never finished (a barrier never completed).
+    /// They are no state, no witness, and not counted in `prop_true`.
+    pub no_final_state: u64,
+    /// The first launch an iteration without a final state appeared in.
+    pub no_final_state_launch: u64,
     pub expectation: Option<Expectation>,
     pub races: Vec<RaceReport>,
     pub seed: u64,
@@ -111,14 +121,33 @@ impl LitmusResult {
         match self.quantifier {
             Quantifier::Exists => self.prop_true > 0,
             Quantifier::NotExists => self.prop_true == 0,
-            Quantifier::Forall => self.prop_true == self.iterations,
+            Quantifier::Forall => self.prop_true == self.finals(),
         }
+    }
+
+    /// Iterations that reached a final state.
+    pub fn finals(&self) -> u64 {
+        self.iterations - self.no_final_state
+    }
+
+    /// How the model stands on the iterations without a final state (`None`: there were none, or
+    /// the test could not be modelled).
+    pub fn no_final_state_judgement(&self) -> Option<Judgement> {
+        if self.no_final_state == 0 {
+            return None;
+        }
+        self.model.as_ref().ok().map(|d| d.judge_no_final_state())
+    }
+
+    /// Iterations without a final state where the model says every execution completes.
+    pub fn unsound_no_final_state(&self) -> bool {
+        self.no_final_state_judgement() == Some(Judgement::Forbidden)
     }
 
     /// The worst of: a state the model forbids observed, an expectation the model contradicts, a
     /// forbidden witness (by the expectation) observed, a required witness missing.
     pub fn check(&self) -> CheckStatus {
-        if !self.forbidden_observed().is_empty() {
+        if !self.forbidden_observed().is_empty() || self.unsound_no_final_state() {
             return CheckStatus::Unsound;
         }
         if self.expectation_agrees == Some(false) {
@@ -173,6 +202,8 @@ const LAUNCH_CHUNK: u64 = 4096;
 
 struct LaunchOut {
     counts: HashMap<Vec<i64>, u64>,
+    /// Instances with a thread that never finished.
+    stuck: u64,
     races: Vec<RaceReport>,
 }
 
@@ -244,6 +275,7 @@ pub fn run_with_model(
     // Launches merge in order, so the first launch a state appears in is well defined.
     let mut counts: HashMap<Vec<i64>, (u64, u64)> = HashMap::new();
     let mut races: Vec<RaceReport> = Vec::new();
+    let (mut no_final_state, mut no_final_state_launch) = (0u64, None);
     // Launches in chunks, each merged in launch order before the next starts: the same counts as
     // one pass over all launches, with memory bounded by a chunk whatever `iterations` asks for
     // (10^18 iterations collected every launch's output at once and aborted).
@@ -258,6 +290,10 @@ pub fn run_with_model(
         for (k, o) in outs.into_iter().enumerate() {
             let o = o?;
             let launch = first + k as u64;
+            if o.stuck > 0 {
+                no_final_state += o.stuck;
+                no_final_state_launch.get_or_insert(launch);
+            }
             for (s, n) in o.counts {
                 counts.entry(s).or_insert((0, launch)).0 += n;
             }
@@ -299,6 +335,8 @@ pub fn run_with_model(
         outcomes,
         prop_true,
         witnesses,
+        no_final_state,
+        no_final_state_launch: no_final_state_launch.unwrap_or(0),
         expectation: test.expectation,
         races,
         seed: opts.seed,
@@ -347,6 +385,7 @@ fn launch(
             group_sm: Some(plan.group_sm.clone()),
             capture,
             skip_checks: true,
+            stuck_ok: true,
             ..Default::default()
         },
     )
@@ -362,7 +401,19 @@ fn launch(
         .filter(|v| matches!(v, Var::Reg { .. }))
         .count();
     let mut counts: HashMap<Vec<i64>, u64> = HashMap::new();
+    let mut stuck = 0;
     for k in 0..count {
+        // An instance with a thread that never finished has no final state.
+        if !res.unfinished.is_empty()
+            && (0..test.threads.len()).any(|i| {
+                res.unfinished
+                    .binary_search(&plan.thread_id(lay, i, k))
+                    .is_ok()
+            })
+        {
+            stuck += 1;
+            continue;
+        }
         let mut ri = 0;
         let state: Vec<i64> = observed
             .iter()
@@ -389,7 +440,11 @@ fn launch(
         .into_iter()
         .map(|r| name_threads(r, test, lay))
         .collect();
-    Ok(LaunchOut { counts, races })
+    Ok(LaunchOut {
+        counts,
+        stuck,
+        races,
+    })
 }
 
 /// Rewrites a race report's machine threads as the test's thread names.

@@ -19,6 +19,10 @@ pub struct RunOptions {
     pub skip_checks: bool,
     /// Threads simulating the run (0 or 1: this thread only). The results do not depend on it.
     pub threads: usize,
+    /// A run in which every live thread waits at a barrier that can never complete ends with
+    /// those threads in [`RunResult::unfinished`] instead of a no-progress error (the litmus
+    /// runner's "no final state").
+    pub stuck_ok: bool,
 }
 
 /// Outcome of one end-of-run check.
@@ -123,6 +127,9 @@ pub struct RunResult {
     pub captured: Vec<u64>,
     /// Final contents of each buffer (raw element values), same order as the workload's buffers.
     pub buffers: Vec<Vec<u64>>,
+    /// With `RunOptions::stuck_ok`: the global thread ids that never finished (waiting at a
+    /// barrier that could not complete), sorted; empty otherwise.
+    pub unfinished: Vec<u64>,
 }
 
 impl RunResult {

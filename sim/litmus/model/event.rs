@@ -163,6 +163,9 @@ pub struct Event {
     pub deps: u128,
     /// For barrier events: the number of the barrier among the thread's barriers.
     pub barrier: u32,
+    /// For barrier events: the barrier's id (0-15) and thread count (`None`: the whole CTA).
+    pub bar_id: u8,
+    pub bar_threads: Option<u32>,
     pub at: SrcLoc,
 }
 

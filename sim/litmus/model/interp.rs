@@ -463,6 +463,8 @@ impl<'t> Shape<'t> {
             wval: 0,
             deps: deps | p.ctrl,
             barrier: 0,
+            bar_id: 0,
+            bar_threads: None,
             at,
         }
     }
@@ -759,14 +761,34 @@ impl<'t> Shape<'t> {
                 p.events.push(e);
             }
             Inst::Barrier {
-                kind: BarrierKind::WorkGroup,
+                kind: kind @ (BarrierKind::WorkGroup | BarrierKind::Named(_)),
                 spaces,
                 scope,
             } => {
-                for (kind, mode) in [
-                    (Kind::BarrierArrive, Mode::Release),
-                    (Kind::BarrierLeave, Mode::Acquire),
-                ] {
+                let (id, threads) = match kind {
+                    BarrierKind::Named(b) => {
+                        if let crate::ir::BarrierOp::Reduce { .. } = b.op {
+                            return Err(self.not_modelled(
+                                test,
+                                pc,
+                                "barrier reductions (bar.red: the result depends on the other \
+                                 participants' predicates)",
+                            ));
+                        }
+                        (b.id, b.threads)
+                    }
+                    _ => (0, None),
+                };
+                // `bar.arrive` releases and does not wait: no departure.
+                let parts: &[(Kind, Mode)] = if kind.waits() {
+                    &[
+                        (Kind::BarrierArrive, Mode::Release),
+                        (Kind::BarrierLeave, Mode::Acquire),
+                    ]
+                } else {
+                    &[(Kind::BarrierArrive, Mode::Release)]
+                };
+                for &(kind, mode) in parts {
                     let mut e = self.event(
                         p,
                         kind,
@@ -780,6 +802,8 @@ impl<'t> Shape<'t> {
                         at,
                     );
                     e.barrier = p.barriers;
+                    e.bar_id = id;
+                    e.bar_threads = threads;
                     p.events.push(e);
                 }
                 p.barriers += 1;

@@ -395,6 +395,20 @@ impl Sm {
         )
     }
 
+    /// Appends the global thread ids of the live lanes to `out`; whether every live warp waits at
+    /// a barrier.
+    pub fn live_threads(&self, out: &mut Vec<u64>) -> bool {
+        let gt = self.launch.geo.group_threads() as u64;
+        let mut all = true;
+        for w in self.warps.iter().flatten().filter(|w| w.live != 0) {
+            all &= w.stall() == Stall::Barrier;
+            for l in lanes(w.live) {
+                out.push(w.group * gt + w.warp_in_group as u64 * self.ws as u64 + l as u64);
+            }
+        }
+        all
+    }
+
     /// Live warps, for a no-progress diagnosis.
     pub fn stuck(&self) -> Vec<StuckWarp> {
         self.warps
