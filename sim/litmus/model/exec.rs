@@ -131,8 +131,10 @@ impl Exec {
     /// of its own). A generation short of its participants deadlocks when one of its arrivals
     /// waits; barriers that wait for each other in a cycle (`bar.sync 1; bar.sync 2` against
     /// `bar.sync 2; bar.sync 1`) deadlock too. `decide` has refused the barriers whose generations
-    /// depend on timing (`check_barriers`).
-    pub fn barrier_sync(&self) -> Option<Vec<(usize, usize)>> {
+    /// depend on timing (`check_barriers`). A completed generation with `bar.red` arrivals gives
+    /// each of them the reduction of the members' predicates: a trace that assumed another result
+    /// makes the combination no execution (`BarrierStop::Mismatch`).
+    pub fn barrier_sync(&self) -> Result<Vec<(usize, usize)>, BarrierStop> {
         let threads = self.place.len();
         // Per thread, its arrivals (event, the departure of the same barrier instance if it waits).
         let mut arrivals: Vec<Vec<(usize, Option<usize>)>> = vec![Vec::new(); threads];
@@ -181,9 +183,20 @@ impl Exec {
                         at.iter().filter_map(|v| v.get(g).copied()).collect();
                     if members.len() < need {
                         if members.iter().any(|m| m.1.is_some()) {
-                            return None;
+                            return Err(BarrierStop::Deadlock);
                         }
                         continue;
+                    }
+                    let reds: Vec<&Event> = members
+                        .iter()
+                        .map(|&(x, _)| &self.events[x])
+                        .filter(|e| e.bar_red.is_some())
+                        .collect();
+                    let trues = reds.iter().filter(|e| e.rval != 0).count() as u64;
+                    if reds.iter().any(|e| {
+                        e.bar_red.expect("a reduction").result(trues, reds.len() as u64) != e.wval
+                    }) {
+                        return Err(BarrierStop::Mismatch);
                     }
                     for &(x, _) in &members {
                         for &(_, l) in &members {
@@ -203,10 +216,19 @@ impl Exec {
             r.add(x, l);
         }
         if !r.acyclic() {
-            return None;
+            return Err(BarrierStop::Deadlock);
         }
-        Some(pairs)
+        Ok(pairs)
     }
+}
+
+/// Why [`Exec::barrier_sync`] gives no synchronisation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BarrierStop {
+    /// A barrier is never completed: the execution has no final state.
+    Deadlock,
+    /// A `bar.red` result differs from the reduction of its generation: no execution.
+    Mismatch,
 }
 
 /// What a model says about one candidate (events and reads-from) over all its own choices.
@@ -484,6 +506,7 @@ fn build(test: &LitmusTest, combo: &[&Trace], place: &[Placement]) -> Result<Exe
                 barrier: 0,
                 bar_id: 0,
                 bar_threads: None,
+                bar_red: None,
                 at: SrcLoc::default(),
             }
         })
@@ -566,7 +589,7 @@ fn one_combo<M: Model>(
         }
         cands.push(c);
     }
-    if ex.barrier_sync().is_none() {
+    if ex.barrier_sync() == Err(BarrierStop::Deadlock) {
         out.deadlock = true;
     }
     let st = model.prepare(&ex);

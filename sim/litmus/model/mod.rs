@@ -18,12 +18,11 @@
 //!
 //! Not modelled, each reported as "model: <construct> not modelled" with the instruction: f32
 //! arithmetic, conversions, special registers, sub-group barriers, address arithmetic and arrays,
-//! more than one device (the parser has none), `bar.red` (its result depends on the other
-//! participants), barriers whose generations depend on timing (`check_barriers`: one id with
+//! more than one device (the parser has none), barriers whose generations depend on timing (`check_barriers`: one id with
 //! different thread counts, more users than a count, a `bar.arrive` by a thread that uses the
 //! barrier again).
 //!
-//! Barriers: 16 per CTA with optional thread counts and `bar.arrive` (`exec.rs`
+//! Barriers: 16 per CTA with optional thread counts, `bar.arrive` and `bar.red` (`exec.rs`
 //! `Exec::barrier_sync`). An execution in which a barrier is never completed has no final state;
 //! the decision says whether some execution may deadlock (`deadlock`), so that a run's "no final
 //! state" count is judged like a state.

@@ -34,9 +34,10 @@
 //! 3. Barriers (`Exec::barrier_sync`): 16 per CTA, thread counts, `bar.arrive`; an execution in
 //!    which a barrier is never completed (a thread passing fewer `bar.sync` than another thread of
 //!    its CTA, threads at different ids, too few threads for the count) deadlocks: it has no final
-//!    state (dropped; the decision says that some execution may deadlock). `bar.red` is not
-//!    modelled (its result depends on the other participants), nor barriers whose generations
-//!    depend on timing (`check_barriers`).
+//!    state (dropped; the decision says that some execution may deadlock). `bar.red` gives each
+//!    participant the reduction of its generation's predicates (traces fork over the results, the
+//!    matching ones are kept). Barriers whose generations depend on timing are not modelled
+//!    (`check_barriers`).
 //! 4. No proxies, no `.cluster` scope, no mixed-size accesses (rejected by the parser).
 //!
 //! Coherence order, the Fence-SC order's constraints and the causality axiom's second half only
@@ -122,7 +123,7 @@ impl Model for Ptx {
             releases,
             acquires,
             sc_fences,
-            barriers: ex.barrier_sync(),
+            barriers: ex.barrier_sync().ok(),
         }
     }
 

@@ -301,6 +301,24 @@ impl Sm {
             CoreResp::SharedDone {
                 who: Requester::Warp { op, .. },
             } => self.part_done(op, ctx),
+            CoreResp::SharedPerform {
+                who: Requester::Warp { op, .. },
+            } => self.local_perform(op),
+            CoreResp::SharedAtomic {
+                who: Requester::Warp { op, .. },
+                batch,
+            } => {
+                let mut b = std::mem::replace(
+                    ctx.batches.get_mut(batch.0),
+                    crate::machine::atomic::AtomicBatch {
+                        op: crate::ir::AtomicOp::Cas,
+                        ty: crate::ir::Ty::U32,
+                        lanes: Vec::new(),
+                    },
+                );
+                ctx.batches.release(batch.0);
+                self.local_atomic_perform(op, &mut b);
+            }
             other => unreachable!("a response to a requester that sent no such request: {other:?}"),
         }
         self.wake(ctx);
