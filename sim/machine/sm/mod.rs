@@ -303,7 +303,11 @@ impl Sm {
             } => self.part_done(op, ctx),
             CoreResp::SharedPerform {
                 who: Requester::Warp { op, .. },
-            } => self.local_perform(op),
+            } => {
+                // Performing wakes no warp (its completion does): no scheduling change.
+                self.local_perform(op);
+                return;
+            }
             CoreResp::SharedAtomic {
                 who: Requester::Warp { op, .. },
                 batch,
@@ -318,6 +322,7 @@ impl Sm {
                 );
                 ctx.batches.release(batch.0);
                 self.local_atomic_perform(op, &mut b);
+                return;
             }
             other => unreachable!("a response to a requester that sent no such request: {other:?}"),
         }
