@@ -677,7 +677,11 @@ impl Gen<'_> {
                 scope,
             } => {
                 if let BarrierKind::Named(b) = kind {
-                    if b != (CtaBarrier { id: 0, threads: None, op: BarrierOp::Sync }) {
+                    if b != (CtaBarrier {
+                        id: 0,
+                        threads: None,
+                        op: BarrierOp::Sync,
+                    }) {
                         return Err(err(
                             self.k,
                             pc,

@@ -995,7 +995,10 @@ impl Lower<'_> {
         match op {
             Operand::Expr(e, loc) => match self.eval(e)? {
                 Num::Int(v) => Ok(v),
-                Num::Float(_) => Err(self.err(*loc, format!("found a float but expected an integer: {form}"))),
+                Num::Float(_) => Err(self.err(
+                    *loc,
+                    format!("found a float but expected an integer: {form}"),
+                )),
             },
             _ => Err(self.err(
                 op.loc(),

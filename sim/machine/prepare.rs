@@ -122,7 +122,9 @@ fn check_support(cfg: &GpuConfig, k: &Kernel) -> Result<(), SimError> {
                 kind,
                 spaces,
                 scope,
-            } if kind.is_work_group() && spaces != SpaceSet::NONE => fence("barrier", MemOrder::AcqRel, scope)?,
+            } if kind.is_work_group() && spaces != SpaceSet::NONE => {
+                fence("barrier", MemOrder::AcqRel, scope)?
+            }
             _ => {}
         }
     }

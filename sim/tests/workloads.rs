@@ -632,12 +632,18 @@ fn kernel_barrier_deadlock_is_diagnosed_with_its_barrier_id() {
 fn kernel_barrier_divergence_follows_per_thread_arrival_with_exits_not_expected() {
     // Warp 1 exits without reaching the barrier: barrier 0 then expects warp 0 only (PTX per-thread
     // arrival counting, exited threads no longer expected), so warp 0 passes it.
-    let wl = two_warps("    bar.sync 0\n    st.u32 data[0], 5", "    st.u32 data[1], 6");
+    let wl = two_warps(
+        "    bar.sync 0\n    st.u32 data[0], 5",
+        "    st.u32 data[1], 6",
+    );
     let r = run_on(&tiny(), &wl);
     assert_eq!(r.buffers[0][..2], [5, 6]);
     // A counted barrier waits for its count whatever exits: warp 0 alone never completes
     // `bar.sync 1, 64`.
-    let wl = two_warps("    bar.sync 1, 64\n    st.u32 data[0], 5", "    st.u32 data[1], 6");
+    let wl = two_warps(
+        "    bar.sync 1, 64\n    st.u32 data[0], 5",
+        "    st.u32 data[1], 6",
+    );
     let e = machine::run(&tiny(), &wl, &RunOptions::default()).expect_err("never completes");
     assert!(e.to_string().contains("`bar.sync 1, 64`"), "{e}");
     // Lanes of one warp at different barriers: an error naming the instruction.
@@ -658,8 +664,15 @@ fn kernel_barrier_operands_are_checked() {
         ("bar.arrive 1", "expected 2"),
         ("bar.sync 1, 64, 3", "expected 2"),
     ] {
-        let src = format!("groups 1\ngroup_size 32\nbuffer data: u32[1] = zero\n\nkernel k {{\n    {text}\n}}\n");
-        let e = kernel::parse(&src, "k.kern", &[]).expect_err(text).to_string();
-        assert!(e.starts_with("k.kern:6:") && e.contains(what), "{text}: {e}");
+        let src = format!(
+            "groups 1\ngroup_size 32\nbuffer data: u32[1] = zero\n\nkernel k {{\n    {text}\n}}\n"
+        );
+        let e = kernel::parse(&src, "k.kern", &[])
+            .expect_err(text)
+            .to_string();
+        assert!(
+            e.starts_with("k.kern:6:") && e.contains(what),
+            "{text}: {e}"
+        );
     }
 }

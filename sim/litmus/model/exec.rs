@@ -194,7 +194,10 @@ impl Exec {
                         .collect();
                     let trues = reds.iter().filter(|e| e.rval != 0).count() as u64;
                     if reds.iter().any(|e| {
-                        e.bar_red.expect("a reduction").result(trues, reds.len() as u64) != e.wval
+                        e.bar_red
+                            .expect("a reduction")
+                            .result(trues, reds.len() as u64)
+                            != e.wval
                     }) {
                         return Err(BarrierStop::Mismatch);
                     }

@@ -101,7 +101,10 @@ impl Sm {
         };
         let ws = self.ws as usize;
         let w = self.warps[wi].as_ref().expect("live");
-        if let Some(other) = w.bar.filter(|b| *b != BarrierWait::Group { bar, invalidate }) {
+        if let Some(other) = w
+            .bar
+            .filter(|b| *b != BarrierWait::Group { bar, invalidate })
+        {
             let pc = match &w.flow {
                 super::warp::Flow::Simt { pc, .. } => pc[mask.trailing_zeros() as usize],
                 super::warp::Flow::Stream { next, .. } => *next,
@@ -118,10 +121,7 @@ impl Sm {
             );
             return false;
         }
-        if let BarrierOp::Reduce {
-            pred, negated, ..
-        } = bar.op
-        {
+        if let BarrierOp::Reduce { pred, negated, .. } = bar.op {
             let gs = w.group_slot;
             let preds: Vec<(usize, bool)> = lanes(mask)
                 .map(|l| (l, (w.regs()[pred as usize * ws + l] != 0) != negated))

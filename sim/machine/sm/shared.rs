@@ -127,7 +127,10 @@ impl Sm {
             return;
         };
         let (mask, store, load) = (op.lanes, op.local_store as usize, op.value_bytes as usize);
-        let gs = self.warps[w].as_ref().expect("a warp with an access in flight").group_slot;
+        let gs = self.warps[w]
+            .as_ref()
+            .expect("a warp with an access in flight")
+            .group_slot;
         let g = self.groups[gs].as_mut().expect("resident");
         let lv = self.lane_values.get_mut(vi);
         for l in lanes(mask) {
@@ -212,7 +215,10 @@ impl Sm {
     /// memory, each lane's result into the op's values.
     pub(super) fn local_atomic_perform(&mut self, opi: u32, batch: &mut AtomicBatch) {
         let w = self.ops.get(opi).warp as usize;
-        let gs = self.warps[w].as_ref().expect("a warp with an access in flight").group_slot;
+        let gs = self.warps[w]
+            .as_ref()
+            .expect("a warp with an access in flight")
+            .group_slot;
         let g = self.groups[gs].as_mut().expect("resident");
         perform_batch(batch, &mut LocalView { mem: &mut g.local });
         for l in &batch.lanes {
