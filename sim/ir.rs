@@ -467,6 +467,101 @@ pub enum BarrierKind {
     WorkGroup,
     /// Sub-group barrier (`sub_group_barrier`, `__syncwarp`).
     SubGroup,
+    /// A PTX barrier of the CTA (`bar.sync a{, b}`, `bar.arrive a, b`, `bar.red`): one of 16 per
+    /// work-group, never synchronising with another id; the ordering of a work-group barrier
+    /// (`bar.arrive` only its release side).
+    Named(CtaBarrier),
+}
+
+impl BarrierKind {
+    /// A barrier of the work-group (plain or named), as opposed to the sub-group barrier.
+    #[inline]
+    pub fn is_work_group(self) -> bool {
+        !matches!(self, BarrierKind::SubGroup)
+    }
+
+    /// The barrier's id among the work-group's 16 (0 for the plain work-group barrier).
+    #[inline]
+    pub fn id(self) -> u8 {
+        match self {
+            BarrierKind::Named(b) => b.id,
+            _ => 0,
+        }
+    }
+
+    /// Whether the executing thread waits for the barrier to complete (not `bar.arrive`).
+    #[inline]
+    pub fn waits(self) -> bool {
+        !matches!(
+            self,
+            BarrierKind::Named(CtaBarrier {
+                op: BarrierOp::Arrive,
+                ..
+            })
+        )
+    }
+}
+
+/// Barriers per work-group (PTX: 16 per CTA, ids 0-15).
+pub const BARRIERS_PER_GROUP: u8 = 16;
+
+/// A PTX CTA barrier as the machine runs it (PTX ISA, "bar, barrier").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct CtaBarrier {
+    /// 0-15.
+    pub id: u8,
+    /// Threads that complete the barrier (a multiple of the warp size; warps count whole, as
+    /// PTX counts them); `None`: every thread of the work-group still running.
+    pub threads: Option<u32>,
+    pub op: BarrierOp,
+}
+
+/// What a thread does at a [`CtaBarrier`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum BarrierOp {
+    /// Arrive and wait (`bar.sync`).
+    Sync,
+    /// Arrive without waiting (`bar.arrive`).
+    Arrive,
+    /// Arrive, wait, and write into `dst` the reduction of the participants' predicate `pred`
+    /// (non-zero is true; `negated` inverts it): `bar.red.popc` counts the true ones, `.and`/`.or`
+    /// give 1 or 0. `per_lane`: each lane of a warp is an instance of its own (litmus tests run an
+    /// instance per lane), so the reduction combines lane `l` of the participating warps; otherwise
+    /// every participating thread.
+    Reduce {
+        op: BarrierReduce,
+        dst: Reg,
+        pred: Reg,
+        negated: bool,
+        per_lane: bool,
+    },
+}
+
+/// The reduction of `bar.red`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum BarrierReduce {
+    Popc,
+    And,
+    Or,
+}
+
+impl BarrierReduce {
+    pub fn name(self) -> &'static str {
+        match self {
+            BarrierReduce::Popc => "popc",
+            BarrierReduce::And => "and",
+            BarrierReduce::Or => "or",
+        }
+    }
+
+    /// The result from the participants (`n`) and how many of them had a true predicate.
+    pub fn result(self, trues: u64, n: u64) -> u64 {
+        match self {
+            BarrierReduce::Popc => trues,
+            BarrierReduce::And => (trues == n) as u64,
+            BarrierReduce::Or => (trues > 0) as u64,
+        }
+    }
 }
 
 /// One IR instruction.
@@ -841,6 +936,30 @@ impl Kernel {
                 spaces: sp,
                 scope,
             } => format!("barrier{}.{scope}", spaces(sp)),
+            Inst::Barrier {
+                kind: BarrierKind::Named(b),
+                ..
+            } => {
+                let n = b.threads.map(|n| format!(", {n}")).unwrap_or_default();
+                match b.op {
+                    BarrierOp::Sync => format!("bar.sync {}{n}", b.id),
+                    BarrierOp::Arrive => format!("bar.arrive {}{n}", b.id),
+                    BarrierOp::Reduce {
+                        op,
+                        dst,
+                        pred,
+                        negated,
+                        ..
+                    } => format!(
+                        "bar.red.{} {}, {}{n}, {}{}",
+                        op.name(),
+                        reg(dst),
+                        b.id,
+                        if negated { "!" } else { "" },
+                        reg(pred)
+                    ),
+                }
+            }
             Inst::Barrier { spaces: sp, .. } => format!("sub_group_barrier{}", spaces(sp)),
             Inst::Compute { class } => format!("compute.{}", lower(&class)),
             Inst::Exit => "exit".into(),

@@ -105,6 +105,17 @@ fn regs(i: &Inst) -> RegUse {
             rd.extend(cond.map(|c| c.0));
             None
         }
+        Inst::Barrier {
+            kind:
+                BarrierKind::Named(CtaBarrier {
+                    op: BarrierOp::Reduce { dst, pred, .. },
+                    ..
+                }),
+            ..
+        } => {
+            rd.push(*pred);
+            Some(*dst)
+        }
         Inst::Fence { .. } | Inst::Barrier { .. } | Inst::Compute { .. } | Inst::Exit => None,
     };
     (rd, wr)

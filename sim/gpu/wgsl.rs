@@ -680,6 +680,20 @@ impl Gen<'_> {
                 spaces,
                 scope,
             } => {
+                if let BarrierKind::Named(b) = kind {
+                    if b != (CtaBarrier {
+                        id: 0,
+                        threads: None,
+                        op: BarrierOp::Sync,
+                    }) {
+                        return Err(err(
+                            self.k,
+                            pc,
+                            "PTX named barriers, thread counts, bar.arrive and bar.red are not translated \
+                             to WGSL (it has one work-group barrier)",
+                        ));
+                    }
+                }
                 if kind == BarrierKind::SubGroup {
                     return Err(err(
                         self.k,

@@ -990,6 +990,23 @@ impl Lower<'_> {
         }
     }
 
+    /// An integer constant operand (a barrier id or thread count).
+    fn const_int(&self, op: &Operand, form: &str) -> R<i64> {
+        match op {
+            Operand::Expr(e, loc) => match self.eval(e)? {
+                Num::Int(v) => Ok(v),
+                Num::Float(_) => Err(self.err(
+                    *loc,
+                    format!("found a float but expected an integer: {form}"),
+                )),
+            },
+            _ => Err(self.err(
+                op.loc(),
+                format!("found {} but expected a constant: {form}", describe(op)),
+            )),
+        }
+    }
+
     fn src_reg(&self, op: &Operand) -> R<Reg> {
         match op {
             Operand::Reg { name, dim, loc } => self.read_reg(name, dim, *loc),
@@ -1452,21 +1469,65 @@ impl Lower<'_> {
         let loc = i.loc;
         let m = i.mnemonic.as_str();
         if m == "bar" {
-            // PTX spellings: bar.sync (work-group) and bar.warp.sync (sub-group).
+            // PTX spellings: bar.sync{ a{, b}} and bar.arrive a, b (work-group barriers 0-15 with an
+            // optional thread count), bar.warp.sync (sub-group).
             let words: Vec<&str> = i.quals.iter().map(|(w, _)| w.as_str()).collect();
-            let kind = match words.as_slice() {
-                ["sync"] => BarrierKind::WorkGroup,
-                ["warp", "sync"] => BarrierKind::SubGroup,
+            let (kind, scope) = match words.as_slice() {
+                ["sync"] | ["cta", "sync"] | ["arrive"] | ["cta", "arrive"] => {
+                    let arrive = words.last() == Some(&"arrive");
+                    let form = if arrive {
+                        "`bar.arrive a, b`: a barrier id 0-15 and a thread count"
+                    } else {
+                        "`bar.sync`, `bar.sync a` or `bar.sync a, b`: a barrier id 0-15 and a thread count"
+                    };
+                    if i.operands.len() > 2 || (arrive && i.operands.len() != 2) {
+                        self.operands(i, 2, form)?;
+                    }
+                    let id = match i.operands.first() {
+                        None => 0,
+                        Some(o) => {
+                            let v = self.const_int(o, form)?;
+                            if !(0..i64::from(BARRIERS_PER_GROUP)).contains(&v) {
+                                return Err(self.err(
+                                    o.loc(),
+                                    format!("found barrier id {v} but expected 0 to 15 (16 barriers per work-group)"),
+                                ));
+                            }
+                            v as u8
+                        }
+                    };
+                    let threads = match i.operands.get(1) {
+                        None => None,
+                        Some(o) => {
+                            let v = self.const_int(o, form)?;
+                            if v <= 0 || v % 32 != 0 || v > i64::from(u32::MAX) {
+                                return Err(self.err(
+                                    o.loc(),
+                                    format!("found thread count {v} but expected a positive multiple of the warp size (32)"),
+                                ));
+                            }
+                            Some(v as u32)
+                        }
+                    };
+                    let kind = if id == 0 && threads.is_none() && !arrive {
+                        BarrierKind::WorkGroup
+                    } else {
+                        BarrierKind::Named(CtaBarrier {
+                            id,
+                            threads,
+                            op: if arrive { BarrierOp::Arrive } else { BarrierOp::Sync },
+                        })
+                    };
+                    (kind, Scope::WorkGroup)
+                }
+                ["warp", "sync"] => {
+                    self.operands(i, 0, "`bar.warp.sync` takes no operands")?;
+                    (BarrierKind::SubGroup, Scope::SubGroup)
+                }
                 _ => return Err(self.err(
                     loc,
-                    "found `bar` with other qualifiers but expected `bar.sync` or `bar.warp.sync`",
+                    "found `bar` with other qualifiers but expected `bar.sync`, `bar.arrive` or `bar.warp.sync`",
                 )),
-            };
-            self.operands(i, 0, "`bar.sync` takes no operands")?;
-            let scope = if kind == BarrierKind::WorkGroup {
-                Scope::WorkGroup
-            } else {
-                Scope::SubGroup
             };
             self.emit(
                 Inst::Barrier {

@@ -3,10 +3,12 @@
 //! the construct's `file:line:column` and the missing capability, instead of running it with
 //! semantics it does not have.
 //!
-//! What the machine runs today: one work-group barrier per work-group (PTX barrier 0 without a thread
-//! count, OpenCL `work_group_barrier`), reached the same number of times by every thread of the
-//! work-group (a barrier that some thread skips could never complete on PTX and would need a "no
-//! final state" outcome); 32- and 64-bit accesses; one device (all threads on the same `gpu`/`dev`
+//! What the machine runs today: the 16 barriers of a work-group (PTX `bar.sync`/`bar.arrive`/`bar.red`
+//! with immediate ids and thread counts, OpenCL `work_group_barrier` = barrier 0); the barriers
+//! without a thread count reached the same number of times by every thread of the work-group on
+//! every path (the machine stops expecting a thread that exits, PTX's model as the oracle reads it
+//! would wait for it: tests where that could differ are refused); a barrier that is never completed
+//! is a "no final state" execution (`run.rs`); 32- and 64-bit accesses; one device (all threads on the same `gpu`/`dev`
 //! number, whichever it is). Work-group-local locations must be used by the threads of one
 //! work-group only (OpenCL 2.0 s3.3.1: local memory is shared by the work-items of one work-group).
 //!
@@ -68,16 +70,11 @@ impl NamedBarrier {
 /// A mechanism the machine (or the IR) lacks, needed by a construct the parser accepted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Capability {
-    /// PTX barriers other than barrier 0 (16 per CTA that never synchronise with each other).
-    NamedBarriers,
-    /// A barrier that releases when a given number of threads arrived.
-    BarrierThreadCount,
-    /// `bar.arrive`: arriving without waiting.
-    BarrierArrive,
-    /// `bar.red`: a reduction over the arriving threads.
-    BarrierReduction,
-    /// Threads of one work-group reaching its barrier a different (or data-dependent) number of
-    /// times: a barrier that may never complete needs a "no final state" outcome.
+    /// A barrier id or thread count in a register (the IR's barriers hold immediates).
+    BarrierRegister,
+    /// Threads of one work-group reaching its barriers without a thread count a different (or
+    /// data-dependent) number of times: the machine stops expecting a thread that exited, the
+    /// oracle's PTX model waits for it.
     BarrierDivergence,
     /// Threads on more than one device (`gpu 1`, `dev 1`).
     SecondDevice,
@@ -96,10 +93,7 @@ pub enum Capability {
 impl Capability {
     pub fn name(self) -> &'static str {
         match self {
-            Capability::NamedBarriers => "named barriers",
-            Capability::BarrierThreadCount => "barrier thread counts",
-            Capability::BarrierArrive => "arrive-only barriers",
-            Capability::BarrierReduction => "barrier reductions",
+            Capability::BarrierRegister => "barrier operands in registers",
             Capability::BarrierDivergence => "divergent barriers",
             Capability::SecondDevice => "a second device",
             Capability::SubWordAccess => "8- and 16-bit accesses",
@@ -161,37 +155,20 @@ pub fn check_runnable(test: &LitmusTest) -> Result<(), LitmusError> {
     local_ownership(test)
 }
 
-/// What a barrier needs beyond the work-group barrier.
+/// What a barrier needs beyond what the machine runs: an id or a thread count in a register.
 fn barrier_need(b: &NamedBarrier) -> Option<Pending> {
-    let (capability, detail) = match (b.action, b.id, b.threads) {
-        (BarrierAction::Arrive, ..) => (
-            Capability::BarrierArrive,
-            "bar.arrive arrives without waiting".to_string(),
-        ),
-        (BarrierAction::Reduce { .. }, ..) => (
-            Capability::BarrierReduction,
-            "bar.red combines a predicate over the arriving threads".to_string(),
-        ),
-        (_, _, Some(n)) => (
-            Capability::BarrierThreadCount,
-            format!(
-                "the barrier releases after {} threads arrive; the machine's barrier waits for the whole work-group",
-                show(n)
-            ),
-        ),
-        (_, Operand::Imm(0), None) => return None,
-        (_, id, None) => (
-            Capability::NamedBarriers,
-            format!(
-                "barrier {} is not barrier 0; the machine has one barrier per work-group, so different ids would synchronise with each other",
-                show(id)
-            ),
-        ),
-    };
+    let reg = [Some(b.id), b.threads]
+        .into_iter()
+        .flatten()
+        .find(|o| matches!(o, Operand::Reg(_)))?;
     Some(Pending {
         at: b.at,
-        capability,
-        detail,
+        capability: Capability::BarrierRegister,
+        detail: format!(
+            "barrier {} {}: the machine's barriers take immediate ids and thread counts",
+            if reg == b.id { "id" } else { "thread count" },
+            show(reg)
+        ),
     })
 }
 
@@ -202,20 +179,27 @@ fn show(o: Operand) -> String {
     }
 }
 
-/// Fewest and most work-group barriers a thread executes from its start to its end, over its
+/// A barrier of the work-group without a thread count (it expects every thread of the group).
+fn uncounted_barrier(i: &Inst) -> bool {
+    match i {
+        Inst::Barrier {
+            kind: BarrierKind::WorkGroup,
+            ..
+        } => true,
+        Inst::Barrier {
+            kind: BarrierKind::Named(b),
+            ..
+        } => b.threads.is_none(),
+        _ => false,
+    }
+}
+
+/// Fewest and most work-group barriers (those without a thread count) a thread executes from its start to its end, over its
 /// paths; `Err(at)` when a barrier sits in a loop (its count depends on data). Branches backwards
 /// (loops) without a barrier inside are ignored: leaving such a loop continues a forward path.
 fn barrier_counts(t: &Thread) -> Result<Option<(u32, u32)>, SrcLoc> {
     let n = t.insts.len();
-    let is_barrier = |i: usize| {
-        matches!(
-            t.insts[i],
-            Inst::Barrier {
-                kind: BarrierKind::WorkGroup,
-                ..
-            }
-        )
-    };
+    let is_barrier = |i: usize| uncounted_barrier(&t.insts[i]);
     for (i, inst) in t.insts.iter().enumerate() {
         if let Inst::Branch { target, .. } = *inst {
             let target = target as usize;
@@ -278,15 +262,7 @@ fn barrier_divergence(test: &LitmusTest) -> Result<(), LitmusError> {
         let first_barrier = t
             .insts
             .iter()
-            .position(|i| {
-                matches!(
-                    i,
-                    Inst::Barrier {
-                        kind: BarrierKind::WorkGroup,
-                        ..
-                    }
-                )
-            })
+            .position(uncounted_barrier)
             .map(|i| t.locs[i]);
         let count = match barrier_counts(t) {
             Err(at) => {

@@ -237,8 +237,8 @@ pub fn explain(
             .collect::<Vec<_>>()
             .join(" ")
     };
-    let again = &states[k as usize];
-    if *again != state {
+    let again = states[k as usize].as_deref().unwrap_or_default();
+    if again != state.as_slice() {
         return Err(LitmusError::Replay {
             file: test.file.clone(),
             message: format!(

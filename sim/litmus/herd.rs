@@ -34,6 +34,9 @@
 //!   prints a test's info.
 //! - `Observation NAME Never|Sometimes|Always P N`, P and N counting runs where the proposition
 //!   holds and where it does not.
+//! - Iterations without a final state (a barrier never completed) are left out of the histogram
+//!   and of every count, as herd7 drops executions that deadlock; the text and JSON reports count
+//!   them.
 //!
 //! Left out: litmus7's `Time NAME seconds` line (a wall-clock time would make two runs with the same
 //! inputs and seed differ; mcompare7 reads logs without it), and the `Hash=` line litmus7 computes
@@ -174,7 +177,8 @@ pub fn herd_report(test: &LitmusTest, r: &LitmusResult) -> String {
         s.push('\n');
     }
     let _ = writeln!(s, "{}", if r.validated() { "Ok" } else { "No" });
-    let (p, n) = (r.prop_true, r.iterations - r.prop_true);
+    // Iterations without a final state are no state: herd prints none for them.
+    let (p, n) = (r.prop_true, r.finals() - r.prop_true);
     let (pos, neg) = match r.quantifier {
         Quantifier::Exists | Quantifier::Forall => (p, n),
         Quantifier::NotExists => (n, p),
@@ -235,6 +239,8 @@ mod tests {
             vars: Vec::new(),
             prop_true: outcomes.iter().filter(|o| o.prop).map(|o| o.count).sum(),
             witnesses: outcomes.iter().filter(|o| o.witness).map(|o| o.count).sum(),
+            no_final_state: 0,
+            no_final_state_launch: 0,
             outcomes,
             expectation: test.expectation,
             races: Vec::new(),

@@ -469,7 +469,7 @@ pub fn workload(test: &LitmusTest, lay: &Layout, plan: &Plan) -> Workload {
         // The body, with registers and branch targets moved to this thread's place.
         let off = code.insts.len() as u32;
         for (inst, &iat) in t.insts.iter().zip(&t.locs) {
-            code.push(iat, relocate(inst, base, off));
+            code.push(iat, machine_barrier(relocate(inst, base, off), lay.ws));
         }
         let last = t.locs.last().copied().unwrap_or(t.loc);
         if local.final_barrier[cta] {
@@ -762,6 +762,42 @@ pub fn relocate(inst: &Inst, base: Reg, off: u32) -> Inst {
             scope,
             weak,
         },
+        Inst::Barrier {
+            kind: BarrierKind::Named(mut b),
+            spaces,
+            scope,
+        } => {
+            if let BarrierOp::Reduce { dst, pred, .. } = &mut b.op {
+                *dst = rr(*dst);
+                *pred = rr(*pred);
+            }
+            Inst::Barrier {
+                kind: BarrierKind::Named(b),
+                spaces,
+                scope,
+            }
+        }
         ref other => other.clone(),
+    }
+}
+
+/// A barrier's thread count in the machine's threads: each litmus thread runs as a warp of its own
+/// (one instance per lane), so `b` PTX threads (`b / 32` litmus threads, PTX counting whole warps of
+/// 32) are `b / 32` warps of the machine's warp size `ws`.
+pub fn machine_barrier(inst: Inst, ws: u32) -> Inst {
+    match inst {
+        Inst::Barrier {
+            kind: BarrierKind::Named(mut b),
+            spaces,
+            scope,
+        } => {
+            b.threads = b.threads.map(|n| n.div_ceil(32) * ws);
+            Inst::Barrier {
+                kind: BarrierKind::Named(b),
+                spaces,
+                scope,
+            }
+        }
+        other => other,
     }
 }

@@ -6,9 +6,10 @@
 //! - `bar{.cta}.sync a{, b}`, `barrier{.cta}.sync{.aligned} a{, b}`, `bar.arrive a, b`,
 //!   `bar.red.popc.u32 d, a{, b}, {!}c`, `bar.red.{and,or}.pred p, a{, b}, {!}c` (the `barrier`
 //!   forms alike), barrier id `a` 0-15 and thread count `b` (a multiple of the warp size) immediates
-//!   or registers. Each becomes a work-group barrier in the IR and a [`NamedBarrier`] record with what
-//!   the IR cannot say; `capability.rs` refuses all but barrier 0 of the whole CTA until the machine
-//!   models named barriers.
+//!   or registers. Each becomes the IR's CTA barrier ([`CtaBarrier`]: id, thread count, sync, arrive
+//!   or reduction; `bar.sync 0` the plain work-group barrier) and a [`NamedBarrier`] record as
+//!   written; `capability.rs` refuses an id or count in a register (the IR holds immediates). A
+//!   `bar.red` reduces per instance (`per_lane`: a litmus run puts an instance in each lane).
 
 use super::lex::{Cursor, Tok};
 use super::ptx_mem::{dest, end, value, PtxTy, Quals};
@@ -212,16 +213,51 @@ pub fn barrier(
         }
     };
     end(c)?;
-    b.t.barriers.push(NamedBarrier {
+    let nb = NamedBarrier {
         at,
         id,
         threads,
         action,
         aligned,
-    });
+    };
+    // Immediate ids and counts become the IR's CTA barrier; a register operand keeps the plain
+    // work-group barrier in its place and `capability.rs` refuses the test.
+    let kind = match (id, threads) {
+        (Operand::Imm(0), None) if action == BarrierAction::Sync => BarrierKind::WorkGroup,
+        (Operand::Imm(id), None | Some(Operand::Imm(_))) => BarrierKind::Named(CtaBarrier {
+            id: id as u8,
+            threads: threads.map(|t| match t {
+                Operand::Imm(n) => n as u32,
+                Operand::Reg(_) => unreachable!("matched an immediate"),
+            }),
+            op: match action {
+                BarrierAction::Sync => BarrierOp::Sync,
+                BarrierAction::Arrive => BarrierOp::Arrive,
+                BarrierAction::Reduce {
+                    op,
+                    dst,
+                    pred,
+                    negated,
+                } => BarrierOp::Reduce {
+                    op: match op {
+                        BarrierReduction::Popc => BarrierReduce::Popc,
+                        BarrierReduction::And => BarrierReduce::And,
+                        BarrierReduction::Or => BarrierReduce::Or,
+                    },
+                    dst,
+                    pred,
+                    negated,
+                    // Litmus tests run one instance per lane.
+                    per_lane: true,
+                },
+            },
+        }),
+        _ => BarrierKind::WorkGroup,
+    };
+    b.t.barriers.push(nb);
     b.emit(
         Inst::Barrier {
-            kind: BarrierKind::WorkGroup,
+            kind,
             spaces: SpaceSet::BOTH,
             scope: Scope::WorkGroup,
         },

@@ -44,6 +44,20 @@ pub struct JsonTest {
     pub allowed_seen: Option<usize>,
     /// Whether the expectation agrees with the model (null: nothing to compare).
     pub expectation_agrees: Option<bool>,
+    /// Iterations without a final state (a barrier never completed); left out when none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_final_state: Option<NoFinalState>,
+}
+
+/// The iterations of a test that reached no final state.
+#[derive(Debug, Clone, Serialize)]
+pub struct NoFinalState {
+    pub count: u64,
+    /// The first launch one appeared in.
+    pub first_launch: u64,
+    /// `allowed` (the model has executions that deadlock), `forbidden` (every execution
+    /// completes: the simulator is unsound), `unknown`, `undefined`, or null (not modelled).
+    pub model: Option<Judgement>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -107,6 +121,11 @@ pub fn json_report(r: &LitmusResult, config: &str, seed: u64) -> JsonTest {
             .collect(),
         allowed_seen: r.allowed_seen().map(|(seen, _)| seen),
         expectation_agrees: r.expectation_agrees,
+        no_final_state: (r.no_final_state > 0).then(|| NoFinalState {
+            count: r.no_final_state,
+            first_launch: r.no_final_state_launch,
+            model: r.no_final_state_judgement(),
+        }),
     }
 }
 
@@ -143,6 +162,18 @@ pub fn text_report(r: &LitmusResult) -> String {
             " {mark} {:>width$}  {}{judge}",
             o.count,
             r.state_string(&o.values)
+        );
+    }
+    if r.no_final_state > 0 {
+        let judge = match r.no_final_state_judgement() {
+            Some(Judgement::Forbidden) => "  FORBIDDEN BY THE MODEL (every execution completes)",
+            Some(Judgement::Unknown) => "  (not within the model's bound)",
+            _ => "",
+        };
+        let _ = writeln!(
+            s,
+            "   {:>width$}  no final state (a thread never finished: a barrier never completed){judge}",
+            r.no_final_state
         );
     }
     let _ = writeln!(
@@ -203,6 +234,9 @@ pub fn model_line(r: &LitmusResult) -> String {
                 d.allowed.len(),
                 if d.bound_hit { " within its bound" } else { "" }
             );
+            if d.deadlock {
+                l += "; some executions deadlock (no final state)";
+            }
             if bad.is_empty() {
                 l += "; no forbidden state observed";
             } else {
@@ -225,7 +259,7 @@ pub fn summary(results: &[LitmusResult]) -> (String, bool) {
     );
     let unsound: Vec<&LitmusResult> = results
         .iter()
-        .filter(|r| !r.forbidden_observed().is_empty())
+        .filter(|r| !r.forbidden_observed().is_empty() || r.unsound_no_final_state())
         .collect();
     let wrong: Vec<&LitmusResult> = results
         .iter()
@@ -250,7 +284,27 @@ pub fn summary(results: &[LitmusResult]) -> (String, bool) {
         status(&|r| r.model.is_err()),
         wrong.len()
     );
+    let stuck: Vec<&LitmusResult> = results.iter().filter(|r| r.no_final_state > 0).collect();
+    if !stuck.is_empty() {
+        let _ = write!(
+            s,
+            "\n{} tests had iterations without a final state (a barrier never completed): {}",
+            stuck.len(),
+            stuck
+                .iter()
+                .map(|r| format!("{} ({})", r.name, r.no_final_state))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
     for r in &unsound {
+        if r.unsound_no_final_state() {
+            let _ = write!(
+                s,
+                "\n  UNSOUND: {} ({}): {} iterations without a final state, but the model says every execution completes; first in launch {} of seed {}",
+                r.name, r.file, r.no_final_state, r.no_final_state_launch, r.seed
+            );
+        }
         for o in r.forbidden_observed() {
             let _ = write!(
                 s,

@@ -9,6 +9,11 @@
 //! computed once per run, each observed state is judged allowed or forbidden, and a forbidden state
 //! observed is a soundness failure (with the launch it first appeared in, so that `--seed` replays
 //! it). The test's `expect:` line is checked against the model too.
+//!
+//! An iteration in which some thread never finishes (every live thread of the launch waits at a
+//! barrier that can never complete: a deadlock) has no final state: it is counted apart
+//! (`no_final_state`), is no witness, and is checked against the model like a state (the model
+//! says whether some execution may deadlock).
 
 use super::cond::{Quantifier, Var};
 use super::lower::{normalise, reg_bases, workload, Layout, Plan};
@@ -96,6 +101,11 @@ pub struct LitmusResult {
     pub prop_true: u64,
     /// Iterations whose state was a witness.
     pub witnesses: u64,
+    /// Iterations without a final state: some thread never finished (a barrier never completed).
+    /// They are no state, no witness, and not counted in `prop_true`.
+    pub no_final_state: u64,
+    /// The first launch an iteration without a final state appeared in.
+    pub no_final_state_launch: u64,
     pub expectation: Option<Expectation>,
     pub races: Vec<RaceReport>,
     pub seed: u64,
@@ -112,14 +122,33 @@ impl LitmusResult {
         match self.quantifier {
             Quantifier::Exists => self.prop_true > 0,
             Quantifier::NotExists => self.prop_true == 0,
-            Quantifier::Forall => self.prop_true == self.iterations,
+            Quantifier::Forall => self.prop_true == self.finals(),
         }
+    }
+
+    /// Iterations that reached a final state.
+    pub fn finals(&self) -> u64 {
+        self.iterations - self.no_final_state
+    }
+
+    /// How the model stands on the iterations without a final state (`None`: there were none, or
+    /// the test could not be modelled).
+    pub fn no_final_state_judgement(&self) -> Option<Judgement> {
+        if self.no_final_state == 0 {
+            return None;
+        }
+        self.model.as_ref().ok().map(|d| d.judge_no_final_state())
+    }
+
+    /// Iterations without a final state where the model says every execution completes.
+    pub fn unsound_no_final_state(&self) -> bool {
+        self.no_final_state_judgement() == Some(Judgement::Forbidden)
     }
 
     /// The worst of: a state the model forbids observed, an expectation the model contradicts, a
     /// forbidden witness (by the expectation) observed, a required witness missing.
     pub fn check(&self) -> CheckStatus {
-        if !self.forbidden_observed().is_empty() {
+        if !self.forbidden_observed().is_empty() || self.unsound_no_final_state() {
             return CheckStatus::Unsound;
         }
         if self.expectation_agrees == Some(false) {
@@ -211,8 +240,7 @@ pub(super) fn find_first(
         Ok(states
             .into_iter()
             .enumerate()
-            .find(|(_, st)| want(st))
-            .map(|(k, st)| (k as u64, st)))
+            .find_map(|(k, st)| st.filter(|s| want(s)).map(|s| (k as u64, s))))
     };
     let mut first = 0;
     while first < sched.launches {
@@ -273,6 +301,8 @@ const LAUNCH_CHUNK: u64 = 4096;
 
 struct LaunchOut {
     counts: HashMap<Vec<i64>, u64>,
+    /// Instances with a thread that never finished.
+    stuck: u64,
     races: Vec<RaceReport>,
 }
 
@@ -357,6 +387,7 @@ pub fn run_with_model(
     // Launches merge in order, so the first launch a state appears in is well defined.
     let mut counts: HashMap<Vec<i64>, (u64, u64)> = HashMap::new();
     let mut races: Vec<RaceReport> = Vec::new();
+    let (mut no_final_state, mut no_final_state_launch) = (0u64, None);
     // Launches in chunks, each merged in launch order before the next starts: the same counts as
     // one pass over all launches, with memory bounded by a chunk whatever `iterations` asks for
     // (10^18 iterations collected every launch's output at once and aborted).
@@ -371,6 +402,10 @@ pub fn run_with_model(
         for (k, o) in outs.into_iter().enumerate() {
             let o = o?;
             let launch = first + k as u64;
+            if o.stuck > 0 {
+                no_final_state += o.stuck;
+                no_final_state_launch.get_or_insert(launch);
+            }
             for (s, n) in o.counts {
                 counts.entry(s).or_insert((0, launch)).0 += n;
             }
@@ -412,6 +447,8 @@ pub fn run_with_model(
         outcomes,
         prop_true,
         witnesses,
+        no_final_state,
+        no_final_state_launch: no_final_state_launch.unwrap_or(0),
         expectation: test.expectation,
         races,
         seed: opts.seed,
@@ -433,19 +470,28 @@ fn launch(
 ) -> Result<LaunchOut, LitmusError> {
     let (_, res, states) = run_launch(test, lay, cfg, index, blocks, count, opts, false, None)?;
     let mut counts: HashMap<Vec<i64>, u64> = HashMap::new();
+    let mut stuck = 0;
     for state in states {
-        *counts.entry(state).or_default() += 1;
+        match state {
+            Some(s) => *counts.entry(s).or_default() += 1,
+            None => stuck += 1,
+        }
     }
     let races = res
         .races
         .into_iter()
         .map(|r| name_threads(r, test, lay))
         .collect();
-    Ok(LaunchOut { counts, races })
+    Ok(LaunchOut {
+        counts,
+        stuck,
+        races,
+    })
 }
 
 /// Runs launch `index` (`blocks` work-groups, `count` instances): its plan, the machine's result
-/// (with access provenance when `provenance`) and each instance's final state.
+/// (with access provenance when `provenance`, a timeline when `timeline`) and each instance's final
+/// state (`None`: a thread of the instance never finished, so it has no final state).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn run_launch(
     test: &LitmusTest,
@@ -457,7 +503,7 @@ pub(super) fn run_launch(
     opts: &LitmusOptions,
     provenance: bool,
     timeline: Option<&TimelineOptions>,
-) -> Result<(Plan, machine::RunResult, Vec<Vec<i64>>), LitmusError> {
+) -> Result<(Plan, machine::RunResult, Vec<Option<Vec<i64>>>), LitmusError> {
     let mut stream = SplitMix64::stream(opts.seed, index);
     let seed = stream.next_u64();
     let plan = Plan::new(
@@ -489,6 +535,7 @@ pub(super) fn run_launch(
             skip_checks: true,
             provenance,
             timeline: timeline.cloned(),
+            stuck_ok: true,
             ..Default::default()
         },
     )
@@ -505,25 +552,37 @@ pub(super) fn run_launch(
         .count();
     let states = (0..count)
         .map(|k| {
-            let mut ri = 0;
-            observed
-                .iter()
-                .map(|v| match *v {
-                    Var::Reg { thread, reg } => {
-                        let raw = res.captured[k as usize * nregs + ri];
-                        ri += 1;
-                        normalise(raw, test.threads[thread].regs[reg as usize].ty)
-                    }
-                    Var::Loc(l) => normalise(
-                        res.buffers[l][plan.slot(lay, l, k) as usize],
-                        test.locations[l].ty,
-                    ),
-                    Var::Elem { loc, index } => normalise(
-                        res.buffers[loc][plan.elem(lay, loc, k, index) as usize],
-                        test.locations[loc].ty,
-                    ),
+            // An instance with a thread that never finished has no final state.
+            if !res.unfinished.is_empty()
+                && (0..test.threads.len()).any(|i| {
+                    res.unfinished
+                        .binary_search(&plan.thread_id(lay, i, k))
+                        .is_ok()
                 })
-                .collect()
+            {
+                return None;
+            }
+            let mut ri = 0;
+            Some(
+                observed
+                    .iter()
+                    .map(|v| match *v {
+                        Var::Reg { thread, reg } => {
+                            let raw = res.captured[k as usize * nregs + ri];
+                            ri += 1;
+                            normalise(raw, test.threads[thread].regs[reg as usize].ty)
+                        }
+                        Var::Loc(l) => normalise(
+                            res.buffers[l][plan.slot(lay, l, k) as usize],
+                            test.locations[l].ty,
+                        ),
+                        Var::Elem { loc, index } => normalise(
+                            res.buffers[loc][plan.elem(lay, loc, k, index) as usize],
+                            test.locations[loc].ty,
+                        ),
+                    })
+                    .collect(),
+            )
         })
         .collect();
     Ok((plan, res, states))

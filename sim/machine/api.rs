@@ -26,6 +26,10 @@ pub struct RunOptions {
     pub timeline: Option<super::timeline::TimelineOptions>,
     /// Sample the key counters every this many core cycles (`interval.rs`).
     pub stats_interval: Option<u64>,
+    /// A run in which every live thread waits at a barrier that can never complete ends with
+    /// those threads in [`RunResult::unfinished`] instead of a no-progress error (the litmus
+    /// runner's "no final state").
+    pub stuck_ok: bool,
 }
 
 /// Outcome of one end-of-run check.
@@ -140,6 +144,9 @@ pub struct RunResult {
     /// The interval statistics (`RunOptions::stats_interval`).
     #[serde(skip)]
     pub intervals: Option<super::interval::Intervals>,
+    /// With `RunOptions::stuck_ok`: the global thread ids that never finished (waiting at a
+    /// barrier that could not complete), sorted; empty otherwise.
+    pub unfinished: Vec<u64>,
 }
 
 impl RunResult {

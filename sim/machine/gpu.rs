@@ -73,6 +73,9 @@ struct Gpu<'c> {
     timeline: Option<(TimelineOptions, Recorder)>,
     /// `RunOptions::stats_interval`.
     intervals: Option<Sampler>,
+    /// `RunOptions::stuck_ok`, and the threads left waiting at barriers when it ended a run.
+    stuck_ok: bool,
+    unfinished: Vec<u64>,
 }
 
 /// Whether a work-group of `threads` work-items and `local_bytes` of local memory fits one empty SM;
@@ -340,6 +343,8 @@ impl<'c> Gpu<'c> {
             intervals: opts
                 .stats_interval
                 .map(|n| Sampler::new(n, clock, cfg.l2.line_bytes)),
+            stuck_ok: opts.stuck_ok,
+            unfinished: Vec::new(),
         })
     }
 
@@ -581,6 +586,9 @@ impl<'c> Gpu<'c> {
             if p != last_progress.0 {
                 last_progress = (p, start);
             } else if start - last_progress.1 > stall {
+                if self.stuck_at_barriers() {
+                    return Ok(());
+                }
                 return Err(SimError::NoProgress {
                     cycle: self.clock.cycle_of(start),
                     window: wd.no_progress_cycles,
@@ -597,6 +605,9 @@ impl<'c> Gpu<'c> {
         }
         let (done, total) = (self.dispatcher.done, self.dispatcher.total);
         if done < total {
+            if self.stuck_at_barriers() {
+                return Ok(());
+            }
             return Err(SimError::NoProgress {
                 cycle: self.clock.cycle_of(self.now),
                 window: 0,
@@ -609,6 +620,23 @@ impl<'c> Gpu<'c> {
             });
         }
         Ok(())
+    }
+
+    /// With `stuck_ok`: whether every live warp waits at a barrier (and every group became
+    /// resident); if so, records the live threads in `unfinished`.
+    fn stuck_at_barriers(&mut self) -> bool {
+        if !self.stuck_ok || self.dispatcher.waiting() > 0 {
+            return false;
+        }
+        let mut out = Vec::new();
+        for d in &self.sms {
+            if !d.sm.live_threads(&mut out) {
+                return false;
+            }
+        }
+        out.sort_unstable();
+        self.unfinished = out;
+        true
     }
 
     /// The live warps: first those not waiting at a barrier (spinning, or stalled on memory), each
@@ -794,6 +822,7 @@ impl<'c> Gpu<'c> {
             provenance,
             timeline,
             intervals,
+            unfinished: self.unfinished,
         })
     }
 }

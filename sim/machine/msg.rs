@@ -100,6 +100,15 @@ pub enum CoreResp {
     SharedDone {
         who: Requester,
     },
+    /// The banks serve a shared-memory load or store now: it reads or writes its values.
+    SharedPerform {
+        who: Requester,
+    },
+    /// The banks serve a shared-memory atomic now: it is performed on the work-group's memory.
+    SharedAtomic {
+        who: Requester,
+        batch: BatchId,
+    },
 }
 
 /// Request over the interconnect (L1 → L2 slice).

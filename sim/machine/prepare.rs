@@ -119,10 +119,12 @@ fn check_support(cfg: &GpuConfig, k: &Kernel) -> Result<(), SimError> {
             }
             Inst::Fence { ord, scope, .. } => fence("fence", ord.order(), scope)?,
             Inst::Barrier {
-                kind: BarrierKind::WorkGroup,
+                kind,
                 spaces,
                 scope,
-            } if spaces != SpaceSet::NONE => fence("barrier", MemOrder::AcqRel, scope)?,
+            } if kind.is_work_group() && spaces != SpaceSet::NONE => {
+                fence("barrier", MemOrder::AcqRel, scope)?
+            }
             _ => {}
         }
     }

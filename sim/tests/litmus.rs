@@ -77,6 +77,12 @@ fn assert_sound(cfg: &GpuConfig, iterations: u64) {
                 r.name, r.file, r.witnesses
             ));
         }
+        if r.unsound_no_final_state() {
+            bad.push(format!(
+                "{} ({}): {} iterations without a final state, the model says every execution completes",
+                r.name, r.file, r.no_final_state
+            ));
+        }
         for o in r.forbidden_observed() {
             bad.push(format!(
                 "{} ({}): state {} forbidden by the model, {} times, first in launch {} of seed 7",

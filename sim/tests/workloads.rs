@@ -580,3 +580,100 @@ fn watchdog_stops_stores_that_change_memory_forever_at_the_cycle_limit() {
         ),
     }
 }
+
+/// A kernel of one work-group of two warps (tiny: 32 lanes): warp 0 runs `w0`, warp 1 runs `w1`.
+fn two_warps(w0: &str, w1: &str) -> Workload {
+    let src = format!(
+        "groups 1\ngroup_size 64\nbuffer data: u32[4] = zero\n\nkernel k {{\n    reg %w, %v, %p\n    mov.u32 %w, %sub_group_id\n    setp.ne.u32 %p, %w, 0\n    @%p bra one\n{w0}\n    exit\none:\n{w1}\n}}\n"
+    );
+    kernel::parse(&src, "k.kern", &[]).unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn kernel_named_barriers_synchronise_by_id_and_count() {
+    // bar.arrive by the producer warp releases its store to the consumer waiting at barrier 1.
+    let wl = two_warps(
+        "    st.u32 data[0], 7\n    bar.arrive 1, 64",
+        "    bar.sync 1, 64\n    ld.u32 %v, data[0]\n    st.u32 data[1], %v",
+    );
+    let r = run_on(&tiny(), &wl);
+    assert_eq!(r.buffers[0][..2], [7, 7]);
+    // Barrier 2 with a count of one warp completes for warp 1 alone while warp 0 waits at barrier
+    // 3 for both warps; warp 1 then reaches barrier 3.
+    let wl = two_warps(
+        "    bar.sync 3\n    st.u32 data[2], 1",
+        "    bar.sync 2, 32\n    bar.sync 3\n    st.u32 data[3], 1",
+    );
+    let r = run_on(&tiny(), &wl);
+    assert_eq!(r.buffers[0][2..], [1, 1]);
+}
+
+#[test]
+fn kernel_barrier_deadlock_is_diagnosed_with_its_barrier_id() {
+    // Warp 0 waits at barrier 1, warp 1 at barrier 2, each for the whole work-group.
+    let wl = two_warps("    bar.sync 1", "    bar.sync 2, 64");
+    let e = machine::run(&tiny(), &wl, &RunOptions::default()).expect_err("deadlocks");
+    let SimError::NoProgress { diagnosis, .. } = &e else {
+        panic!("expected a no-progress diagnosis, got {e}");
+    };
+    assert!(
+        diagnosis.contains("`bar.sync 1`") && diagnosis.contains("`bar.sync 2, 64`"),
+        "{diagnosis}"
+    );
+    // With `stuck_ok` (the litmus runner) the run ends with the waiting threads instead.
+    let opts = RunOptions {
+        stuck_ok: true,
+        ..Default::default()
+    };
+    let r = machine::run(&tiny(), &wl, &opts).expect("a result");
+    assert_eq!(r.unfinished, (0..64).collect::<Vec<u64>>());
+}
+
+#[test]
+fn kernel_barrier_divergence_follows_per_thread_arrival_with_exits_not_expected() {
+    // Warp 1 exits without reaching the barrier: barrier 0 then expects warp 0 only (PTX per-thread
+    // arrival counting, exited threads no longer expected), so warp 0 passes it.
+    let wl = two_warps(
+        "    bar.sync 0\n    st.u32 data[0], 5",
+        "    st.u32 data[1], 6",
+    );
+    let r = run_on(&tiny(), &wl);
+    assert_eq!(r.buffers[0][..2], [5, 6]);
+    // A counted barrier waits for its count whatever exits: warp 0 alone never completes
+    // `bar.sync 1, 64`.
+    let wl = two_warps(
+        "    bar.sync 1, 64\n    st.u32 data[0], 5",
+        "    st.u32 data[1], 6",
+    );
+    let e = machine::run(&tiny(), &wl, &RunOptions::default()).expect_err("never completes");
+    assert!(e.to_string().contains("`bar.sync 1, 64`"), "{e}");
+    // Lanes of one warp at different barriers: an error naming the instruction.
+    let src = "groups 1\ngroup_size 32\nbuffer data: u32[1] = zero\n\nkernel k {\n    reg %l, %p\n    mov.u32 %l, %laneid\n    setp.ne.u32 %p, %l, 0\n    @%p bra one\n    bar.sync 1, 32\n    exit\none:\n    bar.sync 2, 32\n}\n";
+    let wl = kernel::parse(src, "k.kern", &[]).expect("parses");
+    let e = machine::run(&tiny(), &wl, &RunOptions::default()).expect_err("diverged lanes");
+    assert!(
+        e.to_string().starts_with("k.kern:") && e.to_string().contains("different barriers"),
+        "{e}"
+    );
+}
+
+#[test]
+fn kernel_barrier_operands_are_checked() {
+    for (text, what) in [
+        ("bar.sync 16", "0 to 15"),
+        ("bar.sync 1, 48", "multiple of the warp size"),
+        ("bar.arrive 1", "expected 2"),
+        ("bar.sync 1, 64, 3", "expected 2"),
+    ] {
+        let src = format!(
+            "groups 1\ngroup_size 32\nbuffer data: u32[1] = zero\n\nkernel k {{\n    {text}\n}}\n"
+        );
+        let e = kernel::parse(&src, "k.kern", &[])
+            .expect_err(text)
+            .to_string();
+        assert!(
+            e.starts_with("k.kern:6:") && e.contains(what),
+            "{text}: {e}"
+        );
+    }
+}

@@ -163,6 +163,12 @@ pub struct Event {
     pub deps: u128,
     /// For barrier events: the number of the barrier among the thread's barriers.
     pub barrier: u32,
+    /// For barrier events: the barrier's id (0-15) and thread count (`None`: the whole CTA).
+    pub bar_id: u8,
+    pub bar_threads: Option<u32>,
+    /// For the arrival of a `bar.red`: its reduction; `rval` holds the thread's predicate (0 or 1)
+    /// and `wval` the result the thread's trace assumed.
+    pub bar_red: Option<crate::ir::BarrierReduce>,
     pub at: SrcLoc,
 }
 

@@ -120,6 +120,120 @@ impl Exec {
     }
 }
 
+impl Exec {
+    /// PTX barriers (ids 0-15, optional thread counts, `bar.arrive`): the synchronisation of every
+    /// completed barrier generation, each participant's arrival before every other participant's
+    /// departure (PTX ISA §8.9.5 "memory synchronization": `bar.sync`/`bar.red`/`bar.arrive`
+    /// synchronizes with `bar.sync`/`bar.red` on the same barrier); `None` when the execution
+    /// deadlocks (it has no final state). Per work-group and id, generation `i` is each
+    /// participant's `i`-th arrival there: a barrier without a thread count expects every thread
+    /// of the work-group, one with count `b` expects `b / 32` litmus threads (each runs as a warp
+    /// of its own). A generation short of its participants deadlocks when one of its arrivals
+    /// waits; barriers that wait for each other in a cycle (`bar.sync 1; bar.sync 2` against
+    /// `bar.sync 2; bar.sync 1`) deadlock too. `decide` has refused the barriers whose generations
+    /// depend on timing (`check_barriers`). A completed generation with `bar.red` arrivals gives
+    /// each of them the reduction of the members' predicates: a trace that assumed another result
+    /// makes the combination no execution (`BarrierStop::Mismatch`).
+    pub fn barrier_sync(&self) -> Result<Vec<(usize, usize)>, BarrierStop> {
+        let threads = self.place.len();
+        // Per thread, its arrivals (event, the departure of the same barrier instance if it waits).
+        let mut arrivals: Vec<Vec<(usize, Option<usize>)>> = vec![Vec::new(); threads];
+        for (a, ea) in self.events.iter().enumerate() {
+            if ea.kind != Kind::BarrierArrive {
+                continue;
+            }
+            let t = ea.thread.expect("thread event");
+            let leave = self.events[a + 1..]
+                .iter()
+                .position(|e| {
+                    e.thread == Some(t) && e.kind == Kind::BarrierLeave && e.barrier == ea.barrier
+                })
+                .map(|i| a + 1 + i);
+            arrivals[t].push((a, leave));
+        }
+        let mut pairs = Vec::new();
+        let mut done: Vec<(u32, u32, u8)> = Vec::new();
+        for t in 0..threads {
+            for &(a, _) in &arrivals[t] {
+                let (p, id) = (self.place[t], self.events[a].bar_id);
+                if done.contains(&(p.device, p.group, id)) {
+                    continue;
+                }
+                done.push((p.device, p.group, id));
+                let group: Vec<usize> = (0..threads)
+                    .filter(|&u| self.place[u].device == p.device && self.place[u].group == p.group)
+                    .collect();
+                let at: Vec<Vec<(usize, Option<usize>)>> = group
+                    .iter()
+                    .map(|&u| {
+                        arrivals[u]
+                            .iter()
+                            .copied()
+                            .filter(|&(x, _)| self.events[x].bar_id == id)
+                            .collect()
+                    })
+                    .collect();
+                let need = match self.events[a].bar_threads {
+                    None => group.len(),
+                    Some(n) => n.div_ceil(32) as usize,
+                };
+                let gens = at.iter().map(Vec::len).max().unwrap_or(0);
+                for g in 0..gens {
+                    let members: Vec<(usize, Option<usize>)> =
+                        at.iter().filter_map(|v| v.get(g).copied()).collect();
+                    if members.len() < need {
+                        if members.iter().any(|m| m.1.is_some()) {
+                            return Err(BarrierStop::Deadlock);
+                        }
+                        continue;
+                    }
+                    let reds: Vec<&Event> = members
+                        .iter()
+                        .map(|&(x, _)| &self.events[x])
+                        .filter(|e| e.bar_red.is_some())
+                        .collect();
+                    let trues = reds.iter().filter(|e| e.rval != 0).count() as u64;
+                    if reds.iter().any(|e| {
+                        e.bar_red
+                            .expect("a reduction")
+                            .result(trues, reds.len() as u64)
+                            != e.wval
+                    }) {
+                        return Err(BarrierStop::Mismatch);
+                    }
+                    for &(x, _) in &members {
+                        for &(_, l) in &members {
+                            if let Some(l) = l {
+                                if self.events[l].thread != self.events[x].thread {
+                                    pairs.push((x, l));
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // Barriers waiting for each other in a cycle.
+        let mut r = self.po.clone();
+        for &(x, l) in &pairs {
+            r.add(x, l);
+        }
+        if !r.acyclic() {
+            return Err(BarrierStop::Deadlock);
+        }
+        Ok(pairs)
+    }
+}
+
+/// Why [`Exec::barrier_sync`] gives no synchronisation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BarrierStop {
+    /// A barrier is never completed: the execution has no final state.
+    Deadlock,
+    /// A `bar.red` result differs from the reduction of its generation: no execution.
+    Mismatch,
+}
+
 /// What a model says about one candidate (events and reads-from) over all its own choices.
 pub struct CheckOut {
     /// Candidate executions considered (reads-from fixed, the model's orders varied).
@@ -150,6 +264,10 @@ pub struct Collected {
     pub limit_hit: bool,
     /// Some candidate was consistent (racy ones included).
     pub consistent: bool,
+    /// Some combination of traces (each read with a write of its value) deadlocks at a barrier: an
+    /// execution may have no final state. Over-approximated: the candidate is not checked for
+    /// consistency.
+    pub deadlock: bool,
     /// Stop at the first consistent candidate.
     first_only: bool,
 }
@@ -176,6 +294,7 @@ pub fn enumerate<M: Model>(
         race: None,
         limit_hit: false,
         consistent: false,
+        deadlock: false,
         first_only,
     };
     if per.iter().any(|t| t.is_empty()) {
@@ -388,6 +507,9 @@ fn build(test: &LitmusTest, combo: &[&Trace], place: &[Placement]) -> Result<Exe
                 wval: init_value(test, k),
                 deps: 0,
                 barrier: 0,
+                bar_id: 0,
+                bar_threads: None,
+                bar_red: None,
                 at: SrcLoc::default(),
             }
         })
@@ -469,6 +591,9 @@ fn one_combo<M: Model>(
             return Ok(());
         }
         cands.push(c);
+    }
+    if ex.barrier_sync() == Err(BarrierStop::Deadlock) {
+        out.deadlock = true;
     }
     let st = model.prepare(&ex);
     let search = RfSearch {

@@ -463,6 +463,9 @@ impl<'t> Shape<'t> {
             wval: 0,
             deps: deps | p.ctrl,
             barrier: 0,
+            bar_id: 0,
+            bar_threads: None,
+            bar_red: None,
             at,
         }
     }
@@ -759,14 +762,96 @@ impl<'t> Shape<'t> {
                 p.events.push(e);
             }
             Inst::Barrier {
-                kind: BarrierKind::WorkGroup,
+                kind: kind @ (BarrierKind::WorkGroup | BarrierKind::Named(_)),
                 spaces,
                 scope,
             } => {
-                for (kind, mode) in [
-                    (Kind::BarrierArrive, Mode::Release),
-                    (Kind::BarrierLeave, Mode::Acquire),
-                ] {
+                let (id, threads) = match kind {
+                    BarrierKind::Named(b) => (b.id, b.threads),
+                    _ => (0, None),
+                };
+                if let BarrierKind::Named(crate::ir::CtaBarrier {
+                    op:
+                        crate::ir::BarrierOp::Reduce {
+                            op,
+                            dst,
+                            pred,
+                            negated,
+                            ..
+                        },
+                    ..
+                }) = kind
+                {
+                    // bar.red: the result depends on the other participants' predicates. The path
+                    // forks over every result it could get (popc: 0 to the participants; and/or: 0
+                    // or 1); `Exec::barrier_sync` keeps the combinations whose results match.
+                    let holds = (p.regs[pred as usize] != 0) != negated;
+                    let most = match threads {
+                        Some(n) => n.div_ceil(32) as u64,
+                        None => test
+                            .threads
+                            .iter()
+                            .filter(|t| t.device == self.thread.device && t.cta == self.thread.cta)
+                            .count() as u64,
+                    };
+                    let results: Vec<u64> = match op {
+                        crate::ir::BarrierReduce::Popc => (0..=most).collect(),
+                        _ => vec![0, 1],
+                    };
+                    let mut arrive = self.event(
+                        p,
+                        Kind::BarrierArrive,
+                        Mode::Release,
+                        scope,
+                        None,
+                        Space::Global,
+                        spaces,
+                        Width::B32,
+                        0,
+                        at,
+                    );
+                    arrive.barrier = p.barriers;
+                    arrive.bar_id = id;
+                    arrive.bar_threads = threads;
+                    arrive.bar_red = Some(op);
+                    arrive.rval = holds as u64;
+                    let mut leave = arrive.clone();
+                    leave.kind = Kind::BarrierLeave;
+                    leave.mode = Mode::Acquire;
+                    leave.bar_red = None;
+                    leave.rval = 0;
+                    let taint = p.taint[pred as usize];
+                    for (i, &v) in results.iter().enumerate() {
+                        let mut q = if i + 1 == results.len() {
+                            None
+                        } else {
+                            Some(p.clone())
+                        };
+                        let target = q.as_mut().unwrap_or(p);
+                        arrive.wval = v;
+                        target.events.push(arrive.clone());
+                        target.events.push(leave.clone());
+                        target.regs[dst as usize] = v;
+                        target.taint[dst as usize] = taint;
+                        target.barriers += 1;
+                        target.effects += 1;
+                        target.pc = pc + 1;
+                        if let Some(q) = q {
+                            stack.push(q);
+                        }
+                    }
+                    return Ok(Step::Go);
+                }
+                // `bar.arrive` releases and does not wait: no departure.
+                let parts: &[(Kind, Mode)] = if kind.waits() {
+                    &[
+                        (Kind::BarrierArrive, Mode::Release),
+                        (Kind::BarrierLeave, Mode::Acquire),
+                    ]
+                } else {
+                    &[(Kind::BarrierArrive, Mode::Release)]
+                };
+                for &(kind, mode) in parts {
                     let mut e = self.event(
                         p,
                         kind,
@@ -780,6 +865,8 @@ impl<'t> Shape<'t> {
                         at,
                     );
                     e.barrier = p.barriers;
+                    e.bar_id = id;
+                    e.bar_threads = threads;
                     p.events.push(e);
                 }
                 p.barriers += 1;

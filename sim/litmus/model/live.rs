@@ -128,6 +128,17 @@ pub fn uses_defs(inst: &Inst) -> (Vec<Reg>, Option<Reg>) {
             operand(desired, &mut u);
             dst
         }
+        Inst::Barrier {
+            kind:
+                crate::ir::BarrierKind::Named(crate::ir::CtaBarrier {
+                    op: crate::ir::BarrierOp::Reduce { dst, pred, .. },
+                    ..
+                }),
+            ..
+        } => {
+            u.push(pred);
+            Some(dst)
+        }
         Inst::Fence { .. } | Inst::Barrier { .. } | Inst::Compute { .. } | Inst::Exit => None,
     };
     (u, d)

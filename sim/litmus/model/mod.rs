@@ -18,7 +18,14 @@
 //!
 //! Not modelled, each reported as "model: <construct> not modelled" with the instruction: f32
 //! arithmetic, conversions, special registers, sub-group barriers, address arithmetic and arrays,
-//! more than one device (the parser has none), named barriers with thread counts (the IR has none).
+//! more than one device (the parser has none), barriers whose generations depend on timing (`check_barriers`: one id with
+//! different thread counts, more users than a count, a `bar.arrive` by a thread that uses the
+//! barrier again).
+//!
+//! Barriers: 16 per CTA with optional thread counts, `bar.arrive` and `bar.red` (`exec.rs`
+//! `Exec::barrier_sync`). An execution in which a barrier is never completed has no final state;
+//! the decision says whether some execution may deadlock (`deadlock`), so that a run's "no final
+//! state" count is judged like a state.
 
 mod event;
 mod exec;
@@ -142,6 +149,8 @@ pub struct Decision {
     /// The unrolling bound cut a path, or the candidate limit stopped the enumeration: `allowed`
     /// holds only states of executions within the bound.
     pub bound_hit: bool,
+    /// Some execution may deadlock at a barrier (it has no final state; over-approximated).
+    pub deadlock: bool,
 }
 
 /// How one final state stands under the model.
@@ -167,6 +176,19 @@ impl Decision {
         if self.race.is_some() {
             Judgement::Undefined
         } else if self.allows(state) {
+            Judgement::Allowed
+        } else if self.bound_hit {
+            Judgement::Unknown
+        } else {
+            Judgement::Forbidden
+        }
+    }
+
+    /// How the model stands on executions without a final state (a barrier never completed).
+    pub fn judge_no_final_state(&self) -> Judgement {
+        if self.race.is_some() {
+            Judgement::Undefined
+        } else if self.deadlock {
             Judgement::Allowed
         } else if self.bound_hit {
             Judgement::Unknown
@@ -221,6 +243,7 @@ pub fn decide(test: &LitmusTest, opts: &ModelOptions) -> Result<Decision, ModelE
             ModelKind::OpenCl => 1,
         },
     };
+    check_barriers(test)?;
     let traces = interp::traces(test, interp)?;
     let place = interp::placements(test);
     let run = |per_thread: &[Vec<interp::Trace>], first_only| match model {
@@ -246,6 +269,7 @@ pub fn decide(test: &LitmusTest, opts: &ModelOptions) -> Result<Decision, ModelE
     // with the other threads' complete or cut paths (consistency is closed under program-order
     // prefixes, so a prefix that is inconsistent with all of them is no execution's).
     let mut bound_hit = c.limit_hit;
+    let deadlock = c.deadlock;
     let mut executions = c.candidates;
     for t in 0..traces.cut.len() {
         if bound_hit || traces.cut[t].is_empty() {
@@ -274,5 +298,93 @@ pub fn decide(test: &LitmusTest, opts: &ModelOptions) -> Result<Decision, ModelE
         race: c.race,
         executions,
         bound_hit,
+        deadlock,
     })
+}
+
+/// PTX barriers whose generations do not depend on timing (`Exec::barrier_sync`), else "not
+/// modelled" naming the barrier: per work-group and id, one thread count (or none) for every use;
+/// with a count `b`, at most `b / 32` threads using the barrier (more would race for its places);
+/// a thread that arrives with `bar.arrive` uses that barrier no other time (a thread that does not
+/// wait could join two generations).
+fn check_barriers(test: &LitmusTest) -> Result<(), ModelError> {
+    use crate::ir::{BarrierKind, Inst};
+    let not = |at: SrcLoc, what: String| ModelError::NotModelled {
+        file: test.file.clone(),
+        at,
+        what,
+    };
+    // (device, cta, id) → (thread count, first use, threads using it).
+    let mut seen: Vec<((u32, u32, u8), Option<u32>, SrcLoc, Vec<usize>)> = Vec::new();
+    for (ti, t) in test.threads.iter().enumerate() {
+        let mut uses: Vec<(u8, bool)> = Vec::new();
+        for (i, inst) in t.insts.iter().enumerate() {
+            let Inst::Barrier { kind, .. } = inst else {
+                continue;
+            };
+            if !kind.is_work_group() {
+                continue;
+            }
+            let (id, threads) = match kind {
+                BarrierKind::Named(b) => (b.id, b.threads),
+                _ => (0, None),
+            };
+            let at = t.locs[i];
+            let key = (t.device, t.cta, id);
+            match seen.iter_mut().find(|s| s.0 == key) {
+                Some(s) => {
+                    if s.1 != threads {
+                        return Err(not(
+                            at,
+                            format!(
+                                "barrier {id} used with different thread counts ({} at {}:{})",
+                                s.1.map_or("all".to_string(), |n| n.to_string()),
+                                s.2.line,
+                                s.2.col
+                            ),
+                        ));
+                    }
+                    if !s.3.contains(&ti) {
+                        s.3.push(ti);
+                    }
+                }
+                None => seen.push((key, threads, at, vec![ti])),
+            }
+            uses.push((id, !kind.waits()));
+        }
+        for &(id, arrive) in &uses {
+            if arrive && uses.iter().filter(|u| u.0 == id).count() > 1 {
+                let at = t
+                    .insts
+                    .iter()
+                    .position(|i| matches!(i, Inst::Barrier { kind, .. } if kind.id() == id && !kind.waits()))
+                    .map(|i| t.locs[i])
+                    .unwrap_or(t.loc);
+                return Err(not(
+                    at,
+                    format!(
+                        "bar.arrive on barrier {id} by a thread that uses it again ({}): which \
+                         generation each arrival joins depends on timing",
+                        t.name
+                    ),
+                ));
+            }
+        }
+    }
+    for ((_, _, id), threads, at, users) in &seen {
+        if let Some(n) = threads {
+            let places = n.div_ceil(32) as usize;
+            if users.len() > places {
+                return Err(not(
+                    *at,
+                    format!(
+                        "barrier {id} with {n} threads ({places} litmus threads, one warp each) used by \
+                         {} threads: which of them complete a generation depends on timing",
+                        users.len()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }

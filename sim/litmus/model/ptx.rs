@@ -31,8 +31,13 @@
 //!    is vacuous and "overlap completely" is "same location".
 //! 2. The initial write of a location precedes every event in causality order and every write in
 //!    coherence order, and is morally strong with nothing.
-//! 3. A thread that passes fewer `bar.sync` than another thread of its CTA deadlocks: such
-//!    executions have no final state (they are dropped).
+//! 3. Barriers (`Exec::barrier_sync`): 16 per CTA, thread counts, `bar.arrive`; an execution in
+//!    which a barrier is never completed (a thread passing fewer `bar.sync` than another thread of
+//!    its CTA, threads at different ids, too few threads for the count) deadlocks: it has no final
+//!    state (dropped; the decision says that some execution may deadlock). `bar.red` gives each
+//!    participant the reduction of its generation's predicates (traces fork over the results, the
+//!    matching ones are kept). Barriers whose generations depend on timing are not modelled
+//!    (`check_barriers`).
 //! 4. No proxies, no `.cluster` scope, no mixed-size accesses (rejected by the parser).
 //!
 //! Coherence order, the Fence-SC order's constraints and the causality axiom's second half only
@@ -118,7 +123,7 @@ impl Model for Ptx {
             releases,
             acquires,
             sc_fences,
-            barriers: ex.barrier_pairs().ok(),
+            barriers: ex.barrier_sync().ok(),
         }
     }
 

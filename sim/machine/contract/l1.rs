@@ -182,7 +182,11 @@ fn run_l1(
                         results,
                     }
                 }
-                CoreResp::SharedDone { .. } => panic!("the L1 never answers SharedDone"),
+                CoreResp::SharedDone { .. }
+                | CoreResp::SharedPerform { .. }
+                | CoreResp::SharedAtomic { .. } => {
+                    panic!("the L1 never answers for the shared memory")
+                }
             }),
             other => panic!("unexpected event for an L1 bench: {other:?}"),
         }

@@ -376,6 +376,7 @@ pub fn rule(a: &Access, svm: bool) -> Rule {
         Row::AcqRel => acq_rel(a, level),
         Row::SeqCst => seq_cst(a, level),
         Row::Barrier => match *a {
+            Access::Barrier { kind, spaces, .. } if !kind.waits() => barrier_arrive(spaces, level),
             Access::Barrier { spaces, .. } => work_group_barrier(spaces, level),
             _ => unreachable!("only a barrier falls under the barrier row"),
         },
@@ -478,6 +479,19 @@ pub fn work_group_barrier(spaces: SpaceSet, level: Level) -> Rule {
             before: Before::LoadsReturned,
             acquire: None,
         }
+    }
+}
+
+/// Row "work-group barrier", `bar.arrive`: the release side only (PTX ISA §9.7.12.1 `bar.arrive`
+/// "does not cause any waiting by the executing threads"; memory model §8.9.5 "memory
+/// synchronization": a `bar.arrive` synchronizes with the `bar.sync`/`bar.red` of the same barrier
+/// that complete its generation, so its earlier accesses are ordered before their later ones). It
+/// waits to take part in nothing, so it has no acquire side.
+#[inline]
+pub fn barrier_arrive(spaces: SpaceSet, level: Level) -> Rule {
+    Rule {
+        acquire: None,
+        ..work_group_barrier(spaces, level)
     }
 }
 

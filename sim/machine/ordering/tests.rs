@@ -319,6 +319,31 @@ fn a_held_load_is_passed_only_by_accesses_to_other_locations() {
     assert!(held.satisfies(rule(&later[2], SVM).before));
 }
 
+#[test]
+fn a_named_barrier_orders_as_the_work_group_barrier_and_bar_arrive_only_releases() {
+    let named = |op| Access::Barrier {
+        kind: BarrierKind::Named(CtaBarrier {
+            id: 3,
+            threads: Some(64),
+            op,
+        }),
+        spaces: SpaceSet::BOTH,
+        scope: Scope::WorkGroup,
+    };
+    let plain = Access::Barrier {
+        kind: BarrierKind::WorkGroup,
+        spaces: SpaceSet::BOTH,
+        scope: Scope::WorkGroup,
+    };
+    assert_eq!(rule(&named(BarrierOp::Sync), SVM), rule(&plain, SVM));
+    let arrive = rule(&named(BarrierOp::Arrive), SVM);
+    assert_eq!(arrive.before, rule(&plain, SVM).before);
+    assert_eq!(
+        arrive.acquire, None,
+        "bar.arrive does not wait: nothing to acquire"
+    );
+}
+
 // ---- atomic read-modify-write site --------------------------------------------------------------
 
 #[test]

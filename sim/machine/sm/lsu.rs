@@ -57,6 +57,9 @@ pub struct MemOp {
     pub acquire: Option<Acquire>,
     /// Race detection: an atomic read reports its completion (space, scope, acquire).
     pub race_read: Option<(Space, Scope, bool)>,
+    /// A local store performed by the banks later: the bytes each lane writes (its value in
+    /// `values`); 0 otherwise.
+    pub local_store: u32,
 }
 
 /// The per-lane addresses and returned values of one memory instruction of a program with values.
@@ -260,6 +263,7 @@ impl Sm {
             parts: 0,
             acquire: None,
             race_read: None,
+            local_store: 0,
         })
     }
 

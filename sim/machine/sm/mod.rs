@@ -306,6 +306,29 @@ impl Sm {
             CoreResp::SharedDone {
                 who: Requester::Warp { op, .. },
             } => self.part_done(op, ctx),
+            CoreResp::SharedPerform {
+                who: Requester::Warp { op, .. },
+            } => {
+                // Performing wakes no warp (its completion does): no scheduling change.
+                self.local_perform(op);
+                return;
+            }
+            CoreResp::SharedAtomic {
+                who: Requester::Warp { op, .. },
+                batch,
+            } => {
+                let mut b = std::mem::replace(
+                    ctx.batches.get_mut(batch.0),
+                    crate::machine::atomic::AtomicBatch {
+                        op: crate::ir::AtomicOp::Cas,
+                        ty: crate::ir::Ty::U32,
+                        lanes: Vec::new(),
+                    },
+                );
+                ctx.batches.release(batch.0);
+                self.local_atomic_perform(op, &mut b);
+                return;
+            }
             other => unreachable!("a response to a requester that sent no such request: {other:?}"),
         }
         self.wake(ctx);
@@ -417,6 +440,20 @@ impl Sm {
             w.group,
             w.group * self.launch.geo.group_threads() as u64 + local,
         )
+    }
+
+    /// Appends the global thread ids of the live lanes to `out`; whether every live warp waits at
+    /// a barrier.
+    pub fn live_threads(&self, out: &mut Vec<u64>) -> bool {
+        let gt = self.launch.geo.group_threads() as u64;
+        let mut all = true;
+        for w in self.warps.iter().flatten().filter(|w| w.live != 0) {
+            all &= w.stall() == Stall::Barrier;
+            for l in lanes(w.live) {
+                out.push(w.group * gt + w.warp_in_group as u64 * self.ws as u64 + l as u64);
+            }
+        }
+        all
     }
 
     /// Live warps, for a no-progress diagnosis.

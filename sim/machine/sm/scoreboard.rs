@@ -198,6 +198,17 @@ pub fn scoreboard_regs(inst: &Inst) -> ([Reg; 4], usize) {
                 reg(d);
             }
         }
+        Inst::Barrier {
+            kind:
+                crate::ir::BarrierKind::Named(crate::ir::CtaBarrier {
+                    op: crate::ir::BarrierOp::Reduce { dst, pred, .. },
+                    ..
+                }),
+            ..
+        } => {
+            reg(pred);
+            reg(dst);
+        }
         Inst::Fence { .. } | Inst::Barrier { .. } | Inst::Compute { .. } | Inst::Exit => {}
     }
     (out, n)

@@ -6,8 +6,13 @@
 //! when the previous one's bank cycles are over), and data is ready `latency` cycles after the last
 //! bank cycle. Atomics go through the banks, then through the SM's atomic unit, which serialises
 //! operations on one address (`atomic_unit.rs`). Values live in the work-group's slot
-//! (`GroupSlot::local`) and are read and written when the access issues, so a warp's local accesses
-//! take effect in its program order; the timing says when the warp gets the result.
+//! (`GroupSlot::local`). A load reads and a store writes its values when the banks serve it (its
+//! first bank cycle), as global memory takes a value where the access is performed: an access that
+//! waits for the banks takes its value then, not at issue. The banks serve the SM's accesses one
+//! after another in issue order, so a warp's local accesses take effect in its program order (the
+//! ordering core's local-memory rules rely on it: `ordering::work_group_barrier`). An atomic is
+//! performed when the banks serve it too; the atomic unit (after the banks) says when its result
+//! is ready.
 //!
 //! Not modelled: the L1/shared-memory carve-out, bank conflicts between different warps' accesses in
 //! the same cycle beyond serialising them.
@@ -85,14 +90,21 @@ impl SharedMemory {
     }
 
     /// An access by the lanes in `mask` at `now`; returns when its data is ready.
-    #[inline]
+    #[cfg(test)]
     pub fn access(&mut self, now: Time, addrs: &[u64; 64], mask: u64) -> Time {
+        self.serve(now, addrs, mask).1
+    }
+
+    /// An access by the lanes in `mask` at `now`: when the banks serve it (its first bank cycle,
+    /// where it is performed) and when its data is ready.
+    #[inline]
+    pub fn serve(&mut self, now: Time, addrs: &[u64; 64], mask: u64) -> (Time, Time) {
         let ways = bank_cycles(addrs, mask, self.banks, self.bank_bytes);
         self.stats.accesses += 1;
         self.stats.conflict_cycles += ways - 1;
         let start = self.clock.edge_at_or_after(now).max(self.free);
         self.free = start + self.clock.cycles(ways);
-        start + self.clock.cycles(ways - 1 + self.latency)
+        (start, start + self.clock.cycles(ways - 1 + self.latency))
     }
 }
 
@@ -110,7 +122,47 @@ impl Sm {
             .at_or_now(done, Event::SmIn(self.id, CoreResp::SharedDone { who }));
     }
 
-    /// A load of local memory: values read now, ready when the banks are done.
+    /// Local load or store `opi` is performed: a load reads its lanes' values from the work-group's
+    /// local memory, a store writes them.
+    pub(super) fn local_perform(&mut self, opi: u32) {
+        let op = self.ops.get(opi);
+        let (Some(vi), w) = (op.values, op.warp as usize) else {
+            return;
+        };
+        let (mask, store, load) = (op.lanes, op.local_store as usize, op.value_bytes as usize);
+        let gs = self.warps[w]
+            .as_ref()
+            .expect("a warp with an access in flight")
+            .group_slot;
+        let g = self.groups[gs].as_mut().expect("resident");
+        let lv = self.lane_values.get_mut(vi);
+        for l in lanes(mask) {
+            let o = lv.addr[l] as usize;
+            if store > 0 {
+                g.local[o..o + store].copy_from_slice(&lv.vals[l].to_le_bytes()[..store]);
+            } else if load > 0 {
+                let mut b = [0u8; 8];
+                b[..load].copy_from_slice(&g.local[o..o + load]);
+                lv.vals[l] = u64::from_le_bytes(b);
+            }
+        }
+    }
+
+    /// Schedules local op `opi` to be performed at `start` (at once when that is now).
+    fn local_at(&mut self, opi: u32, wi: usize, start: Time, now: Time, ctx: &mut Ctx) {
+        if start <= now {
+            self.local_perform(opi);
+        } else {
+            let who = Requester::Warp {
+                warp: wi as u16,
+                op: opi,
+            };
+            ctx.q
+                .at_or_now(start, Event::SmIn(self.id, CoreResp::SharedPerform { who }));
+        }
+    }
+
+    /// A load of local memory: values read when the banks serve it, ready when they are done.
     pub(super) fn local_load(
         &mut self,
         a: &WarpAccess,
@@ -120,31 +172,21 @@ impl Sm {
         ctx: &mut Ctx,
     ) -> bool {
         let wi = a.wi;
-        let gs = self.warps[wi].as_ref().expect("live").group_slot;
         let opi = self.new_op(wi, a.dst, value_bytes, OpKind::Local, a.mask, a.addrs);
         if self.launch.races {
             self.ops.get_mut(opi).race_read = race_read;
         }
-        if value_bytes > 0 {
-            let bytes = a.width as usize;
-            for l in lanes(a.mask) {
-                let o = a.addrs[l] as usize;
-                let mut b = [0u8; 8];
-                let g = self.groups[gs].as_ref().expect("resident");
-                b[..bytes].copy_from_slice(&g.local[o..o + bytes]);
-                if let Some(v) = self.lane_val(opi, l) {
-                    *v = u64::from_le_bytes(b);
-                }
-            }
-        }
-        let done = self.shared.access(now, a.addrs, a.mask);
+        // The value bytes read are the access width (a load's result is that wide).
+        self.ops.get_mut(opi).value_bytes = if value_bytes > 0 { a.width.min(8) } else { 0 };
+        let (start, done) = self.shared.serve(now, a.addrs, a.mask);
         self.started(opi, 1, a, OpKind::Local, 0);
+        self.local_at(opi, wi, start, now, ctx);
         self.shared_done(opi, wi, done, ctx);
         true
     }
 
-    /// A store to local memory: written now (program order within the group), done when the banks
-    /// are.
+    /// A store to local memory: written when the banks serve it (in issue order within the SM), done
+    /// when the banks are.
     pub(super) fn local_store(
         &mut self,
         a: &WarpAccess,
@@ -153,26 +195,44 @@ impl Sm {
         ctx: &mut Ctx,
     ) {
         let wi = a.wi;
-        if self.has_values() {
-            let vb = a.width.min(8) as usize;
-            let gs = self.warps[wi].as_ref().expect("live").group_slot;
-            let g = self.groups[gs].as_mut().expect("resident");
-            for l in lanes(a.mask) {
-                let o = a.addrs[l] as usize;
-                g.local[o..o + vb].copy_from_slice(&vals[l].to_le_bytes()[..vb]);
-            }
-        }
         self.notices.progress += 1;
-        let done = self.shared.access(now, a.addrs, a.mask);
+        let (start, done) = self.shared.serve(now, a.addrs, a.mask);
         let opi = self.new_op(wi, Dst::None, 0, OpKind::Local, a.mask, a.addrs);
         self.ops.get_mut(opi).parts = 1;
+        if self.has_values() {
+            self.ops.get_mut(opi).local_store = a.width.min(8);
+            for l in lanes(a.mask) {
+                if let Some(v) = self.lane_val(opi, l) {
+                    *v = vals[l];
+                }
+            }
+            self.local_at(opi, wi, start, now, ctx);
+        }
         let w = self.warps[wi].as_mut().expect("live");
         w.inflight.local += 1;
         w.flow.advance(a.mask);
         self.shared_done(opi, wi, done, ctx);
     }
 
-    /// An atomic on local memory: through the banks and the SM's atomic unit, performed now.
+    /// Local atomic `opi` is performed (when the banks serve it): `batch` on the work-group's local
+    /// memory, each lane's result into the op's values.
+    pub(super) fn local_atomic_perform(&mut self, opi: u32, batch: &mut AtomicBatch) {
+        let w = self.ops.get(opi).warp as usize;
+        let gs = self.warps[w]
+            .as_ref()
+            .expect("a warp with an access in flight")
+            .group_slot;
+        let g = self.groups[gs].as_mut().expect("resident");
+        perform_batch(batch, &mut LocalView { mem: &mut g.local });
+        for l in &batch.lanes {
+            if let Some(v) = self.lane_val(opi, l.lane as usize) {
+                *v = l.result;
+            }
+        }
+    }
+
+    /// An atomic on local memory: through the banks and the SM's atomic unit, performed when the
+    /// banks serve it, its result ready when the atomic unit is done.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn local_atomic(
         &mut self,
@@ -186,22 +246,33 @@ impl Sm {
         ctx: &mut Ctx,
     ) {
         let wi = a.wi;
-        let gs = self.warps[wi].as_ref().expect("live").group_slot;
         let mut batch = AtomicBatch { op, ty, lanes: all };
-        let done = {
-            let t = self.shared.access(now, a.addrs, a.mask);
-            self.shared.atomic.schedule(t, &batch).max(t)
+        let (start, done) = {
+            let (start, t) = self.shared.serve(now, a.addrs, a.mask);
+            (start, self.shared.atomic.schedule(t, &batch).max(t))
         };
-        if self.has_values() {
-            let g = self.groups[gs].as_mut().expect("resident");
-            perform_batch(&mut batch, &mut LocalView { mem: &mut g.local });
-        }
         self.notices.progress += 1;
         let opi = self.new_op(wi, a.dst, value_bytes, OpKind::Local, a.mask, a.addrs);
         self.ops.get_mut(opi).race_read = race_read;
-        for l in &batch.lanes {
-            if let Some(v) = self.lane_val(opi, l.lane as usize) {
-                *v = l.result;
+        if self.has_values() {
+            if start <= now {
+                self.local_atomic_perform(opi, &mut batch);
+            } else {
+                let b = ctx.batches.alloc(batch);
+                let who = Requester::Warp {
+                    warp: wi as u16,
+                    op: opi,
+                };
+                ctx.q.at_or_now(
+                    start,
+                    Event::SmIn(
+                        self.id,
+                        CoreResp::SharedAtomic {
+                            who,
+                            batch: crate::machine::msg::BatchId(b),
+                        },
+                    ),
+                );
             }
         }
         self.started(opi, 1, a, OpKind::Local, 0);
