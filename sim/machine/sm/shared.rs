@@ -23,6 +23,7 @@ use crate::machine::atomic::{perform_batch, AtomicBatch, LaneAtomic, ValueStore}
 use crate::machine::atomic_unit::AtomicUnit;
 use crate::machine::domain::Ctx;
 use crate::machine::msg::{CoreResp, Event, Requester};
+use crate::machine::watchdog::write_tracked;
 
 /// Counters of one SM's shared memory.
 #[derive(Debug, Default)]
@@ -156,10 +157,10 @@ impl Sm {
             let g = self.groups[gs].as_mut().expect("resident");
             for l in lanes(a.mask) {
                 let o = a.addrs[l] as usize;
-                g.local[o..o + vb].copy_from_slice(&vals[l].to_le_bytes()[..vb]);
+                let v = vals[l].to_le_bytes();
+                write_tracked(&mut g.local, o, o as u64, &v[..vb], &mut g.local_digest);
             }
         }
-        self.notices.progress += 1;
         let done = self.shared.access(now, a.addrs, a.mask);
         let opi = self.new_op(wi, Dst::None, 0, OpKind::Local, a.mask, a.addrs);
         self.ops.get_mut(opi).parts = 1;
@@ -191,9 +192,14 @@ impl Sm {
         };
         if self.has_values() {
             let g = self.groups[gs].as_mut().expect("resident");
-            perform_batch(&mut batch, &mut LocalView { mem: &mut g.local });
+            perform_batch(
+                &mut batch,
+                &mut LocalView {
+                    mem: &mut g.local,
+                    digest: &mut g.local_digest,
+                },
+            );
         }
-        self.notices.progress += 1;
         let opi = self.new_op(wi, a.dst, value_bytes, OpKind::Local, a.mask, a.addrs);
         self.ops.get_mut(opi).race_read = race_read;
         for l in &batch.lanes {
@@ -209,6 +215,7 @@ impl Sm {
 /// A work-group's local memory as the value store of its atomics.
 struct LocalView<'a> {
     mem: &'a mut Vec<u8>,
+    digest: &'a mut u64,
 }
 
 impl ValueStore for LocalView<'_> {
@@ -219,8 +226,8 @@ impl ValueStore for LocalView<'_> {
         u64::from_le_bytes(b)
     }
     fn write(&mut self, addr: u64, len: u32, v: u64) {
-        let o = addr as usize;
-        self.mem[o..o + len as usize].copy_from_slice(&v.to_le_bytes()[..len as usize]);
+        let b = v.to_le_bytes();
+        write_tracked(self.mem, addr as usize, addr, &b[..len as usize], self.digest);
     }
 }
 

@@ -131,6 +131,8 @@ pub struct Warp {
     pub exited: bool,
     /// The SM write frontier a cumulative release waits for (`frontier.rs`).
     pub fence_mark: Option<u64>,
+    /// The last time the warp's memory operations all completed (`../watchdog.rs`).
+    pub settled_at: Time,
 }
 
 impl Warp {
@@ -161,6 +163,7 @@ impl Warp {
             stall: Stall::Ready,
             exited: false,
             fence_mark: None,
+            settled_at: ready_at,
         };
         w.live = w.full_mask();
         w

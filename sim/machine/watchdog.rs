@@ -1,0 +1,236 @@
+//! The watchdog's notion of forward progress: machine state that does not repeat.
+//!
+//! Every `watchdog.no_progress_cycles / 16` cycles (at the first window barrier at or after the
+//! sample time, `gpu.rs`), the watchdog samples the machine's architectural state in parts and
+//! remembers the last [`HISTORY`] distinct values of each part:
+//! - each resident warp (by SM and warp slot): its work-group, its live and at-barrier lane masks,
+//!   every lane's registers (the predicates are registers of the IR), the last address it accessed,
+//!   and the digest of its work-group's local memory;
+//! - global memory: a digest kept up to date on every write that changes a byte (XOR of a hash of
+//!   each byte's address and value, [`byte_hash`]), so sampling never scans memory;
+//! - a count of events that can happen only finitely often: work-groups placed, lanes exited and
+//!   traced instructions issued (a trace never loops).
+//!
+//! A sample is *novel* when some part holds a value that part has not held among its remembered
+//! values, or the event count moved. A run makes no forward progress when [`WINDOW`] samples in a
+//! row are not novel (so at least `no_progress_cycles` went by holding only states seen before) and
+//! every warp has settled since the last novel sample — each had nothing in flight (loads,
+//! buffered or unacknowledged stores, local accesses) at some moment after it, so no memory
+//! operation issued before the repetition began can still land and change what the warps see.
+//!
+//! PCs are left out on purpose: a spin loop sampled at different points of its body holds the same
+//! registers at every point once it settles (each register is rewritten with the same value every
+//! iteration), so without PCs it repeats at once; with them it would repeat only after every
+//! combination of sampled PCs had been seen. A loop that terminates changes a register (its counter)
+//! or memory, so it is progress; so is a warp waiting for loads of addresses it never read before
+//! (the last address is in its state).
+//!
+//! Detects: spin loops and deadlocks whose warps re-read unchanged values (the oversubscribed latch,
+//! a lock never released, a flag nobody sets), warps stuck at barriers, livelocks whose memory
+//! cycles through a few values (a lock word toggled back and forth), each part's cycle no longer
+//! than [`HISTORY`] samples.
+//! Does not detect (the cycle limit `watchdog.max_cycles` stops these, with its diagnosis): loops
+//! whose state never repeats although they will never end — stores of ever larger values, a spin
+//! loop that counts its iterations in a register — and livelocks that cycle global memory through
+//! more than [`HISTORY`] joint states (many independent words toggling out of phase). L1 contents,
+//! store-buffer contents and messages in flight are not part of the state: they are accounted for by
+//! the settling rule above, not hashed.
+
+use super::domain::SmDomain;
+use crate::engine::Time;
+
+/// Non-novel samples in a row before a run is declared stuck: the sample interval is
+/// `no_progress_cycles / WINDOW`.
+pub const WINDOW: u32 = 16;
+
+/// Distinct values remembered per part of the state.
+pub const HISTORY: usize = 64;
+
+/// A 64-bit mixer (SplitMix64's finaliser).
+#[inline]
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The contribution of byte value `v` at address `addr` to a memory digest: the digest of a memory
+/// is the XOR of its bytes' hashes relative to its initial contents, so a write changes it by
+/// `byte_hash(a, old) ^ byte_hash(a, new)` for each byte that changed.
+#[inline]
+pub fn byte_hash(addr: u64, v: u8) -> u64 {
+    mix(addr.wrapping_mul(0x100).wrapping_add(v as u64) ^ 0x9e37_79b9_7f4a_7c15)
+}
+
+/// Writes `new` at `data[at..]` (the bytes of addresses `addr..`), updating `digest` for each byte
+/// that changes; returns how many changed.
+#[inline]
+pub fn write_tracked(data: &mut [u8], at: usize, addr: u64, new: &[u8], digest: &mut u64) -> u64 {
+    let mut changed = 0;
+    for (i, (&b, old)) in new.iter().zip(&mut data[at..at + new.len()]).enumerate() {
+        if *old != b {
+            *digest ^= byte_hash(addr + i as u64, *old) ^ byte_hash(addr + i as u64, b);
+            *old = b;
+            changed += 1;
+        }
+    }
+    changed
+}
+
+/// A running hash of words (order-sensitive).
+struct Hasher(u64);
+
+impl Hasher {
+    #[inline]
+    fn add(&mut self, x: u64) {
+        self.0 = mix(self.0 ^ x).wrapping_add(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+/// The last [`HISTORY`] distinct values of one part of the state.
+#[derive(Default)]
+struct Ring {
+    vals: Vec<u64>,
+    next: usize,
+}
+
+impl Ring {
+    /// Whether `v` was seen; if not, it is remembered (in place of the oldest).
+    fn seen(&mut self, v: u64) -> bool {
+        if self.vals.contains(&v) {
+            return true;
+        }
+        if self.vals.len() < HISTORY {
+            self.vals.push(v);
+        } else {
+            self.vals[self.next] = v;
+            self.next = (self.next + 1) % HISTORY;
+        }
+        false
+    }
+}
+
+/// Why the watchdog stopped a run: since `since` (the last novel sample), `samples` samples held
+/// only states seen before.
+#[derive(Debug, Clone, Copy)]
+pub struct Stuck {
+    pub since: Time,
+    pub samples: u32,
+}
+
+pub struct Watchdog {
+    interval: Time,
+    next_sample: Time,
+    /// Time of the last novel sample, and the non-novel samples since.
+    last_novel: Time,
+    stale: u32,
+    events: u64,
+    memory: Ring,
+    /// Per SM, per warp slot.
+    warps: Vec<Vec<Ring>>,
+}
+
+impl Watchdog {
+    /// Samples every `interval` (> 0) from `start`.
+    pub fn new(interval: Time, start: Time, sms: &[SmDomain]) -> Watchdog {
+        Watchdog {
+            interval,
+            next_sample: start + interval,
+            last_novel: start,
+            stale: 0,
+            events: 0,
+            memory: Ring::default(),
+            warps: sms
+                .iter()
+                .map(|d| (0..d.sm.warps.len()).map(|_| Ring::default()).collect())
+                .collect(),
+        }
+    }
+
+    /// Samples the state at `now` if a sample is due; `Some` when the run makes no progress.
+    /// `events` counts the finite events (groups placed, lanes exited, traced instructions);
+    /// `memory` is the global memory's digest.
+    pub fn check(
+        &mut self,
+        now: Time,
+        events: u64,
+        memory: u64,
+        sms: &[SmDomain],
+    ) -> Option<Stuck> {
+        if now < self.next_sample {
+            return None;
+        }
+        self.next_sample = now + self.interval;
+        // Every part is looked at (and remembered) even once one is novel.
+        let mut novel = events != self.events;
+        self.events = events;
+        novel |= !self.memory.seen(memory);
+        for (d, rings) in sms.iter().zip(&mut self.warps) {
+            for (w, ring) in d.sm.warps.iter().zip(rings.iter_mut()) {
+                let Some(w) = w else { continue };
+                let mut h = Hasher(0);
+                h.add(w.group);
+                h.add(w.warp_in_group as u64);
+                h.add(w.live);
+                h.add(w.at_bar);
+                h.add(w.last_addr.map_or(u64::MAX, |a| a));
+                if let Some(g) = d.sm.groups.get(w.group_slot).and_then(|g| g.as_ref()) {
+                    h.add(g.local_digest);
+                }
+                for &r in w.regs() {
+                    h.add(r);
+                }
+                novel |= !ring.seen(h.0);
+            }
+        }
+        if novel {
+            self.last_novel = now;
+            self.stale = 0;
+            return None;
+        }
+        self.stale += 1;
+        let settled = sms
+            .iter()
+            .flat_map(|d| d.sm.warps.iter().flatten())
+            .all(|w| w.inflight.quiet() || w.settled_at > self.last_novel);
+        (self.stale >= WINDOW && settled).then_some(Stuck {
+            since: self.last_novel,
+            samples: self.stale,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_memory_digest_depends_on_the_contents_only() {
+        let mut a = vec![0u8; 16];
+        let mut da = 0;
+        write_tracked(&mut a, 0, 100, &[1, 2, 3], &mut da);
+        write_tracked(&mut a, 1, 101, &[7], &mut da);
+        let mut b = vec![0u8; 16];
+        let mut db = 0;
+        write_tracked(&mut b, 0, 100, &[1, 7, 3], &mut db);
+        assert_eq!(da, db, "same bytes, same digest, whatever the writes");
+        assert_eq!(write_tracked(&mut b, 0, 100, &[1, 7], &mut db), 0);
+        write_tracked(&mut b, 0, 100, &[0, 0, 0], &mut db);
+        assert_eq!(db, 0, "back to the initial contents");
+        write_tracked(&mut a, 3, 103, &[3], &mut da);
+        assert_ne!(da, 0);
+    }
+
+    #[test]
+    fn a_ring_remembers_the_last_distinct_values() {
+        let mut r = Ring::default();
+        assert!(!r.seen(1));
+        assert!(r.seen(1));
+        for v in 2..=HISTORY as u64 {
+            assert!(!r.seen(v));
+        }
+        assert!(r.seen(1), "{HISTORY} values are remembered");
+        assert!(!r.seen(1000));
+        assert!(!r.seen(1), "the oldest was forgotten");
+    }
+}
