@@ -553,7 +553,7 @@ impl<'c> Gpu<'c> {
                     window: c(start - stuck.since),
                     diagnosis: format!(
                         "  the state repeats: since cycle {}, {} samples (one every {} cycles) found every warp's \
-                         registers, lane masks and last address, local and global memory in states seen before, \
+                         PC, registers, lane masks and last address, local and global memory in states seen before, \
                          and every warp's memory operations settled since\n{}",
                         c(stuck.since),
                         stuck.samples,

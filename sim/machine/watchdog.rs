@@ -3,9 +3,10 @@
 //! Every `watchdog.no_progress_cycles / 16` cycles (at the first window barrier at or after the
 //! sample time, `gpu.rs`), the watchdog samples the machine's architectural state in parts and
 //! remembers the last [`HISTORY`] distinct values of each part:
-//! - each resident warp (by SM and warp slot): its work-group, its live and at-barrier lane masks,
-//!   every lane's registers (the predicates are registers of the IR), the last address it accessed,
-//!   and the digest of its work-group's local memory;
+//! - each resident warp (by SM and warp slot): its work-group, the PC of its last instruction, its
+//!   live and at-barrier lane masks, every lane's registers (the predicates are registers of the
+//!   IR), the last address it accessed, and the digest of its work-group's local memory (kept up
+//!   to date on every local write, as global memory's is);
 //! - global memory: a digest kept up to date on every write that changes a byte (XOR of a hash of
 //!   each byte's address and value, [`byte_hash`]), so sampling never scans memory;
 //! - a count of events that can happen only finitely often: work-groups placed, lanes exited and
@@ -18,17 +19,20 @@
 //! buffered or unacknowledged stores, local accesses) at some moment after it, so no memory
 //! operation issued before the repetition began can still land and change what the warps see.
 //!
-//! PCs are left out on purpose: a spin loop sampled at different points of its body holds the same
-//! registers at every point once it settles (each register is rewritten with the same value every
-//! iteration), so without PCs it repeats at once; with them it would repeat only after every
-//! combination of sampled PCs had been seen. A loop that terminates changes a register (its counter)
-//! or memory, so it is progress; so is a warp waiting for loads of addresses it never read before
-//! (the last address is in its state).
+//! Why each warp has its own history, and why its PC is in it: a spin loop of L instructions holds
+//! the same registers at every point once it settles (each register is rewritten with the same value
+//! every iteration), so its warp takes at most L states, and repeats once each has been sampled,
+//! whatever PC the samples fall on — as long as L ≤ [`HISTORY`]. One hash over all warps would
+//! instead repeat only after every combination of the warps' phases had been seen, which for many
+//! warps is never. Without the PC, straight-line code that re-reads the same values (an unrolled
+//! pointer chase around a ring of nodes) would look like a loop; with it, a PC that moves on is a new
+//! state. A loop that terminates changes a register (its counter) or memory, so it is progress; so
+//! is a warp waiting for loads of addresses it never read before (the last address is in its state).
 //!
 //! Detects: spin loops and deadlocks whose warps re-read unchanged values (the oversubscribed latch,
 //! a lock never released, a flag nobody sets), warps stuck at barriers, livelocks whose memory
-//! cycles through a few values (a lock word toggled back and forth), each part's cycle no longer
-//! than [`HISTORY`] samples.
+//! cycles through a few values (a lock word toggled back and forth) — each warp's loop shorter than
+//! [`HISTORY`] instructions.
 //! Does not detect (the cycle limit `watchdog.max_cycles` stops these, with its diagnosis): loops
 //! whose state never repeats although they will never end — stores of ever larger values, a spin
 //! loop that counts its iterations in a register — and livelocks that cycle global memory through
@@ -171,6 +175,7 @@ impl Watchdog {
                 let mut h = Hasher(0);
                 h.add(w.group);
                 h.add(w.warp_in_group as u64);
+                h.add(w.last_pc as u64);
                 h.add(w.live);
                 h.add(w.at_bar);
                 h.add(w.last_addr.map_or(u64::MAX, |a| a));

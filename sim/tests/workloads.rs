@@ -172,6 +172,12 @@ fn device_latch_oversubscribed_ends_in_a_no_progress_diagnosis() {
     );
     // ... while the other warps wait at the barrier and the other groups wait for an SM.
     assert!(diagnosis.contains("wait at the barrier"), "{diagnosis}");
+    // The reason: the machine's state only repeated (`sim/machine/watchdog.rs`).
+    assert!(
+        diagnosis.contains("the state repeats: since cycle")
+            && diagnosis.contains("in states seen before"),
+        "{diagnosis}"
+    );
     assert!(
         diagnosis.contains("56 work-groups are waiting for an SM"),
         "{diagnosis}"
@@ -526,10 +532,10 @@ fn results_do_not_depend_on_the_number_of_simulation_threads() {
     }
 }
 
-// The watchdog's definition of progress (issue 16 item 4): three terminating kernels that today are
-// stopped as "no forward progress", and one that never ends and must be stopped by the cycle limit.
-// Ignored until the machine's progress rule lands (sim/machine/ belongs to another engineer this
-// wave); run them with `cargo test --release --test integration watchdog_ -- --ignored`.
+// The watchdog's definition of progress (issue 16 item 4, `sim/machine/watchdog.rs`): three
+// terminating kernels that the old rule (no memory value changed, no lane exited) stopped as "no
+// forward progress", one that never ends and must be stopped by the cycle limit, and (above) the
+// oversubscribed latch, a real deadlock that must still be diagnosed as one.
 
 fn test_workload(name: &str, params: &[(&str, i64)]) -> Workload {
     let params: Vec<(String, i64)> = params.iter().map(|&(n, v)| (n.to_string(), v)).collect();
@@ -538,15 +544,13 @@ fn test_workload(name: &str, params: &[(&str, i64)]) -> Workload {
 }
 
 #[test]
-#[ignore = "needs the progress watchdog (issue 16 item 4)"]
-fn watchdog_lets_a_streaming_read_finish_on_the_default_config() {
-    let cfg = config::default_config().unwrap();
-    let wl = test_workload("streaming_read", &[]);
-    assert_checks_hold(&run_on(&cfg, &wl), "streaming_read");
+fn watchdog_lets_a_streaming_read_finish() {
+    // The old rule stopped this at cycle 100,001 of 341,940: nothing but loads for 100,000 cycles.
+    let wl = test_workload("streaming_read", &[("GROUPS", 8), ("G", 256), ("PER", 256)]);
+    assert_checks_hold(&run_on(&tiny(), &wl), "streaming_read");
 }
 
 #[test]
-#[ignore = "needs the progress watchdog (issue 16 item 4)"]
 fn watchdog_lets_a_compute_only_loop_finish() {
     let cfg = config::default_config().unwrap();
     let wl = test_workload("compute_loop", &[("ITERS", 40_000)]);
@@ -554,7 +558,6 @@ fn watchdog_lets_a_compute_only_loop_finish() {
 }
 
 #[test]
-#[ignore = "needs the progress watchdog (issue 16 item 4)"]
 fn watchdog_lets_a_long_read_only_phase_after_a_latch_finish() {
     let wl = load("device_latch", &[("GROUPS", 8), ("G", 256)]);
     assert_checks_hold(&run_on(&tiny(), &wl), "device_latch GROUPS=8 G=256");
