@@ -144,6 +144,14 @@ pub fn parse_param(arg: &str) -> Result<(String, i64), RunError> {
 
 /// Loads, runs and writes the requested outputs.
 pub fn execute(args: &RunArgs) -> Result<RunOutput, RunError> {
+    execute_reporting(args, None)
+}
+
+/// [`execute`], telling `progress` the work-groups finished (`RunOptions::progress`).
+pub fn execute_reporting(
+    args: &RunArgs,
+    progress: Option<machine::ProgressHook>,
+) -> Result<RunOutput, RunError> {
     let config = config::load(args.config.as_deref(), &args.sets)?;
     let input = Input::of(&args.input).load(&args.params, args.threads)?;
     if let Loaded::Trace(t) = &input {
@@ -156,6 +164,7 @@ pub fn execute(args: &RunArgs) -> Result<RunOutput, RunError> {
         seed: args.seed,
         races: args.races,
         threads: args.threads,
+        progress,
         ..Default::default()
     };
     let result = match &input {

@@ -19,6 +19,19 @@ pub struct RunOptions {
     pub skip_checks: bool,
     /// Threads simulating the run (0 or 1: this thread only). The results do not depend on it.
     pub threads: usize,
+    /// Told the work-groups finished of the running launch's whenever that count changes (checked
+    /// once per synchronisation window: `None` costs one branch per window). Never changes results.
+    pub progress: Option<ProgressHook>,
+}
+
+/// Where a run reports its progress ([`RunOptions::progress`]), e.g. a [`crate::progress::Progress`].
+#[derive(Clone)]
+pub struct ProgressHook(pub std::sync::Arc<dyn crate::progress::Report + Send>);
+
+impl std::fmt::Debug for ProgressHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ProgressHook")
+    }
 }
 
 /// Outcome of one end-of-run check.

@@ -66,6 +66,8 @@ struct Gpu<'c> {
     pool: Option<rayon::ThreadPool>,
     /// `RunOptions::races`: the detector the SMs' race events feed.
     races: Option<RaceDetector>,
+    /// `RunOptions::progress`.
+    progress: Option<ProgressHook>,
 }
 
 /// Whether a work-group of `threads` work-items and `local_bytes` of local memory fits one empty SM;
@@ -309,6 +311,7 @@ impl<'c> Gpu<'c> {
             capture_out: vec![0; opts.capture.len()],
             pool,
             races: opts.races.then(|| RaceDetector::new(gt, cfg.sm.warp_size)),
+            progress: opts.progress.clone(),
         })
     }
 
@@ -533,6 +536,7 @@ impl<'c> Gpu<'c> {
             .clock
             .cycles(wd.no_progress_cycles.div_ceil(watchdog::WINDOW as u64));
         let mut dog = Watchdog::new(every, self.now, &self.sms);
+        let mut told = u64::MAX;
         while let Some(start) = self.next_time() {
             let end = start + self.window;
             self.run_window(end);
@@ -546,6 +550,12 @@ impl<'c> Gpu<'c> {
             );
             self.deliver(end)?;
             self.reports()?;
+            if let Some(p) = &self.progress {
+                if self.dispatcher.done != told {
+                    told = self.dispatcher.done;
+                    p.0.update(told, self.dispatcher.total);
+                }
+            }
             if let Some(stuck) = dog.check(start, self.events(), self.memory_digest(), &self.sms) {
                 let c = |t| self.clock.cycle_of(t);
                 return Err(SimError::NoProgress {
