@@ -18,7 +18,7 @@
 //! the SMs keep a bounds-only view (they never read values from device memory, only through their
 //! L1). [`GlobalMemory::join`] puts the shards back together for the end-of-run checks.
 
-use super::watchdog::{byte_hash, write_tracked};
+use super::watchdog::{words_hash, write_tracked};
 use crate::workload::Buffer;
 use std::sync::Arc;
 
@@ -301,17 +301,29 @@ impl GlobalMemory {
             return;
         };
         let mut changes = 0;
+        // The bytes that change, then the digest over the words holding them.
+        let mut changed = 0u128;
         let mut m = mask;
         while m != 0 {
             let i = m.trailing_zeros() as usize;
             m &= m - 1;
             if o + i < data.len() && data[o + i] != bytes[i] {
-                let a = line_addr + i as u64;
-                self.digest ^= byte_hash(a, data[o + i]) ^ byte_hash(a, bytes[i]);
-                data[o + i] = bytes[i];
+                changed |= 1 << i;
                 changes += 1;
             }
         }
+        if changed == 0 {
+            return;
+        }
+        let span = 128 - changed.leading_zeros() as usize;
+        let before = words_hash(data, o, line_addr, span);
+        let mut m = changed;
+        while m != 0 {
+            let i = m.trailing_zeros() as usize;
+            m &= m - 1;
+            data[o + i] = bytes[i];
+        }
+        self.digest ^= before ^ words_hash(data, o, line_addr, span);
         self.changes += changes;
     }
 

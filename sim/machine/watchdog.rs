@@ -7,8 +7,8 @@
 //!   live and at-barrier lane masks, every lane's registers (the predicates are registers of the
 //!   IR), the last address it accessed, and the digest of its work-group's local memory (kept up
 //!   to date on every local write, as global memory's is);
-//! - global memory: a digest kept up to date on every write that changes a byte (XOR of a hash of
-//!   each byte's address and value, [`byte_hash`]), so sampling never scans memory;
+//! - global memory: a digest kept up to date on every write that changes a value (XOR of a hash of
+//!   each 8-byte word's address and value, [`word_hash`]), so sampling never scans memory;
 //! - a count of events that can happen only finitely often: work-groups placed, lanes exited and
 //!   traced instructions issued (a trace never loops).
 //!
@@ -58,25 +58,46 @@ fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// The contribution of byte value `v` at address `addr` to a memory digest: the digest of a memory
-/// is the XOR of its bytes' hashes relative to its initial contents, so a write changes it by
-/// `byte_hash(a, old) ^ byte_hash(a, new)` for each byte that changed.
+/// The contribution of the aligned 8-byte word at `addr` holding `v` to a memory digest: the digest
+/// of a memory is the XOR of its words' hashes relative to its initial contents, so a write changes
+/// it by `word_hash(a, old) ^ word_hash(a, new)` for each word that changed (words, not bytes: a
+/// line written at the L2 costs at most 16 pairs of hashes, and only where a value changed).
 #[inline]
-pub fn byte_hash(addr: u64, v: u8) -> u64 {
-    mix(addr.wrapping_mul(0x100).wrapping_add(v as u64) ^ 0x9e37_79b9_7f4a_7c15)
+pub fn word_hash(addr: u64, v: u64) -> u64 {
+    mix(v ^ mix(addr ^ 0x9e37_79b9_7f4a_7c15))
 }
 
-/// Writes `new` at `data[at..]` (the bytes of addresses `addr..`), updating `digest` for each byte
-/// that changes; returns how many changed.
+/// The XOR of [`word_hash`] over the aligned words holding addresses `addr..addr + len`, whose
+/// bytes are `data[at..]` (a word's bytes lie together in `data`; bytes outside `data` read as 0).
+#[inline]
+pub fn words_hash(data: &[u8], at: usize, addr: u64, len: usize) -> u64 {
+    let mut h = 0;
+    let mut w = addr & !7;
+    while w < addr + len as u64 {
+        let mut b = [0u8; 8];
+        for (i, x) in b.iter_mut().enumerate() {
+            // Index of address w + i in `data`.
+            let idx = (at as u64 + w + i as u64).wrapping_sub(addr) as usize;
+            if let Some(&v) = data.get(idx) {
+                *x = v;
+            }
+        }
+        h ^= word_hash(w, u64::from_le_bytes(b));
+        w += 8;
+    }
+    h
+}
+
+/// Writes `new` at `data[at..]` (the bytes of addresses `addr..`), updating `digest` when a byte
+/// changes; returns how many bytes changed.
 #[inline]
 pub fn write_tracked(data: &mut [u8], at: usize, addr: u64, new: &[u8], digest: &mut u64) -> u64 {
-    let mut changed = 0;
-    for (i, (&b, old)) in new.iter().zip(&mut data[at..at + new.len()]).enumerate() {
-        if *old != b {
-            *digest ^= byte_hash(addr + i as u64, *old) ^ byte_hash(addr + i as u64, b);
-            *old = b;
-            changed += 1;
-        }
+    let old = &data[at..at + new.len()];
+    let changed = old.iter().zip(new).filter(|(a, b)| a != b).count() as u64;
+    if changed > 0 {
+        let before = words_hash(data, at, addr, new.len());
+        data[at..at + new.len()].copy_from_slice(new);
+        *digest ^= before ^ words_hash(data, at, addr, new.len());
     }
     changed
 }
