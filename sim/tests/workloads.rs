@@ -582,3 +582,51 @@ fn watchdog_stops_stores_that_change_memory_forever_at_the_cycle_limit() {
         ),
     }
 }
+
+/// `run`'s progress (issue 16 item 6): the hook is told the work-groups finished, in order, up to all
+/// of them, and a run with it gives exactly the result of one without.
+#[test]
+fn run_progress_is_told_the_work_groups_finished_and_changes_no_result() {
+    use std::sync::{Arc, Mutex};
+    struct Seen(Mutex<Vec<(u64, u64)>>);
+    impl gpumemsim::progress::Report for Seen {
+        fn update(&self, done: u64, total: u64) {
+            self.0.lock().unwrap().push((done, total));
+        }
+    }
+    let wl = load("device_latch", &[("GROUPS", 8), ("G", 64)]);
+    let seen = Arc::new(Seen(Mutex::new(Vec::new())));
+    let opts = RunOptions {
+        progress: Some(machine::ProgressHook(seen.clone())),
+        ..RunOptions::default()
+    };
+    let with = machine::run(&tiny(), &wl, &opts).unwrap();
+    let without = machine::run(&tiny(), &wl, &RunOptions::default()).unwrap();
+    assert_eq!(
+        serde_json::to_string(&with).unwrap(),
+        serde_json::to_string(&without).unwrap()
+    );
+    let s = seen.0.lock().unwrap();
+    assert_eq!(s.last(), Some(&(8, 8)), "{s:?}");
+    assert!(s.windows(2).all(|w| w[0].0 < w[1].0), "{s:?}");
+}
+
+/// The summary says what each surprising quantity counts (issue 18 item 4): the L2's atomic requests
+/// against the atomic units' operations and lanes, mean queueing per request against the total
+/// same-address wait, stalls in warp-cycles.
+#[test]
+fn the_summary_says_what_its_atomic_counts_and_waits_count() {
+    let wl = load("histogram_local", &[]);
+    let cfg = config::default_config().unwrap();
+    let s = run_on(&cfg, &wl).summary(&cfg);
+    for want in [
+        "16 atomic requests (one per warp instruction and line)",
+        "L2: 512 ops for 512 lanes (a warp's lanes on one address are one op)",
+        "mean queueing 112.0 L2 cycles per request before its slice's unit starts it",
+        "same-address wait 0 L2 cycles in total",
+        "full-stall 0 warp-cycles",
+        "301 warp-cycles stalled at releases",
+    ] {
+        assert!(s.contains(want), "{want:?} not in\n{s}");
+    }
+}
