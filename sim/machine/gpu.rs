@@ -563,8 +563,8 @@ impl<'c> Gpu<'c> {
                     window: c(start - stuck.since),
                     diagnosis: format!(
                         "  the state repeats: since cycle {}, {} samples (one every {} cycles) found every warp's \
-                         PC, registers, lane masks and last address, local and global memory in states seen before, \
-                         and every warp's memory operations settled since\n{}",
+                         registers, lane masks, last address and PC (unless it loops), local and global memory in \
+                         states seen before, and every warp's memory operations settled since\n{}",
                         c(stuck.since),
                         stuck.samples,
                         c(every),

@@ -3,8 +3,8 @@
 //! Every `watchdog.no_progress_cycles / 16` cycles (at the first window barrier at or after the
 //! sample time, `gpu.rs`), the watchdog samples the machine's architectural state in parts and
 //! remembers the last [`HISTORY`] distinct values of each part:
-//! - each resident warp (by SM and warp slot): its work-group, the PC of its last instruction, its
-//!   live and at-barrier lane masks, every lane's registers (the predicates are registers of the
+//! - each resident warp (by SM and warp slot): its work-group, the PC of its last instruction
+//!   (unless it is looping, below), its live and at-barrier lane masks, every lane's registers (the predicates are registers of the
 //!   IR), the last address it accessed, and the digest of its work-group's local memory (kept up
 //!   to date on every local write, as global memory's is);
 //! - global memory: a digest kept up to date on every write that changes a value (XOR of a hash of
@@ -19,20 +19,22 @@
 //! buffered or unacknowledged stores, local accesses) at some moment after it, so no memory
 //! operation issued before the repetition began can still land and change what the warps see.
 //!
-//! Why each warp has its own history, and why its PC is in it: a spin loop of L instructions holds
-//! the same registers at every point once it settles (each register is rewritten with the same value
-//! every iteration), so its warp takes at most L states, and repeats once each has been sampled,
-//! whatever PC the samples fall on — as long as L ≤ [`HISTORY`]. One hash over all warps would
-//! instead repeat only after every combination of the warps' phases had been seen, which for many
-//! warps is never. Without the PC, straight-line code that re-reads the same values (an unrolled
-//! pointer chase around a ring of nodes) would look like a loop; with it, a PC that moves on is a new
-//! state. A loop that terminates changes a register (its counter) or memory, so it is progress; so
-//! is a warp waiting for loads of addresses it never read before (the last address is in its state).
+//! Why each warp has its own history, and when its PC is in it: a spin loop holds the same registers
+//! at every point of its body once it settles (each register is rewritten with the same value every
+//! iteration), so a looping warp — one that took a backward branch since the last sample — is
+//! judged without its PC: it repeats at once, whatever point of the body the samples fall on. (With
+//! the PC, a loop body's rarely sampled points keep looking new: 1,056 spinning warps of the
+//! oversubscribed latch on the H100 took 13 million cycles to show every phase.) A warp that took no
+//! backward branch since the last sample is judged with its PC, so straight-line code that re-reads
+//! the same values (an unrolled pointer chase around a ring of nodes) moves on, and a warp stalled
+//! in place repeats. One hash over all warps would repeat only after every combination of the warps'
+//! states had been seen, which for many warps is never: each warp has its own history. A loop that
+//! terminates changes a register (its counter) or memory, so it is progress; so is a warp waiting for
+//! loads of addresses it never read before (the last address is in its state).
 //!
 //! Detects: spin loops and deadlocks whose warps re-read unchanged values (the oversubscribed latch,
 //! a lock never released, a flag nobody sets), warps stuck at barriers, livelocks whose memory
-//! cycles through a few values (a lock word toggled back and forth) — each warp's loop shorter than
-//! [`HISTORY`] instructions.
+//! cycles through a few values (a lock word toggled back and forth).
 //! Does not detect (the cycle limit `watchdog.max_cycles` stops these, with its diagnosis): loops
 //! whose state never repeats although they will never end — stores of ever larger values, a spin
 //! loop that counts its iterations in a register — and livelocks that cycle global memory through
@@ -112,6 +114,14 @@ impl Hasher {
     }
 }
 
+/// What the watchdog keeps of one warp slot: the warp's states, and its backward branches at the
+/// last sample.
+#[derive(Default)]
+struct WarpSlot {
+    states: Ring,
+    back_branches: u64,
+}
+
 /// The last [`HISTORY`] distinct values of one part of the state.
 #[derive(Default)]
 struct Ring {
@@ -152,7 +162,7 @@ pub struct Watchdog {
     events: u64,
     memory: Ring,
     /// Per SM, per warp slot.
-    warps: Vec<Vec<Ring>>,
+    warps: Vec<Vec<WarpSlot>>,
 }
 
 impl Watchdog {
@@ -167,7 +177,7 @@ impl Watchdog {
             memory: Ring::default(),
             warps: sms
                 .iter()
-                .map(|d| (0..d.sm.warps.len()).map(|_| Ring::default()).collect())
+                .map(|d| (0..d.sm.warps.len()).map(|_| WarpSlot::default()).collect())
                 .collect(),
         }
     }
@@ -191,12 +201,14 @@ impl Watchdog {
         self.events = events;
         novel |= !self.memory.seen(memory);
         for (d, rings) in sms.iter().zip(&mut self.warps) {
-            for (w, ring) in d.sm.warps.iter().zip(rings.iter_mut()) {
+            for (w, slot) in d.sm.warps.iter().zip(rings.iter_mut()) {
                 let Some(w) = w else { continue };
+                let looping = w.back_branches != slot.back_branches;
+                slot.back_branches = w.back_branches;
                 let mut h = Hasher(0);
                 h.add(w.group);
                 h.add(w.warp_in_group as u64);
-                h.add(w.last_pc as u64);
+                h.add(if looping { u64::MAX } else { w.last_pc as u64 });
                 h.add(w.live);
                 h.add(w.at_bar);
                 h.add(w.last_addr.map_or(u64::MAX, |a| a));
@@ -206,7 +218,7 @@ impl Watchdog {
                 for &r in w.regs() {
                     h.add(r);
                 }
-                novel |= !ring.seen(h.0);
+                novel |= !slot.states.seen(h.0);
             }
         }
         if novel {

@@ -544,6 +544,20 @@ fn test_workload(name: &str, params: &[(&str, i64)]) -> Workload {
 }
 
 #[test]
+fn watchdog_diagnoses_many_spinning_warps_as_soon_as_the_window_allows() {
+    // 1,056 resident groups' elected warps spin on the H100: each is judged by its registers, not by
+    // the point of the loop body a sample falls on, so the state repeats from the first samples.
+    let cfg = config::default_config().unwrap();
+    let wl = load("device_latch_oversubscribed", &[]);
+    match machine::run(&cfg, &wl, &RunOptions::default()) {
+        Err(SimError::NoProgress { cycle, .. }) => {
+            assert!(cycle < 2 * cfg.watchdog.no_progress_cycles, "{cycle}")
+        }
+        other => panic!("expected no progress, got {:?}", other.map(|r| r.cycles)),
+    }
+}
+
+#[test]
 fn watchdog_lets_a_streaming_read_finish() {
     // The old rule stopped this at cycle 100,001 of 341,940: nothing but loads for 100,000 cycles.
     let wl = test_workload("streaming_read", &[("GROUPS", 8), ("G", 256), ("PER", 256)]);

@@ -133,6 +133,8 @@ pub struct Warp {
     pub fence_mark: Option<u64>,
     /// The last time the warp's memory operations all completed (`../watchdog.rs`).
     pub settled_at: Time,
+    /// Backward branches taken (`../watchdog.rs`: a looping warp is judged without its PC).
+    pub back_branches: u64,
 }
 
 impl Warp {
@@ -164,6 +166,7 @@ impl Warp {
             exited: false,
             fence_mark: None,
             settled_at: ready_at,
+            back_branches: 0,
         };
         w.live = w.full_mask();
         w
@@ -274,6 +277,9 @@ impl Warp {
             } else {
                 pcs[l] += 1;
             }
+        }
+        if any && target <= pc {
+            self.back_branches += 1;
         }
         if any && target <= pc && waiting_others {
             *spin += 1;
