@@ -635,18 +635,21 @@ fn cmd_run(c: RunCmd) -> Result<ExitCode> {
     let label = if c.races { "run --races" } else { "run" };
     let progress = std::sync::Arc::new(gpumemsim::progress::Progress::new(label, "work-groups", 0));
     let hook = gpumemsim::machine::ProgressHook(progress.clone());
-    let out = gpumemsim::runner::execute_reporting(&gpumemsim::runner::RunArgs {
-        input: c.kernel,
-        config: c.config,
-        seed: c.seed,
-        sets: c.set,
-        params: c.param,
-        json: c.json,
-        csv: c.csv,
-        stats_json: c.stats_json,
-        races: c.races,
-        threads: c.threads as usize,
-    }, Some(hook));
+    let out = gpumemsim::runner::execute_reporting(
+        &gpumemsim::runner::RunArgs {
+            input: c.kernel,
+            config: c.config,
+            seed: c.seed,
+            sets: c.set,
+            params: c.param,
+            json: c.json,
+            csv: c.csv,
+            stats_json: c.stats_json,
+            races: c.races,
+            threads: c.threads as usize,
+        },
+        Some(hook),
+    );
     progress.finish();
     let out = out?;
     print!("{}", out.summary);

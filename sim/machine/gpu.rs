@@ -32,8 +32,8 @@ use super::domain::{PartDomain, SmDomain, Work};
 use super::memory::GlobalMemory;
 use super::msg::Event;
 use super::races::RaceDetector;
-use super::watchdog::{self, Watchdog};
 use super::sm::{Launch, Program};
+use super::watchdog::{self, Watchdog};
 use crate::config::GpuConfig;
 use crate::engine::{Clock, Time};
 use crate::ir::Reg;
@@ -556,7 +556,11 @@ impl<'c> Gpu<'c> {
                     p.0.update(told, self.dispatcher.total);
                 }
             }
-            if let Some(stuck) = dog.check(start, self.events(), self.memory_digest(), &self.sms) {
+            let stuck = dog
+                .due(start)
+                .then(|| dog.check(start, self.events(), self.memory_digest(), &self.sms))
+                .flatten();
+            if let Some(stuck) = stuck {
                 let c = |t| self.clock.cycle_of(t);
                 return Err(SimError::NoProgress {
                     cycle: c(start),

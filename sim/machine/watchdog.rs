@@ -182,7 +182,13 @@ impl Watchdog {
         }
     }
 
-    /// Samples the state at `now` if a sample is due; `Some` when the run makes no progress.
+    /// Whether a sample is due at `now`.
+    #[inline]
+    pub fn due(&self, now: Time) -> bool {
+        now >= self.next_sample
+    }
+
+    /// Samples the state at `now` (when [`Watchdog::due`]); `Some` when the run makes no progress.
     /// `events` counts the finite events (groups placed, lanes exited, traced instructions);
     /// `memory` is the global memory's digest.
     pub fn check(
@@ -192,9 +198,6 @@ impl Watchdog {
         memory: u64,
         sms: &[SmDomain],
     ) -> Option<Stuck> {
-        if now < self.next_sample {
-            return None;
-        }
         self.next_sample = now + self.interval;
         // Every part is looked at (and remembered) even once one is novel.
         let mut novel = events != self.events;

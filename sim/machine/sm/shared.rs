@@ -227,7 +227,13 @@ impl ValueStore for LocalView<'_> {
     }
     fn write(&mut self, addr: u64, len: u32, v: u64) {
         let b = v.to_le_bytes();
-        write_tracked(self.mem, addr as usize, addr, &b[..len as usize], self.digest);
+        write_tracked(
+            self.mem,
+            addr as usize,
+            addr,
+            &b[..len as usize],
+            self.digest,
+        );
     }
 }
 
