@@ -690,20 +690,28 @@ impl TimelineArgs {
 }
 
 fn cmd_run(c: RunCmd) -> Result<ExitCode> {
-    let out = gpumemsim::runner::execute(&gpumemsim::runner::RunArgs {
-        input: c.kernel,
-        config: c.config,
-        seed: c.seed,
-        sets: c.set,
-        params: c.param,
-        json: c.json,
-        csv: c.csv,
-        stats_json: c.stats_json,
-        races: c.races,
-        threads: c.threads as usize,
-        timeline: c.timeline.get(),
-        intervals: c.stats_interval.zip(c.interval_csv),
-    })?;
+    let label = if c.races { "run --races" } else { "run" };
+    let progress = std::sync::Arc::new(gpumemsim::progress::Progress::new(label, "work-groups", 0));
+    let hook = gpumemsim::machine::ProgressHook(progress.clone());
+    let out = gpumemsim::runner::execute_reporting(
+        &gpumemsim::runner::RunArgs {
+            input: c.kernel,
+            config: c.config,
+            seed: c.seed,
+            sets: c.set,
+            params: c.param,
+            json: c.json,
+            csv: c.csv,
+            stats_json: c.stats_json,
+            races: c.races,
+            threads: c.threads as usize,
+            timeline: c.timeline.get(),
+            intervals: c.stats_interval.zip(c.interval_csv),
+        },
+        Some(hook),
+    );
+    progress.finish();
+    let out = out?;
     print!("{}", out.summary);
     let failed = out.failed_checks();
     if failed > 0 {

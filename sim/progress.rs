@@ -6,10 +6,9 @@
 //! Work that reports from inside a loop it does not own (the machine's event loop for `run` and
 //! `--races`) takes a `&dyn Report` and calls [`Report::update`] with its own measure of done/total.
 //!
-//! Not yet wired: `run` and `--races`, whose progress lives in the machine's event loop
-//! (`sim/machine/gpu.rs`, `Gpu::run_launch`): it should take a `&dyn Report` through `RunOptions` and
-//! call `update(work-groups retired, work-groups of the launch)` once per synchronisation window (or
-//! every few thousand events), the runner passing `Progress::new("run", "work-groups", 0)`.
+//! `run` (with or without `--races`) reports from the machine's event loop (`sim/machine/gpu.rs`):
+//! `RunOptions::progress` holds a [`Report`] that is told (work-groups finished, work-groups of the
+//! launch) whenever that count changes, checked once per synchronisation window.
 //!
 //! What it deliberately does not do: print anything for work that ends before the first line is due
 //! (quick runs and tests stay quiet), draw on stdout (results go there), or estimate from anything but

@@ -148,6 +148,14 @@ pub fn parse_param(arg: &str) -> Result<(String, i64), RunError> {
 
 /// Loads, runs and writes the requested outputs.
 pub fn execute(args: &RunArgs) -> Result<RunOutput, RunError> {
+    execute_reporting(args, None)
+}
+
+/// [`execute`], telling `progress` the work-groups finished (`RunOptions::progress`).
+pub fn execute_reporting(
+    args: &RunArgs,
+    progress: Option<machine::ProgressHook>,
+) -> Result<RunOutput, RunError> {
     let config = config::load(args.config.as_deref(), &args.sets)?;
     let input = Input::of(&args.input).load(&args.params, args.threads)?;
     if let Loaded::Trace(t) = &input {
@@ -162,6 +170,7 @@ pub fn execute(args: &RunArgs) -> Result<RunOutput, RunError> {
         threads: args.threads,
         timeline: args.timeline.as_ref().map(|t| t.1.clone()),
         stats_interval: args.intervals.as_ref().map(|i| i.0),
+        progress,
         ..Default::default()
     };
     let result = match &input {

@@ -586,7 +586,7 @@ pub static KEYS: &[Key] = &[
         "watchdog.no_progress_cycles",
         int(1, 1_000_000_000_000),
         "core cycles",
-        "Cycles without forward progress after which a run stops with a diagnosis.",
+        "A run whose machine state has only repeated for this many cycles stops with a no-progress diagnosis.",
     ),
 ];
 

@@ -30,6 +30,19 @@ pub struct RunOptions {
     /// those threads in [`RunResult::unfinished`] instead of a no-progress error (the litmus
     /// runner's "no final state").
     pub stuck_ok: bool,
+    /// Told the work-groups finished of the running launch's whenever that count changes (checked
+    /// once per synchronisation window: `None` costs one branch per window). Never changes results.
+    pub progress: Option<ProgressHook>,
+}
+
+/// Where a run reports its progress ([`RunOptions::progress`]), e.g. a [`crate::progress::Progress`].
+#[derive(Clone)]
+pub struct ProgressHook(pub std::sync::Arc<dyn crate::progress::Report + Send>);
+
+impl std::fmt::Debug for ProgressHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ProgressHook")
+    }
 }
 
 /// Outcome of one end-of-run check.
@@ -249,9 +262,12 @@ impl RunResult {
             g("l1", "bypass_loads"),
             g("l1", "invalidations")
         );
+        // Each quantity says what it counts (issue 18 item 4): requests are per warp instruction and
+        // line, operations per lane (or per address when lanes combine), waits are means or totals.
         let _ = writeln!(
             s,
-            "L2                {:.0} reads, {:.0} writes, {:.0} atomics, hit rate {:.1}%",
+            "L2                {:.0} reads, {:.0} writes, {:.0} atomic requests (one per warp instruction and line), \
+             hit rate {:.1}%",
             g("l2", "reads"),
             g("l2", "writes"),
             g("l2", "atomics"),
@@ -259,20 +275,31 @@ impl RunResult {
         );
         let _ = writeln!(
             s,
-            "atomic units      L2: {:.0} ops ({:.0} lanes), utilisation {:.1}% (busiest slice {:.1}%), mean queueing \
-             {:.1} L2 cycles, same-address wait {:.0} L2 cycles; SM: {:.0} shared + {:.0} L1 ops",
+            "atomic units      L2: {:.0} ops for {:.0} lanes ({}), utilisation {:.1}% (busiest slice {:.1}%); \
+             SM: {:.0} shared + {:.0} L1 ops",
             g("atomics.l2", "operations"),
             g("atomics.l2", "lane_operations"),
+            if cfg.atomics.combine_same_address_lanes {
+                "a warp's lanes on one address are one op"
+            } else {
+                "one op per lane"
+            },
             100.0 * g("atomics.l2", "utilisation"),
             100.0 * g("atomics.l2", "busiest_slice_utilisation"),
-            g("atomics.l2", "mean_queue_delay"),
-            g("atomics.l2", "same_address_wait"),
             g("atomics.sm", "shared_ops"),
             g("atomics.sm", "l1_ops")
         );
         let _ = writeln!(
             s,
-            "store buffer      mean occupancy {:.2} entries/SM, max {:.0}, full-stall {:.0} cycles, {:.0} forwarded loads",
+            "atomic waits      mean queueing {:.1} L2 cycles per request before its slice's unit starts it (one hot \
+             address queues here); same-address wait {:.0} L2 cycles in total (inside the unit, behind an earlier op \
+             to the address)",
+            g("atomics.l2", "mean_queue_delay"),
+            g("atomics.l2", "same_address_wait"),
+        );
+        let _ = writeln!(
+            s,
+            "store buffer      mean occupancy {:.2} entries/SM, max {:.0}, full-stall {:.0} warp-cycles, {:.0} forwarded loads",
             g("store_buffer", "mean_occupancy"),
             g("store_buffer", "max_occupancy"),
             g("store_buffer", "store_buffer_full_stall"),
@@ -280,7 +307,8 @@ impl RunResult {
         );
         let _ = writeln!(
             s,
-            "fences/barriers   {:.0} stall cycles (release waits), {:.0} bank-conflict cycles",
+            "fences/barriers   {:.0} warp-cycles stalled at releases (waiting for earlier accesses); shared memory: \
+             {:.0} extra cycles of bank conflicts",
             g("sm", "fence_stall"),
             g("sm", "bank_conflict")
         );

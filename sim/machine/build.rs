@@ -187,6 +187,7 @@ pub fn build(cfg: &GpuConfig, mem: GlobalMemory, launch: &Arc<Launch>, seed: u64
                 backing: bounds.backing.clone(),
                 placed: bounds.placed.clone(),
                 changes: 0,
+                digest: 0,
             },
             out: Outbox::default(),
             rng: SplitMix64::stream(seed, SM_STREAM + i as u64),

@@ -69,7 +69,8 @@ pub struct SmDomain {
     pub inbox: Vec<Outgoing>,
     /// What the SM reported during the window, with when: finished groups, exits, errors.
     pub notices: Vec<(Time, SmNotices)>,
-    /// Forward progress counted by the SM (lanes exited, barriers released, ...).
+    /// Events counted by the SM that can happen only finitely often (lanes exited, traced
+    /// instructions issued): progress for the watchdog (`watchdog.rs`).
     pub progress: u64,
     /// The SM reported an error: it simulates no further.
     pub halted: bool,

@@ -18,11 +18,10 @@
 //!
 //! Each domain draws from its own seeded random stream (`build.rs`).
 //!
-//! Watchdog: the run stops with a diagnosis when `watchdog.max_cycles` is reached, or when for
-//! `watchdog.no_progress_cycles` no memory value changed, no lane exited, no barrier released and no
-//! group was dispatched (spinning warps re-read unchanged values: a deadlock or livelock), or when no
-//! event is left while warps are still live (a barrier that can never complete). It looks at whole
-//! windows.
+//! Watchdog: the run stops with a diagnosis when `watchdog.max_cycles` is reached, when the machine's
+//! state has only repeated itself for `watchdog.no_progress_cycles` (`watchdog.rs` defines progress:
+//! spinning warps re-reading unchanged values, a deadlock or livelock), or when no event is left while
+//! warps are still live (a barrier that can never complete). It looks at whole windows.
 
 use super::api::*;
 use super::build;
@@ -36,6 +35,7 @@ use super::msg::Event;
 use super::races::RaceDetector;
 use super::sm::{Launch, Program};
 use super::timeline::{Recorder, TimelineOptions};
+use super::watchdog::{self, Watchdog};
 use crate::config::GpuConfig;
 use crate::engine::{Clock, Time};
 use crate::ir::Reg;
@@ -58,7 +58,7 @@ struct Gpu<'c> {
     /// The running launch (its program, geometry and captures).
     launch: Arc<Launch>,
     dispatcher: Dispatcher,
-    /// Groups placed so far (progress for the watchdog).
+    /// Groups placed so far (an event the watchdog counts).
     placed: u64,
     /// The time of the last event simulated.
     now: Time,
@@ -76,6 +76,8 @@ struct Gpu<'c> {
     /// `RunOptions::stuck_ok`, and the threads left waiting at barriers when it ended a run.
     stuck_ok: bool,
     unfinished: Vec<u64>,
+    /// `RunOptions::progress`.
+    progress: Option<ProgressHook>,
 }
 
 /// Whether a work-group of `threads` work-items and `local_bytes` of local memory fits one empty SM;
@@ -345,6 +347,7 @@ impl<'c> Gpu<'c> {
                 .map(|n| Sampler::new(n, clock, cfg.l2.line_bytes)),
             stuck_ok: opts.stuck_ok,
             unfinished: Vec::new(),
+            progress: opts.progress.clone(),
         })
     }
 
@@ -378,11 +381,15 @@ impl<'c> Gpu<'c> {
         })
     }
 
-    /// Forward progress so far: groups placed, what the SMs counted, memory values changed.
-    fn progress(&self) -> u64 {
-        self.placed
-            + self.sms.iter().map(|d| d.progress).sum::<u64>()
-            + self.parts.iter().map(|p| p.mem.changes).sum::<u64>()
+    /// The events that can happen only finitely often (for the watchdog): groups placed, and what the
+    /// SMs counted (lanes exited, traced instructions issued).
+    fn events(&self) -> u64 {
+        self.placed + self.sms.iter().map(|d| d.progress).sum::<u64>()
+    }
+
+    /// The digest of global memory's values (`watchdog.rs`), over every partition's shard.
+    fn memory_digest(&self) -> u64 {
+        self.parts.iter().fold(0, |d, p| d ^ p.mem.digest)
     }
 
     /// Places what fits; the groups start at `at`.
@@ -560,9 +567,12 @@ impl<'c> Gpu<'c> {
 
     fn event_loop(&mut self) -> Result<(), SimError> {
         let wd = &self.cfg.watchdog;
-        let stall = self.clock.cycles(wd.no_progress_cycles);
         let limit = self.clock.cycles(wd.max_cycles);
-        let mut last_progress: (u64, Time) = (self.progress(), self.now);
+        let every = self
+            .clock
+            .cycles(wd.no_progress_cycles.div_ceil(watchdog::WINDOW as u64));
+        let mut dog = Watchdog::new(every, self.now, &self.sms);
+        let mut told = u64::MAX;
         while let Some(start) = self.next_time() {
             let end = start + self.window;
             if let Some(s) = self.intervals.as_mut() {
@@ -582,17 +592,33 @@ impl<'c> Gpu<'c> {
             if self.timeline.is_some() {
                 self.sample_counters(end);
             }
-            let p = self.progress();
-            if p != last_progress.0 {
-                last_progress = (p, start);
-            } else if start - last_progress.1 > stall {
+            if let Some(p) = &self.progress {
+                if self.dispatcher.done != told {
+                    told = self.dispatcher.done;
+                    p.0.update(told, self.dispatcher.total);
+                }
+            }
+            let stuck = dog
+                .due(start)
+                .then(|| dog.check(start, self.events(), self.memory_digest(), &self.sms))
+                .flatten();
+            if let Some(stuck) = stuck {
                 if self.stuck_at_barriers() {
                     return Ok(());
                 }
+                let c = |t| self.clock.cycle_of(t);
                 return Err(SimError::NoProgress {
-                    cycle: self.clock.cycle_of(start),
-                    window: wd.no_progress_cycles,
-                    diagnosis: self.diagnose(),
+                    cycle: c(start),
+                    window: c(start - stuck.since),
+                    diagnosis: format!(
+                        "  the state repeats: since cycle {}, {} samples (one every {} cycles) found every warp's \
+                         registers, lane masks, last address and PC (unless it loops), local and global memory in \
+                         states seen before, and every warp's memory operations settled since\n{}",
+                        c(stuck.since),
+                        stuck.samples,
+                        c(every),
+                        self.diagnose()
+                    ),
                 });
             }
             if start > limit {

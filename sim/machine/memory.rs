@@ -18,6 +18,7 @@
 //! the SMs keep a bounds-only view (they never read values from device memory, only through their
 //! L1). [`GlobalMemory::join`] puts the shards back together for the end-of-run checks.
 
+use super::watchdog::{words_hash, write_tracked};
 use crate::workload::Buffer;
 use std::sync::Arc;
 
@@ -58,8 +59,11 @@ pub struct ShardMap {
 pub struct GlobalMemory {
     pub backing: Backing,
     pub placed: Vec<Placed>,
-    /// Number of value-changing writes (progress for the watchdog).
+    /// Number of value-changing writes.
     pub changes: u64,
+    /// Digest of the values for the watchdog (`watchdog.rs`): XOR of the hashes of the bytes that
+    /// differ from the initial contents, kept up to date by every write.
+    pub digest: u64,
 }
 
 impl GlobalMemory {
@@ -99,6 +103,7 @@ impl GlobalMemory {
             backing: Backing::Values(data),
             placed,
             changes: 0,
+            digest: 0,
         }
     }
 
@@ -108,6 +113,7 @@ impl GlobalMemory {
             backing: Backing::TimingOnly,
             placed: Vec::new(),
             changes: 0,
+            digest: 0,
         }
     }
 
@@ -128,6 +134,7 @@ impl GlobalMemory {
             backing,
             placed: self.placed.clone(),
             changes: 0,
+            digest: 0,
         };
         let Backing::Values(data) = &self.backing else {
             let b = self.backing.clone();
@@ -168,6 +175,7 @@ impl GlobalMemory {
     pub fn join(shards: &[GlobalMemory]) -> GlobalMemory {
         let placed = shards.first().map(|s| s.placed.clone()).unwrap_or_default();
         let changes = shards.iter().map(|s| s.changes).sum();
+        let digest = shards.iter().fold(0, |d, s| d ^ s.digest);
         let backing = match shards.first().map(|s| &s.backing) {
             Some(Backing::Shard { map, .. }) => {
                 let lb = map.line_bytes as usize;
@@ -187,13 +195,14 @@ impl GlobalMemory {
             backing,
             placed,
             changes,
+            digest,
         }
     }
 
     /// The bytes at `addr` (`len` of them, within one line) and where they are, if values are held.
-    fn bytes_at(&mut self, addr: u64) -> Option<(&mut Vec<u8>, usize)> {
+    fn bytes_at(backing: &mut Backing, addr: u64) -> Option<(&mut Vec<u8>, usize)> {
         let o = Self::off(addr);
-        match &mut self.backing {
+        match backing {
             Backing::Values(d) => Some((d, o)),
             Backing::Shard { data, map } => {
                 let lb = map.line_bytes as usize;
@@ -265,12 +274,11 @@ impl GlobalMemory {
     }
 
     pub fn write(&mut self, addr: u64, len: u32, v: u64) {
-        let Some((data, o)) = self.bytes_at(addr) else {
+        let Some((data, o)) = Self::bytes_at(&mut self.backing, addr) else {
             return;
         };
         let bytes = &v.to_le_bytes()[..len as usize];
-        if &data[o..o + len as usize] != bytes {
-            data[o..o + len as usize].copy_from_slice(bytes);
+        if write_tracked(data, o, addr, bytes, &mut self.digest) > 0 {
             self.changes += 1;
         }
     }
@@ -289,19 +297,33 @@ impl GlobalMemory {
 
     /// Writes the bytes selected by `mask` (bit i = byte i of the line).
     pub fn write_masked(&mut self, line_addr: u64, bytes: &[u8], mask: u128) {
-        let Some((data, o)) = self.bytes_at(line_addr) else {
+        let Some((data, o)) = Self::bytes_at(&mut self.backing, line_addr) else {
             return;
         };
         let mut changes = 0;
+        // The bytes that change, then the digest over the words holding them.
+        let mut changed = 0u128;
         let mut m = mask;
         while m != 0 {
             let i = m.trailing_zeros() as usize;
             m &= m - 1;
             if o + i < data.len() && data[o + i] != bytes[i] {
-                data[o + i] = bytes[i];
+                changed |= 1 << i;
                 changes += 1;
             }
         }
+        if changed == 0 {
+            return;
+        }
+        let span = 128 - changed.leading_zeros() as usize;
+        let before = words_hash(data, o, line_addr, span);
+        let mut m = changed;
+        while m != 0 {
+            let i = m.trailing_zeros() as usize;
+            m &= m - 1;
+            data[o + i] = bytes[i];
+        }
+        self.digest ^= before ^ words_hash(data, o, line_addr, span);
         self.changes += changes;
     }
 

@@ -22,7 +22,8 @@
 //! | work-group dispatcher | `dispatch.rs` |
 //! | simulation domains (an SM with its L1; a memory partition) and a handler's context | `domain.rs` |
 //! | the builder: each part from its spec and resources | `build.rs` |
-//! | window-synchronous parallel event loop, watchdog, diagnosis | `gpu.rs` |
+//! | window-synchronous parallel event loop, diagnosis | `gpu.rs` |
+//! | the watchdog's notion of progress (machine state that does not repeat) | `watchdog.rs` |
 //! | statistics of a run | `collect.rs` |
 //! | end-of-run checks | `checks.rs` |
 //! | load-time capability check and config-dependent lowering | `prepare.rs` |
@@ -61,6 +62,7 @@ mod slice_map;
 mod sm;
 mod store_buffer;
 pub mod timeline;
+mod watchdog;
 mod xbar;
 
 pub use api::*;

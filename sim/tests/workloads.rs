@@ -172,6 +172,12 @@ fn device_latch_oversubscribed_ends_in_a_no_progress_diagnosis() {
     );
     // ... while the other warps wait at the barrier and the other groups wait for an SM.
     assert!(diagnosis.contains("wait at the barrier"), "{diagnosis}");
+    // The reason: the machine's state only repeated (`sim/machine/watchdog.rs`).
+    assert!(
+        diagnosis.contains("the state repeats: since cycle")
+            && diagnosis.contains("in states seen before"),
+        "{diagnosis}"
+    );
     assert!(
         diagnosis.contains("56 work-groups are waiting for an SM"),
         "{diagnosis}"
@@ -527,10 +533,10 @@ fn results_do_not_depend_on_the_number_of_simulation_threads() {
     }
 }
 
-// The watchdog's definition of progress (issue 16 item 4): three terminating kernels that today are
-// stopped as "no forward progress", and one that never ends and must be stopped by the cycle limit.
-// Ignored until the machine's progress rule lands (sim/machine/ belongs to another engineer this
-// wave); run them with `cargo test --release --test integration watchdog_ -- --ignored`.
+// The watchdog's definition of progress (issue 16 item 4, `sim/machine/watchdog.rs`): three
+// terminating kernels that the old rule (no memory value changed, no lane exited) stopped as "no
+// forward progress", one that never ends and must be stopped by the cycle limit, and (above) the
+// oversubscribed latch, a real deadlock that must still be diagnosed as one.
 
 fn test_workload(name: &str, params: &[(&str, i64)]) -> Workload {
     let params: Vec<(String, i64)> = params.iter().map(|&(n, v)| (n.to_string(), v)).collect();
@@ -539,15 +545,27 @@ fn test_workload(name: &str, params: &[(&str, i64)]) -> Workload {
 }
 
 #[test]
-#[ignore = "needs the progress watchdog (issue 16 item 4)"]
-fn watchdog_lets_a_streaming_read_finish_on_the_default_config() {
+fn watchdog_diagnoses_many_spinning_warps_as_soon_as_the_window_allows() {
+    // 1,056 resident groups' elected warps spin on the H100: each is judged by its registers, not by
+    // the point of the loop body a sample falls on, so the state repeats from the first samples.
     let cfg = config::default_config().unwrap();
-    let wl = test_workload("streaming_read", &[]);
-    assert_checks_hold(&run_on(&cfg, &wl), "streaming_read");
+    let wl = load("device_latch_oversubscribed", &[]);
+    match machine::run(&cfg, &wl, &RunOptions::default()) {
+        Err(SimError::NoProgress { cycle, .. }) => {
+            assert!(cycle < 2 * cfg.watchdog.no_progress_cycles, "{cycle}")
+        }
+        other => panic!("expected no progress, got {:?}", other.map(|r| r.cycles)),
+    }
 }
 
 #[test]
-#[ignore = "needs the progress watchdog (issue 16 item 4)"]
+fn watchdog_lets_a_streaming_read_finish() {
+    // The old rule stopped this at cycle 100,001 of 341,940: nothing but loads for 100,000 cycles.
+    let wl = test_workload("streaming_read", &[("GROUPS", 8), ("G", 256), ("PER", 256)]);
+    assert_checks_hold(&run_on(&tiny(), &wl), "streaming_read");
+}
+
+#[test]
 fn watchdog_lets_a_compute_only_loop_finish() {
     let cfg = config::default_config().unwrap();
     let wl = test_workload("compute_loop", &[("ITERS", 40_000)]);
@@ -555,7 +573,6 @@ fn watchdog_lets_a_compute_only_loop_finish() {
 }
 
 #[test]
-#[ignore = "needs the progress watchdog (issue 16 item 4)"]
 fn watchdog_lets_a_long_read_only_phase_after_a_latch_finish() {
     let wl = load("device_latch", &[("GROUPS", 8), ("G", 256)]);
     assert_checks_hold(&run_on(&tiny(), &wl), "device_latch GROUPS=8 G=256");
@@ -675,5 +692,53 @@ fn kernel_barrier_operands_are_checked() {
             e.starts_with("k.kern:6:") && e.contains(what),
             "{text}: {e}"
         );
+    }
+}
+
+/// `run`'s progress (issue 16 item 6): the hook is told the work-groups finished, in order, up to all
+/// of them, and a run with it gives exactly the result of one without.
+#[test]
+fn run_progress_is_told_the_work_groups_finished_and_changes_no_result() {
+    use std::sync::{Arc, Mutex};
+    struct Seen(Mutex<Vec<(u64, u64)>>);
+    impl gpumemsim::progress::Report for Seen {
+        fn update(&self, done: u64, total: u64) {
+            self.0.lock().unwrap().push((done, total));
+        }
+    }
+    let wl = load("device_latch", &[("GROUPS", 8), ("G", 64)]);
+    let seen = Arc::new(Seen(Mutex::new(Vec::new())));
+    let opts = RunOptions {
+        progress: Some(machine::ProgressHook(seen.clone())),
+        ..RunOptions::default()
+    };
+    let with = machine::run(&tiny(), &wl, &opts).unwrap();
+    let without = machine::run(&tiny(), &wl, &RunOptions::default()).unwrap();
+    assert_eq!(
+        serde_json::to_string(&with).unwrap(),
+        serde_json::to_string(&without).unwrap()
+    );
+    let s = seen.0.lock().unwrap();
+    assert_eq!(s.last(), Some(&(8, 8)), "{s:?}");
+    assert!(s.windows(2).all(|w| w[0].0 < w[1].0), "{s:?}");
+}
+
+/// The summary says what each surprising quantity counts (issue 18 item 4): the L2's atomic requests
+/// against the atomic units' operations and lanes, mean queueing per request against the total
+/// same-address wait, stalls in warp-cycles.
+#[test]
+fn the_summary_says_what_its_atomic_counts_and_waits_count() {
+    let wl = load("histogram_local", &[]);
+    let cfg = config::default_config().unwrap();
+    let s = run_on(&cfg, &wl).summary(&cfg);
+    for want in [
+        "16 atomic requests (one per warp instruction and line)",
+        "L2: 512 ops for 512 lanes (a warp's lanes on one address are one op)",
+        "mean queueing 112.0 L2 cycles per request before its slice's unit starts it",
+        "same-address wait 0 L2 cycles in total",
+        "full-stall 0 warp-cycles",
+        "301 warp-cycles stalled at releases",
+    ] {
+        assert!(s.contains(want), "{want:?} not in\n{s}");
     }
 }

@@ -295,7 +295,6 @@ impl Sm {
                 w.set_stall(Stall::Ready);
             }
         }
-        self.notices.progress += 1;
         if invalidate {
             ctx.q.after(0, Event::L1In(self.id, L1Req::InvalidateAll));
         }

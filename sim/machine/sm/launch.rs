@@ -89,6 +89,9 @@ pub struct GroupSlot {
     pub threads: u32,
     /// The group's local memory (empty for a trace, which has no values).
     pub local: Vec<u8>,
+    /// The digest of `local` for the watchdog (`../watchdog.rs`): written through
+    /// `watchdog::write_tracked`.
+    pub local_digest: u64,
 }
 
 impl Sm {
@@ -165,6 +168,7 @@ impl Sm {
             barriers: Barriers::default(),
             threads,
             local,
+            local_digest: 0,
         });
         self.wake(ctx);
         self.wake_stress(ctx, 0);
@@ -191,12 +195,15 @@ impl Sm {
         if g.live_warps > 0 {
             self.try_release_group(gs, ctx);
         }
-        self.retire_if_settled(wi);
+        self.retire_if_settled(wi, ctx.now());
     }
 
     /// Frees the slot of an exited warp whose memory operations have all settled, and finishes its
     /// work-group when it was the last one.
-    pub(super) fn retire_if_settled(&mut self, wi: usize) {
+    pub(super) fn retire_if_settled(&mut self, wi: usize, now: Time) {
+        if let Some(w) = self.warps[wi].as_mut().filter(|w| w.inflight.quiet()) {
+            w.settled_at = now;
+        }
         if !self.warps[wi]
             .as_ref()
             .is_some_and(|w| w.exited && w.inflight.quiet())

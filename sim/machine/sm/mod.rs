@@ -268,7 +268,7 @@ impl Sm {
                 if let Some(w) = self.warps[warp as usize].as_mut() {
                     w.inflight.to_l1 -= 1;
                 }
-                self.retire_if_settled(warp as usize);
+                self.retire_if_settled(warp as usize, ctx.now());
             }
             CoreResp::StoreAcked {
                 by: Requester::Drain { warp },
@@ -278,7 +278,7 @@ impl Sm {
                 if let Some(w) = self.warps[warp as usize].as_mut() {
                     w.inflight.to_l2 -= 1;
                 }
-                self.retire_if_settled(warp as usize);
+                self.retire_if_settled(warp as usize, ctx.now());
             }
             CoreResp::LoadData {
                 who: Requester::Warp { op, .. },
@@ -418,7 +418,7 @@ impl Sm {
                 ctx.q.after(0, Event::L1In(self.id, L1Req::InvalidateAll));
             }
         }
-        self.retire_if_settled(warp as usize);
+        self.retire_if_settled(warp as usize, ctx.now());
     }
 
     /// Records a runtime error of lane `lane` of warp `wi` at `pc`; the run stops with it.

@@ -28,6 +28,7 @@ use crate::machine::atomic::{perform_batch, AtomicBatch, LaneAtomic, ValueStore}
 use crate::machine::atomic_unit::AtomicUnit;
 use crate::machine::domain::Ctx;
 use crate::machine::msg::{CoreResp, Event, Requester};
+use crate::machine::watchdog::write_tracked;
 
 /// Counters of one SM's shared memory.
 #[derive(Debug, Default)]
@@ -139,7 +140,8 @@ impl Sm {
         for l in lanes(mask) {
             let o = lv.addr[l] as usize;
             if store > 0 {
-                g.local[o..o + store].copy_from_slice(&lv.vals[l].to_le_bytes()[..store]);
+                let v = lv.vals[l].to_le_bytes();
+                write_tracked(&mut g.local, o, o as u64, &v[..store], &mut g.local_digest);
             } else if load > 0 {
                 let mut b = [0u8; 8];
                 b[..load].copy_from_slice(&g.local[o..o + load]);
@@ -195,7 +197,6 @@ impl Sm {
         ctx: &mut Ctx,
     ) {
         let wi = a.wi;
-        self.notices.progress += 1;
         let (start, done) = self.shared.serve(now, a.addrs, a.mask);
         let opi = self.new_op(wi, Dst::None, 0, OpKind::Local, a.mask, a.addrs);
         self.ops.get_mut(opi).parts = 1;
@@ -223,7 +224,13 @@ impl Sm {
             .expect("a warp with an access in flight")
             .group_slot;
         let g = self.groups[gs].as_mut().expect("resident");
-        perform_batch(batch, &mut LocalView { mem: &mut g.local });
+        perform_batch(
+            batch,
+            &mut LocalView {
+                mem: &mut g.local,
+                digest: &mut g.local_digest,
+            },
+        );
         for l in &batch.lanes {
             if let Some(v) = self.lane_val(opi, l.lane as usize) {
                 *v = l.result;
@@ -251,7 +258,6 @@ impl Sm {
             let (start, t) = self.shared.serve(now, a.addrs, a.mask);
             (start, self.shared.atomic.schedule(t, &batch).max(t))
         };
-        self.notices.progress += 1;
         let opi = self.new_op(wi, a.dst, value_bytes, OpKind::Local, a.mask, a.addrs);
         self.ops.get_mut(opi).race_read = race_read;
         if self.has_values() {
@@ -283,6 +289,7 @@ impl Sm {
 /// A work-group's local memory as the value store of its atomics.
 struct LocalView<'a> {
     mem: &'a mut Vec<u8>,
+    digest: &'a mut u64,
 }
 
 impl ValueStore for LocalView<'_> {
@@ -293,8 +300,14 @@ impl ValueStore for LocalView<'_> {
         u64::from_le_bytes(b)
     }
     fn write(&mut self, addr: u64, len: u32, v: u64) {
-        let o = addr as usize;
-        self.mem[o..o + len as usize].copy_from_slice(&v.to_le_bytes()[..len as usize]);
+        let b = v.to_le_bytes();
+        write_tracked(
+            self.mem,
+            addr as usize,
+            addr,
+            &b[..len as usize],
+            self.digest,
+        );
     }
 }
 

@@ -144,6 +144,10 @@ pub struct Warp {
     /// (op, line) of the warp's loads held before they were sent (`stress.load_delay`), until
     /// each op completes.
     pub held: Vec<(u32, u64)>,
+    /// The last time the warp's memory operations all completed (`../watchdog.rs`).
+    pub settled_at: Time,
+    /// Backward branches taken (`../watchdog.rs`: a looping warp is judged without its PC).
+    pub back_branches: u64,
 }
 
 impl Warp {
@@ -175,6 +179,8 @@ impl Warp {
             exited: false,
             fence_mark: None,
             held: Vec::new(),
+            settled_at: ready_at,
+            back_branches: 0,
         };
         w.live = w.full_mask();
         w
@@ -285,6 +291,9 @@ impl Warp {
             } else {
                 pcs[l] += 1;
             }
+        }
+        if any && target <= pc {
+            self.back_branches += 1;
         }
         if any && target <= pc && waiting_others {
             *spin += 1;
