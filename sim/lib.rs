@@ -38,5 +38,6 @@ pub mod stats;
 pub mod sweep;
 pub mod text;
 pub mod trace;
+pub mod validate;
 pub mod version;
 pub mod workload;

@@ -56,6 +56,9 @@ enum Command {
     Litmus(LitmusArgs),
     /// The memory model's allowed final states and verdict for litmus tests (the oracle).
     Model(ModelArgs),
+    /// The presets against published hardware numbers (reports/reference/): each row's signed error,
+    /// MAPE per preset, a chart; exit 1 when a row or a preset's MAPE misses its tolerance.
+    Validate(ValidateArgs),
 }
 
 #[derive(Args)]
@@ -1343,6 +1346,65 @@ fn cmd_model(a: ModelArgs) -> Result<ExitCode> {
     })
 }
 
+#[derive(Args)]
+struct ValidateArgs {
+    /// A config to validate instead of the presets: checked against the reference set of the preset
+    /// it is based on (its `base`, else its file stem).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Folder of reference sets (one `*.toml` per preset).
+    #[arg(long, default_value = "reports/reference")]
+    reference: PathBuf,
+    /// Write results.csv, results.json and the chart (validate.png, validate.svg) here.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Threads running the rows of a preset; results are identical for any number.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    threads: u16,
+}
+
+fn cmd_validate(a: ValidateArgs) -> Result<ExitCode> {
+    use gpumemsim::validate;
+    let refs = validate::load_dir(&a.reference)?;
+    let selected: Vec<&validate::Reference> = match &a.config {
+        None => refs.iter().collect(),
+        Some(c) => {
+            let text = gpumemsim::text::read(c)?;
+            let base = toml::from_str::<toml::Value>(&text)
+                .ok()
+                .and_then(|v| v.get("base").and_then(|b| b.as_str()).map(str::to_string));
+            let stem = c.file_stem().map(|s| s.to_string_lossy().to_string());
+            let want = base.or(stem).unwrap_or_default();
+            let found: Vec<_> = refs.iter().filter(|r| r.preset == want).collect();
+            if found.is_empty() {
+                let names: Vec<&str> = refs.iter().map(|r| r.preset.as_str()).collect();
+                anyhow::bail!(
+                    "{}: based on `{want}`, which has no reference set in {}; sets: {}",
+                    c.display(),
+                    a.reference.display(),
+                    names.join(", ")
+                );
+            }
+            found
+        }
+    };
+    let mut results = Vec::new();
+    for r in selected {
+        let p = validate::run(r, a.config.as_deref(), a.threads as usize)?;
+        print!("{}", validate::table(&p));
+        results.push(p);
+    }
+    if let Some(out) = &a.out {
+        validate::write(out, &results)?;
+        println!("wrote {}/results.csv, results.json, validate.png, validate.svg", out.display());
+    }
+    Ok(if results.iter().all(|p| p.passed()) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result: Result<ExitCode> = match cli.command {
@@ -1359,6 +1421,7 @@ fn main() -> ExitCode {
         Command::Model(a) => cmd_model(a),
         Command::Sweep(a) => cmd_sweep(a),
         Command::Plot(a) => cmd_plot(a),
+        Command::Validate(a) => cmd_validate(a),
     };
     match result {
         Ok(code) => code,

@@ -354,6 +354,12 @@ pub static KEYS: &[Key] = &[
         "partitions",
         "Memory partitions: consecutive slices with the DRAM channels behind them (a memory controller); divides l2.slices and dram.channels.",
     ),
+    opt(
+        "l2.far_latency",
+        int(0, LAT),
+        "L2 cycles",
+        "Two L2 partitions (A100, H100): extra one-way latency between an SM and a slice of the other partition (SMs and slices split in halves by index); 0: one partition.",
+    ),
     req(
         "atomics.combine_same_address_lanes",
         Kind::Bool,
@@ -461,6 +467,30 @@ pub static KEYS: &[Key] = &[
         int(0, LAT),
         "DRAM cycles",
         "Fixed latency of the memory controller, PHY and on-die path, added to every DRAM access.",
+    ),
+    opt(
+        "dram.bank_groups",
+        int(1, 64),
+        "groups",
+        "Bank groups per channel (banks assigned round-robin); divides dram.banks. Default 1 (none).",
+    ),
+    opt(
+        "dram.t_ccd_l",
+        int(0, 10_000),
+        "DRAM cycles",
+        "Least distance between two bursts from the same bank group (tCCD_L); default 0 (a burst).",
+    ),
+    opt(
+        "dram.t_wtr",
+        int(0, 10_000),
+        "DRAM cycles",
+        "Write-to-read turnaround on a channel's data bus; default 0.",
+    ),
+    opt(
+        "dram.t_rtw",
+        int(0, 10_000),
+        "DRAM cycles",
+        "Read-to-write turnaround on a channel's data bus; default 0.",
     ),
     req(
         "system.latency",

@@ -198,6 +198,10 @@ pub struct L2Spec {
     /// Memory partitions: groups of `slices / partitions` consecutive slices with the
     /// `dram.channels / partitions` DRAM channels behind them.
     pub partitions: u32,
+    /// Extra one-way latency between an SM and a slice of the other L2 partition, L2 cycles (0: one
+    /// partition).
+    #[serde(default)]
+    pub far_latency: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -260,6 +264,22 @@ pub struct DramSpec {
     pub queue_depth: u32,
     /// Fixed latency of the memory controller, PHY and on-die path, added to every access, DRAM cycles.
     pub controller_latency: u32,
+    /// Bank groups per channel (banks are assigned round-robin); 1: none.
+    #[serde(default = "one")]
+    pub bank_groups: u32,
+    /// Least distance between two bursts from one bank group, DRAM cycles (0: a burst).
+    #[serde(default)]
+    pub t_ccd_l: u32,
+    /// Write-to-read turnaround on a channel's bus, DRAM cycles.
+    #[serde(default)]
+    pub t_wtr: u32,
+    /// Read-to-write turnaround on a channel's bus, DRAM cycles.
+    #[serde(default)]
+    pub t_rtw: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

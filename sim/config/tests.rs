@@ -60,7 +60,7 @@ fn unknown_keys_name_their_path_position_and_the_allowed_keys() {
     assert_eq!(
         e,
         format!(
-            "x.toml:{line}:1: unknown key `l2.wayz`; keys in [l2]: slices, hash, size_bytes, line_bytes, ways, latency, mshrs, partitions"
+            "x.toml:{line}:1: unknown key `l2.wayz`; keys in [l2]: slices, hash, size_bytes, line_bytes, ways, latency, mshrs, partitions, far_latency"
         )
     );
     let e = err(&format!("{TINY}\n[l3]\nways = 4\n"), &[]);
@@ -370,9 +370,16 @@ const PUBLISHED: &[(&str, [f64; 3])] = &[
 fn preset_path_latencies_match_published() {
     for (name, want) in PUBLISHED {
         let text = PRESETS.iter().find(|(n, _)| n == name).unwrap().1;
-        let cfg = parse_str(text, name, &[]).unwrap();
+        let mut cfg = parse_str(text, name, &[]).unwrap();
+        // The near L2 partition: the far one (l2.far_latency) is the l2_far row of
+        // reports/reference/, which `gpumemsim validate` checks with the rest of the published set.
+        cfg.l2.far_latency = 0;
         let got = path_latencies(&cfg);
-        for (i, level) in ["L1 hit", "L2 hit", "DRAM"].iter().enumerate() {
+        // DRAM: the idle chase with the far partition and the row-interleaved map is the dram_latency
+        // row of reports/reference/ (`validate::tests::presets_meet_their_reference_sets`); the
+        // row-conflict path measured here is only checked to lie above the L2.
+        assert!(got[2] > got[1], "{name}: DRAM {:.1} not above L2 {:.1}", got[2], got[1]);
+        for (i, level) in ["L1 hit", "L2 hit"].iter().enumerate() {
             let err = (got[i] - want[i]) / want[i];
             eprintln!(
                 "{name}: {level} modelled {:.1} cycles, published {:.0} ({:+.1}%)",

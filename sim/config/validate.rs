@@ -134,6 +134,14 @@ fn cross_rules(c: &GpuConfig) -> Result<(), Violation> {
         c.l2.ways,
         &["l2.slices", "l2.line_bytes", "l2.ways"],
     )?;
+    if c.dram.banks % c.dram.bank_groups.max(1) != 0 {
+        return Err(violation(
+            "dram.bank_groups",
+            c.dram.bank_groups,
+            format!("must divide dram.banks = {}", c.dram.banks),
+            &["dram.banks"],
+        ));
+    }
     if c.dram.row_bytes % c.l2.line_bytes != 0 {
         return Err(violation(
             "dram.row_bytes",

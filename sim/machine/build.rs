@@ -82,7 +82,11 @@ pub struct Machine {
 /// The crossbar's parameters.
 pub fn xbar(cfg: &GpuConfig) -> XbarSpec {
     let l2_clock = Clock::from_mhz(cfg.clocks.l2_mhz);
-    XbarSpec::new(&cfg.interconnect, l2_clock, cfg.stress.interconnect_jitter)
+    XbarSpec::new(&cfg.interconnect, l2_clock, cfg.stress.interconnect_jitter).with_far(
+        cfg.l2.far_latency,
+        cfg.sm.count,
+        cfg.l2.slices,
+    )
 }
 
 /// An atomic unit of the SM side (shared memory, L1) in the core clock.

@@ -1,17 +1,28 @@
 //! DRAM channels behind the L2 slices: timing only (values live in `memory.rs`, see there why).
 //!
-//! Models: lines interleaved over channels, then banks; per bank an open row (open-page policy): a row
-//! hit costs tCAS, an empty bank tRCD + tCAS, a conflict tRP + tRCD + tCAS; each channel's data bus moves
-//! `bytes_per_cycle` per DRAM cycle; a channel holds `queue_depth` requests — beyond that a request
-//! waits for the oldest to finish. Requests are served first-come first-served. Every access also pays
-//! `controller_latency`: the memory controller, PHY and on-die path, which occupy no bank or bus.
+//! Models: per bank an open row (open-page policy): a row hit costs tCAS, an empty bank tRCD + tCAS, a
+//! conflict tRP + tRCD + tCAS; each channel's data bus moves `bytes_per_cycle` per DRAM cycle; a
+//! channel holds `queue_depth` requests — beyond that a request waits for the oldest to finish. Every
+//! access also pays `controller_latency`: the memory controller, PHY and on-die path, which occupy no
+//! bank or bus. Bank groups (`dram.bank_groups`, HBM and DDR4 and later): two bursts in a row from
+//! the same group are `t_ccd_l` DRAM cycles apart at least, from different groups only a burst apart.
+//! Read/write turnaround: a read burst after a write burst waits `t_wtr`, a write after a read
+//! `t_rtw`, on the channel's bus.
 //!
-//! A memory partition (`l2.partitions`) has its own `dram.channels / partitions` channels: a line's
-//! channel is chosen among its partition's, by its line index; bank and row come from the line index
-//! divided by the total number of channels, as if the channels were interleaved across the whole
-//! device.
+//! Address mapping (row interleaving). A memory partition (`l2.partitions`) owns the lines the slice
+//! hash gives its slices, and has its own `dram.channels / partitions` channels. The line index is cut
+//! into regions of `row_bytes / line_bytes × partitions` consecutive lines: the lines of one region
+//! that fall to a partition (on average one row's worth) share one row of one bank of one channel, so a
+//! stream opens a row once and then hits it. Consecutive regions go to consecutive channels of the
+//! partition, then to banks, the bank index XORed with the low row bits (permutation-based
+//! interleaving, Zhang, Zhu and Zhang, MICRO 2000), so that a stride of a whole bank's rows does not
+//! land every access in one bank.
 //!
-//! Not modelled: refresh, read/write turnaround, FR-FCFS reordering, bank groups.
+//! Scheduling: requests are served first-come first-served per channel, each booked at its arrival
+//! (the bank, then the data bus). Not modelled: FR-FCFS reordering (a booked request is never
+//! overtaken by a later row hit; with the row-interleaved map a stream's requests to one row arrive
+//! together, which is most of what FR-FCFS recovers on streams), refresh (tRFC every tREFI takes
+//! about 3-4 % of HBM bandwidth), pseudo-channel pairs sharing a command bus, write buffering.
 
 use crate::config::DramSpec;
 use crate::engine::{Clock, Time};
@@ -19,20 +30,34 @@ use std::collections::VecDeque;
 
 struct Bank {
     open_row: Option<u64>,
+    /// Earliest time of the bank's next column command (a burst after the last one: row hits
+    /// pipeline at the burst rate, each delivering its data tCAS after its command).
     ready: Time,
 }
 
 struct Channel {
     banks: Vec<Bank>,
+    /// Booked data-bus intervals (start, end), ascending; a burst takes the earliest free slot at or
+    /// after its data is ready, so a request whose bank is ready uses the bus before one booked
+    /// earlier that still waits for its bank (first-ready scheduling).
+    bus: super::xbar::Busy,
+    /// End of the latest burst booked so far (for the bank-group and turnaround rules).
     bus_free: Time,
+    /// Bank group and direction of the last burst on the bus.
+    last_group: Option<u32>,
+    last_write: bool,
     inflight: VecDeque<Time>,
 }
 
 pub struct Dram {
     clock: Clock,
     channels: Vec<Channel>,
-    /// Channels of the whole device (for the bank and row of a line).
-    all_channels: u64,
+    /// Memory partitions of the device (lines of one region spread over them).
+    parts: u64,
+    bank_groups: u32,
+    t_ccd_l: u64,
+    t_wtr: u64,
+    t_rtw: u64,
     line_bytes: u64,
     row_lines: u64,
     t_rcd: u64,
@@ -64,14 +89,21 @@ impl Dram {
                         ready: 0,
                     })
                     .collect(),
+                bus: Default::default(),
                 bus_free: 0,
+                last_group: None,
+                last_write: false,
                 inflight: VecDeque::new(),
             })
             .collect();
         Dram {
             clock,
             channels: ch,
-            all_channels: spec.channels as u64,
+            parts: parts as u64,
+            bank_groups: spec.bank_groups.max(1),
+            t_ccd_l: spec.t_ccd_l as u64,
+            t_wtr: spec.t_wtr as u64,
+            t_rtw: spec.t_rtw as u64,
             line_bytes: line,
             row_lines: spec.row_bytes as u64 / line,
             t_rcd: spec.t_rcd as u64,
@@ -92,11 +124,14 @@ impl Dram {
     /// Accesses the line at `line_addr` at `now`; returns when its data has been transferred.
     pub fn access(&mut self, now: Time, line_addr: u64, write: bool) -> Time {
         let idx = line_addr / self.line_bytes;
-        let ch_i = (idx % self.channels.len() as u64) as usize;
-        let rest = idx / self.all_channels;
+        let region = idx / (self.row_lines * self.parts);
+        let nch = self.channels.len() as u64;
+        let ch_i = (region % nch) as usize;
+        let rest = region / nch;
         let nb = self.channels[ch_i].banks.len() as u64;
-        let bank_i = ((rest / self.row_lines) % nb) as usize;
-        let row = rest / (self.row_lines * nb);
+        let row = rest / nb;
+        let bank_i = ((rest ^ row) % nb) as usize;
+        let group = bank_i as u32 % self.bank_groups;
         let c = self.clock;
         let (t_rcd, t_cas, t_rp, burst, depth) =
             (self.t_rcd, self.t_cas, self.t_rp, self.burst, self.depth);
@@ -129,11 +164,32 @@ impl Dram {
             }
         };
         bank.open_row = Some(row);
-        let data_start = (start + c.cycles(access)).max(chan.bus_free);
+        // The bus after the last burst: a same-group burst waits tCCD_L from the last one's start;
+        // a change of direction waits the turnaround.
+        let ready = start + c.cycles(access);
+        let mut gap = 0;
+        if ready < chan.bus_free + c.cycles(self.t_ccd_l.max(self.t_wtr).max(self.t_rtw)) {
+            // Close behind the last burst: the same-group and turnaround distances apply.
+            if chan.last_group == Some(group) && self.t_ccd_l > burst {
+                gap += self.t_ccd_l - burst;
+            }
+            if chan.last_group.is_some() && chan.last_write != write {
+                gap += if write { self.t_rtw } else { self.t_wtr };
+            }
+        }
+        let occ = c.cycles(burst + gap);
+        let slot = super::xbar::reserve(&mut chan.bus, ready, occ, now);
+        let data_start = slot + c.cycles(gap);
         let done = data_start + c.cycles(burst);
-        chan.bus_free = done;
-        bank.ready = data_start;
-        chan.inflight.push_back(done);
+        if done >= chan.bus_free {
+            chan.bus_free = done;
+            chan.last_group = Some(group);
+            chan.last_write = write;
+        }
+        // The column command went out tCAS before its data; the next may follow a burst later.
+        bank.ready = data_start - c.cycles(t_cas) + c.cycles(burst);
+        let at = chan.inflight.partition_point(|&t| t <= done);
+        chan.inflight.insert(at, done);
         self.busy_ps[ch_i] += c.cycles(burst);
         if write {
             self.writes += 1;
@@ -163,11 +219,12 @@ mod tests {
     fn row_hit_is_faster_than_row_conflict() {
         let mut d = dram();
         let t0 = d.access(0, 0, false);
-        // Same row, same bank (next line on the same channel).
-        let nch = d.channels.len() as u64 * 128;
-        let t_hit = d.access(t0, nch, false) - t0;
-        // Far away: same channel and bank, different row.
-        let far = nch * 1_000_003 * 4;
+        // Same row, same bank: the next line of the region.
+        let t_hit = d.access(t0, 128, false) - t0;
+        // Same channel and bank, another row: banks x channels regions on, XOR-ed back to bank 0.
+        let region = d.row_lines * d.parts * 128;
+        let nb = d.channels[0].banks.len() as u64;
+        let far = region * d.channels.len() as u64 * (nb * nb + nb);
         let t1 = d.access(t0 + t_hit, far, false);
         let t_conflict = t1 - (t0 + t_hit);
         assert!(t_hit < t_conflict, "hit {t_hit} vs conflict {t_conflict}");
@@ -197,6 +254,40 @@ mod tests {
             let (ta, tb) = (a.access(0, line, false), b.access(0, line, false));
             assert_eq!(tb - ta, c.cycles(100), "access {i}");
         }
+    }
+
+    #[test]
+    fn a_stream_hits_open_rows() {
+        let mut d = dram();
+        for i in 0..4096u64 {
+            d.access(i * 1000, i * 128, false);
+        }
+        let hits = d.row_hits as f64 / (d.row_hits + d.row_misses) as f64;
+        assert!(hits > 0.8, "row hit rate {hits}");
+    }
+
+    #[test]
+    fn same_bank_group_bursts_are_t_ccd_l_apart_and_turnaround_delays_the_bus() {
+        let mut cfg =
+            crate::config::parse_str(include_str!("../../configs/tiny.toml"), "tiny", &[]).unwrap();
+        cfg.dram.t_ccd_l = 20;
+        cfg.dram.bank_groups = 2;
+        let c = Clock::from_mhz(cfg.clocks.dram_mhz);
+        let mk = |cfg: &crate::config::GpuConfig| {
+            Dram::partition(&cfg.dram, c, cfg.l2.line_bytes, 1)
+        };
+        // Two lines of one row: the same bank, so the same group.
+        let mut d = mk(&cfg);
+        let a = d.access(0, 0, false);
+        let b = d.access(0, 128, false);
+        assert!(b - a >= c.cycles(20), "{a} {b}");
+        cfg.dram.t_ccd_l = 0;
+        cfg.dram.t_wtr = 30;
+        let mut d = mk(&cfg);
+        let a = d.access(0, 0, true);
+        let b = d.access(0, 128, false);
+        let burst = 128u64.div_ceil(cfg.dram.bytes_per_cycle as u64);
+        assert_eq!(b - a, c.cycles(30 + burst));
     }
 
     #[test]

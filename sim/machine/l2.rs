@@ -7,8 +7,15 @@
 //! eviction. Values are read and written in device memory (`memory.rs`) at the cycle a request is
 //! served. Atomics are performed there too, timed by the slice's atomic unit (`atomic_unit.rs`).
 //!
-//! Not modelled: sectored L2 fills (whole lines move to and from DRAM), L2 compression, far/near
-//! partitions of the H100's split L2.
+//! The split L2 of the A100 and H100 (`l2.far_latency` > 0): SMs and slices form two partitions
+//! (halves by index, `xbar.rs`); a line is homed in one slice, and a request from an SM of the other
+//! partition crosses the inter-partition link, `far_latency` L2 cycles more each way.
+//!
+//! Not modelled: sectored L2 fills (whole lines move to and from DRAM), L2 compression, the copy a
+//! partition keeps of lines homed in the other one for its own SMs (hardware serves a repeated far
+//! read from the near partition: a footprint under half the L2 shows the near latency; here every
+//! access to a far line pays the link), the link's own bandwidth limit (its messages share the
+//! crossbar ports' bandwidth only).
 
 use super::atomic::perform_batch;
 use super::atomic_unit::AtomicUnit;
@@ -82,7 +89,7 @@ impl L2Slice {
             tick_pending: false,
             stalled_since: None,
             atomic,
-            port: SourcePort::new(sms),
+            port: xbar.port(false, id as usize, sms),
             xspec: xbar,
             stats: SliceStats::default(),
         }

@@ -39,6 +39,11 @@ pub const HEADER_BYTES: u32 = 8;
 pub struct XbarSpec {
     clock: Clock,
     latency: u64,
+    /// Extra one-way latency of a message between an SM and a slice in the other L2 partition
+    /// (`l2.far_latency`, L2 cycles); 0: one partition.
+    far: u64,
+    sms: u32,
+    slices: u32,
     bytes_per_cycle: u32,
     depth: usize,
     jitter: u32,
@@ -49,11 +54,46 @@ impl XbarSpec {
     pub fn new(spec: &InterconnectSpec, clock: Clock, jitter: u32) -> XbarSpec {
         XbarSpec {
             clock,
+            far: 0,
+            sms: 1,
+            slices: 1,
             latency: spec.latency as u64,
             bytes_per_cycle: spec.bytes_per_cycle,
             depth: spec.queue_depth as usize,
             jitter,
         }
+    }
+
+    /// Two L2 partitions (A100, H100): SMs `0 .. sms/2` and slices `0 .. slices/2` form the first, the
+    /// rest the second; a message between an SM and a slice of different partitions pays `far` more
+    /// L2 cycles each way (the inter-partition link).
+    pub fn with_far(mut self, far: u32, sms: u32, slices: u32) -> XbarSpec {
+        self.far = far as u64;
+        self.sms = sms.max(1);
+        self.slices = slices.max(1);
+        self
+    }
+
+    /// Whether SM `sm` and slice `slice` sit in different L2 partitions.
+    pub fn is_far(&self, sm: usize, slice: usize) -> bool {
+        self.far > 0 && (sm * 2 / self.sms as usize) != (slice * 2 / self.slices as usize)
+    }
+
+    /// A source port of SM `sm` (`from_sm`) or of slice `id`, knowing which destinations are far.
+    pub fn port(&self, from_sm: bool, id: usize, destinations: usize) -> SourcePort {
+        let mut p = SourcePort::new(destinations);
+        if self.far > 0 {
+            p.far = (0..destinations)
+                .map(|d| {
+                    if from_sm {
+                        self.is_far(id, d)
+                    } else {
+                        self.is_far(d, id)
+                    }
+                })
+                .collect();
+        }
+        p
     }
 
     /// The least time any message spends between its sender's `now` and its delivery.
@@ -79,6 +119,8 @@ pub struct SourcePort {
     /// Per destination, the latest arrival so far: a path is FIFO, so a message never arrives before
     /// one sent earlier on its path, however the jitter falls.
     last_arrive: Vec<Time>,
+    /// Per destination, whether it is in the other L2 partition (empty: none is).
+    far: Vec<bool>,
     pub stats: PortStats,
 }
 
@@ -98,6 +140,7 @@ impl SourcePort {
             free: 0,
             inflight: VecDeque::new(),
             last_arrive: vec![0; destinations],
+            far: Vec::new(),
             stats: PortStats::default(),
         }
     }
@@ -127,7 +170,12 @@ impl SourcePort {
             }
         }
         self.free = inject + occupancy;
-        let jittered = inject + c.cycles(spec.latency + rng.upto(spec.jitter) as u64);
+        let far = if self.far.get(dst).copied().unwrap_or(false) {
+            spec.far
+        } else {
+            0
+        };
+        let jittered = inject + c.cycles(spec.latency + far + rng.upto(spec.jitter) as u64);
         let arrive = jittered.max(self.last_arrive[dst]);
         self.last_arrive[dst] = arrive;
         self.inflight.push_back(arrive + occupancy);
@@ -169,7 +217,7 @@ impl SinkPort {
 
 /// Reserved intervals `[start, end)` of a port, ascending and disjoint; only those that end after
 /// the last window's horizon are kept, so the list is short.
-type Busy = VecDeque<(Time, Time)>;
+pub(super) type Busy = VecDeque<(Time, Time)>;
 
 /// Reserves `occ` picoseconds on a destination port at the earliest free time at or after `arrive`;
 /// intervals that ended by `horizon` are forgotten.
@@ -185,7 +233,7 @@ fn starting_before(busy: &Busy, pred: impl Fn(Time) -> bool) -> usize {
 }
 
 #[inline]
-fn reserve(busy: &mut Busy, arrive: Time, occ: Time, horizon: Time) -> Time {
+pub(super) fn reserve(busy: &mut Busy, arrive: Time, occ: Time, horizon: Time) -> Time {
     while busy.front().is_some_and(|&(_, e)| e <= horizon) {
         busy.pop_front();
     }

@@ -141,5 +141,5 @@ fn config_doc_lists_every_key() {
         assert!(md.contains(&format!("| {key} |")), "{key} missing");
     }
     let out = gpumemsim(&["config", "doc"]);
-    assert!(text(&out.stdout).contains("l1.latency = 32 [core cycles]"));
+    assert!(text(&out.stdout).contains("l1.latency = 28 [core cycles]"));
 }

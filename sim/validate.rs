@@ -1,0 +1,572 @@
+//! `gpumemsim validate`: the presets against published hardware measurements.
+//!
+//! A reference set (`reports/reference/<preset>.toml`) lists, per preset, each published number —
+//! quantity, value, unit, source (paper or data file, with table or figure) and how it was measured —
+//! beside the shipped workload and parameters that reproduce the measurement in the simulator, an
+//! expression that turns the run into the quantity, and the accepted deviation. `validate` runs every
+//! row, prints its signed error and the mean absolute percentage error (MAPE) per preset, and draws the
+//! table as a chart.
+//!
+//! Sign convention (STYLE.md, `report::metrics`): a positive error means the simulator is too slow —
+//! a latency too long (`(sim - published) / published`), a bandwidth too low
+//! (`(published - sim) / published`).
+//!
+//! A row's `measure` is an expression (`sweep::expr`) over the run's columns: `report.NAME` (the
+//! workload's reports), `LOCATION.METRIC` (statistics such as `kernel.cycles`, `dram.bytes`),
+//! `param.NAME` (the workload's resolved parameters), `cycles`, `time_ns` and `core_mhz` (the config's
+//! core clock).
+
+use crate::config::{self, GpuConfig};
+use crate::machine::{self, RunOptions};
+use crate::report::plot::{Axis, BarLayout, BarSeries, Chart};
+use crate::sweep::expr::Expr;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// Which way is faster for a quantity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Better {
+    /// A latency: smaller is faster.
+    Lower,
+    /// A bandwidth: larger is faster.
+    Higher,
+}
+
+/// One published number and how the simulator reproduces it.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Row {
+    /// Short name, unique in its file (`l2_near_latency`).
+    pub id: String,
+    /// What is measured, in words.
+    pub quantity: String,
+    /// The published value.
+    pub value: f64,
+    pub unit: String,
+    /// Where the number is published: paper with table or figure, or data file.
+    pub source: String,
+    /// How the hardware number was measured.
+    pub method: String,
+    /// The workload that reproduces it, relative to the reference file.
+    pub workload: PathBuf,
+    /// Workload parameters.
+    #[serde(default)]
+    pub params: BTreeMap<String, i64>,
+    /// Config overrides for this row (`KEY=VALUE`), e.g. to place a work-group.
+    #[serde(default)]
+    pub set: Vec<String>,
+    /// The simulated quantity, an expression over the run's columns.
+    pub measure: String,
+    /// Accepted relative deviation (0.1 = 10 %).
+    pub tolerance: f64,
+    /// `lower` (latencies) or `higher` (bandwidths) is faster.
+    pub better: Better,
+    /// What the simulated number rests on where the hardware number is not a measurement of the same
+    /// thing (e.g. atomics), or why the row is expected to miss.
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+/// A reference set: one preset's published numbers.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Reference {
+    /// Preset name (`h100`): `validate --config` matches it against a config's `base` or file stem.
+    pub preset: String,
+    /// The preset's config file, relative to the reference file.
+    pub config: PathBuf,
+    /// Target MAPE over the rows (0.08 = 8 %).
+    pub mape_target: f64,
+    #[serde(rename = "row")]
+    pub rows: Vec<Row>,
+    /// What the preset's numbers that no published measurement fixes rest on (the atomic units):
+    /// config key → basis.
+    #[serde(default)]
+    pub basis: BTreeMap<String, String>,
+    #[serde(skip)]
+    pub file: PathBuf,
+}
+
+#[derive(Debug)]
+pub enum ValidateError {
+    /// A reference file cannot be read or parsed; `at` is `file:line:col` or `file`.
+    File { at: String, message: String },
+    Config(config::ConfigError),
+    Run {
+        file: String,
+        row: String,
+        message: String,
+    },
+    Io { path: String, message: String },
+}
+
+impl fmt::Display for ValidateError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ValidateError::File { at, message } => write!(f, "{at}: {message}"),
+            ValidateError::Config(e) => write!(f, "{e}"),
+            ValidateError::Run { file, row, message } => {
+                write!(f, "{file}: row `{row}`: {message}")
+            }
+            ValidateError::Io { path, message } => write!(f, "{path}: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for ValidateError {}
+
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, col)
+}
+
+/// Parses a reference set; errors name `file:line:col`.
+pub fn parse(text: &str, file: &Path) -> Result<Reference, ValidateError> {
+    let name = file.display().to_string();
+    let mut r: Reference = toml::from_str(text).map_err(|e| {
+        let at = match e.span() {
+            Some(s) => {
+                let (l, c) = line_col(text, s.start);
+                format!("{name}:{l}:{c}")
+            }
+            None => name.clone(),
+        };
+        ValidateError::File {
+            at,
+            message: e.message().to_string(),
+        }
+    })?;
+    r.file = file.to_path_buf();
+    let at_row = |id: &str, what: &str| {
+        // The row's `id = "..."` line, for the message.
+        let needle = format!("\"{id}\"");
+        let at = match text.find(&needle) {
+            Some(o) => {
+                let (l, c) = line_col(text, o);
+                format!("{name}:{l}:{c}")
+            }
+            None => name.clone(),
+        };
+        ValidateError::File {
+            at,
+            message: what.to_string(),
+        }
+    };
+    if !(r.mape_target > 0.0 && r.mape_target.is_finite()) {
+        return Err(ValidateError::File {
+            at: name,
+            message: format!(
+                "`mape_target` is {}; allowed: a positive fraction (0.08 = 8 %)",
+                r.mape_target
+            ),
+        });
+    }
+    if r.rows.is_empty() {
+        return Err(ValidateError::File {
+            at: name,
+            message: "no `[[row]]`: a reference set holds at least one published number".into(),
+        });
+    }
+    let mut seen = std::collections::HashSet::new();
+    for row in &r.rows {
+        if !seen.insert(row.id.clone()) {
+            return Err(at_row(&row.id, &format!("row id `{}` appears twice", row.id)));
+        }
+        if !(row.value > 0.0 && row.value.is_finite()) {
+            return Err(at_row(
+                &row.id,
+                &format!("`value` is {}; allowed: a positive number", row.value),
+            ));
+        }
+        if !(row.tolerance > 0.0 && row.tolerance < 1.0) {
+            return Err(at_row(
+                &row.id,
+                &format!(
+                    "`tolerance` is {}; allowed: a fraction between 0 and 1 (0.1 = 10 %)",
+                    row.tolerance
+                ),
+            ));
+        }
+        if let Err(e) = Expr::parse(&row.measure) {
+            return Err(at_row(&row.id, &format!("`measure` `{}`: {e}", row.measure)));
+        }
+    }
+    Ok(r)
+}
+
+/// Reads a reference set from a file.
+pub fn load(file: &Path) -> Result<Reference, ValidateError> {
+    let text = crate::text::read(file).map_err(|e| ValidateError::File {
+        at: file.display().to_string(),
+        message: e.to_string(),
+    })?;
+    parse(&text, file)
+}
+
+/// Every `*.toml` in `dir`, sorted by file name.
+pub fn load_dir(dir: &Path) -> Result<Vec<Reference>, ValidateError> {
+    let rd = std::fs::read_dir(dir).map_err(|e| ValidateError::Io {
+        path: dir.display().to_string(),
+        message: e.to_string(),
+    })?;
+    let mut files: Vec<PathBuf> = rd
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(ValidateError::Io {
+            path: dir.display().to_string(),
+            message: "no reference set (*.toml) in this folder".into(),
+        });
+    }
+    files.iter().map(|f| load(f)).collect()
+}
+
+/// One row's outcome.
+#[derive(Debug, Clone, Serialize)]
+pub struct RowResult {
+    pub preset: String,
+    pub id: String,
+    pub quantity: String,
+    pub unit: String,
+    pub published: f64,
+    pub simulated: f64,
+    /// Signed relative error: positive = the simulator is too slow.
+    pub error: f64,
+    pub tolerance: f64,
+    pub within: bool,
+    pub source: String,
+}
+
+/// One preset's outcome.
+#[derive(Debug, Clone, Serialize)]
+pub struct PresetResult {
+    pub preset: String,
+    pub config: String,
+    pub mape: f64,
+    pub mape_target: f64,
+    pub rows: Vec<RowResult>,
+}
+
+impl PresetResult {
+    pub fn passed(&self) -> bool {
+        self.mape <= self.mape_target && self.rows.iter().all(|r| r.within)
+    }
+}
+
+/// Signed error of `sim` against `published`: positive = the simulator is too slow.
+pub fn signed_error(published: f64, sim: f64, better: Better) -> f64 {
+    match better {
+        Better::Lower => (sim - published) / published,
+        Better::Higher => (published - sim) / published,
+    }
+}
+
+fn run_row(
+    r: &Reference,
+    row: &Row,
+    base: &GpuConfig,
+    config_path: &Path,
+) -> Result<f64, ValidateError> {
+    let file = r.file.display().to_string();
+    let err = |message: String| ValidateError::Run {
+        file: file.clone(),
+        row: row.id.clone(),
+        message,
+    };
+    let cfg = if row.set.is_empty() {
+        base.clone()
+    } else {
+        config::load(Some(config_path), &row.set).map_err(|e| err(e.to_string()))?
+    };
+    let dir = r.file.parent().unwrap_or(Path::new("."));
+    let wpath = dir.join(&row.workload);
+    let params: Vec<(String, i64)> = row.params.iter().map(|(k, v)| (k.clone(), *v)).collect();
+    let w = crate::kernel::load(&wpath, &params).map_err(|e| err(e.to_string()))?;
+    let res = machine::run(&cfg, &w, &RunOptions::default()).map_err(|e| err(e.to_string()))?;
+    if let Some(c) = res.checks.iter().find(|c| !c.passed) {
+        return Err(err(format!(
+            "the workload's check `{}` failed; its measurement is not trusted",
+            c.text
+        )));
+    }
+    let expr = Expr::parse(&row.measure).map_err(|e| err(e.to_string()))?;
+    let col = |name: &str| -> Option<f64> {
+        if let Some(n) = name.strip_prefix("report.") {
+            return res
+                .reports
+                .iter()
+                .find(|(k, _)| k == n)
+                .map(|(_, v)| *v as f64);
+        }
+        if let Some(n) = name.strip_prefix("param.") {
+            return w
+                .parameters
+                .iter()
+                .find(|(k, _)| k == n)
+                .map(|(_, v)| *v as f64);
+        }
+        match name {
+            "cycles" => return Some(res.cycles as f64),
+            "time_ns" => return Some(res.time_ns),
+            "core_mhz" => return Some(cfg.clocks.core_mhz as f64),
+            _ => {}
+        }
+        let (loc, metric) = name.rsplit_once('.')?;
+        res.stats
+            .rows
+            .iter()
+            .find(|s| s.location == loc && s.metric == metric)
+            .map(|s| s.value)
+    };
+    expr.eval(&col).ok_or_else(|| {
+        err(format!(
+            "`measure` `{}` has no value on this run (a column is missing, or a division by zero); \
+             columns: report.NAME, param.NAME, LOCATION.METRIC, cycles, time_ns, core_mhz",
+            row.measure
+        ))
+    })
+}
+
+/// Runs one reference set, on its own preset or on `config` (a file based on it). Rows run on up to
+/// `threads` threads; the results do not depend on it.
+pub fn run(
+    r: &Reference,
+    config: Option<&Path>,
+    threads: usize,
+) -> Result<PresetResult, ValidateError> {
+    let dir = r.file.parent().unwrap_or(Path::new("."));
+    let config_path = match config {
+        Some(p) => p.to_path_buf(),
+        None => dir.join(&r.config),
+    };
+    let base = config::load(Some(&config_path), &[]).map_err(ValidateError::Config)?;
+    let n = r.rows.len();
+    let mut sims: Vec<Option<Result<f64, ValidateError>>> = (0..n).map(|_| None).collect();
+    let threads = threads.clamp(1, n);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let out = std::sync::Mutex::new(&mut sims);
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if i >= n {
+                    break;
+                }
+                let v = run_row(r, &r.rows[i], &base, &config_path);
+                out.lock().unwrap()[i] = Some(v);
+            });
+        }
+    });
+    let mut rows = Vec::with_capacity(n);
+    for (row, sim) in r.rows.iter().zip(sims) {
+        let simulated = sim.expect("every row ran")?;
+        let error = signed_error(row.value, simulated, row.better);
+        rows.push(RowResult {
+            preset: r.preset.clone(),
+            id: row.id.clone(),
+            quantity: row.quantity.clone(),
+            unit: row.unit.clone(),
+            published: row.value,
+            simulated,
+            error,
+            tolerance: row.tolerance,
+            within: error.abs() <= row.tolerance,
+            source: row.source.clone(),
+        });
+    }
+    let mape = rows.iter().map(|r| r.error.abs()).sum::<f64>() / rows.len() as f64;
+    Ok(PresetResult {
+        preset: r.preset.clone(),
+        config: config_path.display().to_string(),
+        mape,
+        mape_target: r.mape_target,
+        rows,
+    })
+}
+
+/// The table as text: one line per row, then the preset's MAPE.
+pub fn table(p: &PresetResult) -> String {
+    let mut s = format!("{} ({})\n", p.preset, p.config);
+    s.push_str(&format!(
+        "  {:<20} {:>11} {:>11} {:<7} {:>8} {:>6}  {}\n",
+        "row", "published", "simulated", "unit", "error", "tol", ""
+    ));
+    for r in &p.rows {
+        s.push_str(&format!(
+            "  {:<20} {:>11.1} {:>11.1} {:<7} {:>+7.1}% {:>5.0}%  {}\n",
+            r.id,
+            r.published,
+            r.simulated,
+            r.unit,
+            100.0 * r.error,
+            100.0 * r.tolerance,
+            if r.within { "ok" } else { "MISS" }
+        ));
+    }
+    let worst = p
+        .rows
+        .iter()
+        .map(|r| r.error.abs())
+        .fold(0.0f64, f64::max);
+    s.push_str(&format!(
+        "  MAPE {:.1}% (target {:.0}%), worst row {:.1}%: {}\n",
+        100.0 * p.mape,
+        100.0 * p.mape_target,
+        100.0 * worst,
+        if p.passed() { "ok" } else { "MISS" }
+    ));
+    s
+}
+
+/// The chart: per row, simulated as a percentage of published, one bar series per preset.
+pub fn chart(results: &[PresetResult]) -> Chart {
+    let mut ids: Vec<String> = Vec::new();
+    for p in results {
+        for r in &p.rows {
+            if !ids.contains(&r.id) {
+                ids.push(r.id.clone());
+            }
+        }
+    }
+    let series = results
+        .iter()
+        .map(|p| {
+            BarSeries::new(
+                format!("{} (MAPE {:.1}%)", p.preset, 100.0 * p.mape),
+                ids.iter()
+                    .map(|id| {
+                        p.rows
+                            .iter()
+                            .find(|r| &r.id == id)
+                            .map_or(f64::NAN, |r| 100.0 + 100.0 * r.error)
+                    })
+                    .collect(),
+            )
+        })
+        .collect();
+    Chart::bars(
+        "Simulated against published: 100 = exact, above 100 = simulator too slow",
+        Axis::linear("reference row", ""),
+        Axis::linear("simulated, slowness relative to published", "%"),
+        ids,
+        series,
+        BarLayout::Grouped,
+    )
+    .with_size(1400, 700)
+}
+
+/// Writes `results.csv`, `results.json` and `validate.png` / `validate.svg` into `out`.
+pub fn write(out: &Path, results: &[PresetResult]) -> Result<(), ValidateError> {
+    let io = |p: &Path, e: String| ValidateError::Io {
+        path: p.display().to_string(),
+        message: e,
+    };
+    std::fs::create_dir_all(out).map_err(|e| io(out, e.to_string()))?;
+    let mut csv = String::from(
+        "preset,id,quantity,unit,published,simulated,error,tolerance,within,source\n",
+    );
+    for p in results {
+        for r in &p.rows {
+            csv.push_str(&format!(
+                "{},{},\"{}\",{},{},{:.3},{:.5},{},{},\"{}\"\n",
+                r.preset,
+                r.id,
+                r.quantity.replace('"', "'"),
+                r.unit,
+                r.published,
+                r.simulated,
+                r.error,
+                r.tolerance,
+                r.within,
+                r.source.replace('"', "'")
+            ));
+        }
+    }
+    let p = out.join("results.csv");
+    crate::stats::write_atomic(&p, csv.as_bytes()).map_err(|e| io(&p, e.to_string()))?;
+    let p = out.join("results.json");
+    let mut json = serde_json::to_string_pretty(results).expect("results serialise");
+    json.push('\n');
+    crate::stats::write_atomic(&p, json.as_bytes()).map_err(|e| io(&p, e.to_string()))?;
+    chart(results)
+        .save(out, "validate")
+        .map_err(|e| io(out, e.to_string()))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ROW: &str = r#"
+preset = "tiny"
+config = "../../configs/tiny.toml"
+mape_target = 0.08
+
+[[row]]
+id = "l1"
+quantity = "L1 hit latency"
+value = 30.0
+unit = "cycles"
+source = "s"
+method = "m"
+workload = "../../workloads/reference/chase.kern"
+params = { N = 16 }
+measure = "report.l1_hit"
+tolerance = 0.5
+better = "lower"
+"#;
+
+    #[test]
+    fn sign_convention_positive_means_too_slow() {
+        assert!(signed_error(100.0, 120.0, Better::Lower) > 0.0);
+        assert!(signed_error(100.0, 80.0, Better::Higher) > 0.0);
+        assert!(signed_error(100.0, 120.0, Better::Higher) < 0.0);
+    }
+
+    #[test]
+    fn bad_values_name_file_line_and_what_is_allowed() {
+        let f = Path::new("ref.toml");
+        let e = parse(&ROW.replace("tolerance = 0.5", "tolerance = 5"), f).unwrap_err();
+        let m = e.to_string();
+        assert!(m.starts_with("ref.toml:7:"), "{m}");
+        assert!(m.contains("between 0 and 1"), "{m}");
+        let e = parse(&ROW.replace("better = \"lower\"", "better = \"up\""), f).unwrap_err();
+        assert!(e.to_string().starts_with("ref.toml:17:"), "{e}");
+        let e = parse(&ROW.replace("report.l1_hit", "report.(l1"), f).unwrap_err();
+        assert!(e.to_string().contains("measure"), "{e}");
+        let e = parse(&format!("{ROW}\nbogus = 1\n"), f).unwrap_err();
+        assert!(e.to_string().contains("bogus"), "{e}");
+    }
+
+    /// The shipped presets meet their reference sets (about 30 s in a release build:
+    /// `cargo test --release --lib presets_meet -- --ignored`).
+    #[test]
+    #[ignore]
+    fn presets_meet_their_reference_sets() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/reference");
+        for r in load_dir(&dir).unwrap() {
+            let p = run(&r, None, 2).unwrap();
+            assert!(p.passed(), "{}", table(&p));
+        }
+    }
+
+    #[test]
+    fn a_row_runs_and_is_compared() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/reference");
+        let r = parse(ROW, &dir.join("x.toml")).unwrap();
+        let p = run(&r, None, 1).unwrap();
+        assert_eq!(p.rows.len(), 1);
+        let row = &p.rows[0];
+        assert!(row.simulated > 0.0);
+        assert!((row.error - (row.simulated - 30.0) / 30.0).abs() < 1e-12);
+        assert!(table(&p).contains("MAPE"));
+    }
+}
