@@ -82,8 +82,13 @@ fn every_kernel_translates_to_spirv_that_spirv_val_accepts() {
             Ok(w) => w,
             Err(_) => continue, // kernels that need parameters are covered by the suite test
         };
-        let t = spirv::translate(&wl, SpirvCaps::ALL, Options::default())
-            .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        let t = match spirv::translate(&wl, SpirvCaps::ALL, Options::default()) {
+            Ok(t) => t,
+            // Kernels that time themselves with %clock (workloads/reference/) have no GPU
+            // translation: a GPU measurement times with timestamps instead. Any other error fails.
+            Err(e) if e.to_string().contains("has no clock register") => continue,
+            Err(e) => panic!("{}: {e}", p.display()),
+        };
         let words = t
             .spirv
             .as_ref()
