@@ -1396,7 +1396,10 @@ fn cmd_validate(a: ValidateArgs) -> Result<ExitCode> {
     }
     if let Some(out) = &a.out {
         validate::write(out, &results)?;
-        println!("wrote {}/results.csv, results.json, validate.png, validate.svg", out.display());
+        println!(
+            "wrote {}/results.csv, results.json, validate.png, validate.svg",
+            out.display()
+        );
     }
     Ok(if results.iter().all(|p| p.passed()) {
         ExitCode::SUCCESS

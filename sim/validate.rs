@@ -93,14 +93,20 @@ pub struct Reference {
 #[derive(Debug)]
 pub enum ValidateError {
     /// A reference file cannot be read or parsed; `at` is `file:line:col` or `file`.
-    File { at: String, message: String },
+    File {
+        at: String,
+        message: String,
+    },
     Config(config::ConfigError),
     Run {
         file: String,
         row: String,
         message: String,
     },
-    Io { path: String, message: String },
+    Io {
+        path: String,
+        message: String,
+    },
 }
 
 impl fmt::Display for ValidateError {
@@ -175,7 +181,10 @@ pub fn parse(text: &str, file: &Path) -> Result<Reference, ValidateError> {
     let mut seen = std::collections::HashSet::new();
     for row in &r.rows {
         if !seen.insert(row.id.clone()) {
-            return Err(at_row(&row.id, &format!("row id `{}` appears twice", row.id)));
+            return Err(at_row(
+                &row.id,
+                &format!("row id `{}` appears twice", row.id),
+            ));
         }
         if !(row.value > 0.0 && row.value.is_finite()) {
             return Err(at_row(
@@ -193,7 +202,10 @@ pub fn parse(text: &str, file: &Path) -> Result<Reference, ValidateError> {
             ));
         }
         if let Err(e) = Expr::parse(&row.measure) {
-            return Err(at_row(&row.id, &format!("`measure` `{}`: {e}", row.measure)));
+            return Err(at_row(
+                &row.id,
+                &format!("`measure` `{}`: {e}", row.measure),
+            ));
         }
     }
     Ok(r)
@@ -410,11 +422,7 @@ pub fn table(p: &PresetResult) -> String {
             if r.within { "ok" } else { "MISS" }
         ));
     }
-    let worst = p
-        .rows
-        .iter()
-        .map(|r| r.error.abs())
-        .fold(0.0f64, f64::max);
+    let worst = p.rows.iter().map(|r| r.error.abs()).fold(0.0f64, f64::max);
     s.push_str(&format!(
         "  MAPE {:.1}% (target {:.0}%), worst row {:.1}%: {}\n",
         100.0 * p.mape,
@@ -469,9 +477,8 @@ pub fn write(out: &Path, results: &[PresetResult]) -> Result<(), ValidateError> 
         message: e,
     };
     std::fs::create_dir_all(out).map_err(|e| io(out, e.to_string()))?;
-    let mut csv = String::from(
-        "preset,id,quantity,unit,published,simulated,error,tolerance,within,source\n",
-    );
+    let mut csv =
+        String::from("preset,id,quantity,unit,published,simulated,error,tolerance,within,source\n");
     for p in results {
         for r in &p.rows {
             csv.push_str(&format!(

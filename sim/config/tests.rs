@@ -378,7 +378,12 @@ fn preset_path_latencies_match_published() {
         // DRAM: the idle chase with the far partition and the row-interleaved map is the dram_latency
         // row of reports/reference/ (`validate::tests::presets_meet_their_reference_sets`); the
         // row-conflict path measured here is only checked to lie above the L2.
-        assert!(got[2] > got[1], "{name}: DRAM {:.1} not above L2 {:.1}", got[2], got[1]);
+        assert!(
+            got[2] > got[1],
+            "{name}: DRAM {:.1} not above L2 {:.1}",
+            got[2],
+            got[1]
+        );
         for (i, level) in ["L1 hit", "L2 hit"].iter().enumerate() {
             let err = (got[i] - want[i]) / want[i];
             eprintln!(

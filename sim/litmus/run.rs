@@ -489,6 +489,9 @@ fn launch(
     })
 }
 
+/// A launch's plan, the machine's result and each instance's final state (see [`run_launch`]).
+pub(super) type Launched = (Plan, machine::RunResult, Vec<Option<Vec<i64>>>);
+
 /// Runs launch `index` (`blocks` work-groups, `count` instances): its plan, the machine's result
 /// (with access provenance when `provenance`, a timeline when `timeline`) and each instance's final
 /// state (`None`: a thread of the instance never finished, so it has no final state).
@@ -503,7 +506,7 @@ pub(super) fn run_launch(
     opts: &LitmusOptions,
     provenance: bool,
     timeline: Option<&TimelineOptions>,
-) -> Result<(Plan, machine::RunResult, Vec<Option<Vec<i64>>>), LitmusError> {
+) -> Result<Launched, LitmusError> {
     let mut stream = SplitMix64::stream(opts.seed, index);
     let seed = stream.next_u64();
     let plan = Plan::new(

@@ -273,9 +273,8 @@ mod tests {
         cfg.dram.t_ccd_l = 20;
         cfg.dram.bank_groups = 2;
         let c = Clock::from_mhz(cfg.clocks.dram_mhz);
-        let mk = |cfg: &crate::config::GpuConfig| {
-            Dram::partition(&cfg.dram, c, cfg.l2.line_bytes, 1)
-        };
+        let mk =
+            |cfg: &crate::config::GpuConfig| Dram::partition(&cfg.dram, c, cfg.l2.line_bytes, 1);
         // Two lines of one row: the same bank, so the same group.
         let mut d = mk(&cfg);
         let a = d.access(0, 0, false);

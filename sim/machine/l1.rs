@@ -211,7 +211,9 @@ impl L1 {
             blocked_since: None,
             epoch: 0,
             atomic: res.atomic,
-            port: res.xbar.port(true, sm as usize, res.slices.slices() as usize),
+            port: res
+                .xbar
+                .port(true, sm as usize, res.slices.slices() as usize),
             xspec: res.xbar,
             stats: L1Stats::default(),
         }

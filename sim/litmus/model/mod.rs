@@ -315,7 +315,8 @@ fn check_barriers(test: &LitmusTest) -> Result<(), ModelError> {
         what,
     };
     // (device, cta, id) → (thread count, first use, threads using it).
-    let mut seen: Vec<((u32, u32, u8), Option<u32>, SrcLoc, Vec<usize>)> = Vec::new();
+    type Use = ((u32, u32, u8), Option<u32>, SrcLoc, Vec<usize>);
+    let mut seen: Vec<Use> = Vec::new();
     for (ti, t) in test.threads.iter().enumerate() {
         let mut uses: Vec<(u8, bool)> = Vec::new();
         for (i, inst) in t.insts.iter().enumerate() {

@@ -531,6 +531,7 @@ impl Recorder {
 
     /// Slice `slice` served request (sm, tag) at `now`: its atomic (if any) ran in `atomic`, its
     /// response is ready at `ready` and arrives at the SM's port at `arrive`.
+    #[allow(clippy::too_many_arguments)]
     pub fn served(
         &mut self,
         sm: u16,

@@ -239,7 +239,7 @@ fn render(
             ),
         ));
     }
-    evs.sort_by(|a, b| (a.0, a.1, a.2, a.3).cmp(&(b.0, b.1, b.2, b.3)));
+    evs.sort_by_key(|e| (e.0, e.1, e.2, e.3));
     let events = meta.len() + evs.len();
     let truncated_at = cut.map(|c| c / period);
     let mut json = String::with_capacity(events * 120 + 256);
