@@ -9,7 +9,8 @@
 //! coherence for the SM's own threads); `InvalidateAll` drops every line and starts a new epoch:
 //! requests after it never merge into fills issued before it, whose data is not installed. Accesses
 //! at device or system level bypass the array. With `atomics.work_group_global_at = "l1"`,
-//! work_group-scope atomics on global memory run here, on the line, and write their result through.
+//! work_group-scope atomics on global memory run here, on the line, and write their result through
+//! (an overlay on a fill of the line in flight, as a store's bytes are).
 //!
 //! A run without values (trace replay) keeps the tags and sector state only: the array holds no line
 //! data, so a timing-only L1 neither allocates nor touches the megabytes of a full data array.
@@ -686,6 +687,12 @@ impl L1 {
         };
         perform_batch(ctx.batches.get_mut(batch.0), &mut view);
         let (mask, bytes) = (view.mask, *view.bytes);
+        // A fill of this line still in flight carries data older than this result: like a store's
+        // bytes (`write_local`), the result is an overlay on it, or installing the fill would undo
+        // the atomic and the next one on the line would lose its update.
+        if let Some(&mi) = self.mshr_of_line.get(&line) {
+            self.mshrs.get_mut(mi).overlays.push((bytes, mask));
+        }
         // The result goes on to L2 like a store; its acknowledgement counts as one for the warp.
         let id = ctx.lines.alloc(bytes);
         self.send(

@@ -9,8 +9,19 @@ use gpumemsim::fuzz::{mutate, run, Target};
 use gpumemsim::rng::SplitMix64;
 use std::path::{Path, PathBuf};
 
-/// Mutated inputs per target in CI (a few seconds each in the dev profile).
+/// Mutated inputs per target in CI (a few seconds each in the dev profile). A longer run without
+/// cargo-fuzz: `GPUMEMSIM_FUZZ_ROUNDS=200000 GPUMEMSIM_FUZZ_SEED=7 cargo test --release --test
+/// integration fuzz_smoke -- --nocapture` (fuzz/README.md).
 const ROUNDS: usize = 1500;
+
+/// `GPUMEMSIM_FUZZ_ROUNDS` and `GPUMEMSIM_FUZZ_SEED` (the mutation stream), or CI's defaults.
+fn rounds_and_seed() -> (usize, u64) {
+    let get = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<u64>().ok());
+    (
+        get("GPUMEMSIM_FUZZ_ROUNDS").map_or(ROUNDS, |n| n as usize),
+        get("GPUMEMSIM_FUZZ_SEED").unwrap_or(16),
+    )
+}
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -72,9 +83,11 @@ fn fuzz_smoke_mutations_of_the_repository_inputs() {
         if t != Target::SweepSpec {
             assert!(accepted > 0, "{}: no seed input is accepted", t.name());
         }
-        let mut rng = SplitMix64::stream(16, t as u64);
+        let (rounds, seed) = rounds_and_seed();
+        let mut rng = SplitMix64::stream(seed, t as u64);
+        let started = std::time::Instant::now();
         let mut input = seeds[0].clone();
-        for round in 0..ROUNDS {
+        for round in 0..rounds {
             // Mostly stack mutations on the last input; every 8th round a fresh seed.
             if round % 8 == 0 {
                 input = seeds[rng.below(seeds.len() as u64) as usize].clone();
@@ -86,5 +99,10 @@ fn fuzz_smoke_mutations_of_the_repository_inputs() {
             }
             check(t, &input, &format!("round {round}"));
         }
+        println!(
+            "fuzz {}: {rounds} mutated inputs (seed {seed}) in {:.1} s",
+            t.name(),
+            started.elapsed().as_secs_f64()
+        );
     }
 }
