@@ -1,8 +1,8 @@
 //! Expressions of the C subset: C's precedence and associativity (C11 §6.5), C++ casts and template
 //! names where the kernels use them (`static_cast<T>(e)`, `cuda::atomic_ref<T, scope>(x)`).
 //!
-//! Nesting is bounded ([`MAX_DEPTH`] levels of parentheses, unary operators, conditionals and
-//! right-associative assignments), so that a pathological input is an error naming its place rather
+//! Nesting is bounded ([`MAX_DEPTH`] levels of parentheses, unary operators, conditionals,
+//! right-associative assignments and operators of one binary or comma chain), so that a pathological input is an error naming its place rather
 //! than a stack overflow.
 
 use super::ast::*;
@@ -85,8 +85,16 @@ impl Parser {
     /// A full expression, commas included.
     pub fn expr(&mut self) -> R<Expr> {
         let mut e = self.assign()?;
+        let mut chain = 0;
         while self.is_punct(",") {
             let loc = e.loc;
+            chain += 1;
+            if self.depth + chain > MAX_DEPTH {
+                return Err(CError::new(
+                    self.loc(),
+                    format!("more than {MAX_DEPTH} comma operators in one expression"),
+                ));
+            }
             self.pos += 1;
             let r = self.assign()?;
             e = Expr::new(ExprKind::Comma(Box::new(e), Box::new(r)), loc);
@@ -138,7 +146,12 @@ impl Parser {
     }
 
     /// Precedence climbing over the binary operators binding tighter than `min`.
+    ///
+    /// Each operator applied in the loop deepens the (left-leaning) tree that later passes walk
+    /// recursively, so a chain counts toward [`MAX_DEPTH`] like nesting does (`1+1+…+1` 15,000 long
+    /// overflowed the stack after parsing).
     fn climb(&mut self, mut lhs: Expr, min: u8) -> R<Expr> {
+        let mut chain = 0;
         loop {
             let Tok::Punct(p) = *self.peek() else {
                 return Ok(lhs);
@@ -151,6 +164,16 @@ impl Parser {
             }
             // A binary expression is located where it starts (its left operand).
             let loc = lhs.loc;
+            chain += 1;
+            if self.depth + chain > MAX_DEPTH {
+                return Err(CError::new(
+                    self.loc(),
+                    format!(
+                        "an expression chained or nested more than {MAX_DEPTH} levels deep \
+                         (operators of one chain count as levels)"
+                    ),
+                ));
+            }
             self.pos += 1;
             let first = self.unary()?;
             let rhs = self.climb(first, prec)?;

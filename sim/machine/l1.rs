@@ -22,17 +22,21 @@
 //! Not modelled: L1/shared-memory carve-out changes during a run, texture paths, streaming
 //! (evict-first) hints.
 
-use super::atomic::{perform_batch, ValueStore};
+mod lines;
+mod prov;
+
+use super::atomic::perform_batch;
 use super::atomic_unit::AtomicUnit;
 use super::cache::{AddrMap, TagArray, Way};
 use super::domain::Ctx;
 use super::msg::*;
 use super::pool::{LineBuf, Pool, MAX_LINE};
-use super::provenance::{ProvEvent, SendKind};
+use super::provenance::ProvEvent;
 use super::slice_map::SliceMap;
 use super::xbar::{SourcePort, XbarSpec};
 use crate::config::{L1Spec, L1WritePolicy};
 use crate::engine::{Clock, Time};
+use lines::{copy_sectors, LineStore, LineView};
 use std::collections::VecDeque;
 
 /// A request waiting for a fill.
@@ -127,42 +131,6 @@ pub struct L1 {
     pub port: SourcePort,
     xspec: XbarSpec,
     pub stats: L1Stats,
-}
-
-/// The bytes of the array's lines. A run without values (trace replay) keeps none: every way reads
-/// and writes one scratch line, so that a timing-only L1 neither allocates nor touches the megabytes
-/// of a full data array.
-struct LineStore {
-    lines: Vec<LineBuf>,
-    /// `usize::MAX` with values, 0 without: the index mask of a way's line.
-    mask: usize,
-}
-
-impl LineStore {
-    fn new(ways: usize, values: bool) -> LineStore {
-        LineStore {
-            lines: vec![[0u8; MAX_LINE]; if values { ways } else { 1 }],
-            mask: if values { usize::MAX } else { 0 },
-        }
-    }
-
-    /// Whether the lines hold values.
-    fn values(&self) -> bool {
-        self.mask != 0
-    }
-}
-
-impl std::ops::Index<usize> for LineStore {
-    type Output = LineBuf;
-    fn index(&self, way: usize) -> &LineBuf {
-        &self.lines[way & self.mask]
-    }
-}
-
-impl std::ops::IndexMut<usize> for LineStore {
-    fn index_mut(&mut self, way: usize) -> &mut LineBuf {
-        &mut self.lines[way & self.mask]
-    }
 }
 
 /// What the builder hands an L1 besides its spec (`l1` in the config).
@@ -300,63 +268,6 @@ impl L1 {
             ctx.lines,
             ctx.batches,
         );
-    }
-
-    /// Provenance: a request sent for a warp or a fill (stress traffic is not recorded).
-    fn prov_send(&self, tag: u32, line: u64, kind: ReqKind, p: Pending) -> Option<ProvEvent> {
-        let warp = |who: Requester| match who {
-            Requester::Warp { warp, op } => Some((warp, op)),
-            _ => None,
-        };
-        let (mask, kind) = match (kind, p) {
-            (ReqKind::Read { mask }, Pending::FillPart { .. }) => (mask, SendKind::Fill),
-            (ReqKind::Read { mask }, Pending::Bypass { who, .. }) => {
-                let (warp, op) = warp(who)?;
-                (mask, SendKind::Bypass { warp, op })
-            }
-            (ReqKind::Write { mask, .. }, Pending::Write { by, .. }) => match by {
-                Requester::Stress { .. } => return None,
-                Requester::Drain { warp } | Requester::Warp { warp, .. } => {
-                    (mask, SendKind::Write { warp: Some(warp) })
-                }
-            },
-            (ReqKind::Atomic { .. }, Pending::Atomic { who, .. }) => {
-                let (warp, op) = warp(who)?;
-                (0, SendKind::Atomic { warp, op })
-            }
-            _ => return None,
-        };
-        Some(ProvEvent::L1Send {
-            sm: self.sm,
-            tag,
-            line,
-            mask,
-            kind,
-        })
-    }
-
-    /// Provenance: a load of `who` at the L1 (hit, or miss answered by the fill).
-    fn prov_load(&self, ctx: &mut Ctx, who: Requester, line: u64, hit: bool) {
-        if let (Some(p), Requester::Warp { warp, op }) = (ctx.prov.as_deref_mut(), who) {
-            let sm = self.sm;
-            p.push(
-                ctx.q.now(),
-                ProvEvent::L1Load {
-                    sm,
-                    warp,
-                    op,
-                    line,
-                    hit,
-                },
-            );
-        }
-    }
-
-    /// Provenance: the L1 dropped `line` (`None`: every line).
-    fn prov_drop(&self, ctx: &mut Ctx, line: Option<u64>) {
-        if let Some(p) = ctx.prov.as_deref_mut() {
-            p.push(ctx.q.now(), ProvEvent::L1Drop { sm: self.sm, line });
-        }
     }
 
     fn respond(&self, ctx: &mut Ctx, delay: Time, r: CoreResp) {
@@ -881,37 +792,5 @@ impl L1 {
     #[cfg(test)]
     pub fn idle(&self) -> bool {
         self.input.is_empty() && self.pending.live() == 0
-    }
-}
-
-/// Copies the bytes of the sectors set in `sectors` (of `sector_bytes` each) from `src` to `dst`.
-fn copy_sectors(dst: &mut LineBuf, src: &LineBuf, sectors: u32, sector_bytes: usize) {
-    let mut m = sectors;
-    while m != 0 {
-        let s = m.trailing_zeros() as usize;
-        m &= m - 1;
-        let r = s * sector_bytes..(s + 1) * sector_bytes;
-        dst[r.clone()].copy_from_slice(&src[r]);
-    }
-}
-
-/// An L1 line as a value store for the L1 atomic unit; records which bytes changed.
-struct LineView<'a> {
-    base: u64,
-    bytes: &'a mut LineBuf,
-    mask: u128,
-}
-
-impl ValueStore for LineView<'_> {
-    fn read(&self, addr: u64, len: u32) -> u64 {
-        let o = (addr - self.base) as usize;
-        let mut b = [0u8; 8];
-        b[..len as usize].copy_from_slice(&self.bytes[o..o + len as usize]);
-        u64::from_le_bytes(b)
-    }
-    fn write(&mut self, addr: u64, len: u32, v: u64) {
-        let o = (addr - self.base) as usize;
-        self.bytes[o..o + len as usize].copy_from_slice(&v.to_le_bytes()[..len as usize]);
-        self.mask |= super::memory::byte_mask(o as u32, len);
     }
 }

@@ -67,7 +67,18 @@ fn fuzz_regressions_stay_fixed() {
 
 #[test]
 fn fuzz_smoke_mutations_of_the_repository_inputs() {
+    // A long run may name its targets (`GPUMEMSIM_FUZZ_TARGETS=litmus,kernel`) and keep each input in a
+    // file before it is read (`GPUMEMSIM_FUZZ_SAVE=FILE`), so that a stack overflow, which aborts the
+    // process without a report, leaves the input that caused it.
+    let only = std::env::var("GPUMEMSIM_FUZZ_TARGETS").ok();
+    let save = std::env::var_os("GPUMEMSIM_FUZZ_SAVE");
     for t in Target::ALL {
+        if only
+            .as_ref()
+            .is_some_and(|o| !o.split(',').any(|n| n == t.name()))
+        {
+            continue;
+        }
         let seeds: Vec<Vec<u8>> = t
             .seed_dirs()
             .iter()
@@ -96,6 +107,9 @@ fn fuzz_smoke_mutations_of_the_repository_inputs() {
             input = mutate(&input, other, &mut rng);
             if input.len() > 1 << 20 {
                 input.truncate(1 << 20);
+            }
+            if let Some(f) = &save {
+                std::fs::write(f, &input).unwrap();
             }
             check(t, &input, &format!("round {round}"));
         }
