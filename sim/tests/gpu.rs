@@ -1240,3 +1240,53 @@ fn litmus_outcomes_on_the_adapter_sum_to_the_instances_run() {
         .unwrap()
         .starts_with("workloads/litmus/ptx/mp_rel_acq_gpu.litmus:"));
 }
+
+/// The device campaign (`scripts/device-campaign.sh`, issue 22) runs whole on the CI's adapter
+/// (lavapipe there: timings meaningless, the harness proven): every step exits 0 and the campaign folder
+/// holds the measurement files, both comparisons and the README that lists the steps.
+#[test]
+fn the_device_campaign_runs_on_the_adapter_and_writes_its_folder() {
+    if adapter_or_skip("the_device_campaign_runs_on_the_adapter_and_writes_its_folder").is_none() {
+        return;
+    }
+    let out = TempDir::new("campaign");
+    let o = std::process::Command::new("bash")
+        .arg("scripts/device-campaign.sh")
+        .arg(env!("CARGO_BIN_EXE_gpumemsim"))
+        .arg(&out.0)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("bash runs the campaign script");
+    assert!(
+        o.status.success(),
+        "campaign failed ({:?}):\n{}\n{}",
+        o.status,
+        text(&o.stdout),
+        text(&o.stderr)
+    );
+    let dirs: Vec<_> = std::fs::read_dir(&out.0)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    let [dir] = &dirs[..] else {
+        panic!("expected one campaign folder, found {dirs:?}");
+    };
+    for f in [
+        "README.md",
+        "gpu-list.txt",
+        "measured.json",
+        "litmus.json",
+        "compare/comparison.md",
+        "compare-litmus/comparison.md",
+    ] {
+        assert!(dir.join(f).is_file(), "{f} missing in {}", dir.display());
+    }
+    let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    for step in ["gpu list", "measure", "litmus", "compare", "compare litmus"] {
+        assert!(
+            readme.contains(&format!("| {step} | 0 |")),
+            "step {step} did not exit 0:\n{readme}"
+        );
+    }
+}
