@@ -335,9 +335,12 @@ fn err(k: &Kernel, pc: usize, message: impl Into<String>) -> TranslateError {
     }
 }
 
-/// Translates a workload. `caps` says what the adapter offers; use [`Caps::ALL`] to check a workload's
-/// translatability independent of an adapter.
-pub fn translate(wl: &Workload, caps: Caps, opts: Options) -> Result<Translation, TranslateError> {
+/// The launch checks and inputs both translations share (`what`: "WGSL" or "SPIR-V"): ids and
+/// addresses fit 32 bits, the buffers' layout, and each parameter's register and value.
+pub(crate) fn check_launch(
+    wl: &Workload,
+    what: &str,
+) -> Result<(GlobalMemory, Vec<(Reg, u64)>), TranslateError> {
     let k = &wl.kernel;
     let launch = format!("{}:1:1", k.file);
     let launch_err = |message: String| TranslateError {
@@ -350,7 +353,7 @@ pub fn translate(wl: &Workload, caps: Caps, opts: Options) -> Result<Translation
     }
     if geo.num_groups() * geo.group_threads() as u64 > u32::MAX as u64 {
         return Err(launch_err(format!(
-            "{} work-items: the WGSL translation computes ids in 32 bits (at most {})",
+            "{} work-items: the {what} translation computes ids in 32 bits (at most {})",
             geo.num_groups() * geo.group_threads() as u64,
             u32::MAX
         )));
@@ -358,7 +361,7 @@ pub fn translate(wl: &Workload, caps: Caps, opts: Options) -> Result<Translation
     let mem = GlobalMemory::new(&wl.buffers, 0);
     if GLOBAL_BASE + mem.len() > u32::MAX as u64 {
         return Err(launch_err(format!(
-            "the buffers take {} bytes; the WGSL translation addresses at most {} bytes",
+            "the buffers take {} bytes; the {what} translation addresses at most {} bytes",
             mem.len(),
             u32::MAX as u64 - GLOBAL_BASE
         )));
@@ -381,6 +384,15 @@ pub fn translate(wl: &Workload, caps: Caps, opts: Options) -> Result<Translation
         }
         params.push((p.reg, v));
     }
+    Ok((mem, params))
+}
+
+/// Translates a workload. `caps` says what the adapter offers; use [`Caps::ALL`] to check a workload's
+/// translatability independent of an adapter.
+pub fn translate(wl: &Workload, caps: Caps, opts: Options) -> Result<Translation, TranslateError> {
+    let k = &wl.kernel;
+    let geo = wl.geometry;
+    let (mem, params) = check_launch(wl, "WGSL")?;
     let leaders = leaders(k);
     let block_of = leaders.iter().enumerate().map(|(b, &i)| (i, b)).collect();
     let local_atomic = k.insts.iter().any(|i| match i {

@@ -39,8 +39,8 @@ use super::wgsl::{
 };
 use crate::ir::*;
 use crate::machine::alu;
-use crate::machine::memory::{GlobalMemory, GLOBAL_BASE};
-use crate::workload::{ParamValue, Workload};
+use crate::machine::memory::GLOBAL_BASE;
+use crate::workload::Workload;
 use ::spirv as spv;
 use spv::{Op, StorageClass as SC};
 use std::collections::{BTreeSet, HashMap};
@@ -163,47 +163,8 @@ pub fn translate(
 ) -> Result<Translation, TranslateError> {
     let k = &wl.kernel;
     let launch = format!("{}:1:1", k.file);
-    let launch_err = |message: String| TranslateError {
-        location: launch.clone(),
-        message,
-    };
     let geo = wl.geometry;
-    if geo.group_threads() == 0 || geo.num_groups() == 0 {
-        return Err(launch_err("the launch has no work-items".into()));
-    }
-    if geo.num_groups() * geo.group_threads() as u64 > u32::MAX as u64 {
-        return Err(launch_err(format!(
-            "{} work-items: the SPIR-V translation computes ids in 32 bits (at most {})",
-            geo.num_groups() * geo.group_threads() as u64,
-            u32::MAX
-        )));
-    }
-    let mem = GlobalMemory::new(&wl.buffers, 0);
-    if GLOBAL_BASE + mem.len() > u32::MAX as u64 {
-        return Err(launch_err(format!(
-            "the buffers take {} bytes; the SPIR-V translation addresses at most {} bytes",
-            mem.len(),
-            u32::MAX as u64 - GLOBAL_BASE
-        )));
-    }
-    let mut params = Vec::new();
-    for p in &wl.params {
-        let v = match &p.value {
-            ParamValue::Scalar(v) => *v,
-            ParamValue::BufferAddr(b) => mem.base_of(b).ok_or_else(|| {
-                launch_err(format!("parameter {} names unknown buffer {b}", p.name))
-            })?,
-        };
-        if p.reg as usize >= k.num_regs() {
-            return Err(launch_err(format!(
-                "parameter {} is register {}, but the kernel has {} registers",
-                p.name,
-                p.reg,
-                k.num_regs()
-            )));
-        }
-        params.push((p.reg, v));
-    }
+    let (mem, params) = crate::gpu::wgsl::check_launch(wl, "SPIR-V")?;
     let leaders = leaders(k);
     let wide = wide_registers(k, &params);
     if let Some(r) = wide.iter().position(|&w| w) {
