@@ -68,6 +68,10 @@ struct Gpu<'c> {
     capture_out: Vec<u64>,
     /// Threads for the domains of a window; `None`: one after another on this thread.
     pool: Option<rayon::ThreadPool>,
+    /// The event loop runs inside `pool` (taken out of `pool` meanwhile): domains of a window run in
+    /// parallel on its threads, the loop itself on one of them, so that no window pays for waking
+    /// the pool from outside.
+    parallel: bool,
     /// `RunOptions::races`: the detector the SMs' race events feed.
     races: Option<RaceDetector>,
     /// `RunOptions::timeline`: the options and the barrier's recorder (counters); each domain
@@ -339,6 +343,7 @@ impl<'c> Gpu<'c> {
             captured,
             capture_out: vec![0; opts.capture.len()],
             pool,
+            parallel: false,
             races: opts.races.then(|| RaceDetector::new(gt, cfg.sm.warp_size)),
             timeline: opts
                 .timeline
@@ -358,7 +363,7 @@ impl<'c> Gpu<'c> {
     fn set_launch(&mut self, launch: &Arc<Launch>) {
         self.launch = launch.clone();
         for d in &mut self.sms {
-            d.sm.set_launch(launch);
+            d.set_launch(launch);
             d.l1.invalidate_all();
         }
     }
@@ -420,7 +425,16 @@ impl<'c> Gpu<'c> {
             d.group_warps = warps;
         }
         self.place(self.now)?;
-        self.event_loop()
+        match self.pool.take() {
+            Some(pool) => {
+                self.parallel = true;
+                let r = pool.install(|| self.event_loop());
+                self.parallel = false;
+                self.pool = Some(pool);
+                r
+            }
+            None => self.event_loop(),
+        }
     }
 
     /// The earliest pending event of any domain.
@@ -450,13 +464,11 @@ impl<'c> Gpu<'c> {
                     .map(Work::Part),
             )
             .collect();
-        match &self.pool {
-            Some(pool) if work.len() > 1 => {
-                let res: Vec<Result<(), E>> =
-                    pool.install(|| work.par_iter_mut().map(&f).collect());
-                res.into_iter().collect()
-            }
-            _ => work.iter_mut().try_for_each(f),
+        if self.parallel && work.len() > 1 {
+            let res: Vec<Result<(), E>> = work.par_iter_mut().map(&f).collect();
+            res.into_iter().collect()
+        } else {
+            work.iter_mut().try_for_each(f)
         }
     }
 

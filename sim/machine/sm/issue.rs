@@ -156,7 +156,8 @@ mod tests {
             }
             let (_, ev) = b.q.pop().unwrap();
             if let Event::SmTick(_) = ev {
-                sm.tick(&mut ctx!(b));
+                let launch = sm.launch.clone();
+                sm.tick(&launch.program, &mut ctx!(b));
             }
         }
     }
