@@ -38,6 +38,9 @@ pub fn coalesce(
     let width_bytes = byte_mask(0, width);
     // The entry of the previous lane: neighbouring lanes usually share a line.
     let mut last = 0;
+    // The highest line so far: a lane above it starts a new entry without a search (lanes in
+    // ascending address order, the common case, never search).
+    let mut highest: Option<u64> = None;
     let mut m = mask;
     while m != 0 {
         let l = m.trailing_zeros() as usize;
@@ -50,8 +53,12 @@ pub fn coalesce(
         };
         let at = match out.get(last) {
             Some(x) if x.line == line => Some(last),
+            _ if highest.is_none_or(|h| line > h) => None,
             _ => out.iter().position(|x| x.line == line),
         };
+        if highest.is_none_or(|h| line > h) {
+            highest = Some(line);
+        }
         match at {
             Some(i) => {
                 let e = &mut out[i];

@@ -489,6 +489,7 @@ impl Sm {
             return false;
         }
         let system = ordering::store_ack(ord, scope, self.svm) == Level::System;
+        let values = self.has_values();
         // A store scattered over more lines than the buffer holds can never enter it: it goes to
         // the L1 directly, after the warp's buffered stores (same-address order).
         let oversize = self.sb.enabled() && !self.sb.can_hold(lines.len());
@@ -518,7 +519,7 @@ impl Sm {
                     .cycles(self.sb_delay + ctx.rng.upto(self.drain_jitter) as u64);
             let mut added = 0;
             for la in &lines {
-                let data = store_data(la, a, vals);
+                let data = store_data(la, a, vals, values);
                 let before = self.sb.entries.len();
                 self.sb
                     .insert(now, wi as u16, la.line, la.bytes, &data, ready, system);
@@ -545,7 +546,7 @@ impl Sm {
             let w = self.warps[wi].as_mut().expect("live");
             w.inflight.to_l1 += 1;
             w.inflight.to_l2 += 1;
-            let id = ctx.lines.alloc(store_data(la, a, vals));
+            let id = ctx.lines.alloc(store_data(la, a, vals, values));
             let req = L1Req::Store {
                 who: Requester::Drain { warp: wi as u16 },
                 line: la.line,
@@ -766,10 +767,14 @@ impl Sm {
 }
 
 /// The bytes a store writes into one line, lane by lane (a later lane wins on the same bytes).
-fn store_data(la: &LineAccess, a: &WarpAccess, vals: &[u64; 64]) -> LineBuf {
+/// Without values (trace replay, `values` false) the line is zeros.
+fn store_data(la: &LineAccess, a: &WarpAccess, vals: &[u64; 64], values: bool) -> LineBuf {
     // Values are at most 8 bytes; wider traced accesses carry no values.
     let vb = a.width.min(8) as usize;
     let mut data = [0u8; MAX_LINE];
+    if !values {
+        return data;
+    }
     for l in lanes(la.lanes) {
         let o = (a.addrs[l] - la.line) as usize;
         data[o..o + vb].copy_from_slice(&vals[l].to_le_bytes()[..vb]);

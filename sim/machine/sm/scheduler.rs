@@ -23,6 +23,9 @@ pub struct Scheduler {
     slots: Vec<Vec<u16>>,
     /// The warp slot each scheduler issued from last.
     last: Vec<usize>,
+    /// Where each scheduler's visit starts in its slot list ([`Scheduler::window`]), kept until
+    /// its last warp or its slots change: most ticks issue nothing and need no search.
+    start: Vec<Option<usize>>,
 }
 
 impl Scheduler {
@@ -32,6 +35,7 @@ impl Scheduler {
             issue_width,
             slots: vec![Vec::new(); schedulers as usize],
             last: vec![0; schedulers as usize],
+            start: vec![None; schedulers as usize],
         }
     }
 
@@ -41,25 +45,41 @@ impl Scheduler {
         let list = &mut self.slots[slot % n];
         let at = list.partition_point(|&x| (x as usize) < slot);
         list.insert(at, slot as u16);
+        self.start[slot % n] = None;
     }
 
     /// Warp slot `slot` is free again.
     pub fn remove(&mut self, slot: usize) {
         let n = self.slots.len();
         self.slots[slot % n].retain(|&x| x as usize != slot);
+        self.start[slot % n] = None;
+    }
+
+    /// Scheduler `s` issued from warp slot `slot`.
+    #[inline]
+    pub fn issued_from(&mut self, s: usize, slot: usize) {
+        if self.last[s] != slot {
+            self.last[s] = slot;
+            self.start[s] = None;
+        }
     }
 
     /// Where scheduler `s` starts this time among `nslots` warp slots, and how many it owns:
     /// it visits its slots cyclically from the first at or after its start (greedy: the last warp
     /// that issued; round-robin: the one after it). See [`Scheduler::nth`].
     #[inline]
-    pub fn window(&self, s: usize, nslots: usize) -> (usize, usize) {
+    pub fn window(&mut self, s: usize, nslots: usize) -> (usize, usize) {
+        let len = self.slots[s].len();
+        if let Some(first) = self.start[s] {
+            return (first, len);
+        }
         let start = match self.policy {
             WarpPolicy::Gto => self.last[s],
             WarpPolicy::Lrr => self.last[s] + self.slots.len(),
         } % nslots;
-        let mine = &self.slots[s];
-        (mine.partition_point(|&x| (x as usize) < start), mine.len())
+        let first = self.slots[s].partition_point(|&x| (x as usize) < start);
+        self.start[s] = Some(first);
+        (first, len)
     }
 
     /// The `k`-th warp slot scheduler `s` visits from `first` (`k` below the count of its slots).
@@ -77,7 +97,7 @@ impl Scheduler {
 
     /// The visit order of scheduler `s` (as [`Scheduler::window`] and [`Scheduler::nth`] give it).
     #[cfg(test)]
-    fn order(&self, s: usize, nslots: usize) -> impl Iterator<Item = usize> + '_ {
+    fn order(&mut self, s: usize, nslots: usize) -> impl Iterator<Item = usize> + '_ {
         let (first, n) = self.window(s, nslots);
         (0..n).map(move |k| self.nth(s, first, k))
     }
@@ -119,7 +139,7 @@ impl Sm {
                         if let Some(r) = ctx.rec.as_deref_mut() {
                             r.issued.push(i as u16);
                         }
-                        self.sched.last[s] = i;
+                        self.sched.issued_from(s, i);
                         issued_any = true;
                         done = true;
                         break;
@@ -218,7 +238,7 @@ mod tests {
 
     #[test]
     fn warps_belong_to_schedulers_by_slot_and_are_visited_in_slot_order() {
-        let s = sched(WarpPolicy::Gto, &[6, 0, 2, 3, 5]);
+        let mut s = sched(WarpPolicy::Gto, &[6, 0, 2, 3, 5]);
         assert_eq!(s.order(0, 8).collect::<Vec<_>>(), [0, 2, 6]);
         assert_eq!(s.order(1, 8).collect::<Vec<_>>(), [3, 5]);
     }
@@ -226,10 +246,10 @@ mod tests {
     #[test]
     fn greedy_keeps_the_last_warp_first_and_round_robin_moves_past_it() {
         let mut g = sched(WarpPolicy::Gto, &[0, 2, 4, 6]);
-        g.last[0] = 4;
+        g.issued_from(0, 4);
         assert_eq!(g.order(0, 8).collect::<Vec<_>>(), [4, 6, 0, 2]);
         let mut r = sched(WarpPolicy::Lrr, &[0, 2, 4, 6]);
-        r.last[0] = 4;
+        r.issued_from(0, 4);
         assert_eq!(r.order(0, 8).collect::<Vec<_>>(), [6, 0, 2, 4]);
     }
 
