@@ -215,8 +215,10 @@ impl SinkPort {
     }
 }
 
-/// Reserved intervals `[start, end)` of a port, ascending and disjoint; only those that end after
-/// the last window's horizon are kept, so the list is short.
+/// Reserved intervals `[start, end)` of a port, ascending, disjoint and not touching (a reservation
+/// that starts where another ends is merged into it: only the gaps decide where a message fits, so a
+/// saturated port is one interval however many messages queue on it); only those that end after the
+/// last window's horizon are kept, so the list is short.
 pub(super) type Busy = VecDeque<(Time, Time)>;
 
 /// Reserves `occ` picoseconds on a destination port at the earliest free time at or after `arrive`;
@@ -252,8 +254,20 @@ pub(super) fn reserve(busy: &mut Busy, arrive: Time, occ: Time, horizon: Time) -
         }
         t = t.max(e);
     }
+    let end = t + occ;
     let at = starting_before(busy, |s| s < t);
-    busy.insert(at, (t, t + occ));
+    // `[t, end)` lies in the gap between intervals `at - 1` and `at`: merge with the ones it touches.
+    let joins_prev = at > 0 && busy[at - 1].1 == t;
+    let joins_next = at < busy.len() && busy[at].0 == end;
+    match (joins_prev, joins_next) {
+        (true, true) => {
+            busy[at - 1].1 = busy[at].1;
+            busy.remove(at);
+        }
+        (true, false) => busy[at - 1].1 = end,
+        (false, true) => busy[at].0 = t,
+        (false, false) => busy.insert(at, (t, end)),
+    }
     t
 }
 
@@ -357,6 +371,50 @@ mod tests {
             "the early arrival takes the free slot before"
         );
         assert_eq!(d, 120, "a long message waits for a gap long enough");
+    }
+
+    /// The unmerged reservation list the merged one must agree with: every message its own interval.
+    fn reserve_unmerged(busy: &mut Vec<(Time, Time)>, arrive: Time, occ: Time) -> Time {
+        busy.sort();
+        let mut t = arrive;
+        loop {
+            match busy.iter().find(|&&(s, e)| s < t + occ && e > t) {
+                Some(&(_, e)) => t = e,
+                None => break,
+            }
+        }
+        busy.push((t, t + occ));
+        t
+    }
+
+    #[test]
+    fn merged_reservations_give_the_slots_of_one_interval_per_message() {
+        let mut rng = SplitMix64::new(7);
+        for round in 0..50u64 {
+            let mut merged = Busy::new();
+            let mut plain = Vec::new();
+            let mut horizon = 0;
+            for i in 0..400u64 {
+                // Bursts at one time (a saturated port), spread arrivals, occupancies of 1-4 slots.
+                let arrive = horizon
+                    + if round % 2 == 0 {
+                        rng.upto(8) as u64 * 10
+                    } else {
+                        rng.upto(200) as u64
+                    };
+                let occ = (1 + rng.upto(3) as u64) * 10;
+                let a = reserve(&mut merged, arrive, occ, horizon);
+                let b = reserve_unmerged(&mut plain, arrive, occ);
+                assert_eq!(a, b, "round {round}, message {i}");
+                if i % 50 == 49 {
+                    horizon += 100;
+                }
+            }
+            assert!(merged
+                .iter()
+                .zip(merged.iter().skip(1))
+                .all(|(x, y)| x.1 < y.0));
+        }
     }
 
     #[test]

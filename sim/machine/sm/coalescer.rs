@@ -56,9 +56,6 @@ pub fn coalesce(
             _ if highest.is_none_or(|h| line > h) => None,
             _ => out.iter().position(|x| x.line == line),
         };
-        if highest.is_none_or(|h| line > h) {
-            highest = Some(line);
-        }
         match at {
             Some(i) => {
                 let e = &mut out[i];
@@ -67,6 +64,7 @@ pub fn coalesce(
                 last = i;
             }
             None => {
+                highest = Some(highest.map_or(line, |h| h.max(line)));
                 last = out.len();
                 out.push(LineAccess {
                     line,
