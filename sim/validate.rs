@@ -790,7 +790,7 @@ better = "lower"
         assert!(e.to_string().contains("bogus"), "{e}");
     }
 
-    /// The shipped presets meet their reference sets (about 30 s in a release build:
+    /// The shipped presets meet their reference sets (2-4 min in a release build, loaded curves included:
     /// `cargo test --release --lib presets_meet -- --ignored`).
     #[test]
     #[ignore]
