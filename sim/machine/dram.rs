@@ -275,15 +275,6 @@ impl Dram {
         }
     }
 
-    /// Requests waiting in bank queues (FR-FCFS).
-    pub fn waiting(&self) -> usize {
-        self.channels
-            .iter()
-            .flat_map(|c| &c.banks)
-            .map(|b| b.queue.len())
-            .sum()
-    }
-
     /// Accesses the line at `line_addr` at `now`, booked at once (first-come first-served);
     /// returns when its data has been transferred.
     pub fn access(&mut self, now: Time, line_addr: u64, write: bool) -> Time {
