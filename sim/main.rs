@@ -1355,7 +1355,8 @@ struct ValidateArgs {
     /// Folder of reference sets (one `*.toml` per preset).
     #[arg(long, default_value = "reports/reference")]
     reference: PathBuf,
-    /// Write results.csv, results.json and the chart (validate.png, validate.svg) here.
+    /// Write results.csv, results.json and the chart (validate.png, validate.svg) here; with a
+    /// loaded-latency curve also loaded.csv and loaded.png / loaded.svg.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Threads running the rows of a preset; results are identical for any number.
@@ -1397,7 +1398,7 @@ fn cmd_validate(a: ValidateArgs) -> Result<ExitCode> {
     if let Some(out) = &a.out {
         validate::write(out, &results)?;
         println!(
-            "wrote {}/results.csv, results.json, validate.png, validate.svg",
+            "wrote {}/results.csv, results.json, validate.png, validate.svg (and loaded.csv, loaded.png, loaded.svg with a curve)",
             out.display()
         );
     }

@@ -18,7 +18,7 @@
 
 use crate::config::{self, GpuConfig};
 use crate::machine::{self, RunOptions};
-use crate::report::plot::{Axis, BarLayout, BarSeries, Chart};
+use crate::report::plot::{Axis, BarLayout, BarSeries, Chart, Series};
 use crate::sweep::expr::Expr;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -70,6 +70,39 @@ pub struct Row {
     pub note: Option<String>,
 }
 
+/// The loaded-latency curve of a preset: one workload run at several offered loads (a parameter),
+/// each point giving a latency and the bandwidth the background traffic achieved. A characterisation
+/// beside the rows: where a published curve exists, `published` holds its points.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Loaded {
+    /// What is measured, in words.
+    pub quantity: String,
+    /// The workload, relative to the reference file.
+    pub workload: PathBuf,
+    /// Workload parameters common to every point.
+    #[serde(default)]
+    pub params: BTreeMap<String, i64>,
+    /// The parameter that sets the offered load, in percent of the preset's sustained bandwidth.
+    pub load_param: String,
+    /// Its values: one run each.
+    pub loads: Vec<i64>,
+    /// The probe's latency (core cycles), an expression over the run's columns.
+    pub latency: String,
+    /// The background traffic's achieved bandwidth (GB/s), an expression over the run's columns.
+    pub bandwidth: String,
+    /// The bandwidth that is 100 % on the chart (GB/s): the published sustained streaming bandwidth.
+    pub peak: f64,
+    /// Published points (achieved bandwidth in % of `peak`, latency in ns), with `source`; empty
+    /// where none was found (then `note` says so).
+    #[serde(default)]
+    pub published: Vec<[f64; 2]>,
+    #[serde(default)]
+    pub source: Option<String>,
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
 /// A reference set: one preset's published numbers.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -86,6 +119,9 @@ pub struct Reference {
     /// config key → basis.
     #[serde(default)]
     pub basis: BTreeMap<String, String>,
+    /// The loaded-latency curve (optional).
+    #[serde(default)]
+    pub loaded: Option<Loaded>,
     #[serde(skip)]
     pub file: PathBuf,
 }
@@ -208,6 +244,36 @@ pub fn parse(text: &str, file: &Path) -> Result<Reference, ValidateError> {
             ));
         }
     }
+    if let Some(l) = &r.loaded {
+        let at = match text.find("[loaded]") {
+            Some(o) => {
+                let (li, c) = line_col(text, o);
+                format!("{name}:{li}:{c}")
+            }
+            None => name.clone(),
+        };
+        let bad = |message: String| ValidateError::File {
+            at: at.clone(),
+            message,
+        };
+        if l.loads.is_empty() || l.loads.iter().any(|&x| !(0..=150).contains(&x)) {
+            return Err(bad(format!(
+                "`loads` is {:?}; allowed: one or more percentages from 0 to 150",
+                l.loads
+            )));
+        }
+        if !(l.peak > 0.0 && l.peak.is_finite()) {
+            return Err(bad(format!(
+                "`peak` is {}; allowed: a positive bandwidth in GB/s",
+                l.peak
+            )));
+        }
+        for (key, e) in [("latency", &l.latency), ("bandwidth", &l.bandwidth)] {
+            if let Err(err) = Expr::parse(e) {
+                return Err(bad(format!("`{key}` `{e}`: {err}")));
+            }
+        }
+    }
     Ok(r)
 }
 
@@ -256,6 +322,19 @@ pub struct RowResult {
     pub source: String,
 }
 
+/// One point of a loaded-latency curve.
+#[derive(Debug, Clone, Serialize)]
+pub struct LoadedPoint {
+    /// Offered load, percent of the published sustained bandwidth.
+    pub offered: i64,
+    /// Achieved background bandwidth, GB/s and percent of the published sustained bandwidth.
+    pub bandwidth: f64,
+    pub percent: f64,
+    /// The probe's latency, core cycles and ns.
+    pub cycles: f64,
+    pub ns: f64,
+}
+
 /// One preset's outcome.
 #[derive(Debug, Clone, Serialize)]
 pub struct PresetResult {
@@ -264,6 +343,11 @@ pub struct PresetResult {
     pub mape: f64,
     pub mape_target: f64,
     pub rows: Vec<RowResult>,
+    /// The loaded-latency curve, if the set has one (not part of the MAPE).
+    pub loaded: Vec<LoadedPoint>,
+    /// Its published points (percent of peak, ns) and source, or the note saying none exists.
+    pub loaded_published: Vec<[f64; 2]>,
+    pub loaded_note: Option<String>,
 }
 
 impl PresetResult {
@@ -280,27 +364,32 @@ pub fn signed_error(published: f64, sim: f64, better: Better) -> f64 {
     }
 }
 
-fn run_row(
+/// Runs `workload` with `params` (and config overrides `set`) and evaluates `measures` on the run.
+#[allow(clippy::too_many_arguments)]
+fn run_measures(
     r: &Reference,
-    row: &Row,
+    id: &str,
+    workload: &Path,
+    params: &[(String, i64)],
+    set: &[String],
     base: &GpuConfig,
     config_path: &Path,
-) -> Result<f64, ValidateError> {
+    measures: &[&str],
+) -> Result<Vec<f64>, ValidateError> {
     let file = r.file.display().to_string();
     let err = |message: String| ValidateError::Run {
         file: file.clone(),
-        row: row.id.clone(),
+        row: id.to_string(),
         message,
     };
-    let cfg = if row.set.is_empty() {
+    let cfg = if set.is_empty() {
         base.clone()
     } else {
-        config::load(Some(config_path), &row.set).map_err(|e| err(e.to_string()))?
+        config::load(Some(config_path), set).map_err(|e| err(e.to_string()))?
     };
     let dir = r.file.parent().unwrap_or(Path::new("."));
-    let wpath = dir.join(&row.workload);
-    let params: Vec<(String, i64)> = row.params.iter().map(|(k, v)| (k.clone(), *v)).collect();
-    let w = crate::kernel::load(&wpath, &params).map_err(|e| err(e.to_string()))?;
+    let wpath = dir.join(workload);
+    let w = crate::kernel::load(&wpath, params).map_err(|e| err(e.to_string()))?;
     let res = machine::run(&cfg, &w, &RunOptions::default()).map_err(|e| err(e.to_string()))?;
     if let Some(c) = res.checks.iter().find(|c| !c.passed) {
         return Err(err(format!(
@@ -308,7 +397,6 @@ fn run_row(
             c.text
         )));
     }
-    let expr = Expr::parse(&row.measure).map_err(|e| err(e.to_string()))?;
     let col = |name: &str| -> Option<f64> {
         if let Some(n) = name.strip_prefix("report.") {
             return res
@@ -337,13 +425,63 @@ fn run_row(
             .find(|s| s.location == loc && s.metric == metric)
             .map(|s| s.value)
     };
-    expr.eval(&col).ok_or_else(|| {
-        err(format!(
-            "`measure` `{}` has no value on this run (a column is missing, or a division by zero); \
-             columns: report.NAME, param.NAME, LOCATION.METRIC, cycles, time_ns, core_mhz",
-            row.measure
-        ))
-    })
+    measures
+        .iter()
+        .map(|m| {
+            let expr = Expr::parse(m).map_err(|e| err(e.to_string()))?;
+            expr.eval(&col).ok_or_else(|| {
+                err(format!(
+                    "`{m}` has no value on this run (a column is missing, or a division by zero); \
+                     columns: report.NAME, param.NAME, LOCATION.METRIC, cycles, time_ns, core_mhz"
+                ))
+            })
+        })
+        .collect()
+}
+
+fn run_row(
+    r: &Reference,
+    row: &Row,
+    base: &GpuConfig,
+    config_path: &Path,
+) -> Result<f64, ValidateError> {
+    let params: Vec<(String, i64)> = row.params.iter().map(|(k, v)| (k.clone(), *v)).collect();
+    let v = run_measures(
+        r,
+        &row.id,
+        &row.workload,
+        &params,
+        &row.set,
+        base,
+        config_path,
+        &[&row.measure],
+    )?;
+    Ok(v[0])
+}
+
+/// One point of the loaded-latency curve: (latency in core cycles, achieved bandwidth in GB/s).
+fn run_loaded(
+    r: &Reference,
+    l: &Loaded,
+    load: i64,
+    base: &GpuConfig,
+    config_path: &Path,
+) -> Result<(f64, f64), ValidateError> {
+    let mut params: Vec<(String, i64)> = l.params.iter().map(|(k, v)| (k.clone(), *v)).collect();
+    params.push((l.load_param.clone(), load));
+    let id = format!("loaded {}={load}", l.load_param);
+    let bw = if load == 0 { "0" } else { l.bandwidth.as_str() };
+    let v = run_measures(
+        r,
+        &id,
+        &l.workload,
+        &params,
+        &[],
+        base,
+        config_path,
+        &[&l.latency, bw],
+    )?;
+    Ok((v[0], v[1]))
 }
 
 /// Runs one reference set, on its own preset or on `config` (a file based on it). Rows run on up to
@@ -360,22 +498,47 @@ pub fn run(
     };
     let base = config::load(Some(&config_path), &[]).map_err(ValidateError::Config)?;
     let n = r.rows.len();
+    let loads: &[i64] = r.loaded.as_ref().map_or(&[], |l| &l.loads);
+    let jobs = n + loads.len();
     let mut sims: Vec<Option<Result<f64, ValidateError>>> = (0..n).map(|_| None).collect();
-    let threads = threads.clamp(1, n);
+    let mut curve: Vec<Option<Result<(f64, f64), ValidateError>>> =
+        (0..loads.len()).map(|_| None).collect();
+    let threads = threads.clamp(1, jobs);
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let out = std::sync::Mutex::new(&mut sims);
+    let out = std::sync::Mutex::new((&mut sims, &mut curve));
     std::thread::scope(|s| {
         for _ in 0..threads {
             s.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                if i >= n {
+                // The curve's runs are the longest: they go first.
+                let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if k >= jobs {
                     break;
                 }
-                let v = run_row(r, &r.rows[i], &base, &config_path);
-                out.lock().unwrap()[i] = Some(v);
+                if k < loads.len() {
+                    let l = r.loaded.as_ref().expect("loads come from the curve");
+                    let v = run_loaded(r, l, loads[k], &base, &config_path);
+                    out.lock().unwrap().1[k] = Some(v);
+                } else {
+                    let i = k - loads.len();
+                    let v = run_row(r, &r.rows[i], &base, &config_path);
+                    out.lock().unwrap().0[i] = Some(v);
+                }
             });
         }
     });
+    let mut loaded = Vec::new();
+    if let Some(l) = &r.loaded {
+        for (&offered, v) in loads.iter().zip(curve) {
+            let (cycles, bandwidth) = v.expect("every point ran")?;
+            loaded.push(LoadedPoint {
+                offered,
+                bandwidth,
+                percent: 100.0 * bandwidth / l.peak,
+                cycles,
+                ns: 1000.0 * cycles / base.clocks.core_mhz as f64,
+            });
+        }
+    }
     let mut rows = Vec::with_capacity(n);
     for (row, sim) in r.rows.iter().zip(sims) {
         let simulated = sim.expect("every row ran")?;
@@ -400,6 +563,15 @@ pub fn run(
         mape,
         mape_target: r.mape_target,
         rows,
+        loaded,
+        loaded_published: r
+            .loaded
+            .as_ref()
+            .map_or(Vec::new(), |l| l.published.clone()),
+        loaded_note: r
+            .loaded
+            .as_ref()
+            .and_then(|l| l.source.clone().or_else(|| l.note.clone())),
     })
 }
 
@@ -430,7 +602,56 @@ pub fn table(p: &PresetResult) -> String {
         100.0 * worst,
         if p.passed() { "ok" } else { "MISS" }
     ));
+    if !p.loaded.is_empty() {
+        s.push_str("  loaded latency (DRAM probe beside streaming warps; not in the MAPE)\n");
+        s.push_str(&format!(
+            "  {:>8} {:>12} {:>9} {:>10} {:>8}\n",
+            "offered", "achieved", "of peak", "latency", ""
+        ));
+        for l in &p.loaded {
+            s.push_str(&format!(
+                "  {:>7}% {:>7.0} GB/s {:>8.1}% {:>6.0} cyc {:>5.0} ns\n",
+                l.offered, l.bandwidth, l.percent, l.cycles, l.ns
+            ));
+        }
+        if p.loaded_published.is_empty() {
+            s.push_str("  (no published loaded-latency curve: a characterisation)\n");
+        }
+    }
     s
+}
+
+/// The loaded-latency chart: latency (ns) against achieved background bandwidth (% of the
+/// published sustained bandwidth), one line per preset, published points where they exist.
+pub fn loaded_chart(results: &[PresetResult]) -> Option<Chart> {
+    let mut series = Vec::new();
+    for p in results.iter().filter(|p| !p.loaded.is_empty()) {
+        series.push(Series::new(
+            format!("{} (simulated)", p.preset),
+            p.loaded.iter().map(|l| (l.percent, l.ns)).collect(),
+        ));
+        if !p.loaded_published.is_empty() {
+            series.push(Series::new(
+                format!("{} (published)", p.preset),
+                p.loaded_published.iter().map(|x| (x[0], x[1])).collect(),
+            ));
+        }
+    }
+    if series.is_empty() {
+        return None;
+    }
+    Some(
+        Chart::lines(
+            "Loaded DRAM latency: a pointer-chase probe while the other SMs stream",
+            Axis::linear(
+                "background bandwidth achieved, of the published sustained streaming bandwidth",
+                "%",
+            ),
+            Axis::linear("probe latency per dependent load", "ns"),
+            series,
+        )
+        .with_size(1100, 650),
+    )
 }
 
 /// The chart: per row, simulated as a percentage of published, one bar series per preset.
@@ -505,6 +726,22 @@ pub fn write(out: &Path, results: &[PresetResult]) -> Result<(), ValidateError> 
     chart(results)
         .save(out, "validate")
         .map_err(|e| io(out, e.to_string()))?;
+    if let Some(c) = loaded_chart(results) {
+        let mut csv = String::from(
+            "preset,offered_percent,achieved_gbs,achieved_percent,latency_cycles,latency_ns\n",
+        );
+        for p in results {
+            for l in &p.loaded {
+                csv.push_str(&format!(
+                    "{},{},{:.1},{:.2},{:.1},{:.1}\n",
+                    p.preset, l.offered, l.bandwidth, l.percent, l.cycles, l.ns
+                ));
+            }
+        }
+        let p = out.join("loaded.csv");
+        crate::stats::write_atomic(&p, csv.as_bytes()).map_err(|e| io(&p, e.to_string()))?;
+        c.save(out, "loaded").map_err(|e| io(out, e.to_string()))?;
+    }
     Ok(())
 }
 
@@ -553,7 +790,7 @@ better = "lower"
         assert!(e.to_string().contains("bogus"), "{e}");
     }
 
-    /// The shipped presets meet their reference sets (about 30 s in a release build:
+    /// The shipped presets meet their reference sets (2-4 min in a release build, loaded curves included:
     /// `cargo test --release --lib presets_meet -- --ignored`).
     #[test]
     #[ignore]
@@ -563,6 +800,27 @@ better = "lower"
             let p = run(&r, None, 2).unwrap();
             assert!(p.passed(), "{}", table(&p));
         }
+    }
+
+    #[test]
+    fn a_bad_loaded_curve_names_its_table_and_what_is_allowed() {
+        let f = Path::new("ref.toml");
+        let curve = "\n[loaded]\nquantity = \"q\"\nworkload = \"w.kern\"\nload_param = \"LOAD\"\n\
+                     loads = [0, 200]\nlatency = \"report.dram\"\nbandwidth = \"1\"\npeak = 10.0\n";
+        let e = parse(&format!("{ROW}{curve}"), f).unwrap_err().to_string();
+        assert!(e.starts_with("ref.toml:19:1:"), "{e}");
+        assert!(e.contains("0 to 150"), "{e}");
+        let e = parse(
+            &format!(
+                "{ROW}{}",
+                curve.replace("[0, 200]", "[0]").replace("10.0", "-1.0")
+            ),
+            f,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("`peak`"), "{e}");
+        assert!(parse(&format!("{ROW}{}", curve.replace("[0, 200]", "[0, 50]")), f).is_ok());
     }
 
     #[test]

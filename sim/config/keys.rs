@@ -492,6 +492,12 @@ pub static KEYS: &[Key] = &[
         "DRAM cycles",
         "Read-to-write turnaround on a channel's data bus; default 0.",
     ),
+    opt(
+        "dram.frfcfs_cap",
+        int(0, 1_000_000),
+        "requests",
+        "FR-FCFS scheduling: requests waiting for a busy bank are served open-row hits first; the oldest may be overtaken at most this many times (bounded starvation). Default 0: first-come first-served, each access booked at its arrival.",
+    ),
     req(
         "system.latency",
         int(0, LAT),

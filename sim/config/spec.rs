@@ -276,6 +276,11 @@ pub struct DramSpec {
     /// Read-to-write turnaround on a channel's bus, DRAM cycles.
     #[serde(default)]
     pub t_rtw: u32,
+    /// FR-FCFS: a bank with requests waiting serves a row hit before older row misses, each request
+    /// overtaken at most this many times (bounded starvation); 0: first-come first-served (booked at
+    /// arrival).
+    #[serde(default)]
+    pub frfcfs_cap: u32,
 }
 
 fn one() -> u32 {

@@ -232,7 +232,10 @@ impl SmDomain {
                     );
                     true
                 }
-                Event::SliceIn(..) | Event::SliceTick(_) | Event::DramFill(..) => {
+                Event::SliceIn(..)
+                | Event::SliceTick(_)
+                | Event::DramFill(..)
+                | Event::DramBank(..) => {
                     unreachable!("a partition's event in an SM domain")
                 }
             };
@@ -311,6 +314,7 @@ impl PartDomain {
                 Event::DramFill(i, line) => {
                     self.slices[(i - self.first) as usize].fill(line, &mut ctx, &mut self.dram)
                 }
+                Event::DramBank(ch, bank) => self.dram.bank_ready(ch, bank, &mut ctx),
                 _ => unreachable!("an SM's event in a partition domain"),
             }
         }

@@ -128,11 +128,14 @@ impl L2Slice {
             return;
         } else {
             self.stats.misses += 1;
-            let done = dram.access(ctx.now(), req.line, false);
-            if let Some(r) = ctx.rec.as_deref_mut() {
-                r.dram_fill(req.sm, req.tag, ctx.q.now(), done, self.line_bytes);
+            // Booked at once, or (FR-FCFS) the DRAM schedules the fill when it serves the request.
+            if let Some(done) = dram.request(ctx, req.line, false, self.id, Some((req.sm, req.tag)))
+            {
+                if let Some(r) = ctx.rec.as_deref_mut() {
+                    r.dram_fill(req.sm, req.tag, ctx.q.now(), done, self.line_bytes);
+                }
+                ctx.q.at_or_now(done, Event::DramFill(self.id, req.line));
             }
-            ctx.q.at_or_now(done, Event::DramFill(self.id, req.line));
             self.mshrs.insert(req.line, vec![req]);
         }
         if !self.input.is_empty() {
@@ -150,7 +153,7 @@ impl L2Slice {
             Some((w, evicted)) => {
                 if evicted.is_some() && self.dirty[w.0 as usize] {
                     self.stats.writebacks += 1;
-                    dram.access(ctx.now(), evicted.unwrap_or(0), true);
+                    dram.request(ctx, evicted.unwrap_or(0), true, self.id, None);
                     if let Some(r) = ctx.rec.as_deref_mut() {
                         r.dram_write(ctx.q.now(), self.line_bytes);
                     }

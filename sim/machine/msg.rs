@@ -162,6 +162,9 @@ pub enum Event {
     SliceTick(u16),
     /// DRAM returned a line to a slice.
     DramFill(u16, u64),
+    /// A DRAM bank (channel, bank of the partition) with waiting requests can serve the next one
+    /// (FR-FCFS, `dram.rs`).
+    DramBank(u16, u16),
     /// The dispatcher's work-group (linear id) starts on the SM.
     Launch(u16, u64),
     /// The SM's memory-stress warps issue their next accesses (`stress.stress_warps`).

@@ -687,9 +687,10 @@ fn variants() -> Vec<(&'static str, GpuConfig)> {
             ]),
         ),
         (
-            "small L2 (evictions, write-backs), write-allocate L1, one MSHR",
+            "small L2 (evictions, write-backs), write-allocate L1, one MSHR, FR-FCFS DRAM",
             with(&[
                 "l2.size_bytes=8192",
+                "dram.frfcfs_cap=1",
                 "l1.write_policy=write_through_allocate",
                 "l1.mshrs=1",
                 "l2.mshrs=2",
