@@ -26,7 +26,9 @@
 //! waiting request to its open row, else the oldest request; every request it overtakes counts one
 //! bypass, and a request bypassed `frfcfs_cap` times is served next (bounded starvation). The
 //! bus stays first-ready (the earliest free slot once the bank is ready), so banks overlap as
-//! before. A read served from the queue schedules its `DramFill` itself. `queue_depth` bounds the
+//! before. A read served from the queue schedules its `DramFill` itself. Write-backs are posted:
+//! booked at arrival as with cap 0 (a queued write would hold the launch's end, which waits for the
+//! memory system to drain, though nothing waits for a write-back). `queue_depth` bounds the
 //! requests issued to the banks of a channel and not yet transferred; waiting requests beyond it
 //! are not bounded here (the L2 slices' MSHRs bound them). Measured cost (issue 15): a waiting
 //! request's burst is booked on the bus when its bank is ready, not at its arrival, so it competes
@@ -203,7 +205,9 @@ impl Dram {
         who: Option<(u16, u32)>,
     ) -> Option<Time> {
         let now = ctx.now();
-        if self.cap == 0 {
+        // Write-backs are posted: booked at arrival under either scheduler, so that no write left
+        // waiting in a bank queue keeps the launch from ending (nothing waits for a write-back).
+        if self.cap == 0 || write {
             return Some(self.access(now, line_addr, write));
         }
         let (ch_i, bank_i, row) = self.locate(line_addr);
