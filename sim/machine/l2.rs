@@ -4,7 +4,9 @@
 //! write-allocate tag array with LRU, hit latency, MSHRs with same-line requests queued in arrival
 //! order behind an outstanding fill (so one line's accesses are served in the order they arrived — the
 //! per-location coherence order), one request accepted per L2 cycle, dirty write-backs to DRAM on
-//! eviction. Values are read and written in device memory (`memory.rs`) at the cycle a request is
+//! eviction. A write miss that covers the whole line allocates it without reading DRAM (nothing of the
+//! old line survives; GPU L2s keep per-byte or per-sector valid state and fetch on read, as Accel-Sim's
+//! `lazy_fetch_on_read` L2 models); a partial write miss fetches the line first. Values are read and written in device memory (`memory.rs`) at the cycle a request is
 //! served. Atomics are performed there too, timed by the slice's atomic unit (`atomic_unit.rs`).
 //!
 //! The split L2 of the A100 and H100 (`l2.far_latency` > 0): SMs and slices form two partitions
@@ -38,6 +40,8 @@ pub struct SliceStats {
     pub hits: u64,
     pub misses: u64,
     pub mshr_merges: u64,
+    /// Misses by a write of the whole line, allocated without a DRAM read.
+    pub write_allocs: u64,
     pub writebacks: u64,
     pub mshr_stall_ps: Time,
 }
@@ -121,6 +125,13 @@ impl L2Slice {
         } else if let Some(w) = self.tags.lookup(req.line) {
             self.stats.hits += 1;
             self.serve(req, ctx, Some(w.0 as usize));
+        } else if self.whole_line_write(&req) {
+            // Nothing of the old line survives the write: the line is allocated without a DRAM read
+            // (as a write-back L2 with per-byte valid bits, or fetch-on-read, does) and written now.
+            self.stats.misses += 1;
+            self.stats.write_allocs += 1;
+            let way = self.install(req.line, ctx, dram);
+            self.serve(req, ctx, way);
         } else if self.mshrs.len() >= self.max_mshrs {
             // Head-of-line blocking until a fill frees an MSHR: backpressure into the interconnect.
             self.input.push_front(req);
@@ -144,12 +155,34 @@ impl L2Slice {
         }
     }
 
+    /// A write whose byte mask covers the whole line.
+    fn whole_line_write(&self, req: &MemReq) -> bool {
+        let full = if self.line_bytes >= 128 {
+            u128::MAX
+        } else {
+            (1u128 << self.line_bytes) - 1
+        };
+        matches!(req.kind, ReqKind::Write { mask, .. } if mask == full)
+    }
+
     /// DRAM delivered `line`: install it and serve everything that waited for it, in arrival order.
     pub fn fill(&mut self, line: u64, ctx: &mut Ctx, dram: &mut Dram) {
         let Some(waiters) = self.mshrs.remove(&line) else {
             return;
         };
-        let way = match self.tags.insert(line, |_| false) {
+        let way = self.install(line, ctx, dram);
+        for r in waiters {
+            self.serve(r, ctx, way);
+        }
+        if let Some(since) = self.stalled_since.take() {
+            self.stats.mshr_stall_ps += ctx.now() - since;
+            self.wake(ctx);
+        }
+    }
+
+    /// Installs `line` (clean), writing back the dirty line it evicts; its way.
+    fn install(&mut self, line: u64, ctx: &mut Ctx, dram: &mut Dram) -> Option<usize> {
+        match self.tags.insert(line, |_| false) {
             Some((w, evicted)) => {
                 if evicted.is_some() && self.dirty[w.0 as usize] {
                     self.stats.writebacks += 1;
@@ -162,13 +195,6 @@ impl L2Slice {
                 Some(w.0 as usize)
             }
             None => None,
-        };
-        for r in waiters {
-            self.serve(r, ctx, way);
-        }
-        if let Some(since) = self.stalled_since.take() {
-            self.stats.mshr_stall_ps += ctx.now() - since;
-            self.wake(ctx);
         }
     }
 
