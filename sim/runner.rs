@@ -336,7 +336,7 @@ fn summary(
                     dims(k.grid),
                     dims(k.block)
                 );
-                for (op, n) in &k.unknown_opcodes {
+                for (op, n) in &k.unknown_opcodes() {
                     let _ = writeln!(
                         s,
                         "  unknown opcode    {op}: {n} instructions timed as integer ALU"

@@ -35,7 +35,7 @@ use super::interval::Sampler;
 use super::memory::GlobalMemory;
 use super::msg::Event;
 use super::races::RaceDetector;
-use super::sm::{Launch, Program};
+use super::sm::{Launch, Program, TraceLaunch};
 use super::timeline::{Recorder, TimelineOptions};
 use super::watchdog::{self, Watchdog};
 use crate::config::GpuConfig;
@@ -196,29 +196,19 @@ pub fn run_trace(cfg: &GpuConfig, trace: &Trace, opts: &RunOptions) -> Result<Ru
         });
     }
     let mut launches = Vec::new();
-    for k in trace.kernels() {
+    for c in &trace.commands {
+        let TraceCommand::Kernel(k) = c else {
+            continue;
+        };
         let file = k.file.display().to_string();
         check_fits(cfg, k.block_threads(), k.shmem, &file)?;
         let geo = Geometry {
             groups: k.grid,
             group_size: k.block,
         };
-        let mut block_of_group = vec![u32::MAX; geo.num_groups() as usize];
-        for (i, b) in k.blocks.iter().enumerate() {
-            let g = b.id[0] as u64
-                + k.grid[0] as u64 * (b.id[1] as u64 + k.grid[1] as u64 * b.id[2] as u64);
-            block_of_group[g as usize] = i as u32;
-        }
-        if let Some(g) = block_of_group.iter().position(|&b| b == u32::MAX) {
-            return Err(SimError::Unsupported {
-                location: file,
-                message: format!("thread block {g} (linear id) of the grid is not in the trace"),
-            });
-        }
         launches.push(Arc::new(Launch {
             program: Program::Trace {
-                kernel: k.clone(),
-                block_of_group,
+                kernel: TraceLaunch::new(k.clone()),
             },
             geo,
             capture_groups: Default::default(),
@@ -263,7 +253,7 @@ pub fn run_trace(cfg: &GpuConfig, trace: &Trace, opts: &RunOptions) -> Result<Ru
         stats.push(&loc, "thread_instructions", thread as f64, "instructions");
     }
     for k in trace.kernels() {
-        for (op, n) in &k.unknown_opcodes {
+        for (op, n) in &k.unknown_opcodes() {
             stats.push(
                 format!("trace.kernel{}.unknown_opcode", k.id),
                 op,
@@ -273,6 +263,32 @@ pub fn run_trace(cfg: &GpuConfig, trace: &Trace, opts: &RunOptions) -> Result<Ru
         }
     }
     g.finish(stats, None, opts)
+}
+
+/// A trace's bad input found when a thread block is read, as the run's error (the same text).
+fn trace_error(e: crate::trace::TraceError) -> SimError {
+    use crate::text::TextError;
+    use crate::trace::TraceError;
+    let (location, message) = match e {
+        TraceError::Syntax {
+            file,
+            line,
+            message,
+        } => (format!("{file}:{line}"), message),
+        TraceError::Io { file, source } | TraceError::Text(TextError::Io { file, source }) => {
+            (file, format!("cannot read: {source}"))
+        }
+        TraceError::Text(TextError::NotUtf8 {
+            file,
+            line,
+            col,
+            byte,
+        }) => (
+            format!("{file}:{line}:{col}"),
+            crate::text::not_utf8_message(byte),
+        ),
+    };
+    SimError::Unsupported { location, message }
 }
 
 fn internal(loc: &str, e: impl std::fmt::Display) -> SimError {
@@ -394,10 +410,15 @@ impl<'c> Gpu<'c> {
         self.parts.iter().fold(0, |d, p| d ^ p.mem.digest)
     }
 
-    /// Places what fits; the groups start at `at`.
+    /// Places what fits; the groups start at `at`. A traced group's thread block is read now (a
+    /// streamed trace's bad input is an error here, naming its file and line).
     fn place(&mut self, at: Time) -> Result<(), SimError> {
         for (s, group) in self.dispatcher.dispatch() {
             self.placed += 1;
+            if let Program::Trace { kernel } = &self.launch.program {
+                let b = kernel.trace.group_block(group).map_err(trace_error)?;
+                self.sms[s].sm.stage_trace_block(group, b);
+            }
             self.sms[s]
                 .q
                 .schedule(at, Event::Launch(s as u16, group))

@@ -45,7 +45,7 @@ fn synth_trace(s: &Synth) -> Trace {
         .expect("synthetic trace parses");
     Trace {
         list: PathBuf::from("synth/kernelslist.g"),
-        commands: vec![trace::TraceCommand::Kernel(k)],
+        commands: vec![trace::TraceCommand::Kernel(std::sync::Arc::new(k))],
     }
 }
 

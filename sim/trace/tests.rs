@@ -36,24 +36,25 @@ fn synthetic_kernel_has_the_documented_instruction_counts() {
         (k.grid, k.block, k.blocks.len()),
         ([80, 1, 1], [256, 1, 1], 80)
     );
-    assert!(k.unknown_opcodes.is_empty());
+    assert!(k.unknown_opcodes().is_empty());
 }
 
 #[test]
 fn addresses_registers_and_ops_are_decoded() {
     let k = parse(&kernel_text(&synth(SynthAtomics::Distinct, 2, 2))).unwrap();
-    let w = &k.blocks[1].warps[3];
-    let insts = k.warp_insts(w);
+    let b = k.block(1).unwrap();
+    let w = &b.warps[3];
+    let insts = b.warp_insts(w);
     assert_eq!(insts.len(), 4 + 2 * 7 + 1);
     let ldg = &insts[4 + 7];
     assert_eq!(ldg.pc, 0x40);
     assert!(matches!(ldg.op, TraceOp::Mem(m) if m.access == TraceAccess::Load && m.width == 4));
     let first = 0x7f00_0000_0000u64 + ((256 + 3 * 32) * 4) as u64 + 2 * 256 * 4;
-    let a: Vec<u64> = k.lane_addrs(ldg).collect();
+    let a: Vec<u64> = b.lane_addrs(ldg).collect();
     assert_eq!(a.len(), 32);
     assert_eq!((a[0], a[31]), (first, first + 31 * 4));
-    assert_eq!(k.dsts(ldg), &[4]);
-    assert_eq!(k.srcs(ldg), &[2]);
+    assert_eq!(b.dsts(ldg), &[4]);
+    assert_eq!(b.srcs(ldg), &[2]);
     assert_eq!(insts.last().unwrap().op, TraceOp::Exit);
 }
 
@@ -67,7 +68,8 @@ fn the_three_address_modes_agree() {
          0020 0000000d 1 R1 LDG.E 1 R2 4 2 0x100 8 4\n#END_TB\n"
     );
     let k = parse(&text).unwrap();
-    let lists: Vec<Vec<u64>> = k.insts.iter().map(|i| k.lane_addrs(i).collect()).collect();
+    let b = k.block(0).unwrap();
+    let lists: Vec<Vec<u64>> = b.insts.iter().map(|i| b.lane_addrs(i).collect()).collect();
     assert_eq!(lists[0], [0x100, 0x108, 0x10c]);
     assert_eq!(lists[1], [0x100, 0x104, 0x108]);
     assert_eq!(lists[2], [0x100, 0x108, 0x10c]);

@@ -143,8 +143,7 @@ mod tests {
         );
         let kernel = parse_kernel(&text, Path::new("k.traceg")).unwrap();
         Program::Trace {
-            kernel,
-            block_of_group: vec![0],
+            kernel: super::super::TraceLaunch::new(Arc::new(kernel)),
         }
     }
 
