@@ -93,27 +93,122 @@ struct Fields<'a> {
 impl<'a> Fields<'a> {
     #[inline]
     fn next(&mut self) -> Option<&'a [u8]> {
-        let b = self.b;
-        let mut i = self.at;
-        while i < b.len() && b[i].is_ascii_whitespace() {
-            i += 1;
-        }
-        if i == b.len() {
-            self.at = i;
-            return None;
-        }
-        let s = i;
-        while i < b.len() && !b[i].is_ascii_whitespace() {
-            i += 1;
-        }
-        self.at = i;
-        Some(&b[s..i])
+        let rest = &self.b[self.at..];
+        let s = rest.iter().position(|c| !c.is_ascii_whitespace())?;
+        let len = rest[s..]
+            .iter()
+            .position(|c| c.is_ascii_whitespace())
+            .unwrap_or(rest.len() - s);
+        self.at += s + len;
+        Some(&rest[s..s + len])
     }
 
     #[inline]
     fn need(&mut self, what: &str) -> Result<&'a [u8], String> {
         self.next()
             .ok_or_else(|| format!("instruction line ends early: expected {what}"))
+    }
+
+    #[inline]
+    fn skip_ws(&mut self) {
+        while let Some(&c) = self.b.get(self.at) {
+            if !c.is_ascii_whitespace() {
+                break;
+            }
+            self.at += 1;
+        }
+    }
+
+    /// Whether the field ends at `i` (a separator or the line's end).
+    #[inline]
+    fn ends_at(&self, i: usize) -> bool {
+        self.b.get(i).is_none_or(|c| c.is_ascii_whitespace())
+    }
+
+    /// The fast path of the common fields: the next field when it is 1 to `max` digits of base
+    /// `radix` (hex digits read through [`HEX`]) after `skip` prefix bytes, read while scanning;
+    /// `None` leaves the cursor at the field, for the general reader (and its error).
+    #[inline]
+    fn digits_fast(&mut self, skip: usize, hex: bool, max: usize) -> Option<u64> {
+        self.skip_ws();
+        let start = self.at + skip;
+        let mut v = 0u64;
+        let mut i = start;
+        while let Some(&c) = self.b.get(i) {
+            let d = HEX[c as usize];
+            if d > 15 || (!hex && d > 9) {
+                break;
+            }
+            v = if hex { v << 4 } else { v * 10 } + d as u64;
+            i += 1;
+        }
+        if i == start || i - start > max || !self.ends_at(i) {
+            return None;
+        }
+        self.at = i;
+        Some(v)
+    }
+
+    /// A hex field without prefix (PC, mask).
+    #[inline]
+    fn hex(&mut self, what: &str) -> Result<Option<u64>, String> {
+        if let Some(v) = self.digits_fast(0, true, 16) {
+            return Ok(Some(v));
+        }
+        Ok(hex_digits(self.need(what)?))
+    }
+
+    /// A small unsigned decimal field (counts, the memory width).
+    #[inline]
+    fn dec(&mut self, what: &str) -> Result<(Option<u64>, &'a [u8]), String> {
+        self.skip_ws();
+        let start = self.at;
+        if let Some(v) = self.digits_fast(0, false, 18) {
+            return Ok((Some(v), &self.b[start..self.at]));
+        }
+        let t = self.need(what)?;
+        Ok((dec(t), t))
+    }
+
+    /// A register field.
+    #[inline]
+    fn reg(&mut self, what: &str) -> Result<Option<TraceReg>, String> {
+        self.skip_ws();
+        let b = &self.b[self.at..];
+        let (base, max, skip) = match b {
+            [b'R', ..] => (0, 255, 1),
+            [b'U', b'R', ..] => (264, 63, 2),
+            [b'P', ..] => (256, 7, 1),
+            [b'U', b'P', ..] => (328, 7, 2),
+            _ => (0, 0, 0),
+        };
+        if skip > 0 {
+            if matches!(b.get(skip), Some(b'Z' | b'T')) && self.ends_at(self.at + skip + 1) {
+                self.at += skip + 1;
+                return Ok(None);
+            }
+            let at = self.at;
+            if let Some(v) = self.digits_fast(skip, false, 3) {
+                if v <= max {
+                    return Ok(Some(base + v as u16));
+                }
+                self.at = at;
+            }
+        }
+        parse_reg(self.need(what)?)
+    }
+
+    /// An address field (`0x` and hex digits).
+    #[inline]
+    fn addr(&mut self, what: &str) -> Result<u64, String> {
+        self.skip_ws();
+        if self.b[self.at..].starts_with(b"0x") {
+            if let Some(v) = self.digits_fast(2, true, 16) {
+                return Ok(v);
+            }
+        }
+        let s = self.need(what)?;
+        hex_bytes(s).ok_or_else(|| format!("`{}` is not a hex address", text(s)))
     }
 }
 
@@ -173,16 +268,31 @@ fn hex_digits(s: &[u8]) -> Option<u64> {
     };
     let mut v = 0u64;
     for &c in s {
-        let d = match c {
-            b'0'..=b'9' => c - b'0',
-            b'a'..=b'f' => c - b'a' + 10,
-            b'A'..=b'F' => c - b'A' + 10,
-            _ => return None,
-        };
+        let d = HEX[c as usize];
+        if d > 15 {
+            return None;
+        }
         v = v << 4 | d as u64;
     }
     Some(v)
 }
+
+/// Value of each hex digit byte; 255 for any other byte.
+const HEX: [u8; 256] = {
+    let mut t = [255u8; 256];
+    let mut i = 0;
+    while i < 10 {
+        t[b'0' as usize + i] = i as u8;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < 6 {
+        t[b'a' as usize + i] = 10 + i as u8;
+        t[b'A' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    t
+};
 
 /// A hex number with or without `0x`.
 pub(crate) fn parse_hex(s: &str) -> Option<u64> {
@@ -225,6 +335,11 @@ fn parse_reg(tok: &[u8]) -> Result<Option<TraceReg>, String> {
     }
 }
 
+/// The field that starts at or after byte `at` of `l` (for an error message).
+fn token_at(l: &[u8], at: usize) -> &[u8] {
+    Fields { b: l, at }.next().unwrap_or_default()
+}
+
 /// Parses one instruction line into block `b`'s arenas.
 pub(crate) fn parse_inst(
     l: &[u8],
@@ -237,24 +352,25 @@ pub(crate) fn parse_inst(
     if lineinfo {
         t.need("a source line number")?;
     }
-    let pc_s = t.need("the PC")?;
-    let pc = hex_digits(pc_s)
+    let at = t.at;
+    let pc = t
+        .hex("the PC")?
         .and_then(|v| u32::try_from(v).ok())
-        .ok_or_else(|| format!("`{}` is not a hex PC", text(pc_s)))?;
-    let mask_s = t.need("the active mask")?;
-    let mask = hex_digits(mask_s)
+        .ok_or_else(|| format!("`{}` is not a hex PC", text(token_at(l, at))))?;
+    let at = t.at;
+    let mask = t
+        .hex("the active mask")?
         .and_then(|v| u32::try_from(v).ok())
-        .ok_or_else(|| format!("`{}` is not a hex mask", text(mask_s)))?;
-    let count = |s: &[u8], what: &str| {
-        dec(s)
-            .and_then(|v| u8::try_from(v).ok())
+        .ok_or_else(|| format!("`{}` is not a hex mask", text(token_at(l, at))))?;
+    let count = |(v, s): (Option<u64>, &[u8]), what: &str| {
+        v.and_then(|v| u8::try_from(v).ok())
             .ok_or_else(|| format!("`{}` is not a {what} count", text(s)))
     };
-    let ndst = count(t.need("the destination count")?, "destination")?;
+    let ndst = count(t.dec("the destination count")?, "destination")?;
     let regs_at = b.regs.len() as u32;
     let mut nd = 0u8;
     for _ in 0..ndst {
-        if let Some(r) = parse_reg(t.need("a destination register")?)? {
+        if let Some(r) = t.reg("a destination register")? {
             b.regs.push(r);
             nd += 1;
         }
@@ -263,16 +379,16 @@ pub(crate) fn parse_inst(
     if !opcode[0].is_ascii_uppercase() {
         return Err(format!("`{}` is not an opcode", text(opcode)));
     }
-    let nsrc = count(t.need("the source count")?, "source")?;
+    let nsrc = count(t.dec("the source count")?, "source")?;
     let mut ns = 0u8;
     for _ in 0..nsrc {
-        if let Some(r) = parse_reg(t.need("a source register")?)? {
+        if let Some(r) = t.reg("a source register")? {
             b.regs.push(r);
             ns += 1;
         }
     }
-    let w_s = t.need("the memory width")?;
-    let mem_width: u32 = dec(w_s)
+    let (w, w_s) = t.dec("the memory width")?;
+    let mem_width: u32 = w
         .and_then(|v| u32::try_from(v).ok())
         .ok_or_else(|| format!("`{}` is not a memory width", text(w_s)))?;
     let addrs_at = b.addrs.len() as u32;
@@ -280,28 +396,26 @@ pub(crate) fn parse_inst(
     let active = mask.count_ones() as usize;
     if mem_width > 0 && active > 0 {
         let mode = t.need("the address mode (0, 1 or 2)")?;
-        let hex =
-            |s: &[u8]| hex_bytes(s).ok_or_else(|| format!("`{}` is not a hex address", text(s)));
         let dec = |s: &[u8]| {
             dec_i64(s).ok_or_else(|| format!("`{}` is not a decimal stride or delta", text(s)))
         };
         match mode {
             b"0" => {
                 for _ in 0..active {
-                    let a = hex(t.need("one address per active lane")?)?;
+                    let a = t.addr("one address per active lane")?;
                     b.addrs.push(a);
                 }
             }
             b"1" => {
                 // Kept compressed: the most common form, 2 words instead of one per lane.
-                let base = hex(t.need("the base address")?)?;
+                let base = t.addr("the base address")?;
                 let stride = dec(t.need("the stride")?)?;
                 b.addrs.push(base);
                 b.addrs.push(stride as u64);
                 strided = true;
             }
             b"2" => {
-                let mut a = hex(t.need("the base address")?)?;
+                let mut a = t.addr("the base address")?;
                 b.addrs.push(a);
                 for _ in 1..active {
                     a = a.wrapping_add(dec(t.need("one delta per further active lane")?)? as u64);

@@ -35,7 +35,7 @@ use super::decode::{parse_hex, parse_inst, OpCache};
 use super::source::{decompress, Kind, Source};
 use super::*;
 use crate::workload::check_launch;
-use std::io::BufRead;
+use std::io::BufRead as _;
 use std::path::Path;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
@@ -163,21 +163,36 @@ fn load_kernel_threads(path: &Path, _threads: usize) -> Result<TraceKernel, Trac
         (std::fs::File::open(path).map_err(io)?, None)
     };
     let mut r = Reader::new(&file, false);
+    // Whole lines are handed over from a large buffer (no copy per line); a line cut by the
+    // buffer's end waits in `carry` for its rest.
     let mut input = std::io::BufReader::with_capacity(1 << 20, &f);
-    let mut line = Vec::with_capacity(256);
+    let mut carry: Vec<u8> = Vec::new();
     let mut offset = 0u64;
     loop {
-        line.clear();
-        let n = input.read_until(b'\n', &mut line).map_err(io)?;
+        let buf = input.fill_buf().map_err(io)?;
+        let n = buf.len();
         if n == 0 {
             break;
         }
-        let text = match std::str::from_utf8(&line) {
-            Ok(t) => t,
-            Err(e) => return Err(not_utf8(&file, r.lineno + 1, &line, e.valid_up_to())),
-        };
-        r.line(text, offset)?;
-        offset += n as u64;
+        match buf.iter().rposition(|&c| c == b'\n') {
+            None => carry.extend_from_slice(buf),
+            Some(last) => {
+                let mut start = 0;
+                if !carry.is_empty() {
+                    let nl = buf.iter().position(|&c| c == b'\n').expect("one at `last`");
+                    carry.extend_from_slice(&buf[..=nl]);
+                    r.lines(&carry, &mut offset)?;
+                    carry.clear();
+                    start = nl + 1;
+                }
+                r.lines(&buf[start..=last], &mut offset)?;
+                carry.extend_from_slice(&buf[last + 1..]);
+            }
+        }
+        input.consume(n);
+    }
+    if !carry.is_empty() {
+        r.lines(&carry, &mut offset)?;
     }
     drop(input);
     let done = r.finish()?;
@@ -365,6 +380,25 @@ impl<'f> Reader<'f> {
         r.live = Some(live.clone());
         r.reserve = Some(e.bytes);
         r
+    }
+
+    /// Reads whole lines from `bytes` (UTF-8 checked here), the first at byte `offset` of the file.
+    fn lines(&mut self, bytes: &[u8], offset: &mut u64) -> Result<(), TraceError> {
+        let text = match std::str::from_utf8(bytes) {
+            Ok(t) => t,
+            Err(e) => {
+                // The lines before the bad one are read first: their errors come first.
+                let at = e.valid_up_to();
+                let cut = bytes[..at].iter().rposition(|&c| c == b'\n').map_or(0, |p| p + 1);
+                self.lines(&bytes[..cut], offset)?;
+                return Err(not_utf8(self.file, self.lineno + 1, &bytes[cut..], at - cut));
+            }
+        };
+        for piece in text.split_inclusive('\n') {
+            self.line(piece, *offset)?;
+            *offset += piece.len() as u64;
+        }
+        Ok(())
     }
 
     /// Reads the text of block `e` (from its `#BEGIN_TB` to its `#END_TB` line).

@@ -240,3 +240,57 @@ fn synthetic_generator_matches_the_shared_samples() {
         }
     }
 }
+
+#[test]
+fn a_streamed_kernel_indexes_its_blocks_and_parses_each_as_a_whole_read_does() {
+    let dir = std::env::temp_dir().join(format!("gpumemsim-stream-unit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let s = synth(SynthAtomics::Distinct, 2, 6);
+    let text = kernel_text(&s);
+    let path = dir.join("kernel-1.traceg");
+    std::fs::write(&path, &text).unwrap();
+    let streamed = load_kernel(&path).unwrap();
+    let whole = parse_kernel(&text, &path).unwrap();
+    assert_eq!(streamed.blocks, whole.blocks);
+    for (i, e) in streamed.blocks.iter().enumerate() {
+        assert!(text[e.offset as usize..].starts_with("#BEGIN_TB"));
+        assert!(text[..(e.offset + e.bytes) as usize].ends_with("#END_TB\n"));
+        assert_eq!(text[..e.offset as usize].lines().count() as u32 + 1, e.line);
+        let b = streamed.block(i).unwrap();
+        assert_eq!(*b, *whole.block(i).unwrap());
+        assert_eq!(streamed.resident_blocks().0, 1, "only the block held here");
+        drop(b);
+        assert_eq!(streamed.resident_blocks().0, 0, "freed with its last reference");
+    }
+    assert_eq!(streamed.instruction_counts(), whole.instruction_counts());
+    assert_eq!(streamed.resident_blocks().1, 1);
+    // The same from an .xz file (decompressed once into an unnamed temporary file).
+    let mut xz = Vec::new();
+    lzma_rs::xz_compress(&mut text.as_bytes(), &mut xz).unwrap();
+    let xz_path = dir.join("kernel-2.traceg.xz");
+    std::fs::write(&xz_path, xz).unwrap();
+    let k = load_kernel(&xz_path).unwrap();
+    assert_eq!(k.blocks, whole.blocks);
+    assert_eq!(*k.block(5).unwrap(), *whole.block(5).unwrap());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_file_that_is_not_utf8_is_refused_at_its_line_and_column() {
+    let dir = std::env::temp_dir().join(format!("gpumemsim-stream-utf8-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = kernel_text(&synth(SynthAtomics::Same, 1, 2));
+    let at = text.find("IADD3").unwrap();
+    let mut bytes = text.as_bytes().to_vec();
+    bytes[at + 2] = 0xff;
+    let path = dir.join("kernel-1.traceg");
+    std::fs::write(&path, &bytes).unwrap();
+    let e = load_kernel(&path).unwrap_err().to_string();
+    let line = text[..at].lines().count();
+    let col = at - text[..at].rfind('\n').unwrap() + 2;
+    assert!(
+        e.contains(&format!("kernel-1.traceg:{line}:{col}: not UTF-8")),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
