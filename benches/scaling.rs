@@ -174,7 +174,9 @@ fn fit(p: &[(f64, f64)]) -> (f64, f64, f64) {
 }
 
 fn report(out: &Path, bins: &[(String, PathBuf)], rows: &[Row], wave: u32) {
-    let mut csv = String::from("build,blocks,waves,thread_instructions,wall_s,ns_per_thread_instruction,peak_rss_mib\n");
+    let mut csv = String::from(
+        "build,blocks,waves,thread_instructions,wall_s,ns_per_thread_instruction,peak_rss_mib\n",
+    );
     let mut md = String::new();
     let _ = writeln!(
         md,
@@ -184,14 +186,15 @@ fn report(out: &Path, bins: &[(String, PathBuf)], rows: &[Row], wave: u32) {
     let (mut time_s, mut per_inst, mut mem) = (Vec::new(), Vec::new(), Vec::new());
     for (label, _) in bins {
         let mine: Vec<&Row> = rows.iter().filter(|r| &r.build == label).collect();
-        let pts: Vec<(f64, f64)> = mine.iter().map(|r| (r.thread_insts as f64, r.wall_s)).collect();
+        let pts: Vec<(f64, f64)> = mine
+            .iter()
+            .map(|r| (r.thread_insts as f64, r.wall_s))
+            .collect();
         let (a, b, r2) = fit(&pts);
-        let (ma, mb, _) = fit(
-            &mine
-                .iter()
-                .map(|r| (r.thread_insts as f64, r.rss_kib as f64 / 1024.0))
-                .collect::<Vec<_>>(),
-        );
+        let (ma, mb, _) = fit(&mine
+            .iter()
+            .map(|r| (r.thread_insts as f64, r.rss_kib as f64 / 1024.0))
+            .collect::<Vec<_>>());
         let _ = writeln!(
             md,
             "**{label}**: time = {a:.3} s + {:.2} ns · n, R² = {r2:.5}; peak memory = {ma:.1} MiB + {:.3} MiB per million thread instructions\n",
@@ -219,7 +222,12 @@ fn report(out: &Path, bins: &[(String, PathBuf)], rows: &[Row], wave: u32) {
         per_inst.push(Series::new(
             label.clone(),
             mine.iter()
-                .map(|r| (r.thread_insts as f64, r.wall_s * 1e9 / r.thread_insts as f64))
+                .map(|r| {
+                    (
+                        r.thread_insts as f64,
+                        r.wall_s * 1e9 / r.thread_insts as f64,
+                    )
+                })
                 .collect(),
         ));
         mem.push(Series::new(

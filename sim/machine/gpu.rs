@@ -24,6 +24,7 @@
 //! warps are still live (a barrier that can never complete). It looks at whole windows.
 
 mod diagnose;
+mod trace_blocks;
 
 use super::api::*;
 use super::build;
@@ -42,10 +43,12 @@ use crate::config::GpuConfig;
 use crate::engine::{Clock, Time};
 use crate::ir::Reg;
 use crate::stats::Stats;
-use crate::trace::{Trace, TraceCommand};
+use crate::trace::{Trace, TraceBlock, TraceCommand, TraceError};
 use crate::workload::{Geometry, ParamValue, Workload};
 use rayon::prelude::*;
 use std::collections::HashMap;
+use std::collections::VecDeque;
+use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 
 /// The assembled machine.
@@ -68,6 +71,8 @@ struct Gpu<'c> {
     capture_out: Vec<u64>,
     /// Threads for the domains of a window; `None`: one after another on this thread.
     pool: Option<rayon::ThreadPool>,
+    /// A streamed trace's thread blocks being read ahead on the pool, in dispatch order.
+    ahead: VecDeque<(u64, Receiver<Result<Arc<TraceBlock>, TraceError>>)>,
     /// `RunOptions::races`: the detector the SMs' race events feed.
     races: Option<RaceDetector>,
     /// `RunOptions::timeline`: the options and the barrier's recorder (counters); each domain
@@ -265,32 +270,6 @@ pub fn run_trace(cfg: &GpuConfig, trace: &Trace, opts: &RunOptions) -> Result<Ru
     g.finish(stats, None, opts)
 }
 
-/// A trace's bad input found when a thread block is read, as the run's error (the same text).
-fn trace_error(e: crate::trace::TraceError) -> SimError {
-    use crate::text::TextError;
-    use crate::trace::TraceError;
-    let (location, message) = match e {
-        TraceError::Syntax {
-            file,
-            line,
-            message,
-        } => (format!("{file}:{line}"), message),
-        TraceError::Io { file, source } | TraceError::Text(TextError::Io { file, source }) => {
-            (file, format!("cannot read: {source}"))
-        }
-        TraceError::Text(TextError::NotUtf8 {
-            file,
-            line,
-            col,
-            byte,
-        }) => (
-            format!("{file}:{line}:{col}"),
-            crate::text::not_utf8_message(byte),
-        ),
-    };
-    SimError::Unsupported { location, message }
-}
-
 fn internal(loc: &str, e: impl std::fmt::Display) -> SimError {
     SimError::Unsupported {
         location: loc.to_string(),
@@ -365,6 +344,7 @@ impl<'c> Gpu<'c> {
                 .map(|n| Sampler::new(n, clock, cfg.l2.line_bytes)),
             stuck_ok: opts.stuck_ok,
             unfinished: Vec::new(),
+            ahead: VecDeque::new(),
             progress: opts.progress.clone(),
         })
     }
@@ -413,16 +393,26 @@ impl<'c> Gpu<'c> {
     /// Places what fits; the groups start at `at`. A traced group's thread block is read now (a
     /// streamed trace's bad input is an error here, naming its file and line).
     fn place(&mut self, at: Time) -> Result<(), SimError> {
+        let trace = match &self.launch.program {
+            Program::Trace { kernel } => Some(kernel.trace.clone()),
+            Program::Kernel { .. } => None,
+        };
+        if let Some(k) = &trace {
+            self.read_ahead(k);
+        }
         for (s, group) in self.dispatcher.dispatch() {
             self.placed += 1;
-            if let Program::Trace { kernel } = &self.launch.program {
-                let b = kernel.trace.group_block(group).map_err(trace_error)?;
+            if let Some(k) = &trace {
+                let b = self.trace_block(k, group)?;
                 self.sms[s].sm.stage_trace_block(group, b);
             }
             self.sms[s]
                 .q
                 .schedule(at, Event::Launch(s as u16, group))
                 .map_err(|e| internal("dispatcher", e))?;
+        }
+        if let Some(k) = &trace {
+            self.read_ahead(k);
         }
         Ok(())
     }

@@ -471,13 +471,20 @@ fn a_streamed_trace_replays_as_the_one_parsed_in_memory_and_holds_only_resident_
     let streamed = trace::load(&dir).expect("streamed trace loads");
     let k = streamed.kernels().next().expect("a kernel");
     assert!(k.is_streamed());
-    assert_eq!(k.resident_blocks(), (0, 0), "the first pass parses no block");
+    assert_eq!(
+        k.resident_blocks(),
+        (0, 0),
+        "the first pass parses no block"
+    );
     let want = replay(&c, &synth_trace(&s));
     let got = replay(&c, &streamed);
     assert_eq!(got.cycles, want.cycles);
     assert_eq!(got.stats, want.stats);
     let (now, peak) = k.resident_blocks();
-    assert_eq!(now, 0, "every block is freed once its work-group has finished");
+    assert_eq!(
+        now, 0,
+        "every block is freed once its work-group has finished"
+    );
     let fit = 4 * 2;
     assert!(
         (1..=fit).contains(&peak),
@@ -485,7 +492,11 @@ fn a_streamed_trace_replays_as_the_one_parsed_in_memory_and_holds_only_resident_
     );
     assert_eq!(
         k.instruction_counts(),
-        synth_trace(&s).kernels().next().unwrap().instruction_counts()
+        synth_trace(&s)
+            .kernels()
+            .next()
+            .unwrap()
+            .instruction_counts()
     );
     // Any number of threads: the same run.
     let two = machine::run_trace(
@@ -526,7 +537,11 @@ fn bad_input_in_a_block_read_late_is_an_error_naming_its_line() {
     let text = kernel_text(&s);
     // A malformed register in the last block's last warp: the first pass does not decode it.
     let at = text.rfind("RED.E.ADD.STRONG.GPU 2 R10").expect("an atomic");
-    let bad = format!("{}RED.E.ADD.STRONG.GPU 2 Q10{}", &text[..at], &text[at + 26..]);
+    let bad = format!(
+        "{}RED.E.ADD.STRONG.GPU 2 Q10{}",
+        &text[..at],
+        &text[at + 26..]
+    );
     std::fs::write(dir.join("kernel-1.traceg"), &bad).expect("write");
     std::fs::write(dir.join("kernelslist.g"), "kernel-1.traceg\n").expect("write");
     let t = trace::load(&dir).expect("the structure is sound: the first pass accepts it");

@@ -91,7 +91,7 @@ struct Fields<'a> {
 }
 
 impl<'a> Fields<'a> {
-    #[inline]
+    #[inline(always)]
     fn next(&mut self) -> Option<&'a [u8]> {
         let rest = &self.b[self.at..];
         let s = rest.iter().position(|c| !c.is_ascii_whitespace())?;
@@ -103,13 +103,15 @@ impl<'a> Fields<'a> {
         Some(&rest[s..s + len])
     }
 
-    #[inline]
+    #[inline(always)]
     fn need(&mut self, what: &str) -> Result<&'a [u8], String> {
-        self.next()
-            .ok_or_else(|| format!("instruction line ends early: expected {what}"))
+        match self.next() {
+            Some(t) => Ok(t),
+            None => Err(ends_early(what)),
+        }
     }
 
-    #[inline]
+    #[inline(always)]
     fn skip_ws(&mut self) {
         while let Some(&c) = self.b.get(self.at) {
             if !c.is_ascii_whitespace() {
@@ -120,7 +122,7 @@ impl<'a> Fields<'a> {
     }
 
     /// Whether the field ends at `i` (a separator or the line's end).
-    #[inline]
+    #[inline(always)]
     fn ends_at(&self, i: usize) -> bool {
         self.b.get(i).is_none_or(|c| c.is_ascii_whitespace())
     }
@@ -128,7 +130,7 @@ impl<'a> Fields<'a> {
     /// The fast path of the common fields: the next field when it is 1 to `max` digits of base
     /// `radix` (hex digits read through [`HEX`]) after `skip` prefix bytes, read while scanning;
     /// `None` leaves the cursor at the field, for the general reader (and its error).
-    #[inline]
+    #[inline(always)]
     fn digits_fast(&mut self, skip: usize, hex: bool, max: usize) -> Option<u64> {
         self.skip_ws();
         let start = self.at + skip;
@@ -150,7 +152,7 @@ impl<'a> Fields<'a> {
     }
 
     /// A hex field without prefix (PC, mask).
-    #[inline]
+    #[inline(always)]
     fn hex(&mut self, what: &str) -> Result<Option<u64>, String> {
         if let Some(v) = self.digits_fast(0, true, 16) {
             return Ok(Some(v));
@@ -159,7 +161,7 @@ impl<'a> Fields<'a> {
     }
 
     /// A small unsigned decimal field (counts, the memory width).
-    #[inline]
+    #[inline(always)]
     fn dec(&mut self, what: &str) -> Result<(Option<u64>, &'a [u8]), String> {
         self.skip_ws();
         let start = self.at;
@@ -171,7 +173,7 @@ impl<'a> Fields<'a> {
     }
 
     /// A register field.
-    #[inline]
+    #[inline(always)]
     fn reg(&mut self, what: &str) -> Result<Option<TraceReg>, String> {
         self.skip_ws();
         let b = &self.b[self.at..];
@@ -199,7 +201,7 @@ impl<'a> Fields<'a> {
     }
 
     /// An address field (`0x` and hex digits).
-    #[inline]
+    #[inline(always)]
     fn addr(&mut self, what: &str) -> Result<u64, String> {
         self.skip_ws();
         if self.b[self.at..].starts_with(b"0x") {
@@ -210,6 +212,11 @@ impl<'a> Fields<'a> {
         let s = self.need(what)?;
         hex_bytes(s).ok_or_else(|| format!("`{}` is not a hex address", text(s)))
     }
+}
+
+#[cold]
+fn ends_early(what: &str) -> String {
+    format!("instruction line ends early: expected {what}")
 }
 
 /// Decimal digits without sign, as `str::parse` of an unsigned type reads them after its sign.
@@ -308,7 +315,7 @@ fn hex_bytes(s: &[u8]) -> Option<u64> {
     hex_digits(s)
 }
 
-#[inline]
+#[cold]
 fn parse_reg(tok: &[u8]) -> Result<Option<TraceReg>, String> {
     let (base, max, n) = match tok {
         [b'U', b'R', n @ ..] => (264, 63, n),

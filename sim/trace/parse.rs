@@ -389,16 +389,71 @@ impl<'f> Reader<'f> {
             Err(e) => {
                 // The lines before the bad one are read first: their errors come first.
                 let at = e.valid_up_to();
-                let cut = bytes[..at].iter().rposition(|&c| c == b'\n').map_or(0, |p| p + 1);
+                let cut = bytes[..at]
+                    .iter()
+                    .rposition(|&c| c == b'\n')
+                    .map_or(0, |p| p + 1);
                 self.lines(&bytes[..cut], offset)?;
-                return Err(not_utf8(self.file, self.lineno + 1, &bytes[cut..], at - cut));
+                return Err(not_utf8(
+                    self.file,
+                    self.lineno + 1,
+                    &bytes[cut..],
+                    at - cut,
+                ));
             }
         };
-        for piece in text.split_inclusive('\n') {
+        let mut rest = text.as_bytes();
+        while !rest.is_empty() {
+            if !self.full && self.warp.is_some_and(|(_, left, _)| left > 0) {
+                let n = self.count_insts(rest);
+                if n > 0 {
+                    *offset += n as u64;
+                    rest = &rest[n..];
+                    continue;
+                }
+            }
+            let end = rest
+                .iter()
+                .position(|&c| c == b'\n')
+                .map_or(rest.len(), |p| p + 1);
+            let piece = &text[text.len() - rest.len()..][..end];
             self.line(piece, *offset)?;
-            *offset += piece.len() as u64;
+            *offset += end as u64;
+            rest = &rest[end..];
         }
         Ok(())
+    }
+
+    /// The first pass's fast path through a warp's instruction lines: counts the lines at the start
+    /// of `rest` that begin with a visible character (so are not blank), up to the number the warp
+    /// still expects, as [`Reader::line`] would; returns the bytes they span (0: let `line` read the
+    /// next line).
+    fn count_insts(&mut self, rest: &[u8]) -> usize {
+        let Some((w, left, _)) = self.warp else {
+            return 0;
+        };
+        let (mut k, mut at) = (0u32, 0usize);
+        while k < left && rest.get(at).is_some_and(|c| c.is_ascii_graphic()) {
+            match rest[at..].iter().position(|&c| c == b'\n') {
+                Some(p) => at += p + 1,
+                None => break,
+            }
+            k += 1;
+        }
+        let Some(n) = self.ninsts.checked_add(k) else {
+            return 0;
+        };
+        if k == 0 {
+            return 0;
+        }
+        self.ninsts = n;
+        self.lineno += k;
+        let b = self.block.as_mut().expect("a warp is read inside a block");
+        b.warps[w as usize].len += k;
+        if let Some((_, left, _)) = self.warp.as_mut() {
+            *left -= k;
+        }
+        at
     }
 
     /// Reads the text of block `e` (from its `#BEGIN_TB` to its `#END_TB` line).

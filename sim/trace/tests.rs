@@ -260,7 +260,11 @@ fn a_streamed_kernel_indexes_its_blocks_and_parses_each_as_a_whole_read_does() {
         assert_eq!(*b, *whole.block(i).unwrap());
         assert_eq!(streamed.resident_blocks().0, 1, "only the block held here");
         drop(b);
-        assert_eq!(streamed.resident_blocks().0, 0, "freed with its last reference");
+        assert_eq!(
+            streamed.resident_blocks().0,
+            0,
+            "freed with its last reference"
+        );
     }
     assert_eq!(streamed.instruction_counts(), whole.instruction_counts());
     assert_eq!(streamed.resident_blocks().1, 1);
