@@ -1,7 +1,8 @@
 //! Trace replay cost against trace length: synthetic traces (`trace::synth`) of 10^5 to 10^8 thread
 //! instructions written to disk, each replayed by whole `gpumemsim run` processes of one or more builds
 //! (single thread, embedded H100 preset), interleaved size by size. For each build: wall time, thread
-//! instructions, peak resident memory (`/usr/bin/time -f %M`), the least-squares fit time = a + b·n
+//! instructions, peak resident memory (`/usr/bin/time -f %M`; wall time is measured around the
+//! process), the least-squares fit time = a + b·n
 //! with its R², and the cost per thread instruction at each size; charts drawn by the tool's own chart
 //! code (`report::plot`).
 //!
@@ -30,6 +31,8 @@ struct Row {
     waves: u32,
     thread_insts: u64,
     wall_s: f64,
+    /// User + system CPU time.
+    cpu_s: f64,
     rss_kib: u64,
 }
 
@@ -109,10 +112,10 @@ fn main() {
             for _ in 0..repeat {
                 let r = run(label, bin, &dir, blocks, blocks.div_ceil(wave));
                 eprintln!(
-                    "{label:>8} {blocks:>6} blocks {:>12} thread insts {:>8.3} s {:>8} KiB",
-                    r.thread_insts, r.wall_s, r.rss_kib
+                    "{label:>8} {blocks:>6} blocks {:>12} thread insts {:>8.4} s wall {:>7.2} s cpu {:>8} KiB",
+                    r.thread_insts, r.wall_s, r.cpu_s, r.rss_kib
                 );
-                if best.as_ref().is_none_or(|b| r.wall_s < b.wall_s) {
+                if best.as_ref().is_none_or(|b| r.cpu_s < b.cpu_s) {
                     best = Some(r);
                 }
             }
@@ -125,8 +128,9 @@ fn main() {
 /// One `gpumemsim run` of `dir`: wall time, peak memory and the thread instructions it reports.
 fn run(label: &str, bin: &Path, dir: &Path, blocks: u32, waves: u32) -> Row {
     let json = std::env::temp_dir().join(format!("gpumemsim-scaling-{}.json", std::process::id()));
+    let t0 = std::time::Instant::now();
     let o = Command::new("/usr/bin/time")
-        .args(["-f", "%e %M"])
+        .args(["-f", "%M %U %S"])
         .arg(bin)
         .arg("run")
         .arg(dir)
@@ -134,12 +138,14 @@ fn run(label: &str, bin: &Path, dir: &Path, blocks: u32, waves: u32) -> Row {
         .arg(&json)
         .output()
         .expect("run /usr/bin/time");
+    let wall_s = t0.elapsed().as_secs_f64();
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{} failed: {err}", bin.display());
     let last = err.lines().last().unwrap_or("");
-    let mut f = last.split_whitespace();
-    let wall_s: f64 = f.next().and_then(|v| v.parse().ok()).expect("time's %e");
-    let rss_kib: u64 = f.next().and_then(|v| v.parse().ok()).expect("time's %M");
+    let f: Vec<&str> = last.split_whitespace().collect();
+    let rss_kib: u64 = f[0].parse().expect("time's %M");
+    let cpu_s: f64 =
+        f[1].parse::<f64>().expect("time's %U") + f[2].parse::<f64>().expect("time's %S");
     let doc: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&json).expect("the run's JSON")).expect("JSON");
     let thread_insts = doc["stats"]
@@ -155,6 +161,7 @@ fn run(label: &str, bin: &Path, dir: &Path, blocks: u32, waves: u32) -> Row {
         waves,
         thread_insts,
         wall_s,
+        cpu_s,
         rss_kib,
     }
 }
@@ -180,45 +187,57 @@ fn report(out: &Path, bins: &[(String, PathBuf)], rows: &[Row], wave: u32) {
     let mut md = String::new();
     let _ = writeln!(
         md,
-        "One wave = {wave} thread blocks of {BLOCK_THREADS} threads. Wall time of the whole `gpumemsim run` \
-         process (fastest of the repeats); ns per thread instruction = wall / n.\n"
+        "One wave = {wave} thread blocks of {BLOCK_THREADS} threads. Times of the whole `gpumemsim run` \
+         process, the repeat with the least CPU time: wall, and CPU (user + system, 10 ms resolution; \
+         steadier than wall on a shared machine); ns per thread instruction = CPU / n.\n"
     );
     let (mut time_s, mut per_inst, mut mem) = (Vec::new(), Vec::new(), Vec::new());
     for (label, _) in bins {
         let mine: Vec<&Row> = rows.iter().filter(|r| &r.build == label).collect();
         let pts: Vec<(f64, f64)> = mine
             .iter()
+            .map(|r| (r.thread_insts as f64, r.cpu_s))
+            .collect();
+        let wall: Vec<(f64, f64)> = mine
+            .iter()
             .map(|r| (r.thread_insts as f64, r.wall_s))
             .collect();
         let (a, b, r2) = fit(&pts);
+        let (wa, wb, wr2) = fit(&wall);
         let (ma, mb, _) = fit(&mine
             .iter()
             .map(|r| (r.thread_insts as f64, r.rss_kib as f64 / 1024.0))
             .collect::<Vec<_>>());
         let _ = writeln!(
             md,
-            "**{label}**: time = {a:.3} s + {:.2} ns · n, R² = {r2:.5}; peak memory = {ma:.1} MiB + {:.3} MiB per million thread instructions\n",
+            "**{label}**: CPU time = {a:.3} s + {:.2} ns · n, R² = {r2:.5}; wall time = {wa:.3} s + {:.2} ns · n, \
+             R² = {wr2:.5}; peak memory (linear fit) = {ma:.1} MiB + {:.3} MiB per million thread instructions\n",
             b * 1e9,
+            wb * 1e9,
             mb * 1e6
         );
-        let _ = writeln!(md, "| thread instructions | blocks | waves | wall (s) | ns / thread instruction | peak RSS (MiB) |");
-        let _ = writeln!(md, "|---:|---:|---:|---:|---:|---:|");
+        let _ = writeln!(
+            md,
+            "| thread instructions | blocks | waves | wall (s) | CPU (s) | ns / thread instruction (CPU) | peak RSS (MiB) |"
+        );
+        let _ = writeln!(md, "|---:|---:|---:|---:|---:|---:|---:|");
         for r in &mine {
-            let ns = r.wall_s * 1e9 / r.thread_insts as f64;
+            let ns = r.cpu_s * 1e9 / r.thread_insts as f64;
             let mib = r.rss_kib as f64 / 1024.0;
             let _ = writeln!(
                 md,
-                "| {} | {} | {} | {:.3} | {ns:.1} | {mib:.1} |",
-                r.thread_insts, r.blocks, r.waves, r.wall_s
+                "| {} | {} | {} | {:.4} | {:.2} | {ns:.1} | {mib:.1} |",
+                r.thread_insts, r.blocks, r.waves, r.wall_s, r.cpu_s
             );
             let _ = writeln!(
                 csv,
-                "{label},{},{},{},{:.3},{ns:.2},{mib:.1}",
-                r.blocks, r.waves, r.thread_insts, r.wall_s
+                "{label},{},{},{},{:.4},{:.2},{ns:.2},{mib:.1}",
+                r.blocks, r.waves, r.thread_insts, r.wall_s, r.cpu_s
             );
         }
         md.push('\n');
-        time_s.push(Series::new(label.clone(), pts.clone()));
+        time_s.push(Series::new(format!("{label}, CPU"), pts.clone()));
+        time_s.push(Series::new(format!("{label}, wall"), wall));
         per_inst.push(Series::new(
             label.clone(),
             mine.iter()
@@ -242,18 +261,18 @@ fn report(out: &Path, bins: &[(String, PathBuf)], rows: &[Row], wave: u32) {
         (
             "time",
             Chart::lines(
-                "Trace replay: wall time against trace length (H100 preset, 1 thread)",
+                "Trace replay: time against trace length (H100 preset, 1 thread)",
                 n_axis(),
-                Axis::log("wall time", "s"),
+                Axis::log("time", "s"),
                 time_s,
             ),
         ),
         (
             "ns-per-instruction",
             Chart::lines(
-                "Trace replay: cost per thread instruction against trace length",
+                "Trace replay: CPU time per thread instruction (runs of at least 0.1 s CPU)",
                 n_axis(),
-                Axis::log("wall time per thread instruction", "ns"),
+                Axis::linear("CPU time per thread instruction", "ns"),
                 per_inst,
             ),
         ),

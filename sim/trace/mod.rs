@@ -219,12 +219,6 @@ impl TraceBlock {
         &self.insts[at..at + w.len as usize]
     }
 
-    /// Whether instruction `pc` (kernel-wide number) is one of this block's.
-    #[inline]
-    pub fn holds(&self, pc: u32) -> bool {
-        pc.wrapping_sub(self.first) < self.insts.len() as u32
-    }
-
     /// Destination then source registers of `i`.
     #[inline]
     pub fn regs_of(&self, i: &TraceInst) -> &[TraceReg] {

@@ -44,6 +44,9 @@ pub struct TraceLaunch {
     staged: Vec<(u64, Arc<TraceBlock>)>,
     /// The block of the group in each group slot.
     resident: Vec<Option<Arc<TraceBlock>>>,
+    /// Each slot's block's instructions (first kernel-wide number, count; `(0, 0)` for none): what
+    /// [`TraceLaunch::regs_by_key`] scans, in one small array.
+    ranges: Vec<(u32, u32)>,
 }
 
 impl TraceLaunch {
@@ -53,6 +56,7 @@ impl TraceLaunch {
             trace,
             staged: Vec::new(),
             resident: Vec::new(),
+            ranges: Vec::new(),
         }
     }
 
@@ -68,13 +72,16 @@ impl TraceLaunch {
     /// is `key` (`crate::trace::TraceInst::regs`), from the resident block that holds it (an SM holds a few).
     #[inline]
     pub fn regs_by_key(&self, key: u32, n: usize) -> &[TraceReg] {
-        for b in self.resident.iter().flatten() {
-            if b.holds(key) {
-                let at = b.inst(key).reg_at as usize;
-                return &b.regs[at..at + n];
-            }
-        }
-        &[]
+        let Some(gs) = self
+            .ranges
+            .iter()
+            .position(|&(first, len)| key.wrapping_sub(first) < len)
+        else {
+            return &[];
+        };
+        let b = self.block(gs);
+        let at = b.inst(key).reg_at as usize;
+        &b.regs[at..at + n]
     }
 
     /// Puts group `group`'s block in slot `gs`: the one staged for it, else (a kernel parsed at load)
@@ -89,7 +96,9 @@ impl TraceLaunch {
         };
         if self.resident.len() <= gs {
             self.resident.resize(gs + 1, None);
+            self.ranges.resize(gs + 1, (0, 0));
         }
+        self.ranges[gs] = (b.first, b.insts.len() as u32);
         self.resident[gs] = Some(b);
     }
 }
@@ -299,6 +308,7 @@ impl Sm {
             if matches!(self.launch.program, Program::Trace { .. }) {
                 if let Program::Trace { kernel } = &mut Arc::make_mut(&mut self.launch).program {
                     kernel.resident[gs] = None;
+                    kernel.ranges[gs] = (0, 0);
                 }
             }
         }
