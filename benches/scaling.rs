@@ -38,7 +38,7 @@ struct Row {
 
 fn usage() -> ! {
     eprintln!(
-        "usage: scaling --bin LABEL=PATH [--bin LABEL=PATH ...] [--out DIR] [--traces DIR] [--max N] [--repeat R]"
+        "usage: scaling --bin LABEL=PATH [--bin LABEL=PATH ...] [--out DIR] [--traces DIR] [--max N] [--repeat R]\n       scaling --replot DIR"
     );
     std::process::exit(2)
 }
@@ -62,6 +62,14 @@ fn main() {
             "--traces" => traces = PathBuf::from(val()),
             "--max" => max = val().parse().unwrap_or_else(|_| usage()),
             "--repeat" => repeat = val().parse().unwrap_or_else(|_| usage()),
+            "--replot" => {
+                // Redraw the table and charts from a previous run's `scaling.csv` (no runs).
+                let dir = PathBuf::from(val());
+                let (bins, rows) = read_csv(&dir.join("scaling.csv"));
+                let wave = wave_size();
+                report(&dir, &bins, &rows, wave);
+                return;
+            }
             // `cargo bench` passes `--bench` to every bench binary.
             "--bench" => {}
             _ => usage(),
@@ -71,14 +79,8 @@ fn main() {
         usage();
     }
     std::fs::create_dir_all(&out).expect("output folder");
-    let cfg = gpumemsim::config::load(None, &[]).expect("embedded preset");
-    let sm = &cfg.sm;
+    let wave = wave_size();
     let warps = BLOCK_THREADS.div_ceil(32);
-    let per_sm = sm
-        .max_groups
-        .min(sm.max_threads / BLOCK_THREADS)
-        .min(sm.max_warps / warps);
-    let wave = per_sm * sm.count;
     let per_block = (warps * 32) as u64 * (4 + 7 * ITERS as u64 + 1);
     // Sizes: 1, 2 and 5 times each power of ten from 10^5 up to `max`.
     let mut sizes = Vec::new();
@@ -123,6 +125,42 @@ fn main() {
         }
     }
     report(&out, &bins, &rows, wave);
+}
+
+/// Thread blocks of the traces' shape that the embedded H100 preset holds at once.
+fn wave_size() -> u32 {
+    let cfg = gpumemsim::config::load(None, &[]).expect("embedded preset");
+    let sm = &cfg.sm;
+    let warps = BLOCK_THREADS.div_ceil(32);
+    let per_sm = sm
+        .max_groups
+        .min(sm.max_threads / BLOCK_THREADS)
+        .min(sm.max_warps / warps);
+    per_sm * sm.count
+}
+
+/// The builds and rows of a `scaling.csv` this program wrote.
+fn read_csv(path: &Path) -> (Vec<(String, PathBuf)>, Vec<Row>) {
+    let text = std::fs::read_to_string(path).expect("read scaling.csv");
+    let mut bins: Vec<(String, PathBuf)> = Vec::new();
+    let mut rows = Vec::new();
+    for l in text.lines().skip(1) {
+        let f: Vec<&str> = l.split(',').collect();
+        let num = |i: usize| f[i].parse::<f64>().expect("a number");
+        if !bins.iter().any(|(b, _)| b == f[0]) {
+            bins.push((f[0].to_string(), PathBuf::new()));
+        }
+        rows.push(Row {
+            build: f[0].to_string(),
+            blocks: num(1) as u32,
+            waves: num(2) as u32,
+            thread_insts: num(3) as u64,
+            wall_s: num(4),
+            cpu_s: num(5),
+            rss_kib: (num(7) * 1024.0).round() as u64,
+        });
+    }
+    (bins, rows)
 }
 
 /// One `gpumemsim run` of `dir`: wall time, peak memory and the thread instructions it reports.
@@ -182,7 +220,7 @@ fn fit(p: &[(f64, f64)]) -> (f64, f64, f64) {
 
 fn report(out: &Path, bins: &[(String, PathBuf)], rows: &[Row], wave: u32) {
     let mut csv = String::from(
-        "build,blocks,waves,thread_instructions,wall_s,ns_per_thread_instruction,peak_rss_mib\n",
+        "build,blocks,waves,thread_instructions,wall_s,cpu_s,ns_per_thread_instruction_cpu,peak_rss_mib\n",
     );
     let mut md = String::new();
     let _ = writeln!(
@@ -218,15 +256,16 @@ fn report(out: &Path, bins: &[(String, PathBuf)], rows: &[Row], wave: u32) {
         );
         let _ = writeln!(
             md,
-            "| thread instructions | blocks | waves | wall (s) | CPU (s) | ns / thread instruction (CPU) | peak RSS (MiB) |"
+            "| thread instructions | blocks | waves | wall (s) | CPU (s) | ns / thread instruction (wall) | ns / thread instruction (CPU) | peak RSS (MiB) |"
         );
-        let _ = writeln!(md, "|---:|---:|---:|---:|---:|---:|---:|");
+        let _ = writeln!(md, "|---:|---:|---:|---:|---:|---:|---:|---:|");
         for r in &mine {
             let ns = r.cpu_s * 1e9 / r.thread_insts as f64;
+            let ns_wall = r.wall_s * 1e9 / r.thread_insts as f64;
             let mib = r.rss_kib as f64 / 1024.0;
             let _ = writeln!(
                 md,
-                "| {} | {} | {} | {:.4} | {:.2} | {ns:.1} | {mib:.1} |",
+                "| {} | {} | {} | {:.4} | {:.2} | {ns_wall:.1} | {ns:.1} | {mib:.1} |",
                 r.thread_insts, r.blocks, r.waves, r.wall_s, r.cpu_s
             );
             let _ = writeln!(
@@ -236,8 +275,7 @@ fn report(out: &Path, bins: &[(String, PathBuf)], rows: &[Row], wave: u32) {
             );
         }
         md.push('\n');
-        time_s.push(Series::new(format!("{label}, CPU"), pts.clone()));
-        time_s.push(Series::new(format!("{label}, wall"), wall));
+        time_s.push(Series::new(label.clone(), wall));
         per_inst.push(Series::new(
             label.clone(),
             mine.iter()
@@ -261,18 +299,18 @@ fn report(out: &Path, bins: &[(String, PathBuf)], rows: &[Row], wave: u32) {
         (
             "time",
             Chart::lines(
-                "Trace replay: time against trace length (H100 preset, 1 thread)",
+                "Trace replay: wall time against trace length (H100 preset, 1 thread)",
                 n_axis(),
-                Axis::log("time", "s"),
+                Axis::log("wall time", "s"),
                 time_s,
             ),
         ),
         (
             "ns-per-instruction",
             Chart::lines(
-                "Trace replay: CPU time per thread instruction (runs of at least 0.1 s CPU)",
+                "Trace replay: wall time per thread instruction (start-up included)",
                 n_axis(),
-                Axis::linear("CPU time per thread instruction", "ns"),
+                Axis::log("wall time per thread instruction", "ns"),
                 per_inst,
             ),
         ),

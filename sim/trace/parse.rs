@@ -12,7 +12,7 @@
 //! same reader, starting from the header's state and the block's line number, so an error in an
 //! instruction line names the same `file:line` as a whole-file read would, only later (when the block
 //! is dispatched; the run stops with that error). The parsed block belongs to its work-group and is
-//! freed when the group finishes, so memory holds the index (48 bytes per block) and the resident
+//! freed when the group finishes, so memory holds the index (about 60 bytes per block) and the resident
 //! blocks, whatever the trace's length. An `.xz` file cannot be read at an offset: it is decompressed
 //! once into an unnamed temporary file (in `std::env::temp_dir()`, removed from the directory as soon
 //! as it is open; it needs the decompressed size in disk space) and read from there.
