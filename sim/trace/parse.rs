@@ -65,9 +65,9 @@ pub fn load(path: &Path) -> Result<Trace, TraceError> {
     load_threads(path, 1)
 }
 
-/// As [`load`], reading each kernel's thread blocks on up to `threads` threads
-/// ([`parse_kernel_threads`]; the same trace for any number).
-pub fn load_threads(path: &Path, threads: usize) -> Result<Trace, TraceError> {
+/// As [`load`]. `threads` does not change the reading: a kernel file's first pass is one stream, and
+/// its blocks are decoded when dispatched (ahead on the run's own threads, `machine/gpu/trace_blocks.rs`).
+pub fn load_threads(path: &Path, _threads: usize) -> Result<Trace, TraceError> {
     let list = if path.is_dir() {
         path.join("kernelslist.g")
     } else {
@@ -122,9 +122,7 @@ pub fn load_threads(path: &Path, threads: usize) -> Result<Trace, TraceError> {
                     p.display()
                 )));
             }
-            commands.push(TraceCommand::Kernel(Arc::new(load_kernel_threads(
-                &p, threads,
-            )?)));
+            commands.push(TraceCommand::Kernel(Arc::new(load_kernel(&p)?)));
         } else {
             return Err(err(format!(
                 "expected a kernel trace file name (`kernel-N.traceg` or `.traceg.xz`) or \
@@ -148,10 +146,6 @@ pub fn load_threads(path: &Path, threads: usize) -> Result<Trace, TraceError> {
 /// Loads one `kernel-N.traceg` or `kernel-N.traceg.xz`, streamed: the first pass only (see the module
 /// header); its blocks are parsed when [`TraceKernel::block`] asks for them.
 pub fn load_kernel(path: &Path) -> Result<TraceKernel, TraceError> {
-    load_kernel_threads(path, 1)
-}
-
-fn load_kernel_threads(path: &Path, _threads: usize) -> Result<TraceKernel, TraceError> {
     let file = path.display().to_string();
     let io = |source| TraceError::Io {
         file: file.clone(),
