@@ -27,7 +27,7 @@ fn replay(c: &mut Criterion) {
         });
         let t = Trace {
             list: PathBuf::from(name).join("kernelslist.g"),
-            commands: vec![TraceCommand::Kernel(k)],
+            commands: vec![TraceCommand::Kernel(std::sync::Arc::new(k))],
         };
         for threads in [1, 2] {
             let opts = RunOptions {

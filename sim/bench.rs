@@ -215,7 +215,7 @@ fn load(case: &Case, threads: usize) -> Result<Input, BenchError> {
             )?;
             Input::Trace(Trace {
                 list: dir.join("kernelslist.g"),
-                commands: vec![TraceCommand::Kernel(k)],
+                commands: vec![TraceCommand::Kernel(std::sync::Arc::new(k))],
             })
         }
         Source::Kernel { file, text, params } => {

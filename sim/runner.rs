@@ -93,7 +93,7 @@ impl Input {
         }
     }
 
-    /// Loads the input; a trace's thread blocks are read on up to `threads` threads.
+    /// Loads the input (a trace's first pass; its blocks are read when dispatched).
     pub fn load(&self, params: &[(String, i64)], threads: usize) -> Result<Loaded, RunError> {
         match self {
             Input::Kernel(p) => Ok(Loaded::Kernel(kernel::load(p, params)?)),
@@ -336,7 +336,7 @@ fn summary(
                     dims(k.grid),
                     dims(k.block)
                 );
-                for (op, n) in &k.unknown_opcodes {
+                for (op, n) in &k.unknown_opcodes() {
                     let _ = writeln!(
                         s,
                         "  unknown opcode    {op}: {n} instructions timed as integer ALU"

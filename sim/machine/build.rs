@@ -183,7 +183,6 @@ pub fn build(cfg: &GpuConfig, mem: GlobalMemory, launch: &Arc<Launch>, seed: u64
         .enumerate()
         .map(|(i, l1)| SmDomain {
             sm: sm(cfg, i as u16, launch, scratch, run),
-            launch: launch.clone(),
             l1,
             q: EventQueue::new(),
             lines: Pool::default(),

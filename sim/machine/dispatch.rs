@@ -128,6 +128,11 @@ impl Dispatcher {
         self.done += 1;
     }
 
+    /// The groups not yet placed, in the order they are placed without an explicit placement.
+    pub fn upcoming(&self) -> impl Iterator<Item = u64> + '_ {
+        self.pending.iter().copied()
+    }
+
     /// Groups not yet placed.
     pub fn waiting(&self) -> usize {
         self.pending.len()

@@ -22,12 +22,11 @@ use super::msg::Event;
 use super::outbox::{Outbox, Outgoing};
 use super::pool::{LineBuf, Pool};
 use super::provenance::Provenance;
-use super::sm::{Launch, Sm, SmNotices};
+use super::sm::{Sm, SmNotices};
 use super::timeline::Recorder;
 use super::xbar::SinkPort;
 use crate::engine::{EventQueue, PastEvent, Time};
 use crate::rng::SplitMix64;
-use std::sync::Arc;
 
 /// What a handler may touch besides its own state — all of it belonging to the handler's simulation
 /// domain: the queue, the payload pools, device memory (the bounds of buffers for an SM; the values
@@ -55,9 +54,6 @@ impl Ctx<'_> {
 /// An SM with its L1.
 pub struct SmDomain {
     pub sm: Sm,
-    /// The running launch, the same as the SM's: the schedulers read its program through this copy,
-    /// so that a tick borrows it beside the SM instead of cloning the SM's `Arc` every cycle.
-    pub launch: Arc<Launch>,
     pub l1: L1,
     pub q: EventQueue<Event>,
     pub lines: Pool<LineBuf>,
@@ -155,12 +151,6 @@ macro_rules! dctx {
 }
 
 impl SmDomain {
-    /// Makes `launch` the running launch of the SM (between kernels, when the SM is idle).
-    pub fn set_launch(&mut self, launch: &Arc<Launch>) {
-        self.sm.set_launch(launch);
-        self.launch = launch.clone();
-    }
-
     /// Time of the next event, if any (none once halted).
     pub fn next(&self) -> Option<Time> {
         if self.halted {
@@ -190,7 +180,7 @@ impl SmDomain {
             // Whether the SM handled it (an L1 event reports nothing).
             let sm_event = match ev {
                 Event::SmTick(_) => {
-                    self.sm.tick(&self.launch.program, &mut ctx);
+                    self.sm.tick(&mut ctx);
                     true
                 }
                 Event::SmIn(_, r) => {

@@ -24,6 +24,7 @@
 //! warps are still live (a barrier that can never complete). It looks at whole windows.
 
 mod diagnose;
+mod trace_blocks;
 
 use super::api::*;
 use super::build;
@@ -35,17 +36,19 @@ use super::interval::Sampler;
 use super::memory::GlobalMemory;
 use super::msg::Event;
 use super::races::RaceDetector;
-use super::sm::{Launch, Program};
+use super::sm::{Launch, Program, TraceLaunch};
 use super::timeline::{Recorder, TimelineOptions};
 use super::watchdog::{self, Watchdog};
 use crate::config::GpuConfig;
 use crate::engine::{Clock, Time};
 use crate::ir::Reg;
 use crate::stats::Stats;
-use crate::trace::{Trace, TraceCommand};
+use crate::trace::{Trace, TraceBlock, TraceCommand, TraceError};
 use crate::workload::{Geometry, ParamValue, Workload};
 use rayon::prelude::*;
 use std::collections::HashMap;
+use std::collections::VecDeque;
+use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 
 /// The assembled machine.
@@ -72,6 +75,8 @@ struct Gpu<'c> {
     /// parallel on its threads, the loop itself on one of them, so that no window pays for waking
     /// the pool from outside.
     parallel: bool,
+    /// A streamed trace's thread blocks being read ahead on the pool, in dispatch order.
+    ahead: VecDeque<(u64, Receiver<Result<Arc<TraceBlock>, TraceError>>)>,
     /// `RunOptions::races`: the detector the SMs' race events feed.
     races: Option<RaceDetector>,
     /// `RunOptions::timeline`: the options and the barrier's recorder (counters); each domain
@@ -200,29 +205,19 @@ pub fn run_trace(cfg: &GpuConfig, trace: &Trace, opts: &RunOptions) -> Result<Ru
         });
     }
     let mut launches = Vec::new();
-    for k in trace.kernels() {
+    for c in &trace.commands {
+        let TraceCommand::Kernel(k) = c else {
+            continue;
+        };
         let file = k.file.display().to_string();
         check_fits(cfg, k.block_threads(), k.shmem, &file)?;
         let geo = Geometry {
             groups: k.grid,
             group_size: k.block,
         };
-        let mut block_of_group = vec![u32::MAX; geo.num_groups() as usize];
-        for (i, b) in k.blocks.iter().enumerate() {
-            let g = b.id[0] as u64
-                + k.grid[0] as u64 * (b.id[1] as u64 + k.grid[1] as u64 * b.id[2] as u64);
-            block_of_group[g as usize] = i as u32;
-        }
-        if let Some(g) = block_of_group.iter().position(|&b| b == u32::MAX) {
-            return Err(SimError::Unsupported {
-                location: file,
-                message: format!("thread block {g} (linear id) of the grid is not in the trace"),
-            });
-        }
         launches.push(Arc::new(Launch {
             program: Program::Trace {
-                kernel: k.clone(),
-                block_of_group,
+                kernel: TraceLaunch::new(k.clone()),
             },
             geo,
             capture_groups: Default::default(),
@@ -267,7 +262,7 @@ pub fn run_trace(cfg: &GpuConfig, trace: &Trace, opts: &RunOptions) -> Result<Ru
         stats.push(&loc, "thread_instructions", thread as f64, "instructions");
     }
     for k in trace.kernels() {
-        for (op, n) in &k.unknown_opcodes {
+        for (op, n) in &k.unknown_opcodes() {
             stats.push(
                 format!("trace.kernel{}.unknown_opcode", k.id),
                 op,
@@ -354,6 +349,7 @@ impl<'c> Gpu<'c> {
                 .map(|n| Sampler::new(n, clock, cfg.l2.line_bytes)),
             stuck_ok: opts.stuck_ok,
             unfinished: Vec::new(),
+            ahead: VecDeque::new(),
             progress: opts.progress.clone(),
         })
     }
@@ -363,7 +359,7 @@ impl<'c> Gpu<'c> {
     fn set_launch(&mut self, launch: &Arc<Launch>) {
         self.launch = launch.clone();
         for d in &mut self.sms {
-            d.set_launch(launch);
+            d.sm.set_launch(launch);
             d.l1.invalidate_all();
         }
     }
@@ -399,14 +395,29 @@ impl<'c> Gpu<'c> {
         self.parts.iter().fold(0, |d, p| d ^ p.mem.digest)
     }
 
-    /// Places what fits; the groups start at `at`.
+    /// Places what fits; the groups start at `at`. A traced group's thread block is read now (a
+    /// streamed trace's bad input is an error here, naming its file and line).
     fn place(&mut self, at: Time) -> Result<(), SimError> {
+        let trace = match &self.launch.program {
+            Program::Trace { kernel } => Some(kernel.trace.clone()),
+            Program::Kernel { .. } => None,
+        };
+        if let Some(k) = &trace {
+            self.read_ahead(k);
+        }
         for (s, group) in self.dispatcher.dispatch() {
             self.placed += 1;
+            if let Some(k) = &trace {
+                let b = self.trace_block(k, group)?;
+                self.sms[s].sm.stage_trace_block(group, b);
+            }
             self.sms[s]
                 .q
                 .schedule(at, Event::Launch(s as u16, group))
                 .map_err(|e| internal("dispatcher", e))?;
+        }
+        if let Some(k) = &trace {
+            self.read_ahead(k);
         }
         Ok(())
     }

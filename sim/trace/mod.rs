@@ -23,8 +23,10 @@
 //! `MemcpyDtoH`, and tracer versions before 3 (whose lines carry a block/warp prefix): they are refused
 //! with a clear error rather than misread.
 
+mod decode;
 mod opcode;
 mod parse;
+mod source;
 pub mod synth;
 
 pub use opcode::classify;
@@ -96,23 +98,27 @@ pub struct TraceInst {
     /// Active lanes.
     pub mask: u32,
     pub op: TraceOp,
-    /// Index of the first register of this instruction in [`TraceKernel::regs`]: `ndst` destinations,
-    /// then `nsrc` sources.
+    /// The key of this instruction's registers: its kernel-wide number (what a warp's flow counts),
+    /// which finds its thread block among the resident ones (the SM's pending destinations carry it,
+    /// `machine::sm::TraceLaunch::regs_by_key`).
     pub regs: u32,
+    /// Index of the first register of this instruction in [`TraceBlock::regs`]: `ndst` destinations,
+    /// then `nsrc` sources.
+    pub reg_at: u32,
     pub ndst: u8,
     pub nsrc: u8,
     /// The addresses are stored compressed (the trace's address mode 1): a base and a stride, the
     /// `k`-th active lane at `base + k * stride`.
     pub strided: bool,
-    /// Memory instructions: index of the first active lane's address in [`TraceKernel::addrs`]; the
+    /// Memory instructions: index of the first active lane's address in [`TraceBlock::addrs`]; the
     /// active lanes' addresses follow in lane order (`mask.count_ones()` of them), or the base and
-    /// the stride when `strided` ([`TraceKernel::lane_addrs`] reads both forms).
+    /// the stride when `strided` ([`TraceBlock::lane_addrs`] reads both forms).
     pub addrs: u32,
     /// The trace file's line, for diagnostics.
     pub line: u32,
 }
 
-/// The active lanes' addresses of a traced memory instruction ([`TraceKernel::lane_addrs`]).
+/// The active lanes' addresses of a traced memory instruction ([`TraceBlock::lane_addrs`]).
 #[derive(Debug, Clone)]
 pub enum LaneAddrs<'a> {
     Listed(std::slice::Iter<'a, u64>),
@@ -140,20 +146,138 @@ impl Iterator for LaneAddrs<'_> {
 /// One warp's instruction stream.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TraceWarp {
-    /// Range of this warp's instructions in [`TraceKernel::insts`].
+    /// Range of this warp's instructions, numbered over the whole kernel in file order (the
+    /// instruction "PC" a warp's [`crate::machine::sm`] flow counts; [`TraceBlock::inst`] reads it).
     pub first: u32,
     pub len: u32,
 }
 
-/// One thread block.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One thread block, parsed: its warps' instructions and the arenas they index. A streamed kernel
+/// ([`TraceKernel::block`]) parses a block when the dispatcher places it and the block is freed when
+/// the last reference to it (its work-group's) goes; [`TraceKernel::resident_blocks`] counts them.
+#[derive(Debug, Clone, PartialEq)]
 pub struct TraceBlock {
     pub id: [u32; 3],
+    /// Kernel-wide number of this block's first instruction (its place in file order).
+    pub first: u32,
     pub warps: Vec<TraceWarp>,
+    pub insts: Vec<TraceInst>,
+    pub regs: Vec<TraceReg>,
+    pub addrs: Vec<u64>,
+    /// The kernel's `-shmem base_addr` (shared-memory addresses are offsets from it).
+    pub shmem_base: u64,
+    pub(crate) live: Live,
 }
 
-/// A traced kernel launch.
-#[derive(Debug, Clone, PartialEq)]
+/// A parsed block's entry in its kernel's count of resident blocks (decremented when dropped).
+#[derive(Debug, Default)]
+pub(crate) struct Live(Option<std::sync::Arc<std::sync::atomic::AtomicUsize>>);
+
+impl Live {
+    pub(crate) fn new(count: &std::sync::Arc<std::sync::atomic::AtomicUsize>) -> Live {
+        count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Live(Some(count.clone()))
+    }
+}
+
+impl Clone for Live {
+    fn clone(&self) -> Live {
+        match &self.0 {
+            Some(c) => Live::new(c),
+            None => Live(None),
+        }
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        if let Some(c) = &self.0 {
+            c.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+}
+
+impl PartialEq for Live {
+    fn eq(&self, _: &Live) -> bool {
+        true
+    }
+}
+
+impl TraceBlock {
+    /// Instruction `pc` (kernel-wide number, inside this block).
+    #[inline]
+    pub fn inst(&self, pc: u32) -> &TraceInst {
+        &self.insts[(pc - self.first) as usize]
+    }
+
+    /// Instructions of one warp.
+    pub fn warp_insts(&self, w: &TraceWarp) -> &[TraceInst] {
+        let at = (w.first - self.first) as usize;
+        if w.len == 0 {
+            return &[];
+        }
+        &self.insts[at..at + w.len as usize]
+    }
+
+    /// Destination then source registers of `i`.
+    #[inline]
+    pub fn regs_of(&self, i: &TraceInst) -> &[TraceReg] {
+        &self.regs[i.reg_at as usize..i.reg_at as usize + i.ndst as usize + i.nsrc as usize]
+    }
+
+    /// Destination registers of `i`.
+    #[inline]
+    pub fn dsts(&self, i: &TraceInst) -> &[TraceReg] {
+        &self.regs[i.reg_at as usize..i.reg_at as usize + i.ndst as usize]
+    }
+
+    /// Source registers of `i`.
+    pub fn srcs(&self, i: &TraceInst) -> &[TraceReg] {
+        let s = i.reg_at as usize + i.ndst as usize;
+        &self.regs[s..s + i.nsrc as usize]
+    }
+
+    /// Active lanes' addresses of a memory instruction, in lane order.
+    #[inline]
+    pub fn lane_addrs(&self, i: &TraceInst) -> LaneAddrs<'_> {
+        let at = i.addrs as usize;
+        let n = i.mask.count_ones();
+        if i.strided {
+            LaneAddrs::Strided {
+                next: self.addrs[at],
+                stride: self.addrs[at + 1],
+                left: n,
+            }
+        } else {
+            LaneAddrs::Listed(self.addrs[at..at + n as usize].iter())
+        }
+    }
+
+    /// Thread instructions (active lanes) of the block.
+    pub fn thread_instructions(&self) -> u64 {
+        self.insts.iter().map(|i| i.mask.count_ones() as u64).sum()
+    }
+}
+
+/// Where a thread block lies in its kernel's file: the first pass ([`load_kernel`]) records one per
+/// `#BEGIN_TB` … `#END_TB`, in file order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockEntry {
+    pub id: [u32; 3],
+    /// Byte offset of the `#BEGIN_TB` line, and bytes up to the end of the `#END_TB` line.
+    pub offset: u64,
+    pub bytes: u64,
+    /// Line number of the `#BEGIN_TB` line.
+    pub line: u32,
+    /// Kernel-wide number of its first instruction, and its number of instructions.
+    pub first: u32,
+    pub insts: u32,
+}
+
+/// A traced kernel launch: the header, and where each thread block lies. Its blocks are either
+/// parsed already (a kernel read from text in memory: [`parse_kernel`]) or read from the file when
+/// the dispatcher places them ([`load_kernel`]: peak memory does not grow with the trace's length;
+/// `parse.rs` says how).
 pub struct TraceKernel {
     /// The `.traceg` file, for diagnostics.
     pub file: PathBuf,
@@ -172,13 +296,67 @@ pub struct TraceKernel {
     pub tracer_version: u32,
     pub shmem_base: u64,
     pub local_base: u64,
-    pub blocks: Vec<TraceBlock>,
-    pub insts: Vec<TraceInst>,
-    pub regs: Vec<TraceReg>,
-    pub addrs: Vec<u64>,
-    /// Opcodes the classification table does not know (timed as integer-ALU instructions), each with
-    /// the number of instructions that carry it, in order of first appearance.
-    pub unknown_opcodes: Vec<(String, u64)>,
+    /// `-enable lineinfo`: instruction lines start with a source line number.
+    pub lineinfo: bool,
+    /// The thread blocks in file order.
+    pub blocks: Vec<BlockEntry>,
+    /// Index in `blocks` of each work-group (linear id).
+    pub(crate) block_of_group: Vec<u32>,
+    pub(crate) source: source::Source,
+}
+
+impl std::fmt::Debug for TraceKernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TraceKernel")
+            .field("file", &self.file)
+            .field("name", &self.name)
+            .field("grid", &self.grid)
+            .field("block", &self.block)
+            .field("blocks", &self.blocks.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl PartialEq for TraceKernel {
+    /// The same header, blocks where the same, and (blocks parsed at load) the same instructions.
+    fn eq(&self, o: &TraceKernel) -> bool {
+        (
+            &self.file,
+            &self.name,
+            self.id,
+            self.grid,
+            self.block,
+            self.grid_line,
+            self.block_line,
+        ) == (
+            &o.file,
+            &o.name,
+            o.id,
+            o.grid,
+            o.block,
+            o.grid_line,
+            o.block_line,
+        ) && (
+            self.shmem,
+            self.nregs,
+            self.binary_version,
+            self.tracer_version,
+            self.shmem_base,
+            self.local_base,
+            self.lineinfo,
+        ) == (
+            o.shmem,
+            o.nregs,
+            o.binary_version,
+            o.tracer_version,
+            o.shmem_base,
+            o.local_base,
+            o.lineinfo,
+        ) && self.blocks == o.blocks
+            && self.block_of_group == o.block_of_group
+            && self.source.parsed() == o.source.parsed()
+            && self.unknown_opcodes() == o.unknown_opcodes()
+    }
 }
 
 impl TraceKernel {
@@ -201,41 +379,58 @@ impl TraceKernel {
             })
     }
 
-    /// Instructions of one warp.
-    pub fn warp_insts(&self, w: &TraceWarp) -> &[TraceInst] {
-        &self.insts[w.first as usize..(w.first + w.len) as usize]
+    /// Index in [`TraceKernel::blocks`] of work-group `group` (linear id).
+    pub fn block_index_of_group(&self, group: u64) -> usize {
+        self.block_of_group[group as usize] as usize
     }
 
-    /// Destination registers of `i`.
-    pub fn dsts(&self, i: &TraceInst) -> &[TraceReg] {
-        &self.regs[i.regs as usize..i.regs as usize + i.ndst as usize]
+    /// Work-group `group`'s thread block, parsed (read from the file for a streamed kernel; bad
+    /// input found there is an error naming the file and line).
+    pub fn group_block(&self, group: u64) -> Result<std::sync::Arc<TraceBlock>, TraceError> {
+        self.block(self.block_index_of_group(group))
     }
 
-    /// Source registers of `i`.
-    pub fn srcs(&self, i: &TraceInst) -> &[TraceReg] {
-        let s = i.regs as usize + i.ndst as usize;
-        &self.regs[s..s + i.nsrc as usize]
+    /// Thread block `i` (file order), parsed.
+    pub fn block(&self, i: usize) -> Result<std::sync::Arc<TraceBlock>, TraceError> {
+        self.source.block(self, i)
     }
 
-    /// Active lanes' addresses of a memory instruction, in lane order.
-    pub fn lane_addrs(&self, i: &TraceInst) -> LaneAddrs<'_> {
-        let at = i.addrs as usize;
-        let n = i.mask.count_ones();
-        if i.strided {
-            LaneAddrs::Strided {
-                next: self.addrs[at],
-                stride: self.addrs[at + 1],
-                left: n,
-            }
-        } else {
-            LaneAddrs::Listed(self.addrs[at..at + n as usize].iter())
+    /// Instruction `pc` (kernel-wide number), for diagnostics: its block is read again if it is no
+    /// longer resident.
+    pub fn inst_at(&self, pc: u32) -> Option<TraceInst> {
+        let i = self.blocks.partition_point(|b| b.first + b.insts <= pc);
+        let e = self.blocks.get(i)?;
+        if pc < e.first {
+            return None;
         }
+        let b = self.block(i).ok()?;
+        Some(*b.inst(pc))
     }
 
-    /// Warp instructions and thread instructions (active lanes) in the whole kernel.
+    /// Warp and thread instructions in the whole kernel. The warp count is the file's; the thread
+    /// count (active lanes) is that of the blocks parsed so far: all of them for a kernel parsed at
+    /// load, and for a streamed one once a run has dispatched every block.
     pub fn instruction_counts(&self) -> (u64, u64) {
-        let thread = self.insts.iter().map(|i| i.mask.count_ones() as u64).sum();
-        (self.insts.len() as u64, thread)
+        let warp = self.blocks.iter().map(|b| b.insts as u64).sum();
+        (warp, self.source.thread_instructions())
+    }
+
+    /// Opcodes the classification table does not know (timed as integer-ALU instructions), each with
+    /// the number of instructions that carry it, in order of first appearance in the file (of the
+    /// blocks parsed so far, as [`TraceKernel::instruction_counts`]).
+    pub fn unknown_opcodes(&self) -> Vec<(String, u64)> {
+        self.source.unknown_opcodes()
+    }
+
+    /// Whether thread blocks are read from the file as they are dispatched.
+    pub fn is_streamed(&self) -> bool {
+        self.source.parsed().is_none()
+    }
+
+    /// Parsed thread blocks alive now (held by a resident work-group, or parsed at load), and the
+    /// most alive at once.
+    pub fn resident_blocks(&self) -> (usize, usize) {
+        self.source.resident()
     }
 }
 
@@ -249,7 +444,7 @@ pub enum TraceCommand {
         bytes: u64,
         line: u32,
     },
-    Kernel(TraceKernel),
+    Kernel(std::sync::Arc<TraceKernel>),
 }
 
 /// A whole trace directory.
@@ -263,7 +458,7 @@ pub struct Trace {
 impl Trace {
     pub fn kernels(&self) -> impl Iterator<Item = &TraceKernel> {
         self.commands.iter().filter_map(|c| match c {
-            TraceCommand::Kernel(k) => Some(k),
+            TraceCommand::Kernel(k) => Some(&**k),
             _ => None,
         })
     }

@@ -2,18 +2,43 @@
 //! Accel-Sim's NVBit tracer, version 3 and later (the format is described in the module header of
 //! `trace/mod.rs` and in the trace README the project ships with its samples).
 //!
-//! With more than one thread ([`load_threads`], `--threads N`) a large kernel's thread blocks are
-//! read in parallel, in parts cut at `#BEGIN_TB` lines; the kernel and every error are the ones a
-//! sequential read gives (a part that fails makes the file be read again sequentially).
+//! **Streaming** ([`load`], [`load_kernel`]): a kernel file is read twice. The first pass reads it
+//! line by line without keeping it and without decoding instruction lines: it checks the header, the
+//! structure (`#BEGIN_TB`, `thread block =`, `warp =`, `insts =` and that many instruction lines,
+//! `#END_TB`), that the text is UTF-8, that every block lies inside the grid, that none comes twice and
+//! that the grid is covered, and records where each block lies ([`BlockEntry`]: byte offset, length,
+//! first line, first instruction). A block's instruction lines are decoded when the dispatcher places
+//! its work-group ([`TraceKernel::block`]): the bytes are read again at its offset and parsed by the
+//! same reader, starting from the header's state and the block's line number, so an error in an
+//! instruction line names the same `file:line` as a whole-file read would, only later (when the block
+//! is dispatched; the run stops with that error). The parsed block belongs to its work-group and is
+//! freed when the group finishes, so memory holds the index (about 60 bytes per block) and the resident
+//! blocks, whatever the trace's length. An `.xz` file cannot be read at an offset: it is decompressed
+//! once into an unnamed temporary file (in `std::env::temp_dir()`, removed from the directory as soon
+//! as it is open; it needs the decompressed size in disk space) and read from there.
+//!
+//! **In memory** ([`parse_kernel`], [`parse_kernel_threads`]: tests, fuzzing, `gpumemsim bench`'s
+//! synthetic traces): every block is parsed at once, so every error is reported before a run, in file
+//! order. With more than one thread, the blocks (found by the first pass) are parsed in parallel; the
+//! kernel and every error are the ones a sequential read gives (a failure makes the text be read again
+//! sequentially).
+//!
+//! Instruction lines are decoded at the byte level (no allocation per line); the opcode's
+//! classification is cached by PC.
 //!
 //! Every malformed or truncated input is an error naming the file and line: a header value that does
 //! not parse, an instruction line with too few or too many fields, an unknown register, an address
 //! count that does not match the active mask, a warp with fewer instruction lines than its `insts =`
 //! count, a thread block without `#END_TB`, or fewer thread blocks than the grid has.
 
+use super::decode::{parse_hex, parse_inst, OpCache};
+use super::source::{decompress, Kind, Source};
 use super::*;
 use crate::workload::check_launch;
+use std::io::BufRead as _;
 use std::path::Path;
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
 use thiserror::Error;
 
 #[derive(Debug, Error)]
@@ -40,9 +65,9 @@ pub fn load(path: &Path) -> Result<Trace, TraceError> {
     load_threads(path, 1)
 }
 
-/// As [`load`], reading each kernel's thread blocks on up to `threads` threads
-/// ([`parse_kernel_threads`]; the same trace for any number).
-pub fn load_threads(path: &Path, threads: usize) -> Result<Trace, TraceError> {
+/// As [`load`]. `threads` does not change the reading: a kernel file's first pass is one stream, and
+/// its blocks are decoded when dispatched (ahead on the run's own threads, `machine/gpu/trace_blocks.rs`).
+pub fn load_threads(path: &Path, _threads: usize) -> Result<Trace, TraceError> {
     let list = if path.is_dir() {
         path.join("kernelslist.g")
     } else {
@@ -97,7 +122,7 @@ pub fn load_threads(path: &Path, threads: usize) -> Result<Trace, TraceError> {
                     p.display()
                 )));
             }
-            commands.push(TraceCommand::Kernel(load_kernel_threads(&p, threads)?));
+            commands.push(TraceCommand::Kernel(Arc::new(load_kernel(&p)?)));
         } else {
             return Err(err(format!(
                 "expected a kernel trace file name (`kernel-N.traceg` or `.traceg.xz`) or \
@@ -118,67 +143,74 @@ pub fn load_threads(path: &Path, threads: usize) -> Result<Trace, TraceError> {
     Ok(Trace { list, commands })
 }
 
-/// Loads one `kernel-N.traceg` or `kernel-N.traceg.xz`.
+/// Loads one `kernel-N.traceg` or `kernel-N.traceg.xz`, streamed: the first pass only (see the module
+/// header); its blocks are parsed when [`TraceKernel::block`] asks for them.
 pub fn load_kernel(path: &Path) -> Result<TraceKernel, TraceError> {
-    load_kernel_threads(path, 1)
-}
-
-fn load_kernel_threads(path: &Path, threads: usize) -> Result<TraceKernel, TraceError> {
     let file = path.display().to_string();
     let io = |source| TraceError::Io {
         file: file.clone(),
         source,
     };
-    let text = if path.extension().is_some_and(|e| e == "xz") {
-        let f = std::fs::File::open(path).map_err(io)?;
-        let mut out = Limited(Vec::new());
-        lzma_rs::xz_decompress(&mut std::io::BufReader::new(f), &mut out).map_err(|e| {
-            TraceError::Syntax {
-                file: file.clone(),
-                line: 0,
-                message: match e {
-                    lzma_rs::error::Error::IoError(e) if e.kind() == std::io::ErrorKind::FileTooLarge => {
-                        format!("decompresses to more than {MAX_TEXT_BYTES} bytes (the most a trace file may hold)")
-                    }
-                    e => format!("not a valid xz stream: {e}"),
-                },
-            }
-        })?;
-        let out = out.0;
-        // Positions in the decompressed text.
-        crate::text::decode(out, &file)?
+    let (f, temp) = if path.extension().is_some_and(|e| e == "xz") {
+        decompress(path, &file)?
     } else {
-        crate::text::read_up_to(path, MAX_TEXT_BYTES as u64)?
+        (std::fs::File::open(path).map_err(io)?, None)
     };
-    parse_kernel_threads(&text, path, threads)
-}
-
-/// The most text one kernel trace may decompress to: an xz stream is refused past it instead of
-/// exhausting memory.
-const MAX_TEXT_BYTES: usize = 1 << 34;
-
-/// A `Vec` that refuses to grow past [`MAX_TEXT_BYTES`].
-struct Limited(Vec<u8>);
-
-impl std::io::Write for Limited {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        if self.0.len() + buf.len() > MAX_TEXT_BYTES {
-            return Err(std::io::ErrorKind::FileTooLarge.into());
+    let mut r = Reader::new(&file, false);
+    // Whole lines are handed over from a large buffer (no copy per line); a line cut by the
+    // buffer's end waits in `carry` for its rest.
+    let mut input = std::io::BufReader::with_capacity(1 << 20, &f);
+    let mut carry: Vec<u8> = Vec::new();
+    let mut offset = 0u64;
+    loop {
+        let buf = input.fill_buf().map_err(io)?;
+        let n = buf.len();
+        if n == 0 {
+            break;
         }
-        self.0.extend_from_slice(buf);
-        Ok(buf.len())
+        match buf.iter().rposition(|&c| c == b'\n') {
+            None => carry.extend_from_slice(buf),
+            Some(last) => {
+                let mut start = 0;
+                if !carry.is_empty() {
+                    let nl = buf.iter().position(|&c| c == b'\n').expect("one at `last`");
+                    carry.extend_from_slice(&buf[..=nl]);
+                    r.lines(&carry, &mut offset)?;
+                    carry.clear();
+                    start = nl + 1;
+                }
+                r.lines(&buf[start..=last], &mut offset)?;
+                carry.extend_from_slice(&buf[last + 1..]);
+            }
+        }
+        input.consume(n);
     }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
+    if !carry.is_empty() {
+        r.lines(&carry, &mut offset)?;
     }
+    drop(input);
+    let done = r.finish()?;
+    let source = Source::new(
+        Kind::File {
+            file: f,
+            _temp: temp,
+            #[cfg(not(unix))]
+            lock: Mutex::new(()),
+        },
+        done.entries.len(),
+    );
+    Ok(done.kernel(path, source))
 }
 
-fn parse_hex(s: &str) -> Option<u64> {
-    let s = s
-        .strip_prefix("0x")
-        .or_else(|| s.strip_prefix("0X"))
-        .unwrap_or(s);
-    hex_digits(s)
+/// The error for a line that is not UTF-8: the bad byte's line and column (in characters).
+pub(crate) fn not_utf8(file: &str, line: u32, bytes: &[u8], valid: usize) -> TraceError {
+    let before = std::str::from_utf8(&bytes[..valid]).unwrap_or("");
+    TraceError::Text(crate::text::TextError::NotUtf8 {
+        file: file.to_string(),
+        line,
+        col: before.chars().count() as u32 + 1,
+        byte: bytes[valid],
+    })
 }
 
 fn parse_dim3(s: &str) -> Option<[u32; 3]> {
@@ -188,112 +220,255 @@ fn parse_dim3(s: &str) -> Option<[u32; 3]> {
     it.next().is_none().then_some(d)
 }
 
-fn parse_reg(tok: &str) -> Result<Option<TraceReg>, String> {
-    let (base, max, prefix) = if let Some(n) = tok.strip_prefix("UR") {
-        (264, 63, n)
-    } else if let Some(n) = tok.strip_prefix("UP") {
-        (328, 7, n)
-    } else if let Some(n) = tok.strip_prefix('R') {
-        (0, 255, n)
-    } else if let Some(n) = tok.strip_prefix('P') {
-        (256, 7, n)
-    } else {
-        return Err(format!("`{tok}` is not a register (R, P, UR or UP)"));
-    };
-    match prefix {
-        // RZ, PT, URZ, UPT: constant registers, no dependency.
-        "Z" | "T" => Ok(None),
-        n => match n.parse::<u16>() {
-            Ok(v) if v <= max => Ok(Some(base + v)),
-            _ => Err(format!("`{tok}` is not a register (R, P, UR or UP)")),
-        },
+/// The kernel's header as read so far.
+#[derive(Clone, Default)]
+struct Head {
+    name: String,
+    id: u32,
+    grid: [u32; 3],
+    block: [u32; 3],
+    grid_line: u32,
+    block_line: u32,
+    shmem: u32,
+    nregs: u32,
+    binary_version: u32,
+    tracer_version: u32,
+    shmem_base: u64,
+    local_base: u64,
+    lineinfo: bool,
+    /// `-kernel name`, `-grid dim`, `-block dim` seen.
+    seen: [bool; 3],
+}
+
+impl Head {
+    fn block_threads(&self) -> u32 {
+        self.block.iter().product()
     }
 }
 
 /// Builder state of the thread block being read.
-#[derive(Clone)]
-struct OpenBlock {
-    id: [u32; 3],
-    warps: Vec<TraceWarp>,
-    line: u32,
+pub(crate) struct OpenBlock {
+    pub(crate) id: [u32; 3],
+    pub(crate) warps: Vec<TraceWarp>,
+    pub(crate) line: u32,
     /// Line of its `thread block = x,y,z`.
-    id_line: u32,
+    pub(crate) id_line: u32,
+    pub(crate) offset: u64,
+    pub(crate) first: u32,
+    pub(crate) insts: Vec<TraceInst>,
+    pub(crate) regs: Vec<TraceReg>,
+    pub(crate) addrs: Vec<u64>,
+    pub(crate) unknown: Vec<(String, u64)>,
 }
 
-/// The line-by-line reader of one kernel trace: the kernel built so far and where in the format it
-/// stands. A part of the file that starts at a `#BEGIN_TB` line can be read by a reader of its own,
-/// starting from the header's state (see [`parse_kernel_threads`]).
-#[derive(Clone)]
-struct Reader<'t> {
-    file: &'t str,
-    k: TraceKernel,
-    lineinfo: bool,
-    /// `-kernel name`, `-grid dim`, `-block dim` seen.
-    seen_header: [bool; 3],
+/// The line-by-line reader of one kernel trace, or of one thread block of it: where in the format it
+/// stands, the blocks found, and (when `full`) their instructions decoded.
+pub(crate) struct Reader<'f> {
+    file: &'f str,
+    head: Head,
+    /// Decode instruction lines (else only count them: the first pass of a streamed kernel).
+    full: bool,
     block: Option<OpenBlock>,
     /// The warp being read: (index in block, instructions still expected, line of `insts =`).
     warp: Option<(u32, u32, u32)>,
     pending_warp: Option<u32>,
     lineno: u32,
-    unknown: Vec<(String, u64)>,
-    ops: OpCache<'t>,
-    /// The `thread block =` line of each block in `k.blocks`, for duplicate blocks.
+    /// Instruction lines so far (kernel-wide numbering).
+    ninsts: u32,
+    /// Blocks closed so far.
+    closed: usize,
+    entries: Vec<BlockEntry>,
+    /// The `thread block =` line of each block in `entries`, for duplicate blocks.
     block_lines: Vec<u32>,
+    /// Decoded blocks (when `full`), with their unknown opcodes.
+    parsed: Vec<(TraceBlock, Vec<(String, u64)>)>,
+    pub(crate) ops: OpCache,
+    live: Option<Arc<AtomicUsize>>,
+    /// Reserve arena room from a block's byte length (one block's text at a time).
+    reserve: Option<u64>,
 }
 
-impl<'t> Reader<'t> {
-    fn new(file: &'t str, path: &Path) -> Reader<'t> {
+/// What a whole-file read found.
+pub(crate) struct Done {
+    head: Head,
+    entries: Vec<BlockEntry>,
+    block_of_group: Vec<u32>,
+    parsed: Vec<(TraceBlock, Vec<(String, u64)>)>,
+}
+
+impl Done {
+    pub(crate) fn kernel(self, path: &Path, source: Source) -> TraceKernel {
+        let h = self.head;
+        TraceKernel {
+            file: path.to_path_buf(),
+            name: h.name,
+            id: h.id,
+            grid: h.grid,
+            block: h.block,
+            grid_line: h.grid_line,
+            block_line: h.block_line,
+            shmem: h.shmem,
+            nregs: h.nregs,
+            binary_version: h.binary_version,
+            tracer_version: h.tracer_version,
+            shmem_base: h.shmem_base,
+            local_base: h.local_base,
+            lineinfo: h.lineinfo,
+            blocks: self.entries,
+            block_of_group: self.block_of_group,
+            source,
+        }
+    }
+}
+
+impl<'f> Reader<'f> {
+    pub(crate) fn new(file: &'f str, full: bool) -> Reader<'f> {
         Reader {
             file,
-            k: TraceKernel {
-                file: path.to_path_buf(),
-                name: String::new(),
-                id: 0,
-                grid: [0; 3],
-                block: [0; 3],
-                grid_line: 0,
-                block_line: 0,
-                shmem: 0,
-                nregs: 0,
-                binary_version: 0,
-                tracer_version: 0,
-                shmem_base: 0,
-                local_base: 0,
-                blocks: Vec::new(),
-                insts: Vec::new(),
-                regs: Vec::new(),
-                addrs: Vec::new(),
-                unknown_opcodes: Vec::new(),
-            },
-            lineinfo: false,
-            seen_header: [false; 3],
+            head: Head::default(),
+            full,
             block: None,
             warp: None,
             pending_warp: None,
             lineno: 0,
-            unknown: Vec::new(),
-            ops: OpCache::default(),
+            ninsts: 0,
+            closed: 0,
+            entries: Vec::new(),
             block_lines: Vec::new(),
+            parsed: Vec::new(),
+            ops: OpCache::default(),
+            live: None,
+            reserve: None,
         }
     }
 
-    /// A reader for a part of the file that starts at line `lineno + 1` with a `#BEGIN_TB`: the
-    /// header's state, empty arenas.
-    fn part(&self, lineno: u32) -> Reader<'t> {
-        let mut r = self.clone();
-        r.k.blocks.clear();
-        r.k.insts.clear();
-        r.k.regs.clear();
-        r.k.addrs.clear();
-        r.unknown.clear();
-        r.block_lines.clear();
-        r.lineno = lineno;
+    /// A reader for thread block `e` of `k`: the header's state, at the line before the block's.
+    pub(crate) fn for_block(
+        file: &'f str,
+        k: &TraceKernel,
+        e: &BlockEntry,
+        ops: OpCache,
+        live: &Arc<AtomicUsize>,
+    ) -> Reader<'f> {
+        let mut r = Reader::new(file, true);
+        r.head = Head {
+            name: k.name.clone(),
+            id: k.id,
+            grid: k.grid,
+            block: k.block,
+            grid_line: k.grid_line,
+            block_line: k.block_line,
+            shmem: k.shmem,
+            nregs: k.nregs,
+            binary_version: k.binary_version,
+            tracer_version: k.tracer_version,
+            shmem_base: k.shmem_base,
+            local_base: k.local_base,
+            lineinfo: k.lineinfo,
+            seen: [true; 3],
+        };
+        r.lineno = e.line - 1;
+        r.ninsts = e.first;
+        r.closed = 1;
+        r.ops = ops;
+        r.live = Some(live.clone());
+        r.reserve = Some(e.bytes);
         r
     }
 
-    /// Between two thread blocks: nothing open.
-    fn between_blocks(&self) -> bool {
-        self.block.is_none() && self.pending_warp.is_none()
+    /// Reads whole lines from `bytes` (UTF-8 checked here), the first at byte `offset` of the file.
+    fn lines(&mut self, bytes: &[u8], offset: &mut u64) -> Result<(), TraceError> {
+        let text = match std::str::from_utf8(bytes) {
+            Ok(t) => t,
+            Err(e) => {
+                // The lines before the bad one are read first: their errors come first.
+                let at = e.valid_up_to();
+                let cut = bytes[..at]
+                    .iter()
+                    .rposition(|&c| c == b'\n')
+                    .map_or(0, |p| p + 1);
+                self.lines(&bytes[..cut], offset)?;
+                return Err(not_utf8(
+                    self.file,
+                    self.lineno + 1,
+                    &bytes[cut..],
+                    at - cut,
+                ));
+            }
+        };
+        let mut rest = text.as_bytes();
+        while !rest.is_empty() {
+            if !self.full && self.warp.is_some_and(|(_, left, _)| left > 0) {
+                let n = self.count_insts(rest);
+                if n > 0 {
+                    *offset += n as u64;
+                    rest = &rest[n..];
+                    continue;
+                }
+            }
+            let end = rest
+                .iter()
+                .position(|&c| c == b'\n')
+                .map_or(rest.len(), |p| p + 1);
+            let piece = &text[text.len() - rest.len()..][..end];
+            self.line(piece, *offset)?;
+            *offset += end as u64;
+            rest = &rest[end..];
+        }
+        Ok(())
+    }
+
+    /// The first pass's fast path through a warp's instruction lines: counts the lines at the start
+    /// of `rest` that begin with a visible character (so are not blank), up to the number the warp
+    /// still expects, as [`Reader::line`] would; returns the bytes they span (0: let `line` read the
+    /// next line).
+    fn count_insts(&mut self, rest: &[u8]) -> usize {
+        let Some((w, left, _)) = self.warp else {
+            return 0;
+        };
+        let (mut k, mut at) = (0u32, 0usize);
+        while k < left && rest.get(at).is_some_and(|c| c.is_ascii_graphic()) {
+            match rest[at..].iter().position(|&c| c == b'\n') {
+                Some(p) => at += p + 1,
+                None => break,
+            }
+            k += 1;
+        }
+        let Some(n) = self.ninsts.checked_add(k) else {
+            return 0;
+        };
+        if k == 0 {
+            return 0;
+        }
+        self.ninsts = n;
+        self.lineno += k;
+        let b = self.block.as_mut().expect("a warp is read inside a block");
+        b.warps[w as usize].len += k;
+        if let Some((_, left, _)) = self.warp.as_mut() {
+            *left -= k;
+        }
+        at
+    }
+
+    /// Reads the text of block `e` (from its `#BEGIN_TB` to its `#END_TB` line).
+    pub(crate) fn read_block(
+        &mut self,
+        text: &str,
+        e: &BlockEntry,
+    ) -> Result<(TraceBlock, Vec<(String, u64)>), TraceError> {
+        let mut offset = e.offset;
+        for piece in text.split_inclusive('\n') {
+            self.line(piece, offset)?;
+            offset += piece.len() as u64;
+        }
+        if self.block.is_some() || self.parsed.len() != 1 || self.parsed[0].0.id != e.id {
+            return Err(self.err(format!(
+                "thread block {:?} at line {} is not what the first read of this file found there (the \
+                 file changed while it was being simulated)",
+                e.id, e.line
+            )));
+        }
+        Ok(self.parsed.pop().expect("checked"))
     }
 
     fn err(&self, message: String) -> TraceError {
@@ -304,8 +479,8 @@ impl<'t> Reader<'t> {
         }
     }
 
-    /// Reads the next line of the file.
-    fn line(&mut self, raw: &'t str) -> Result<(), TraceError> {
+    /// Reads the next line of the file (`raw`, with its line end), which starts at byte `offset`.
+    pub(crate) fn line(&mut self, raw: &str, offset: u64) -> Result<(), TraceError> {
         self.lineno += 1;
         let l = raw.trim();
         if let Some((w, left, _)) = self.warp.as_mut() {
@@ -315,75 +490,28 @@ impl<'t> Reader<'t> {
                 }
                 let w = *w as usize;
                 *left -= 1;
+                let Some(n) = self.ninsts.checked_add(1) else {
+                    return Err(self.err(
+                        "more than 4294967295 instruction lines in one kernel (the most a trace may hold)"
+                            .into(),
+                    ));
+                };
+                self.ninsts = n;
                 let b = self.block.as_mut().expect("a warp is read inside a block");
                 b.warps[w].len += 1;
-                let (lineinfo, lineno) = (self.lineinfo, self.lineno);
-                return parse_inst(
-                    l,
-                    lineinfo,
-                    lineno,
-                    &mut self.k,
-                    &mut self.unknown,
-                    &mut self.ops,
-                )
-                .map_err(|m| self.err(m));
+                if !self.full {
+                    return Ok(());
+                }
+                let (lineinfo, lineno) = (self.head.lineinfo, self.lineno);
+                return parse_inst(l.as_bytes(), lineinfo, lineno, b, &mut self.ops)
+                    .map_err(|m| self.err(m));
             }
         }
         if l.is_empty() {
             return Ok(());
         }
         if let Some(h) = l.strip_prefix('-') {
-            if self.block.is_some() || !self.k.blocks.is_empty() {
-                return Err(self.err("header line after the first thread block".into()));
-            }
-            let Some((key, val)) = h.split_once('=') else {
-                return Err(self.err(format!("expected `-key = value`, found `{l}`")));
-            };
-            let (key, val) = (key.trim(), val.trim());
-            let num = |v: &str| -> Result<u32, String> {
-                v.parse::<u32>()
-                    .map_err(|_| format!("`-{key}`: `{v}` is not a number"))
-            };
-            let hex = |v: &str| -> Result<u64, String> {
-                parse_hex(v).ok_or_else(|| format!("`-{key}`: `{v}` is not a hex address"))
-            };
-            let k = &mut self.k;
-            let res: Result<(), String> = (|| {
-                match key {
-                    "kernel name" => {
-                        k.name = val.to_string();
-                        self.seen_header[0] = true;
-                    }
-                    "kernel id" => k.id = num(val)?,
-                    "grid dim" => {
-                        k.grid = parse_dim3(val).ok_or_else(|| {
-                            format!("`-grid dim`: expected (x,y,z), found `{val}`")
-                        })?;
-                        check_launch(k.grid, [1; 3]).map_err(|l| format!("`-grid dim`: {l}"))?;
-                        k.grid_line = self.lineno;
-                        self.seen_header[1] = true;
-                    }
-                    "block dim" => {
-                        k.block = parse_dim3(val).ok_or_else(|| {
-                            format!("`-block dim`: expected (x,y,z), found `{val}`")
-                        })?;
-                        check_launch([1; 3], k.block).map_err(|l| format!("`-block dim`: {l}"))?;
-                        k.block_line = self.lineno;
-                        self.seen_header[2] = true;
-                    }
-                    "shmem" => k.shmem = num(val)?,
-                    "nregs" => k.nregs = num(val)?,
-                    "binary version" => k.binary_version = num(val)?,
-                    "accelsim tracer version" => k.tracer_version = num(val)?,
-                    "enable lineinfo" => self.lineinfo = num(val)? != 0,
-                    "shmem base_addr" => k.shmem_base = hex(val)?,
-                    "local mem base_addr" => k.local_base = hex(val)?,
-                    // Informational keys that do not affect timing.
-                    _ => {}
-                }
-                Ok(())
-            })();
-            return res.map_err(|m| self.err(m));
+            return self.header(l, h);
         }
         if l.starts_with("#BEGIN_TB") {
             if let Some(b) = &self.block {
@@ -392,13 +520,13 @@ impl<'t> Reader<'t> {
                     b.id, b.line
                 )));
             }
-            if !(self.seen_header.iter().all(|&s| s)) {
+            if !(self.head.seen.iter().all(|&s| s)) {
                 return Err(self.err(
                     "thread block before the header gave `-kernel name`, `-grid dim` and `-block dim`"
                         .into(),
                 ));
             }
-            let k = &self.k;
+            let k = &self.head;
             if k.tracer_version < 3 {
                 return Err(self.err(format!(
                     "accelsim tracer version {} (or missing `-accelsim tracer version`): only version 3 and \
@@ -412,11 +540,19 @@ impl<'t> Reader<'t> {
                     k.grid, k.block
                 )));
             }
+            // About one instruction per 40 bytes of text: reserved once instead of grown by copying.
+            let guess = self.reserve.unwrap_or(0) as usize;
             self.block = Some(OpenBlock {
                 id: [u32::MAX; 3],
                 warps: Vec::new(),
                 line: self.lineno,
                 id_line: 0,
+                offset,
+                first: self.ninsts,
+                insts: Vec::with_capacity(guess / 44),
+                regs: Vec::with_capacity(guess / 24),
+                addrs: Vec::with_capacity(guess / 40),
+                unknown: Vec::new(),
             });
             self.warp = None;
             return Ok(());
@@ -431,12 +567,37 @@ impl<'t> Reader<'t> {
             if let Some(n) = self.pending_warp {
                 return Err(self.err(format!("warp {n} has no `insts =` line")));
             }
-            self.k.blocks.push(TraceBlock {
+            self.entries.push(BlockEntry {
                 id: b.id,
-                warps: b.warps,
+                offset: b.offset,
+                bytes: offset + raw.len() as u64 - b.offset,
+                line: b.line,
+                first: b.first,
+                insts: self.ninsts - b.first,
             });
             self.block_lines.push(b.id_line);
+            self.closed += 1;
             self.warp = None;
+            if self.full {
+                let mut warps = b.warps;
+                for w in &mut warps {
+                    // A warp the tracer never listed (fewer warps than the block has) ran no instruction.
+                    if w.first == u32::MAX {
+                        w.first = 0;
+                    }
+                }
+                let block = TraceBlock {
+                    id: b.id,
+                    first: b.first,
+                    warps,
+                    insts: b.insts,
+                    regs: b.regs,
+                    addrs: b.addrs,
+                    shmem_base: self.head.shmem_base,
+                    live: self.live.as_ref().map(Live::new).unwrap_or_default(),
+                };
+                self.parsed.push((block, b.unknown));
+            }
             return Ok(());
         }
         if l.starts_with('#') {
@@ -452,10 +613,10 @@ impl<'t> Reader<'t> {
             let Some(id) = parse_dim3(&format!("({v})")) else {
                 return Err(self.err(format!("expected `thread block = x,y,z`, found `{l}`")));
             };
-            if (0..3).any(|d| id[d] >= self.k.grid[d]) {
+            if (0..3).any(|d| id[d] >= self.head.grid[d]) {
                 return Err(self.err(format!(
                     "thread block {id:?} lies outside grid dim {:?}",
-                    self.k.grid
+                    self.head.grid
                 )));
             }
             let lineno = self.lineno;
@@ -467,11 +628,11 @@ impl<'t> Reader<'t> {
             let Ok(w) = v.parse::<u32>() else {
                 return Err(self.err(format!("expected `warp = N`, found `{l}`")));
             };
-            let nwarps = self.k.block_threads().div_ceil(32);
+            let nwarps = self.head.block_threads().div_ceil(32);
             if w >= nwarps {
                 return Err(self.err(format!(
                     "warp {w}: a block of {} threads has warps 0..{}",
-                    self.k.block_threads(),
+                    self.head.block_threads(),
                     nwarps - 1
                 )));
             }
@@ -484,7 +645,7 @@ impl<'t> Reader<'t> {
             let Some(w) = self.pending_warp.take() else {
                 return Err(self.err("`insts =` without a preceding `warp =` line".into()));
             };
-            let first = self.k.insts.len() as u32;
+            let first = self.ninsts;
             let b = self.block.as_mut().expect("checked");
             if b.warps.len() as u32 <= w {
                 b.warps.resize(
@@ -508,45 +669,62 @@ impl<'t> Reader<'t> {
         Ok(())
     }
 
-    /// Appends what `part` read (a reader made by [`Reader::part`] for the lines after this one's),
-    /// moving its arena indices past this one's.
-    fn append(&mut self, part: Reader<'t>) {
-        let (insts, regs, addrs) = (
-            self.k.insts.len() as u32,
-            self.k.regs.len() as u32,
-            self.k.addrs.len() as u32,
-        );
-        let p = part.k;
-        self.k.blocks.extend(p.blocks.into_iter().map(|mut b| {
-            for w in &mut b.warps {
-                if w.first != u32::MAX {
-                    w.first += insts;
-                }
-            }
-            b
-        }));
-        self.k.insts.extend(p.insts.into_iter().map(|mut i| {
-            i.regs += regs;
-            i.addrs += addrs;
-            i
-        }));
-        self.k.regs.extend(p.regs);
-        self.k.addrs.extend(p.addrs);
-        self.block_lines.extend(part.block_lines);
-        for (op, n) in part.unknown {
-            match self.unknown.iter_mut().find(|u| u.0 == op) {
-                Some(u) => u.1 += n,
-                None => self.unknown.push((op, n)),
-            }
+    /// A `-key = value` header line (`h` without the `-`).
+    fn header(&mut self, l: &str, h: &str) -> Result<(), TraceError> {
+        if self.block.is_some() || self.closed > 0 {
+            return Err(self.err("header line after the first thread block".into()));
         }
-        self.lineno = part.lineno;
-        self.block = part.block;
-        self.warp = part.warp;
-        self.pending_warp = part.pending_warp;
+        let Some((key, val)) = h.split_once('=') else {
+            return Err(self.err(format!("expected `-key = value`, found `{l}`")));
+        };
+        let (key, val) = (key.trim(), val.trim());
+        let num = |v: &str| -> Result<u32, String> {
+            v.parse::<u32>()
+                .map_err(|_| format!("`-{key}`: `{v}` is not a number"))
+        };
+        let hex = |v: &str| -> Result<u64, String> {
+            parse_hex(v).ok_or_else(|| format!("`-{key}`: `{v}` is not a hex address"))
+        };
+        let lineno = self.lineno;
+        let k = &mut self.head;
+        let res: Result<(), String> = (|| {
+            match key {
+                "kernel name" => {
+                    k.name = val.to_string();
+                    k.seen[0] = true;
+                }
+                "kernel id" => k.id = num(val)?,
+                "grid dim" => {
+                    k.grid = parse_dim3(val)
+                        .ok_or_else(|| format!("`-grid dim`: expected (x,y,z), found `{val}`"))?;
+                    check_launch(k.grid, [1; 3]).map_err(|l| format!("`-grid dim`: {l}"))?;
+                    k.grid_line = lineno;
+                    k.seen[1] = true;
+                }
+                "block dim" => {
+                    k.block = parse_dim3(val)
+                        .ok_or_else(|| format!("`-block dim`: expected (x,y,z), found `{val}`"))?;
+                    check_launch([1; 3], k.block).map_err(|l| format!("`-block dim`: {l}"))?;
+                    k.block_line = lineno;
+                    k.seen[2] = true;
+                }
+                "shmem" => k.shmem = num(val)?,
+                "nregs" => k.nregs = num(val)?,
+                "binary version" => k.binary_version = num(val)?,
+                "accelsim tracer version" => k.tracer_version = num(val)?,
+                "enable lineinfo" => k.lineinfo = num(val)? != 0,
+                "shmem base_addr" => k.shmem_base = hex(val)?,
+                "local mem base_addr" => k.local_base = hex(val)?,
+                // Informational keys that do not affect timing.
+                _ => {}
+            }
+            Ok(())
+        })();
+        res.map_err(|m| self.err(m))
     }
 
-    /// The end of the file: truncation checks, and the kernel.
-    fn finish(mut self) -> Result<TraceKernel, TraceError> {
+    /// The end of the file: truncation checks, duplicate blocks, the grid's coverage.
+    pub(crate) fn finish(self) -> Result<Done, TraceError> {
         if let Some((w, left, at)) = self.warp {
             if left > 0 {
                 return Err(self.err(format!(
@@ -561,22 +739,20 @@ impl<'t> Reader<'t> {
                 b.id, b.line
             )));
         }
-        let k = &mut self.k;
-        let expected: u64 = k.grid.iter().map(|&g| g as u64).product();
-        if !self.seen_header.iter().all(|&s| s) {
+        let h = &self.head;
+        let expected: u64 = h.grid.iter().map(|&g| g as u64).product();
+        if !h.seen.iter().all(|&s| s) {
             return Err(self.err(
                 "no header: `-kernel name`, `-grid dim` and `-block dim` are required".into(),
             ));
         }
         // Every id lies inside the grid (checked at its line), so a grid's worth of blocks is all
         // of them unless one came twice.
-        let mut order: Vec<usize> = (0..k.blocks.len()).collect();
-        order.sort_by_key(|&i| (k.blocks[i].id[2], k.blocks[i].id[1], k.blocks[i].id[0], i));
-        if let Some(w) = order
-            .windows(2)
-            .find(|w| k.blocks[w[0]].id == k.blocks[w[1]].id)
-        {
-            let id = k.blocks[w[1]].id;
+        let b = &self.entries;
+        let mut order: Vec<usize> = (0..b.len()).collect();
+        order.sort_by_key(|&i| (b[i].id[2], b[i].id[1], b[i].id[0], i));
+        if let Some(w) = order.windows(2).find(|w| b[w[0]].id == b[w[1]].id) {
+            let id = b[w[1]].id;
             return Err(TraceError::Syntax {
                 file: self.file.to_string(),
                 line: self.block_lines[w[1]],
@@ -586,22 +762,24 @@ impl<'t> Reader<'t> {
                 ),
             });
         }
-        if (k.blocks.len() as u64) < expected {
-            let n = k.blocks.len();
+        if (b.len() as u64) < expected {
+            let n = b.len();
             return Err(self.err(format!(
                 "the trace holds {n} of the grid's {expected} thread blocks: it is truncated"
             )));
         }
-        for b in &mut k.blocks {
-            // A warp the tracer never listed (fewer warps than the block has) ran no instruction.
-            for w in &mut b.warps {
-                if w.first == u32::MAX {
-                    w.first = 0;
-                }
-            }
+        let mut block_of_group = vec![0u32; b.len()];
+        for (i, e) in b.iter().enumerate() {
+            let g = e.id[0] as u64
+                + h.grid[0] as u64 * (e.id[1] as u64 + h.grid[1] as u64 * e.id[2] as u64);
+            block_of_group[g as usize] = i as u32;
         }
-        self.k.unknown_opcodes = self.unknown;
-        Ok(self.k)
+        Ok(Done {
+            head: self.head,
+            entries: self.entries,
+            block_of_group,
+            parsed: self.parsed,
+        })
     }
 }
 
@@ -615,77 +793,94 @@ const PARALLEL_MIN_BYTES: usize = 1 << 20;
 /// Most parts a kernel's thread blocks are cut into (one thread each).
 const MAX_PARTS: usize = 64;
 
-/// As [`parse_kernel`], reading the thread blocks on up to `threads` threads: the text after the
-/// header is cut at `#BEGIN_TB` lines into one part per thread, each read by a reader starting from
-/// the header's state, and the parts are appended in file order, so the kernel is the same as one
-/// thread reads. A part that fails, or that does not end between two blocks, makes the whole file
-/// be read again on one thread, so that every error is the one a sequential read reports.
+/// Reads all of `text` on one thread, decoding every block.
+fn parse_sequential(text: &str, file: &str, live: &Arc<AtomicUsize>) -> Result<Done, TraceError> {
+    let mut r = Reader::new(file, true);
+    r.live = Some(live.clone());
+    let mut offset = 0u64;
+    for piece in text.split_inclusive('\n') {
+        r.line(piece, offset)?;
+        offset += piece.len() as u64;
+    }
+    r.finish()
+}
+
+/// As [`parse_kernel`], decoding the thread blocks on up to `threads` threads: a first pass finds
+/// the blocks, then each thread decodes a run of them, and the blocks are put together in file
+/// order, so the kernel is the same as one thread reads. Any failure makes the whole text be read
+/// again on one thread, so that every error is the one a sequential read reports.
 pub fn parse_kernel_threads(
     text: &str,
     path: &Path,
     threads: usize,
 ) -> Result<TraceKernel, TraceError> {
     let file = path.display().to_string();
-    let mut r = Reader::new(&file, path);
-    // About one instruction per 40 bytes of text: reserved once instead of grown by copying.
-    r.k.insts.reserve(text.len() / 48);
-    r.k.regs.reserve(text.len() / 24);
-    let body = match text.find("\n#BEGIN_TB") {
-        Some(at) if threads > 1 && text.len() - at >= PARALLEL_MIN_BYTES => at + 1,
-        _ => {
-            for raw in text.lines() {
-                r.line(raw)?;
-            }
-            return r.finish();
-        }
+    let live = Arc::new(AtomicUsize::new(0));
+    let done = if threads > 1 && text.len() >= PARALLEL_MIN_BYTES {
+        parse_parallel(text, &file, path, threads, &live)
+            .map_or_else(|| parse_sequential(text, &file, &live), Ok)?
+    } else {
+        parse_sequential(text, &file, &live)?
     };
-    for raw in text[..body].lines() {
-        r.line(raw)?;
+    Ok(assemble(done, path, live))
+}
+
+/// A kernel whose blocks `done` decoded.
+fn assemble(mut done: Done, path: &Path, live: Arc<AtomicUsize>) -> TraceKernel {
+    let parsed = std::mem::take(&mut done.parsed);
+    let mut source = Source::new(Kind::Parsed(Vec::new()), done.entries.len());
+    source.live = live;
+    let mut blocks = Vec::with_capacity(parsed.len());
+    for (i, (b, unknown)) in parsed.into_iter().enumerate() {
+        source.record(i, &b, unknown);
+        blocks.push(Arc::new(b));
     }
-    if !r.between_blocks() {
-        return parse_kernel_threads(text, path, 1);
+    source.kind = Kind::Parsed(blocks);
+    done.kernel(path, source)
+}
+
+/// The parallel read of [`parse_kernel_threads`]; `None` when anything fails.
+fn parse_parallel(
+    text: &str,
+    file: &str,
+    path: &Path,
+    threads: usize,
+    live: &Arc<AtomicUsize>,
+) -> Option<Done> {
+    let mut r = Reader::new(file, false);
+    let mut offset = 0u64;
+    for piece in text.split_inclusive('\n') {
+        r.line(piece, offset).ok()?;
+        offset += piece.len() as u64;
     }
-    // Cut points: the `#BEGIN_TB` line at or after each equal share of the body (at most
-    // `MAX_PARTS` parts, whatever the thread count asked for).
-    let parts_wanted = threads.min(MAX_PARTS);
-    let mut cuts = vec![body];
-    for i in 1..parts_wanted {
-        let mut want = body + (text.len() - body) * i / parts_wanted;
-        while !text.is_char_boundary(want) {
-            want += 1;
-        }
-        let last = *cuts.last().expect("starts with the body");
-        if want <= last {
-            continue;
-        }
-        if let Some(at) = text[want..].find("\n#BEGIN_TB") {
-            let c = want + at + 1;
-            if c > last {
-                cuts.push(c);
-            }
-        }
+    let mut done = r.finish().ok()?;
+    // A stand-in kernel for the block readers (header, index); its source is never read.
+    let probe = Done {
+        head: done.head.clone(),
+        entries: std::mem::take(&mut done.entries),
+        block_of_group: Vec::new(),
+        parsed: Vec::new(),
     }
-    cuts.push(text.len());
-    let mut starts = Vec::with_capacity(cuts.len());
-    let mut line = r.lineno;
-    for w in cuts.windows(2) {
-        starts.push(line);
-        line += text[w[0]..w[1]].bytes().filter(|&b| b == b'\n').count() as u32;
-    }
-    let parts: Vec<Option<Reader>> = std::thread::scope(|s| {
-        let handles: Vec<_> = cuts
-            .windows(2)
-            .zip(&starts)
-            .map(|(w, &first)| {
-                let mut p = r.part(first);
-                let chunk = &text[w[0]..w[1]];
+    .kernel(path, Source::new(Kind::Parsed(Vec::new()), 0));
+    let parts = threads.min(MAX_PARTS).min(probe.blocks.len()).max(1);
+    let per = probe.blocks.len().div_ceil(parts);
+    let chunks: Vec<&[BlockEntry]> = probe.blocks.chunks(per.max(1)).collect();
+    let results: Vec<Option<Vec<(TraceBlock, Vec<(String, u64)>)>>> = std::thread::scope(|s| {
+        let handles: Vec<_> = chunks
+            .iter()
+            .map(|chunk| {
+                let probe = &probe;
                 s.spawn(move || {
-                    p.k.insts.reserve(chunk.len() / 48);
-                    p.k.regs.reserve(chunk.len() / 24);
-                    for raw in chunk.lines() {
-                        p.line(raw).ok()?;
+                    let mut ops = OpCache::default();
+                    let mut out = Vec::with_capacity(chunk.len());
+                    for e in chunk.iter() {
+                        let t = text.get(e.offset as usize..(e.offset + e.bytes) as usize)?;
+                        let mut r = Reader::for_block(file, probe, e, ops, live);
+                        let b = r.read_block(t, e).ok()?;
+                        ops = std::mem::take(&mut r.ops);
+                        out.push(b);
                     }
-                    Some(p)
+                    Some(out)
                 })
             })
             .collect();
@@ -694,218 +889,11 @@ pub fn parse_kernel_threads(
             .map(|h| h.join().ok().flatten())
             .collect()
     });
-    let n = parts.len();
-    for (i, p) in parts.into_iter().enumerate() {
-        match p {
-            Some(p) if i + 1 == n || p.between_blocks() => r.append(p),
-            _ => return parse_kernel_threads(text, path, 1),
-        }
+    let mut parsed = Vec::with_capacity(probe.blocks.len());
+    for r in results {
+        parsed.extend(r?);
     }
-    r.finish()
-}
-
-/// The classifications of the (opcode, memory width) pairs seen so far in a kernel: a trace repeats a
-/// few dozen opcodes millions of times, and [`classify`] splits its qualifiers each time.
-#[derive(Default, Clone)]
-struct OpCache<'t> {
-    seen: std::collections::HashMap<
-        (&'t str, u32),
-        (TraceOp, bool),
-        std::hash::BuildHasherDefault<Fnv>,
-    >,
-    /// The last classification at each PC (by `pc / 16`, for PCs below 1 MiB).
-    by_pc: Vec<Option<(&'t str, u32, (TraceOp, bool))>>,
-}
-
-/// FNV-1a: the opcode keys are short strings, for which SipHash costs more than the lookup saves.
-struct Fnv(u64);
-
-impl Default for Fnv {
-    fn default() -> Self {
-        Fnv(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl std::hash::Hasher for Fnv {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 ^ b as u64).wrapping_mul(0x100_0000_01b3);
-        }
-    }
-}
-
-impl<'t> OpCache<'t> {
-    fn classify(&mut self, pc: u32, opcode: &'t str, mem_width: u32) -> (TraceOp, bool) {
-        // The instruction at a PC is the same on every line that names it: one string compare
-        // instead of hashing the opcode (checked, so a trace that disagrees is still read right).
-        let slot = (pc / 16) as usize;
-        if let Some(Some((o, w, r))) = self.by_pc.get(slot) {
-            if *o == opcode && *w == mem_width {
-                return *r;
-            }
-        }
-        let r = *self
-            .seen
-            .entry((opcode, mem_width))
-            .or_insert_with(|| classify(opcode, mem_width));
-        if slot < 1 << 16 {
-            if self.by_pc.len() <= slot {
-                self.by_pc.resize(slot + 1, None);
-            }
-            self.by_pc[slot] = Some((opcode, mem_width, r));
-        }
-        r
-    }
-}
-
-/// A hex number without prefix (PCs, masks): the digits, at most 16 of them.
-fn hex_digits(s: &str) -> Option<u64> {
-    if s.is_empty() {
-        return None;
-    }
-    let s = if s.len() > 16 {
-        match s.trim_start_matches('0') {
-            "" => return Some(0),
-            t if t.len() > 16 => return None,
-            t => t,
-        }
-    } else {
-        s
-    };
-    let mut v = 0u64;
-    for &c in s.as_bytes() {
-        let d = match c {
-            b'0'..=b'9' => c - b'0',
-            b'a'..=b'f' => c - b'a' + 10,
-            b'A'..=b'F' => c - b'A' + 10,
-            _ => return None,
-        };
-        v = v << 4 | d as u64;
-    }
-    Some(v)
-}
-
-/// Parses one instruction line into `k`'s arenas.
-fn parse_inst<'t>(
-    l: &'t str,
-    lineinfo: bool,
-    lineno: u32,
-    k: &mut TraceKernel,
-    unknown: &mut Vec<(String, u64)>,
-    ops: &mut OpCache<'t>,
-) -> Result<(), String> {
-    let mut t = l.split_ascii_whitespace();
-    let mut next = |what: &str| {
-        t.next()
-            .ok_or_else(|| format!("instruction line ends early: expected {what}"))
-    };
-    if lineinfo {
-        next("a source line number")?;
-    }
-    let pc_s = next("the PC")?;
-    let pc = hex_digits(pc_s)
-        .and_then(|v| u32::try_from(v).ok())
-        .ok_or_else(|| format!("`{pc_s}` is not a hex PC"))?;
-    let mask_s = next("the active mask")?;
-    let mask = hex_digits(mask_s)
-        .and_then(|v| u32::try_from(v).ok())
-        .ok_or_else(|| format!("`{mask_s}` is not a hex mask"))?;
-    let count = |s: &str, what: &str| {
-        s.parse::<u8>()
-            .map_err(|_| format!("`{s}` is not a {what} count"))
-    };
-    let ndst = count(next("the destination count")?, "destination")?;
-    let regs_at = k.regs.len() as u32;
-    let mut nd = 0u8;
-    for _ in 0..ndst {
-        if let Some(r) = parse_reg(next("a destination register")?)? {
-            k.regs.push(r);
-            nd += 1;
-        }
-    }
-    let opcode = next("the opcode")?;
-    if !opcode.starts_with(|c: char| c.is_ascii_uppercase()) {
-        return Err(format!("`{opcode}` is not an opcode"));
-    }
-    let nsrc = count(next("the source count")?, "source")?;
-    let mut ns = 0u8;
-    for _ in 0..nsrc {
-        if let Some(r) = parse_reg(next("a source register")?)? {
-            k.regs.push(r);
-            ns += 1;
-        }
-    }
-    let w_s = next("the memory width")?;
-    let mem_width: u32 = w_s
-        .parse()
-        .map_err(|_| format!("`{w_s}` is not a memory width"))?;
-    let addrs_at = k.addrs.len() as u32;
-    let mut strided = false;
-    let active = mask.count_ones() as usize;
-    if mem_width > 0 && active > 0 {
-        let mode = next("the address mode (0, 1 or 2)")?;
-        let hex = |s: &str| parse_hex(s).ok_or_else(|| format!("`{s}` is not a hex address"));
-        let dec = |s: &str| {
-            s.parse::<i64>()
-                .map_err(|_| format!("`{s}` is not a decimal stride or delta"))
-        };
-        match mode {
-            "0" => {
-                for _ in 0..active {
-                    let a = hex(next("one address per active lane")?)?;
-                    k.addrs.push(a);
-                }
-            }
-            "1" => {
-                // Kept compressed: the most common form, 2 words instead of one per lane.
-                let base = hex(next("the base address")?)?;
-                let stride = dec(next("the stride")?)?;
-                k.addrs.push(base);
-                k.addrs.push(stride as u64);
-                strided = true;
-            }
-            "2" => {
-                let mut a = hex(next("the base address")?)?;
-                k.addrs.push(a);
-                for _ in 1..active {
-                    a = a.wrapping_add(dec(next("one delta per further active lane")?)? as u64);
-                    k.addrs.push(a);
-                }
-            }
-            m => return Err(format!("address mode `{m}`: expected 0, 1 or 2")),
-        }
-    }
-    // An optional immediate may follow; anything more is a malformed line.
-    if t.next().is_some() && t.next().is_some() {
-        return Err(format!(
-            "unexpected fields at the end of the instruction line (the address list is longer than the \
-             {active} active lanes of mask {mask:08x}?)"
-        ));
-    }
-    let (mut op, known) = ops.classify(pc, opcode, mem_width);
-    if !known {
-        match unknown.iter_mut().find(|u| u.0 == opcode) {
-            Some(u) => u.1 += 1,
-            None => unknown.push((opcode.to_string(), 1)),
-        }
-    }
-    if matches!(op, TraceOp::Mem(_)) && (mem_width == 0 || active == 0) {
-        // No lane touched memory (predicated off): only the issue slot is spent.
-        op = TraceOp::Compute(LatencyClass::IntAlu);
-    }
-    k.insts.push(TraceInst {
-        pc,
-        mask,
-        op,
-        regs: regs_at,
-        ndst: nd,
-        nsrc: ns,
-        strided,
-        addrs: addrs_at,
-        line: lineno,
-    });
-    Ok(())
+    done.entries = probe.blocks;
+    done.parsed = parsed;
+    Some(done)
 }

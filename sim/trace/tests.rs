@@ -36,24 +36,25 @@ fn synthetic_kernel_has_the_documented_instruction_counts() {
         (k.grid, k.block, k.blocks.len()),
         ([80, 1, 1], [256, 1, 1], 80)
     );
-    assert!(k.unknown_opcodes.is_empty());
+    assert!(k.unknown_opcodes().is_empty());
 }
 
 #[test]
 fn addresses_registers_and_ops_are_decoded() {
     let k = parse(&kernel_text(&synth(SynthAtomics::Distinct, 2, 2))).unwrap();
-    let w = &k.blocks[1].warps[3];
-    let insts = k.warp_insts(w);
+    let b = k.block(1).unwrap();
+    let w = &b.warps[3];
+    let insts = b.warp_insts(w);
     assert_eq!(insts.len(), 4 + 2 * 7 + 1);
     let ldg = &insts[4 + 7];
     assert_eq!(ldg.pc, 0x40);
     assert!(matches!(ldg.op, TraceOp::Mem(m) if m.access == TraceAccess::Load && m.width == 4));
     let first = 0x7f00_0000_0000u64 + ((256 + 3 * 32) * 4) as u64 + 2 * 256 * 4;
-    let a: Vec<u64> = k.lane_addrs(ldg).collect();
+    let a: Vec<u64> = b.lane_addrs(ldg).collect();
     assert_eq!(a.len(), 32);
     assert_eq!((a[0], a[31]), (first, first + 31 * 4));
-    assert_eq!(k.dsts(ldg), &[4]);
-    assert_eq!(k.srcs(ldg), &[2]);
+    assert_eq!(b.dsts(ldg), &[4]);
+    assert_eq!(b.srcs(ldg), &[2]);
     assert_eq!(insts.last().unwrap().op, TraceOp::Exit);
 }
 
@@ -67,7 +68,8 @@ fn the_three_address_modes_agree() {
          0020 0000000d 1 R1 LDG.E 1 R2 4 2 0x100 8 4\n#END_TB\n"
     );
     let k = parse(&text).unwrap();
-    let lists: Vec<Vec<u64>> = k.insts.iter().map(|i| k.lane_addrs(i).collect()).collect();
+    let b = k.block(0).unwrap();
+    let lists: Vec<Vec<u64>> = b.insts.iter().map(|i| b.lane_addrs(i).collect()).collect();
     assert_eq!(lists[0], [0x100, 0x108, 0x10c]);
     assert_eq!(lists[1], [0x100, 0x104, 0x108]);
     assert_eq!(lists[2], [0x100, 0x108, 0x10c]);
@@ -237,4 +239,62 @@ fn synthetic_generator_matches_the_shared_samples() {
             );
         }
     }
+}
+
+#[test]
+fn a_streamed_kernel_indexes_its_blocks_and_parses_each_as_a_whole_read_does() {
+    let dir = std::env::temp_dir().join(format!("gpumemsim-stream-unit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let s = synth(SynthAtomics::Distinct, 2, 6);
+    let text = kernel_text(&s);
+    let path = dir.join("kernel-1.traceg");
+    std::fs::write(&path, &text).unwrap();
+    let streamed = load_kernel(&path).unwrap();
+    let whole = parse_kernel(&text, &path).unwrap();
+    assert_eq!(streamed.blocks, whole.blocks);
+    for (i, e) in streamed.blocks.iter().enumerate() {
+        assert!(text[e.offset as usize..].starts_with("#BEGIN_TB"));
+        assert!(text[..(e.offset + e.bytes) as usize].ends_with("#END_TB\n"));
+        assert_eq!(text[..e.offset as usize].lines().count() as u32 + 1, e.line);
+        let b = streamed.block(i).unwrap();
+        assert_eq!(*b, *whole.block(i).unwrap());
+        assert_eq!(streamed.resident_blocks().0, 1, "only the block held here");
+        drop(b);
+        assert_eq!(
+            streamed.resident_blocks().0,
+            0,
+            "freed with its last reference"
+        );
+    }
+    assert_eq!(streamed.instruction_counts(), whole.instruction_counts());
+    assert_eq!(streamed.resident_blocks().1, 1);
+    // The same from an .xz file (decompressed once into an unnamed temporary file).
+    let mut xz = Vec::new();
+    lzma_rs::xz_compress(&mut text.as_bytes(), &mut xz).unwrap();
+    let xz_path = dir.join("kernel-2.traceg.xz");
+    std::fs::write(&xz_path, xz).unwrap();
+    let k = load_kernel(&xz_path).unwrap();
+    assert_eq!(k.blocks, whole.blocks);
+    assert_eq!(*k.block(5).unwrap(), *whole.block(5).unwrap());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_file_that_is_not_utf8_is_refused_at_its_line_and_column() {
+    let dir = std::env::temp_dir().join(format!("gpumemsim-stream-utf8-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = kernel_text(&synth(SynthAtomics::Same, 1, 2));
+    let at = text.find("IADD3").unwrap();
+    let mut bytes = text.as_bytes().to_vec();
+    bytes[at + 2] = 0xff;
+    let path = dir.join("kernel-1.traceg");
+    std::fs::write(&path, &bytes).unwrap();
+    let e = load_kernel(&path).unwrap_err().to_string();
+    let line = text[..at].lines().count();
+    let col = at - text[..at].rfind('\n').unwrap() + 2;
+    assert!(
+        e.contains(&format!("kernel-1.traceg:{line}:{col}: not UTF-8")),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -143,8 +143,7 @@ mod tests {
         );
         let kernel = parse_kernel(&text, Path::new("k.traceg")).unwrap();
         Program::Trace {
-            kernel,
-            block_of_group: vec![0],
+            kernel: super::super::TraceLaunch::new(Arc::new(kernel)),
         }
     }
 
@@ -156,8 +155,7 @@ mod tests {
             }
             let (_, ev) = b.q.pop().unwrap();
             if let Event::SmTick(_) = ev {
-                let launch = sm.launch.clone();
-                sm.tick(&launch.program, &mut ctx!(b));
+                sm.tick(&mut ctx!(b));
             }
         }
     }

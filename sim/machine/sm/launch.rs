@@ -5,6 +5,10 @@
 //! checked that they fit). A warp whose lanes have all exited leaves its group's barriers at once but
 //! keeps its slot until its memory operations have settled, so that no response reaches a warp that
 //! reuses the slot; the group finishes when its last warp retires.
+//!
+//! A traced group's thread block ([`TraceLaunch`]) is handed to the SM when the dispatcher places
+//! the group (parsed then, for a streamed trace), held while the group is resident and let go when
+//! it finishes, so the blocks in memory are the resident ones.
 
 use super::barrier::Barriers;
 use super::warp::{Flow, Stall, Warp};
@@ -12,22 +16,91 @@ use super::Sm;
 use crate::engine::Time;
 use crate::ir::{Kernel, Reg, Special};
 use crate::machine::domain::Ctx;
-use crate::trace::{TraceKernel, TRACE_REGS};
+use crate::trace::{TraceBlock, TraceKernel, TraceReg, TRACE_REGS};
 use crate::workload::Geometry;
 use std::collections::HashSet;
+use std::sync::Arc;
 
 /// What the warps of one launch execute.
+#[derive(Clone)]
 pub enum Program {
     /// Kernel IR with its launch parameters (registers preloaded in every lane).
     Kernel {
         kernel: Kernel,
         params: Vec<(Reg, u64)>,
     },
-    /// A traced kernel; `block_of_group[g]` is the index in `blocks` of work-group `g` (linear id).
-    Trace {
-        kernel: TraceKernel,
-        block_of_group: Vec<u32>,
-    },
+    /// A traced kernel, with the thread blocks of the groups resident on this SM.
+    Trace { kernel: TraceLaunch },
+}
+
+/// A traced kernel as one SM runs it: the kernel, and the thread blocks of its resident groups (each
+/// SM's [`Launch`] becomes its own copy when the first block is handed to it).
+#[derive(Clone)]
+pub struct TraceLaunch {
+    pub trace: Arc<TraceKernel>,
+    /// The kernel's `-shmem base_addr`.
+    pub shmem_base: u64,
+    /// Blocks handed over by the dispatcher for groups not yet started: (group, block).
+    staged: Vec<(u64, Arc<TraceBlock>)>,
+    /// The block of the group in each group slot.
+    resident: Vec<Option<Arc<TraceBlock>>>,
+    /// Each slot's block's instructions (first kernel-wide number, count; `(0, 0)` for none): what
+    /// [`TraceLaunch::regs_by_key`] scans, in one small array.
+    ranges: Vec<(u32, u32)>,
+}
+
+impl TraceLaunch {
+    pub fn new(trace: Arc<TraceKernel>) -> TraceLaunch {
+        TraceLaunch {
+            shmem_base: trace.shmem_base,
+            trace,
+            staged: Vec::new(),
+            resident: Vec::new(),
+            ranges: Vec::new(),
+        }
+    }
+
+    /// The thread block of the group in slot `gs`.
+    #[inline]
+    pub fn block(&self, gs: usize) -> &TraceBlock {
+        self.resident[gs]
+            .as_deref()
+            .expect("a resident traced group has its block")
+    }
+
+    /// The first `n` registers (its destinations) of the instruction whose key
+    /// is `key` (`crate::trace::TraceInst::regs`), from the resident block that holds it (an SM holds a few).
+    #[inline]
+    pub fn regs_by_key(&self, key: u32, n: usize) -> &[TraceReg] {
+        let Some(gs) = self
+            .ranges
+            .iter()
+            .position(|&(first, len)| key.wrapping_sub(first) < len)
+        else {
+            return &[];
+        };
+        let b = self.block(gs);
+        let at = b.inst(key).reg_at as usize;
+        &b.regs[at..at + n]
+    }
+
+    /// Puts group `group`'s block in slot `gs`: the one staged for it, else (a kernel parsed at load)
+    /// its block from the kernel.
+    fn install(&mut self, gs: usize, group: u64) {
+        let b = match self.staged.iter().position(|(g, _)| *g == group) {
+            Some(i) => self.staged.swap_remove(i).1,
+            None => self
+                .trace
+                .group_block(group)
+                .expect("the dispatcher stages the blocks of a streamed trace"),
+        };
+        if self.resident.len() <= gs {
+            self.resident.resize(gs + 1, None);
+            self.ranges.resize(gs + 1, (0, 0));
+        }
+        self.ranges[gs] = (b.first, b.insts.len() as u32);
+        self.resident[gs] = Some(b);
+    }
 }
 
 impl Program {
@@ -35,9 +108,9 @@ impl Program {
     pub fn where_is(&self, pc: usize) -> String {
         match self {
             Program::Kernel { kernel, .. } => kernel.where_is(pc),
-            Program::Trace { kernel, .. } => match kernel.insts.get(pc) {
-                Some(i) => format!("{}:{}", kernel.file.display(), i.line),
-                None => format!("{}:instruction {pc}", kernel.file.display()),
+            Program::Trace { kernel } => match kernel.trace.inst_at(pc as u32) {
+                Some(i) => format!("{}:{}", kernel.trace.file.display(), i.line),
+                None => format!("{}:instruction {pc}", kernel.trace.file.display()),
             },
         }
     }
@@ -46,7 +119,7 @@ impl Program {
     pub fn describe(&self, pc: usize) -> String {
         match self {
             Program::Kernel { kernel, .. } => kernel.disassemble(pc),
-            Program::Trace { kernel, .. } => match kernel.insts.get(pc) {
+            Program::Trace { kernel } => match kernel.trace.inst_at(pc as u32) {
                 Some(i) => format!("{:?} mask {:08x}", i.op, i.mask),
                 None => format!("<no instruction {pc}>"),
             },
@@ -57,7 +130,7 @@ impl Program {
     pub fn local_bytes(&self) -> u32 {
         match self {
             Program::Kernel { kernel, .. } => kernel.local_bytes,
-            Program::Trace { kernel, .. } => kernel.shmem,
+            Program::Trace { kernel } => kernel.trace.shmem,
         }
     }
 
@@ -68,6 +141,7 @@ impl Program {
 }
 
 /// One kernel launch as every SM sees it.
+#[derive(Clone)]
 pub struct Launch {
     pub program: Program,
     pub geo: Geometry,
@@ -95,6 +169,16 @@ pub struct GroupSlot {
 }
 
 impl Sm {
+    /// The dispatcher placed traced group `group` here: its thread block, until the group starts.
+    pub fn stage_trace_block(&mut self, group: u64, block: Arc<TraceBlock>) {
+        // Only a traced launch is made this SM's own copy (a kernel's program is never cloned).
+        if matches!(self.launch.program, Program::Trace { .. }) {
+            if let Program::Trace { kernel } = &mut Arc::make_mut(&mut self.launch).program {
+                kernel.staged.push((group, block));
+            }
+        }
+    }
+
     /// Makes work-group `group` resident and starts its warps (after `skew(i)` cycles each).
     pub fn launch(
         &mut self,
@@ -108,6 +192,11 @@ impl Sm {
             return;
         };
         let nw = threads.div_ceil(self.ws);
+        if matches!(self.launch.program, Program::Trace { .. }) {
+            if let Program::Trace { kernel } = &mut Arc::make_mut(&mut self.launch).program {
+                kernel.install(gs, group);
+            }
+        }
         let launch = self.launch.clone();
         let ws = self.ws as usize;
         let mut slots = Vec::with_capacity(nw as usize);
@@ -125,14 +214,9 @@ impl Sm {
                     }
                     (Flow::simt(ws, regs), nregs)
                 }
-                Program::Trace {
-                    kernel,
-                    block_of_group,
-                } => {
+                Program::Trace { kernel } => {
                     // A warp the tracer did not list ran no instruction: an empty stream.
-                    let tw = kernel.blocks[block_of_group[group as usize] as usize]
-                        .warps
-                        .get(w as usize);
+                    let tw = kernel.block(gs).warps.get(w as usize);
                     let (next, end) = tw.map(|t| (t.first, t.first + t.len)).unwrap_or((0, 0));
                     (Flow::Stream { next, end }, TRACE_REGS)
                 }
@@ -226,6 +310,12 @@ impl Sm {
             self.used_threads -= g.threads;
             self.used_shared -= self.launch.program.local_bytes();
             self.notices.groups_done.push((gs, g.group));
+            if matches!(self.launch.program, Program::Trace { .. }) {
+                if let Program::Trace { kernel } = &mut Arc::make_mut(&mut self.launch).program {
+                    kernel.resident[gs] = None;
+                    kernel.ranges[gs] = (0, 0);
+                }
+            }
         }
     }
 

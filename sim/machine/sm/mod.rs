@@ -61,7 +61,7 @@ mod stress;
 mod trace_issue;
 mod warp;
 
-pub use launch::{GroupSlot, Launch, Program};
+pub use launch::{GroupSlot, Launch, Program, TraceLaunch};
 pub use shared::SharedMemory;
 pub use stress::{StressWarps, WarpStress};
 pub use warp::{Stall, Warp};

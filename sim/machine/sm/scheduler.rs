@@ -8,7 +8,7 @@
 //!
 //! Not modelled: scheduler-to-warp affinity beyond the slot modulo, dual issue of one warp.
 
-use super::{Program, Sm, Stall, Warp, NEVER};
+use super::{Sm, Stall, Warp, NEVER};
 use crate::config::WarpPolicy;
 use crate::engine::Time;
 use crate::machine::domain::Ctx;
@@ -109,15 +109,15 @@ impl Scheduler {
 }
 
 impl Sm {
-    /// Warp schedulers: issue what can issue this cycle; sleep when nothing can. `program` is the
-    /// running launch's (the domain's copy of `self.launch`, borrowed beside the SM).
-    pub fn tick(&mut self, program: &Program, ctx: &mut Ctx) {
+    /// Warp schedulers: issue what can issue this cycle; sleep when nothing can.
+    pub fn tick(&mut self, ctx: &mut Ctx) {
         let now = ctx.now();
         if self.tick_at != Some(now) {
             return;
         }
         self.tick_at = None;
         let nslots = self.warps.len();
+        let launch = self.launch.clone();
         let mut issued_any = false;
         let mut lsu_left = self.lsu_per_cycle;
         for s in 0..self.sched.slots.len() {
@@ -135,7 +135,7 @@ impl Sm {
                         // Trying it now would fail without any effect.
                         continue;
                     }
-                    if self.try_issue(i, program, now, &mut lsu_left, ctx) {
+                    if self.try_issue(i, &launch.program, now, &mut lsu_left, ctx) {
                         if let Some(r) = ctx.rec.as_deref_mut() {
                             r.issued.push(i as u16);
                         }

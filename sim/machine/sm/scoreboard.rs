@@ -19,7 +19,8 @@ pub enum Dst {
     None,
     /// A kernel register, written with each lane's value.
     Reg(Reg),
-    /// Traced destination registers (`n` from index `first` of the trace's register list): timing only.
+    /// Traced destination registers: the first `n` registers of the instruction whose key
+    /// (`trace::TraceInst::regs`) is `first`: timing only.
     Trace {
         first: u32,
         n: u8,
@@ -32,10 +33,9 @@ impl Dst {
     pub fn regs(self, program: &Program) -> impl Iterator<Item = u16> + '_ {
         let (one, list): (Option<u16>, &[u16]) = match (self, program) {
             (Dst::Reg(r), _) => (Some(r), &[]),
-            (Dst::Trace { first, n }, Program::Trace { kernel, .. }) => (
-                None,
-                &kernel.regs[first as usize..first as usize + n as usize],
-            ),
+            (Dst::Trace { first, n }, Program::Trace { kernel }) => {
+                (None, kernel.regs_by_key(first, n as usize))
+            }
             _ => (None, &[]),
         };
         one.into_iter().chain(list.iter().copied())

@@ -11,6 +11,7 @@ use super::alu::latency_of;
 use super::lsu::WarpAccess;
 use super::scoreboard::Dst;
 use super::warp::Flow;
+use super::TraceLaunch;
 use super::{lanes, Sm, Stall};
 use crate::engine::Time;
 use crate::ir::{BarrierKind, LatencyClass, Ty};
@@ -18,14 +19,14 @@ use crate::machine::atomic::LaneAtomic;
 use crate::machine::domain::Ctx;
 use crate::machine::msg::{Event, L1Req};
 use crate::machine::ordering::{Access, Rule};
-use crate::trace::{TraceAccess, TraceInst, TraceKernel, TraceMem, TraceOp, TraceSpace};
+use crate::trace::{TraceAccess, TraceBlock, TraceInst, TraceMem, TraceOp, TraceSpace};
 
 impl Sm {
     /// Issues the next traced instruction of warp `wi`, if its registers, ordering and the LSU allow.
     pub(super) fn try_issue_trace(
         &mut self,
         wi: usize,
-        tk: &TraceKernel,
+        tl: &TraceLaunch,
         now: Time,
         lsu_left: &mut u32,
         ctx: &mut Ctx,
@@ -45,10 +46,10 @@ impl Sm {
             self.exit_lanes(wi, live, ctx);
             return true;
         }
-        let inst = &tk.insts[next as usize];
+        let tk = tl.block(w.group_slot);
+        let inst = tk.inst(next);
         w.last_pc = next;
-        let regs = &tk.regs
-            [inst.regs as usize..inst.regs as usize + inst.ndst as usize + inst.nsrc as usize];
+        let regs = tk.regs_of(inst);
         if w.scoreboard.wait(regs.iter().copied(), now).is_some() {
             w.set_stall(Stall::RegisterDependency);
             return false;
@@ -124,7 +125,7 @@ impl Sm {
         m: TraceMem,
         access: Access,
         rule: Rule,
-        tk: &TraceKernel,
+        tk: &TraceBlock,
         now: Time,
         ctx: &mut Ctx,
     ) -> bool {
