@@ -49,6 +49,9 @@ use rayon::prelude::*;
 use std::collections::HashMap;
 use std::collections::VecDeque;
 use std::sync::mpsc::Receiver;
+
+/// A thread block being read on the pool.
+type BlockRead = Receiver<Result<Arc<TraceBlock>, TraceError>>;
 use std::sync::Arc;
 
 /// The assembled machine.
@@ -76,7 +79,7 @@ struct Gpu<'c> {
     /// the pool from outside.
     parallel: bool,
     /// A streamed trace's thread blocks being read ahead on the pool, in dispatch order.
-    ahead: VecDeque<(u64, Receiver<Result<Arc<TraceBlock>, TraceError>>)>,
+    ahead: VecDeque<(u64, BlockRead)>,
     /// `RunOptions::races`: the detector the SMs' race events feed.
     races: Option<RaceDetector>,
     /// `RunOptions::timeline`: the options and the barrier's recorder (counters); each domain

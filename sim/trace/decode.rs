@@ -11,14 +11,18 @@ use super::*;
 /// few dozen opcodes millions of times, and [`classify`] splits its qualifiers each time.
 #[derive(Default, Clone)]
 pub(crate) struct OpCache {
-    seen: std::collections::HashMap<
-        Box<[u8]>,
-        Vec<(u32, (TraceOp, bool))>,
-        std::hash::BuildHasherDefault<Fnv>,
-    >,
+    /// Per opcode, its classification at each memory width seen.
+    seen: std::collections::HashMap<Box<[u8]>, Widths, std::hash::BuildHasherDefault<Fnv>>,
     /// The last classification at each PC (by `pc / 16`, for PCs below 1 MiB).
-    by_pc: Vec<Option<(Box<[u8]>, u32, (TraceOp, bool))>>,
+    by_pc: Vec<Option<AtPc>>,
 }
+
+/// What [`classify`] returns: the operation, and whether the opcode is known.
+type Class = (TraceOp, bool);
+/// One opcode's classifications by memory width.
+type Widths = Vec<(u32, Class)>;
+/// The classification last made at a PC: opcode, memory width, class.
+type AtPc = (Box<[u8]>, u32, Class);
 
 /// FNV-1a: the opcode keys are short strings, for which SipHash costs more than the lookup saves.
 struct Fnv(u64);

@@ -259,6 +259,9 @@ impl TraceBlock {
     }
 }
 
+/// Opcodes the classification table does not know, each with its number of instructions.
+pub(crate) type Unknown = Vec<(String, u64)>;
+
 /// Where a thread block lies in its kernel's file: the first pass ([`load_kernel`]) records one per
 /// `#BEGIN_TB` … `#END_TB`, in file order.
 #[derive(Debug, Clone, PartialEq, Eq)]

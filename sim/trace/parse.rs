@@ -865,7 +865,7 @@ fn parse_parallel(
     let parts = threads.min(MAX_PARTS).min(probe.blocks.len()).max(1);
     let per = probe.blocks.len().div_ceil(parts);
     let chunks: Vec<&[BlockEntry]> = probe.blocks.chunks(per.max(1)).collect();
-    let results: Vec<Option<Vec<(TraceBlock, Vec<(String, u64)>)>>> = std::thread::scope(|s| {
+    let results: Vec<Option<Vec<(TraceBlock, Unknown)>>> = std::thread::scope(|s| {
         let handles: Vec<_> = chunks
             .iter()
             .map(|chunk| {

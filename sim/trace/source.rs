@@ -104,7 +104,7 @@ pub(crate) struct Source {
     /// Per block (file order): its thread instructions once parsed, `u64::MAX` before.
     threads: Vec<AtomicU64>,
     /// The unknown opcodes of each parsed block that has any, by block index.
-    unknown: Mutex<Vec<(u32, Vec<(String, u64)>)>>,
+    unknown: Mutex<Vec<(u32, Unknown)>>,
     ops: Mutex<OpCache>,
     pub(crate) live: Arc<AtomicUsize>,
     peak: AtomicUsize,
