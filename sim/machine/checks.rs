@@ -150,7 +150,7 @@ fn eval(e: &Expr, env: &Env) -> Result<f64, String> {
         Expr::Cmp(op, a, b) => holds(*op, eval(a, env)?, eval(b, env)?) as u8 as f64,
         Expr::Bound(d) => match env.bound.get(*d as usize) {
             Some(&v) => v as f64,
-            None => return Err(unbound(*d as u32)),
+            None => return Err(unbound(*d)),
         },
         Expr::Fold { op, from, to, body } => fold(*op, from, to, body, env)?,
     })

@@ -377,11 +377,8 @@ mod tests {
     fn reserve_unmerged(busy: &mut Vec<(Time, Time)>, arrive: Time, occ: Time) -> Time {
         busy.sort();
         let mut t = arrive;
-        loop {
-            match busy.iter().find(|&&(s, e)| s < t + occ && e > t) {
-                Some(&(_, e)) => t = e,
-                None => break,
-            }
+        while let Some(&(_, e)) = busy.iter().find(|&&(s, e)| s < t + occ && e > t) {
+            t = e;
         }
         busy.push((t, t + occ));
         t
