@@ -49,10 +49,10 @@ use rayon::prelude::*;
 use std::collections::HashMap;
 use std::collections::VecDeque;
 use std::sync::mpsc::Receiver;
+use std::sync::Arc;
 
 /// A thread block being read on the pool.
 type BlockRead = Receiver<Result<Arc<TraceBlock>, TraceError>>;
-use std::sync::Arc;
 
 /// The assembled machine.
 struct Gpu<'c> {
