@@ -11,9 +11,13 @@
 //! than same-address serialisation.
 
 use super::atomic::AtomicBatch;
+use super::cache::AddrMap;
 use crate::config::AtomicUnitSpec;
 use crate::engine::{Clock, Time};
 use std::collections::VecDeque;
+
+/// Busy addresses kept in a sorted list up to this many; above, in a map.
+const LIST_MAX: usize = 256;
 
 #[derive(Default)]
 pub struct AtomicUnitStats {
@@ -42,6 +46,15 @@ pub struct AtomicUnit {
     busy: Vec<(u64, Time)>,
     /// The next `busy`, built by the merge (kept for its capacity).
     merged: Vec<(u64, Time)>,
+    /// Instead of `busy` while more than [`LIST_MAX`] addresses are in flight: each address with when
+    /// it is free again, entries free by an arrival dropped lazily (when the map has doubled since
+    /// the last sweep, or all at once when `busy_until` has passed). Either form gives the same
+    /// times: an address free by an arrival never matters again.
+    busy_map: Option<AddrMap<Time>>,
+    /// The map's size that triggers the next sweep.
+    sweep_at: usize,
+    /// [`LIST_MAX`] (a test sets another bound to compare both forms).
+    list_max: usize,
     /// The latest time in `busy`: when it is past, `busy` is empty in effect.
     busy_until: Time,
     pub stats: AtomicUnitStats,
@@ -59,6 +72,9 @@ impl AtomicUnit {
             inflight: VecDeque::new(),
             busy: Vec::new(),
             merged: Vec::new(),
+            busy_map: None,
+            sweep_at: LIST_MAX,
+            list_max: LIST_MAX,
             busy_until: 0,
             stats: AtomicUnitStats::default(),
         }
@@ -97,6 +113,34 @@ impl AtomicUnit {
         let combine = self.combine && b.op.combinable();
         if self.busy_until <= now {
             self.busy.clear();
+            self.busy_map = None;
+        }
+        if let Some(map) = self.busy_map.as_mut() {
+            // A backlogged unit: one lookup per address instead of a pass over every busy one.
+            if map.len() >= self.sweep_at {
+                map.retain(|_, &mut free| free > now);
+                self.sweep_at = (2 * map.len()).max(self.list_max);
+            }
+            let mut i = 0;
+            while i < n {
+                let addr = addrs[i];
+                let mut j = i + 1;
+                while j < n && addrs[j] == addr {
+                    j += 1;
+                }
+                let lanes_here = (j - i) as u64;
+                i = j;
+                let free = map.get(&addr).copied().unwrap_or(0);
+                let k = if combine { 1 } else { lanes_here };
+                let a_start = start.max(free);
+                self.stats.serial_ps += a_start - start;
+                let a_end = a_start + c.cycles(k);
+                map.insert(addr, a_end);
+                self.busy_until = self.busy_until.max(a_end);
+                done = done.max(a_end - c.period + c.cycles(self.latency));
+                ops += k;
+            }
+            return self.issued(start, ops, done, b.lanes.len());
         }
         // Merge the batch's addresses into the busy list (both ascending), keeping what is still
         // busy after `now`.
@@ -135,10 +179,24 @@ impl AtomicUnit {
         }
         merged.extend(busy[bi..].iter().filter(|e| e.1 > now));
         self.merged = std::mem::replace(&mut self.busy, merged);
+        if self.busy.len() > self.list_max {
+            // Many addresses in flight (a backlog of many warps' distinct addresses): the list
+            // becomes a map until the unit drains.
+            let map: AddrMap<Time> = self.busy.drain(..).collect();
+            self.sweep_at = 2 * map.len();
+            self.busy_map = Some(map);
+        }
+        self.issued(start, ops, done, b.lanes.len())
+    }
+
+    /// Bookkeeping of a batch of `ops` operations on `lanes` lanes, starting at `start`, done at
+    /// `done`.
+    fn issued(&mut self, start: Time, ops: u64, done: Time, lanes: usize) -> Time {
+        let c = self.clock;
         self.next_issue = start + c.cycles(ops.div_ceil(self.ops_per_cycle));
         self.inflight.push_back(done);
         self.stats.ops += ops;
-        self.stats.lane_ops += b.lanes.len() as u64;
+        self.stats.lane_ops += lanes as u64;
         self.stats.busy_ps += c.cycles(ops.div_ceil(self.ops_per_cycle));
         done
     }
@@ -167,6 +225,50 @@ mod tests {
                 })
                 .collect(),
         }
+    }
+
+    #[test]
+    fn the_busy_map_gives_the_times_of_the_busy_list() {
+        // A backlogged unit: batches of 32 lanes over a few thousand addresses, some repeated, so
+        // that hundreds of addresses are in flight; one unit keeps the list throughout, the other
+        // switches to the map above 8 addresses.
+        let cfg = tiny();
+        let c = Clock::from_mhz(cfg.clocks.l2_mhz);
+        let mut spec = cfg.atomics.l2.clone();
+        spec.queue_depth = 4096;
+        let mut list = AtomicUnit::new(c, &spec, false);
+        list.list_max = usize::MAX;
+        let mut map = AtomicUnit::new(c, &spec, false);
+        map.list_max = 8;
+        let mut x = 1u64;
+        let mut now = 0;
+        let mut mapped = false;
+        for round in 0..3000u64 {
+            let addrs: Vec<u64> = (0..32)
+                .map(|_| {
+                    x = x
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    0x1000 + 4 * ((x >> 40) % if round % 5 == 0 { 16 } else { 4096 })
+                })
+                .collect();
+            let b = batch(&addrs);
+            assert_eq!(
+                list.schedule(now, &b),
+                map.schedule(now, &b),
+                "round {round}"
+            );
+            mapped |= map.busy_map.is_some();
+            // Mostly back to back, sometimes a pause long enough to drain.
+            now += if round % 700 == 699 {
+                c.cycles(1_000_000)
+            } else {
+                c.cycles(x % 3)
+            };
+        }
+        assert!(mapped, "the map form was exercised");
+        assert_eq!(list.stats.serial_ps, map.stats.serial_ps);
+        assert_eq!(list.stats.queue_ps, map.stats.queue_ps);
     }
 
     #[test]
