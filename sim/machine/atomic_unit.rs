@@ -121,61 +121,48 @@ impl AtomicUnit {
                 map.retain(|_, &mut free| free > now);
                 self.sweep_at = (2 * map.len()).max(self.list_max);
             }
-            let mut i = 0;
-            while i < n {
-                let addr = addrs[i];
-                let mut j = i + 1;
-                while j < n && addrs[j] == addr {
-                    j += 1;
-                }
-                let lanes_here = (j - i) as u64;
-                i = j;
-                let free = map.get(&addr).copied().unwrap_or(0);
-                let k = if combine { 1 } else { lanes_here };
-                let a_start = start.max(free);
-                self.stats.serial_ps += a_start - start;
-                let a_end = a_start + c.cycles(k);
-                map.insert(addr, a_end);
-                self.busy_until = self.busy_until.max(a_end);
-                done = done.max(a_end - c.period + c.cycles(self.latency));
-                ops += k;
-            }
-            return self.issued(start, ops, done, b.lanes.len());
         }
         // Merge the batch's addresses into the busy list (both ascending), keeping what is still
-        // busy after `now`.
+        // busy after `now`; or look each up in the map.
         let mut merged = std::mem::take(&mut self.merged);
         merged.clear();
         let busy = &self.busy;
         let mut bi = 0;
-        let mut i = 0;
-        while i < n {
-            let addr = addrs[i];
-            let mut j = i + 1;
-            while j < n && addrs[j] == addr {
-                j += 1;
-            }
-            let lanes_here = (j - i) as u64;
-            i = j;
-            while bi < busy.len() && busy[bi].0 < addr {
-                if busy[bi].1 > now {
-                    merged.push(busy[bi]);
+        for (addr, lanes_here) in address_groups(&addrs[..n]) {
+            let free = match self.busy_map.as_ref() {
+                Some(map) => map.get(&addr).copied().unwrap_or(0),
+                None => {
+                    while bi < busy.len() && busy[bi].0 < addr {
+                        if busy[bi].1 > now {
+                            merged.push(busy[bi]);
+                        }
+                        bi += 1;
+                    }
+                    let mut free = 0;
+                    if bi < busy.len() && busy[bi].0 == addr {
+                        free = busy[bi].1;
+                        bi += 1;
+                    }
+                    free
                 }
-                bi += 1;
-            }
-            let mut free = 0;
-            if bi < busy.len() && busy[bi].0 == addr {
-                free = busy[bi].1;
-                bi += 1;
-            }
+            };
             let k = if combine { 1 } else { lanes_here };
             let a_start = start.max(free);
             self.stats.serial_ps += a_start - start;
             let a_end = a_start + c.cycles(k);
-            merged.push((addr, a_end));
+            match self.busy_map.as_mut() {
+                Some(map) => {
+                    map.insert(addr, a_end);
+                }
+                None => merged.push((addr, a_end)),
+            }
             self.busy_until = self.busy_until.max(a_end);
             done = done.max(a_end - c.period + c.cycles(self.latency));
             ops += k;
+        }
+        if self.busy_map.is_some() {
+            self.merged = merged;
+            return self.issued(start, ops, done, b.lanes.len());
         }
         merged.extend(busy[bi..].iter().filter(|e| e.1 > now));
         self.merged = std::mem::replace(&mut self.busy, merged);
@@ -200,6 +187,13 @@ impl AtomicUnit {
         self.stats.busy_ps += c.cycles(ops.div_ceil(self.ops_per_cycle));
         done
     }
+}
+
+/// The distinct addresses of an ascending list with how many times each appears.
+fn address_groups(addrs: &[u64]) -> impl Iterator<Item = (u64, u64)> + '_ {
+    addrs
+        .chunk_by(|a, b| a == b)
+        .map(|g| (g[0], g.len() as u64))
 }
 
 #[cfg(test)]

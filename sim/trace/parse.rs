@@ -516,8 +516,9 @@ impl<'f> Reader<'f> {
         if l.starts_with("#BEGIN_TB") {
             if let Some(b) = &self.block {
                 return Err(self.err(format!(
-                    "`#BEGIN_TB` inside thread block {:?} opened at line {} (missing `#END_TB`)",
-                    b.id, b.line
+                    "`#BEGIN_TB` inside {} opened at line {} (missing `#END_TB`)",
+                    block_name(b.id),
+                    b.line
                 )));
             }
             if !(self.head.seen.iter().all(|&s| s)) {
@@ -735,8 +736,9 @@ impl<'f> Reader<'f> {
         }
         if let Some(b) = &self.block {
             return Err(self.err(format!(
-                "the file ends inside thread block {:?} opened at line {} (no `#END_TB`): the trace is truncated",
-                b.id, b.line
+                "the file ends inside {} opened at line {} (no `#END_TB`): the trace is truncated",
+                block_name(b.id),
+                b.line
             )));
         }
         let h = &self.head;
@@ -896,4 +898,13 @@ fn parse_parallel(
     done.entries = probe.blocks;
     done.parsed = parsed;
     Some(done)
+}
+
+/// A thread block in a message: its id, or "the thread block" before its `thread block =` line.
+fn block_name(id: [u32; 3]) -> String {
+    if id == [u32::MAX; 3] {
+        "the thread block".to_string()
+    } else {
+        format!("thread block {},{},{}", id[0], id[1], id[2])
+    }
 }

@@ -1,0 +1,5 @@
+//! The larger subcommands' arguments and handlers, one module per command family (the smaller ones
+//! stay in `main.rs`).
+
+pub(crate) mod litmus;
+pub(crate) mod sweep;
