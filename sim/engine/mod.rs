@@ -83,8 +83,8 @@ pub struct EventQueue<E> {
     /// reached it) and before any later time, which is their (time, insertion) order without a heap
     /// operation.
     now_fifo: VecDeque<u32>,
-    /// Events by slot; `None` in free slots.
-    slab: Vec<Option<E>>,
+    /// Events by slot (a free slot keeps its last event, never read again).
+    slab: Vec<E>,
     free: Vec<u32>,
     /// The next sequence number; `seq_limit` is the first that does not fit a key.
     seq: u64,
@@ -93,13 +93,13 @@ pub struct EventQueue<E> {
     delivered: u64,
 }
 
-impl<E> Default for EventQueue<E> {
+impl<E: Copy> Default for EventQueue<E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E> EventQueue<E> {
+impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
             heap: BinaryHeap::with_capacity(1024),
@@ -133,11 +133,11 @@ impl<E> EventQueue<E> {
     fn push(&mut self, time: Time, event: E) {
         let slot = match self.free.pop() {
             Some(s) => {
-                self.slab[s as usize] = Some(event);
+                self.slab[s as usize] = event;
                 s
             }
             None => {
-                self.slab.push(Some(event));
+                self.slab.push(event);
                 (self.slab.len() - 1) as u32
             }
         };
@@ -191,21 +191,32 @@ impl<E> EventQueue<E> {
 
     /// Removes the next event and advances the clock to it.
     pub fn pop(&mut self) -> Option<(Time, E)> {
+        self.pop_before(Time::MAX)
+    }
+
+    /// Removes the next event if it is due before `end`, and advances the clock to it.
+    #[inline]
+    pub fn pop_before(&mut self, end: Time) -> Option<(Time, E)> {
         let (time, slot) = match self.heap.peek() {
             Some(Reverse(k)) if k.time() == self.now || self.now_fifo.is_empty() => {
                 let k = *k;
+                if k.time() >= end {
+                    return None;
+                }
                 self.heap.pop();
                 (k.time(), k.slot())
             }
-            _ => (self.now, self.now_fifo.pop_front()?),
+            _ => {
+                if self.now >= end {
+                    return None;
+                }
+                (self.now, self.now_fifo.pop_front()?)
+            }
         };
         self.now = time;
         self.delivered += 1;
-        let e = self.slab[slot as usize]
-            .take()
-            .expect("a queued slot holds its event");
         self.free.push(slot);
-        Some((time, e))
+        Some((time, self.slab[slot as usize]))
     }
 
     /// Time of the next event without removing it.

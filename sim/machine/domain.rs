@@ -162,8 +162,10 @@ impl SmDomain {
 
     /// Processes every event before `end`.
     pub fn run_until(&mut self, end: Time) {
-        while self.q.peek_time().is_some_and(|t| t < end) && !self.halted {
-            let (now, ev) = self.q.pop().expect("peeked");
+        while !self.halted {
+            let Some((now, ev)) = self.q.pop_before(end) else {
+                break;
+            };
             let sent = self.out.sent.len();
             let mut ctx = dctx!(self);
             let id = self.sm.id;
@@ -293,8 +295,7 @@ impl PartDomain {
 
     /// Processes every event before `end`.
     pub fn run_until(&mut self, end: Time) {
-        while self.q.peek_time().is_some_and(|t| t < end) {
-            let (_, ev) = self.q.pop().expect("peeked");
+        while let Some((_, ev)) = self.q.pop_before(end) {
             let mut ctx = dctx!(self);
             match ev {
                 Event::SliceIn(i, r) => self.slices[(i - self.first) as usize].receive(r, &mut ctx),

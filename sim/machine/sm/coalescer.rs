@@ -35,21 +35,42 @@ pub fn coalesce(
 ) {
     out.clear();
     let offset_mask = line_bytes as u64 - 1;
-    let width_bytes = byte_mask(0, width);
-    // The entry of the previous lane: neighbouring lanes usually share a line.
+    // The entry of the previous run: neighbouring lanes usually share a line.
     let mut last = 0;
-    // The highest line so far: a lane above it starts a new entry without a search (lanes in
+    // The highest line so far: a run above it starts a new entry without a search (lanes in
     // ascending address order, the common case, never search).
     let mut highest: Option<u64> = None;
+    let w = width as u64;
     let mut m = mask;
     while m != 0 {
+        // A run: lane `l` and the active lanes right after it whose addresses follow on at
+        // `width`-byte steps inside the same line (a coalesced access: one lane at a time, but
+        // one byte mask and one entry lookup per run). Its bytes are those its lanes touch.
         let l = m.trailing_zeros() as usize;
-        m &= m - 1;
-        let line = addrs[l] & !offset_mask;
+        let a0 = addrs[l];
+        let line = a0 & !offset_mask;
+        let end = line + line_bytes as u64;
+        let mut n = 1;
+        let mut next = a0 + w;
+        while w > 0
+            && l + n < 64
+            && m & (1 << (l + n)) != 0
+            && addrs[l + n] == next
+            && next + w <= end
+        {
+            n += 1;
+            next += w;
+        }
+        let run = if n == 64 {
+            u64::MAX
+        } else {
+            ((1u64 << n) - 1) << l
+        };
+        m &= !run;
         let bytes = if width == 0 {
             0
         } else {
-            width_bytes << (addrs[l] & offset_mask)
+            byte_mask((a0 & offset_mask) as u32, n as u32 * width)
         };
         let at = match out.get(last) {
             Some(x) if x.line == line => Some(last),
@@ -60,7 +81,7 @@ pub fn coalesce(
             Some(i) => {
                 let e = &mut out[i];
                 e.bytes |= bytes;
-                e.lanes |= 1 << l;
+                e.lanes |= run;
                 last = i;
             }
             None => {
@@ -69,7 +90,7 @@ pub fn coalesce(
                 out.push(LineAccess {
                     line,
                     bytes,
-                    lanes: 1 << l,
+                    lanes: run,
                 });
             }
         }
@@ -137,5 +158,69 @@ mod tests {
                 lanes: 0b111
             }]
         );
+    }
+
+    /// The lane-by-lane coalescer the run-based one must equal.
+    fn by_lanes(mask: u64, addrs: &[u64; 64], width: u32, line_bytes: u32) -> Vec<LineAccess> {
+        let mut out: Vec<LineAccess> = Vec::new();
+        for l in (0..64).filter(|l| mask >> l & 1 == 1) {
+            let line = addrs[l] & !(line_bytes as u64 - 1);
+            let bytes = if width == 0 {
+                0
+            } else {
+                byte_mask(0, width) << (addrs[l] & (line_bytes as u64 - 1))
+            };
+            match out.iter_mut().find(|x| x.line == line) {
+                Some(e) => {
+                    e.bytes |= bytes;
+                    e.lanes |= 1 << l;
+                }
+                None => out.push(LineAccess {
+                    line,
+                    bytes,
+                    lanes: 1 << l,
+                }),
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn runs_of_consecutive_lanes_coalesce_as_lane_by_lane() {
+        let mut rng = crate::rng::SplitMix64::new(7);
+        let mut out = Vec::new();
+        for case in 0..20_000 {
+            let width = [0u32, 1, 2, 4, 8, 16][case % 6];
+            let line_bytes = [32u32, 64, 128][case / 6 % 3];
+            let w = width.max(1) as u64;
+            let base = 0x4000 + (rng.next_u64() % 512) / w * w;
+            let stride = [0i64, w as i64, w as i64, -(w as i64), 2 * w as i64, 128]
+                [rng.next_u64() as usize % 6];
+            let mut addrs: [u64; 64] =
+                std::array::from_fn(|l| base.wrapping_add_signed(stride * l as i64));
+            // Some lanes elsewhere, some lanes off, sometimes all 64 lanes.
+            for _ in 0..rng.next_u64() % 4 {
+                let l = rng.next_u64() as usize % 64;
+                addrs[l] = 0x4000 + (rng.next_u64() % 1024) / w * w;
+            }
+            for a in addrs.iter_mut() {
+                // No access crosses a line (the caller checked).
+                let off = *a % line_bytes as u64;
+                if off + width as u64 > line_bytes as u64 {
+                    *a -= off;
+                }
+            }
+            let mask = match case % 4 {
+                0 => u64::MAX,
+                1 => u32::MAX as u64,
+                _ => rng.next_u64(),
+            };
+            coalesce(mask, &addrs, width, line_bytes, &mut out);
+            assert_eq!(
+                out,
+                by_lanes(mask, &addrs, width, line_bytes),
+                "case {case}"
+            );
+        }
     }
 }
