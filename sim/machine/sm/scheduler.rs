@@ -103,6 +103,7 @@ impl Scheduler {
     }
 
     /// Every occupied warp slot.
+    #[cfg(test)]
     pub fn occupied(&self) -> impl Iterator<Item = usize> + '_ {
         self.slots.iter().flatten().map(|&i| i as usize)
     }
@@ -160,30 +161,38 @@ impl Sm {
             return;
         }
         // Next wake-up: next cycle if anything may issue, else the earliest timed readiness.
-        let next = self.clock.edge_at_or_after(now + 1);
+        // `now` is a clock edge: `tick_at` is only ever set to one.
+        debug_assert_eq!(now % self.clock.period, 0, "an SM ticks on its clock's edges");
+        let next = now + self.clock.period;
         let mut wake = NEVER;
-        for i in self.sched.occupied() {
-            let Some(w) = self.warps[i].as_mut() else {
-                continue;
-            };
-            if w.runnable() == 0 {
-                continue;
-            }
-            if w.ready_at > now {
-                wake = wake.min(w.ready_at);
-            } else if issued_any {
-                wake = wake.min(next);
-            } else {
-                wake = wake.min(w.scoreboard.next_ready(now));
-            }
-            if wake <= next {
-                // The tick goes at `max(wake, next)`: the other warps cannot make it earlier.
-                // (The registers of the ones not visited are pruned at a later tick.)
-                break;
+        'scan: for list in &self.sched.slots {
+            for &i in list {
+                let Some(w) = self.warps[i as usize].as_mut() else {
+                    continue;
+                };
+                if w.runnable() == 0 {
+                    continue;
+                }
+                if w.ready_at > now {
+                    wake = wake.min(w.ready_at);
+                } else if issued_any {
+                    wake = wake.min(next);
+                } else {
+                    wake = wake.min(w.scoreboard.next_ready(now));
+                }
+                if wake <= next {
+                    // The tick goes at `max(wake, next)`: the other warps cannot make it earlier.
+                    // (The registers of the ones not visited are pruned at a later tick.)
+                    break 'scan;
+                }
             }
         }
         if wake != NEVER {
-            let t = self.clock.edge_at_or_after(wake.max(next));
+            let t = if wake <= next {
+                next
+            } else {
+                self.clock.edge_at_or_after(wake)
+            };
             if self.tick_at.is_none_or(|x| x > t) {
                 self.tick_at = Some(t);
                 ctx.q.at_or_now(t, Event::SmTick(self.id));

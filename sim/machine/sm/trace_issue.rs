@@ -132,17 +132,19 @@ impl Sm {
         let mask = inst.mask as u64;
         let width = m.width as u32;
         let mut addrs = [0u64; 64];
+        let line = self.line_bytes as u64;
+        // One pass: each lane's address, and the lanes whose access crosses a line (`line` is a
+        // power of two, validated: a mask, not a division, on this per-lane path).
+        let (shared, base) = (m.space == TraceSpace::Shared, tk.shmem_base);
+        let mut crossing = 0u64;
         for (l, a) in lanes(mask).zip(tk.lane_addrs(inst)) {
             // Shared-memory addresses are windows into the block's allocation from `shmem base_addr`.
-            addrs[l] = if m.space == TraceSpace::Shared && a >= tk.shmem_base {
-                a - tk.shmem_base
-            } else {
-                a
-            };
+            let a = if shared && a >= base { a - base } else { a };
+            addrs[l] = a;
+            crossing |= (((a & (line - 1)) + width as u64 > line) as u64) << l;
         }
-        let line = self.line_bytes as u64;
-        // `line` is a power of two (validated): a mask, not a division, on this per-lane path.
-        if let Some(l) = lanes(mask).find(|&l| (addrs[l] & (line - 1)) + width as u64 > line) {
+        if crossing != 0 {
+            let l = crossing.trailing_zeros() as usize;
             let msg = format!(
                 "a {width}-byte access at {:#x} crosses a {line}-byte line (misaligned)",
                 addrs[l]
