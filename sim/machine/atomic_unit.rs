@@ -38,8 +38,8 @@ pub struct AtomicUnit {
     combine: bool,
     next_issue: Time,
     inflight: VecDeque<Time>,
-    /// The addresses still busy after the latest arrival, ascending, each with when it is free
-    /// again. Arrivals come in time order, so an address free by an arrival never matters again:
+    /// The addresses still busy after the latest batch's start, ascending, each with when it is free
+    /// again. Batches start in time order, so an address free when one starts never matters again:
     /// each batch merges its own (sorted) addresses into this list and drops the ones that are free,
     /// so the list holds only the few addresses of the last cycles' operations (no hashing, no
     /// growth).
@@ -47,9 +47,9 @@ pub struct AtomicUnit {
     /// The next `busy`, built by the merge (kept for its capacity).
     merged: Vec<(u64, Time)>,
     /// Instead of `busy` while more than [`LIST_MAX`] addresses are in flight: each address with when
-    /// it is free again, entries free by an arrival dropped lazily (when the map has doubled since
+    /// it is free again, entries free by a batch's start dropped lazily (when the map has doubled since
     /// the last sweep, or all at once when `busy_until` has passed). Either form gives the same
-    /// times: an address free by an arrival never matters again.
+    /// times: an address free when a batch starts never matters again.
     busy_map: Option<AddrMap<Time>>,
     /// The map's size that triggers the next sweep.
     sweep_at: usize,
@@ -111,60 +111,79 @@ impl AtomicUnit {
             addrs[..n].sort_unstable();
         }
         let combine = self.combine && b.op.combinable();
-        if self.busy_until <= now {
+        // Batches start in time order (`start` never decreases: arrivals come in time order and
+        // `next_issue` only grows): an address free by this start never matters again.
+        if self.busy_until <= start {
             self.busy.clear();
             self.busy_map = None;
         }
         if let Some(map) = self.busy_map.as_mut() {
             // A backlogged unit: one lookup per address instead of a pass over every busy one.
             if map.len() >= self.sweep_at {
-                map.retain(|_, &mut free| free > now);
+                map.retain(|_, &mut free| free > start);
                 self.sweep_at = (2 * map.len()).max(self.list_max);
             }
         }
         // Merge the batch's addresses into the busy list (both ascending), keeping what is still
-        // busy after `now`; or look each up in the map.
+        // busy after `start`; or look each up in the map.
         let mut merged = std::mem::take(&mut self.merged);
         merged.clear();
         let busy = &self.busy;
         let mut bi = 0;
-        for (addr, lanes_here) in address_groups(&addrs[..n]) {
-            let free = match self.busy_map.as_ref() {
-                Some(map) => map.get(&addr).copied().unwrap_or(0),
-                None => {
-                    while bi < busy.len() && busy[bi].0 < addr {
-                        if busy[bi].1 > now {
-                            merged.push(busy[bi]);
-                        }
-                        bi += 1;
-                    }
-                    let mut free = 0;
-                    if bi < busy.len() && busy[bi].0 == addr {
-                        free = busy[bi].1;
-                        bi += 1;
-                    }
-                    free
-                }
-            };
-            let k = if combine { 1 } else { lanes_here };
-            let a_start = start.max(free);
-            self.stats.serial_ps += a_start - start;
-            let a_end = a_start + c.cycles(k);
-            match self.busy_map.as_mut() {
-                Some(map) => {
-                    map.insert(addr, a_end);
-                }
-                None => merged.push((addr, a_end)),
+        if self.busy_map.is_none() && busy.is_empty() {
+            // Nothing busy (the common case once the unit keeps up): every address starts with the
+            // batch — the general loop below with every `free` 0, without its lookups.
+            let mut kmax = 0;
+            for (addr, lanes_here) in address_groups(&addrs[..n]) {
+                let k = if combine { 1 } else { lanes_here };
+                merged.push((addr, start + c.cycles(k)));
+                kmax = kmax.max(k);
+                ops += k;
             }
-            self.busy_until = self.busy_until.max(a_end);
-            done = done.max(a_end - c.period + c.cycles(self.latency));
-            ops += k;
+            if kmax > 0 {
+                let a_end = start + c.cycles(kmax);
+                self.busy_until = self.busy_until.max(a_end);
+                done = done.max(a_end - c.period + c.cycles(self.latency));
+            }
+        } else {
+            for (addr, lanes_here) in address_groups(&addrs[..n]) {
+                let free = match self.busy_map.as_ref() {
+                    Some(map) => map.get(&addr).copied().unwrap_or(0),
+                    None => {
+                        while bi < busy.len() && busy[bi].0 < addr {
+                            if busy[bi].1 > start {
+                                merged.push(busy[bi]);
+                            }
+                            bi += 1;
+                        }
+                        let mut free = 0;
+                        if bi < busy.len() && busy[bi].0 == addr {
+                            free = busy[bi].1;
+                            bi += 1;
+                        }
+                        free
+                    }
+                };
+                let k = if combine { 1 } else { lanes_here };
+                let a_start = start.max(free);
+                self.stats.serial_ps += a_start - start;
+                let a_end = a_start + c.cycles(k);
+                match self.busy_map.as_mut() {
+                    Some(map) => {
+                        map.insert(addr, a_end);
+                    }
+                    None => merged.push((addr, a_end)),
+                }
+                self.busy_until = self.busy_until.max(a_end);
+                done = done.max(a_end - c.period + c.cycles(self.latency));
+                ops += k;
+            }
         }
         if self.busy_map.is_some() {
             self.merged = merged;
             return self.issued(start, ops, done, b.lanes.len());
         }
-        merged.extend(busy[bi..].iter().filter(|e| e.1 > now));
+        merged.extend(busy[bi..].iter().filter(|e| e.1 > start));
         self.merged = std::mem::replace(&mut self.busy, merged);
         if self.busy.len() > self.list_max {
             // Many addresses in flight (a backlog of many warps' distinct addresses): the list

@@ -162,7 +162,11 @@ impl Sm {
         }
         // Next wake-up: next cycle if anything may issue, else the earliest timed readiness.
         // `now` is a clock edge: `tick_at` is only ever set to one.
-        debug_assert_eq!(now % self.clock.period, 0, "an SM ticks on its clock's edges");
+        debug_assert_eq!(
+            now % self.clock.period,
+            0,
+            "an SM ticks on its clock's edges"
+        );
         let next = now + self.clock.period;
         let mut wake = NEVER;
         'scan: for list in &self.sched.slots {
