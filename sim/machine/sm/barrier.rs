@@ -293,6 +293,7 @@ impl Sm {
                 w.bar = None;
                 w.flow.advance(m);
                 w.set_stall(Stall::Ready);
+                self.gates.set(s, Some(w));
             }
         }
         if invalidate {

@@ -231,6 +231,7 @@ impl Sm {
                 now + self.clock.cycles(skew()),
             );
             self.warps[slot] = Some(warp);
+            self.refresh_gate(slot);
             self.sched.add(slot);
             slots.push(slot as u16);
         }
@@ -295,6 +296,7 @@ impl Sm {
             return;
         }
         let w = self.warps[wi].take().expect("checked");
+        self.gates.set(wi, None);
         self.sched.remove(wi);
         let gs = w.group_slot;
         let g = self.groups[gs].as_mut().expect("resident");

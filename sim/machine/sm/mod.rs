@@ -77,7 +77,7 @@ use crate::engine::{Clock, Time};
 use coalescer::LineAccess;
 use frontier::WriteFrontier;
 use lsu::{LaneValues, MemOp, OpKind};
-use scheduler::Scheduler;
+use scheduler::{Gates, Scheduler};
 use scoreboard::Dst;
 use std::sync::Arc;
 
@@ -163,6 +163,8 @@ pub struct Sm {
     wg_atomics_l1: bool,
     warp_stress: WarpStress,
     pub warps: Vec<Option<Warp>>,
+    /// What the schedulers read of each warp slot, beside the warps (`scheduler.rs`).
+    gates: Gates,
     sched: Scheduler,
     pub groups: Vec<Option<GroupSlot>>,
     pub used_threads: u32,
@@ -199,6 +201,7 @@ impl Sm {
             wg_atomics_l1: res.work_group_atomics_at_l1,
             warp_stress: res.warp_stress,
             warps: (0..spec.max_warps).map(|_| None).collect(),
+            gates: Gates::new(spec.max_warps as usize, spec.schedulers),
             sched: Scheduler::new(spec.schedulers, spec.issue_width, spec.warp_policy),
             groups: (0..spec.max_groups).map(|_| None).collect(),
             used_threads: 0,
@@ -216,6 +219,12 @@ impl Sm {
             stress: res.stress,
             lines: Vec::new(),
         }
+    }
+
+    /// Warp slot `i`'s readiness changed (or may have): the schedulers' view of it follows.
+    #[inline]
+    pub(super) fn refresh_gate(&mut self, i: usize) {
+        self.gates.set(i, self.warps[i].as_ref());
     }
 
     /// The next launch's program (between kernels, when no warp is resident).
@@ -408,6 +417,7 @@ impl Sm {
             Dst::Trace { .. } => {}
         }
         w.scoreboard.written(dst.regs(&self.launch.program), now);
+        self.gates.set(warp as usize, Some(w));
         match kind {
             OpKind::Local => w.inflight.local -= 1,
             OpKind::Load | OpKind::Atomic => w.inflight.loads -= 1,

@@ -109,6 +109,78 @@ impl Scheduler {
     }
 }
 
+/// What the schedulers read of each warp slot every tick, as dense arrays beside the warps (a tick
+/// at high occupancy visits dozens of warps, most of them waiting; reading these instead of each
+/// warp's state is what keeps a visit cheap). [`Gates::set`] refreshes a slot from its warp wherever
+/// the warp's readiness may change — after it is tried, when a memory result or a barrier's release
+/// reaches it, when it is placed or retired — and debug builds check at every tick that each slot
+/// agrees with its warp.
+pub struct Gates {
+    /// `max(scoreboard.blocked_until, ready_at)`: before then, trying the warp would fail without
+    /// any effect. 0 for an empty slot.
+    try_at: Vec<Time>,
+    ready_at: Vec<Time>,
+    /// Whether the warp has lanes that may run (not exited, not all at a barrier).
+    runnable: Vec<bool>,
+    /// The earliest readiness after some past time among the warp's timed registers (`NEVER`:
+    /// none; 0: not known since the warp last changed). While it lies after the current time it is
+    /// also the earliest after it ([`Scoreboard::next_ready`](super::scoreboard::Scoreboard::next_ready));
+    /// once passed (or unknown), the warp's scoreboard is asked again.
+    timed: Vec<Time>,
+    /// Per scheduler, a time no warp of it may be tried before (at most the least `try_at` of its
+    /// slots): a scheduler whose warps all wait is passed over with one comparison. A visit that
+    /// tries nothing sets it to the least `try_at` it saw; a slot's new `try_at` only lowers it.
+    sched_try_at: Vec<Time>,
+}
+
+impl Gates {
+    pub fn new(slots: usize, schedulers: u32) -> Gates {
+        Gates {
+            try_at: vec![0; slots],
+            ready_at: vec![0; slots],
+            runnable: vec![false; slots],
+            timed: vec![0; slots],
+            sched_try_at: vec![0; schedulers as usize],
+        }
+    }
+
+    /// Slot `i` holds `w` (or nothing) as it is now.
+    #[inline]
+    pub fn set(&mut self, i: usize, w: Option<&Warp>) {
+        let (try_at, ready_at, runnable, timed) = Gates::of(w);
+        let s = i % self.sched_try_at.len();
+        self.sched_try_at[s] = self.sched_try_at[s].min(try_at);
+        self.try_at[i] = try_at;
+        self.ready_at[i] = ready_at;
+        self.runnable[i] = runnable;
+        self.timed[i] = timed;
+    }
+
+    /// The slot's view of `w` (its timed readiness left unknown: asked when needed).
+    #[inline]
+    fn of(w: Option<&Warp>) -> (Time, Time, bool, Time) {
+        match w {
+            Some(w) => (
+                w.scoreboard.blocked_until.max(w.ready_at),
+                w.ready_at,
+                w.runnable() != 0,
+                0,
+            ),
+            None => (0, 0, false, 0),
+        }
+    }
+
+    /// Whether slot `i` agrees with `w` at `now` (a known timed readiness still ahead must be the
+    /// warp's next one).
+    fn agrees(&self, i: usize, w: Option<&Warp>, now: Time) -> bool {
+        let (try_at, ready_at, runnable, _) = Gates::of(w);
+        let t = self.timed[i];
+        (w.is_none() || self.sched_try_at[i % self.sched_try_at.len()] <= try_at)
+            && (self.try_at[i], self.ready_at[i], self.runnable[i]) == (try_at, ready_at, runnable)
+            && (t <= now || w.is_none_or(|w| w.scoreboard.earliest_after(now) == t))
+    }
+}
+
 impl Sm {
     /// Warp schedulers: issue what can issue this cycle; sleep when nothing can.
     pub fn tick(&mut self, ctx: &mut Ctx) {
@@ -117,26 +189,37 @@ impl Sm {
             return;
         }
         self.tick_at = None;
+        debug_assert!(
+            (0..self.warps.len()).all(|i| self.gates.agrees(i, self.warps[i].as_ref(), now)),
+            "the schedulers' view of a warp slot is its warp's state"
+        );
         let nslots = self.warps.len();
         let launch = self.launch.clone();
         let mut issued_any = false;
         let mut lsu_left = self.lsu_per_cycle;
         for s in 0..self.sched.slots.len() {
             for _ in 0..self.sched.issue_width {
+                if self.gates.sched_try_at[s] > now {
+                    // Every warp of this scheduler waits: the visit below would try none.
+                    break;
+                }
                 let (first, mine) = self.sched.window(s, nslots);
                 let mut done = false;
+                // The least `try_at` of the visited slots, for a visit that issues nothing.
+                let mut least = NEVER;
                 for k in 0..mine {
                     // Only an instruction that issued can free a warp slot (an exit), and the
                     // visit ends there: the slot list is stable while it is read.
                     let i = self.sched.nth(s, first, k);
-                    if self.warps[i]
-                        .as_ref()
-                        .is_some_and(|w| w.scoreboard.blocked_until > now || w.ready_at > now)
-                    {
+                    if self.gates.try_at[i] > now {
                         // Trying it now would fail without any effect.
+                        least = least.min(self.gates.try_at[i]);
                         continue;
                     }
-                    if self.try_issue(i, &launch.program, now, &mut lsu_left, ctx) {
+                    let issued = self.try_issue(i, &launch.program, now, &mut lsu_left, ctx);
+                    self.gates.set(i, self.warps[i].as_ref());
+                    least = least.min(self.gates.try_at[i]);
+                    if issued {
                         if let Some(r) = ctx.rec.as_deref_mut() {
                             r.issued.push(i as u16);
                         }
@@ -147,6 +230,8 @@ impl Sm {
                     }
                 }
                 if !done {
+                    // Every slot visited, none issued: each `try_at` seen is current.
+                    self.gates.sched_try_at[s] = least;
                     break;
                 }
             }
@@ -169,24 +254,28 @@ impl Sm {
         );
         let next = now + self.clock.period;
         let mut wake = NEVER;
+        let g = &mut self.gates;
         'scan: for list in &self.sched.slots {
             for &i in list {
-                let Some(w) = self.warps[i as usize].as_mut() else {
-                    continue;
-                };
-                if w.runnable() == 0 {
+                let i = i as usize;
+                if !g.runnable[i] {
                     continue;
                 }
-                if w.ready_at > now {
-                    wake = wake.min(w.ready_at);
+                if g.ready_at[i] > now {
+                    wake = wake.min(g.ready_at[i]);
                 } else if issued_any {
                     wake = wake.min(next);
                 } else {
-                    wake = wake.min(w.scoreboard.next_ready(now));
+                    if g.timed[i] <= now {
+                        let w = self.warps[i]
+                            .as_mut()
+                            .expect("a runnable slot holds a warp");
+                        g.timed[i] = w.scoreboard.next_ready(now);
+                    }
+                    wake = wake.min(g.timed[i]);
                 }
                 if wake <= next {
                     // The tick goes at `max(wake, next)`: the other warps cannot make it earlier.
-                    // (The registers of the ones not visited are pruned at a later tick.)
                     break 'scan;
                 }
             }

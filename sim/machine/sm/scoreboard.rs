@@ -107,6 +107,16 @@ impl Scoreboard {
         self.blocked_until = 0;
     }
 
+    /// [`Scoreboard::next_ready`] without dropping anything (a check's view).
+    pub fn earliest_after(&self, now: Time) -> Time {
+        self.timed
+            .iter()
+            .map(|&r| self.ready[r as usize])
+            .filter(|&t| t > now && t != NEVER)
+            .min()
+            .unwrap_or(NEVER)
+    }
+
     /// The earliest finite time after `now` at which a register becomes ready, dropping registers
     /// that are ready by `now` from the timed list.
     #[inline]
