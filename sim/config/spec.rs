@@ -202,6 +202,10 @@ pub struct L2Spec {
     /// partition).
     #[serde(default)]
     pub far_latency: u32,
+    /// Bytes per L2 cycle the inter-partition link carries in each direction, headers included
+    /// (0: unlimited, the link is a latency only).
+    #[serde(default)]
+    pub far_bytes_per_cycle: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -60,7 +60,7 @@ fn unknown_keys_name_their_path_position_and_the_allowed_keys() {
     assert_eq!(
         e,
         format!(
-            "x.toml:{line}:1: unknown key `l2.wayz`; keys in [l2]: slices, hash, size_bytes, line_bytes, ways, latency, mshrs, partitions, far_latency"
+            "x.toml:{line}:1: unknown key `l2.wayz`; keys in [l2]: slices, hash, size_bytes, line_bytes, ways, latency, mshrs, partitions, far_latency, far_bytes_per_cycle"
         )
     );
     let e = err(&format!("{TINY}\n[l3]\nways = 4\n"), &[]);
@@ -475,4 +475,31 @@ fn a_stress_table_in_a_file_blames_the_line() {
         e.starts_with(&format!("x.toml:{line}:")) && e.contains("stress.issue_stall = 0"),
         "{e}"
     );
+}
+
+#[test]
+fn a_far_link_bandwidth_needs_two_partitions() {
+    // tiny has one partition (l2.far_latency = 0).
+    let e = err(TINY, &["l2.far_bytes_per_cycle=64"]);
+    assert!(
+        e.contains("l2.far_bytes_per_cycle = 64: must be 0 when l2.far_latency = 0"),
+        "{e}"
+    );
+    let e = err(
+        TINY,
+        &["l2.far_latency=10", "l2.far_bytes_per_cycle=1000001"],
+    );
+    assert!(
+        e.contains("l2.far_bytes_per_cycle = 1000001: must be at most 1000000"),
+        "{e}"
+    );
+    parse_str(
+        TINY,
+        "tiny",
+        &[
+            "l2.far_latency=10".into(),
+            "l2.far_bytes_per_cycle=64".into(),
+        ],
+    )
+    .unwrap();
 }

@@ -2,13 +2,15 @@
 
 use super::domain::{PartDomain, SmDomain};
 use super::dram::Dram;
+use super::far_link::FarLink;
 use super::l2::L2Slice;
 use super::xbar::PortStats;
 use crate::config::GpuConfig;
 use crate::engine::{Clock, Time};
 use crate::stats::Stats;
 
-/// The rows for a run that ended at `now` (`cycles` core cycles) over `groups` work-groups.
+/// The rows for a run that ended at `now` (`cycles` core cycles) over `groups` work-groups; `link`:
+/// the inter-partition link, when it has a bandwidth.
 pub fn collect(
     cfg: &GpuConfig,
     now: Time,
@@ -16,6 +18,7 @@ pub fn collect(
     groups: u64,
     sms: &mut [SmDomain],
     parts: &[PartDomain],
+    link: Option<&FarLink>,
 ) -> Stats {
     let mut s = Stats::default();
     let cyc = |ps: Time, c: Clock| ps as f64 / c.period as f64;
@@ -236,6 +239,26 @@ pub fn collect(
         cyc(req.backpressure_ps + resp.backpressure_ps, l2c),
         "L2 cycles",
     );
+    // The inter-partition link, per direction (rows only when it has a bandwidth, so that runs
+    // without one keep their rows).
+    for (dir, st) in link.iter().flat_map(|l| l.stats.iter().enumerate()) {
+        let loc = format!("interconnect.far_link.from_partition{dir}");
+        s.push(&loc, "messages", st.messages as f64, "messages");
+        s.push(&loc, "bytes", st.bytes as f64, "bytes");
+        s.push(&loc, "wait", cyc(st.wait_ps, l2c), "L2 cycles");
+        s.push(
+            &loc,
+            "mean_wait",
+            cyc(st.wait_ps, l2c) / st.messages.max(1) as f64,
+            "L2 cycles",
+        );
+        s.push(
+            &loc,
+            "utilisation",
+            cyc(st.busy_ps, l2c) / cyc(now, l2c).max(1.0),
+            "fraction",
+        );
+    }
     let dram = |f: fn(&Dram) -> u64| parts.iter().map(|p| f(&p.dram)).sum::<u64>();
     let lb = cfg.l2.line_bytes as f64;
     let (reads, writes) = (dram(|d| d.reads), dram(|d| d.writes));

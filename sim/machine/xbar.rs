@@ -108,6 +108,8 @@ impl XbarSpec {
 pub struct Transit {
     pub arrive: Time,
     pub occupancy: Time,
+    /// The message's bytes, header included (what it occupies on the inter-partition link).
+    pub bytes: u32,
 }
 
 /// The sending side of one port.
@@ -181,7 +183,11 @@ impl SourcePort {
         self.inflight.push_back(arrive + occupancy);
         self.stats.messages += 1;
         self.stats.bytes += bytes as u64;
-        Transit { arrive, occupancy }
+        Transit {
+            arrive,
+            occupancy,
+            bytes,
+        }
     }
 }
 
