@@ -241,6 +241,7 @@ pub fn collect(
     );
     // The inter-partition link, per direction (rows only when it has a bandwidth, so that runs
     // without one keep their rows).
+    let cap = link.map_or(1, |l| l.bytes_per_cycle()) as f64;
     for (dir, st) in link.iter().flat_map(|l| l.stats.iter().enumerate()) {
         let loc = format!("interconnect.far_link.from_partition{dir}");
         s.push(&loc, "messages", st.messages as f64, "messages");
@@ -255,7 +256,7 @@ pub fn collect(
         s.push(
             &loc,
             "utilisation",
-            cyc(st.busy_ps, l2c) / cyc(now, l2c).max(1.0),
+            st.bytes as f64 / cap / cyc(now, l2c).max(1.0),
             "fraction",
         );
     }
