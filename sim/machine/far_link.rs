@@ -315,7 +315,14 @@ mod tests {
         let wl = crate::kernel::parse_kern(
             include_str!("../../workloads/reference/far_stream.kern"),
             "far_stream.kern",
-            &[p("SMS", 4), p("SLICES", 4), p("G", 256), p("FAR", far)],
+            &[
+                p("SMS", 4),
+                p("SLICES", 4),
+                p("G", 256),
+                p("ITER", 1),
+                p("PASSES", 3),
+                p("FAR", far),
+            ],
         )
         .unwrap();
         let opts = RunOptions {
