@@ -12,13 +12,13 @@
 //!
 //! The split L2 of the A100 and H100 (`l2.far_latency` > 0): SMs and slices form two partitions
 //! (halves by index, `xbar.rs`); a line is homed in one slice, and a request from an SM of the other
-//! partition crosses the inter-partition link, `far_latency` L2 cycles more each way.
+//! partition crosses the inter-partition link, `far_latency` L2 cycles more each way, and waits for
+//! the link's bandwidth (`l2.far_bytes_per_cycle`, `far_link.rs`).
 //!
 //! Not modelled: sectored L2 fills (whole lines move to and from DRAM), L2 compression, the copy a
 //! partition keeps of lines homed in the other one for its own SMs (hardware serves a repeated far
 //! read from the near partition: a footprint under half the L2 shows the near latency; here every
-//! access to a far line pays the link), the link's own bandwidth limit (its messages share the
-//! crossbar ports' bandwidth only).
+//! access to a far line pays the link).
 
 use super::atomic::perform_batch;
 use super::atomic_unit::AtomicUnit;
