@@ -364,7 +364,7 @@ pub static KEYS: &[Key] = &[
         "l2.far_bytes_per_cycle",
         int(0, 1_000_000),
         "bytes per L2 cycle",
-        "Two L2 partitions: bytes the inter-partition link carries per L2 cycle in each direction, message headers included (several messages share a cycle; a message that finds the cycles from its arrival full waits, first come first served); 0: unlimited, the link adds only l2.far_latency. Not published for any GPU: the presets' value is an assumption (configs/h100.toml).",
+        "Two L2 partitions: bytes the inter-partition link carries per L2 cycle in each direction, message headers included (several messages share a cycle; a message that finds the cycles from its arrival full waits, first come first served); 0: unlimited, the link adds only l2.far_latency; ignored when l2.far_latency = 0. Not published for any GPU: the presets' value is an assumption (configs/h100.toml).",
     ),
     req(
         "atomics.combine_same_address_lanes",

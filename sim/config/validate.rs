@@ -180,16 +180,6 @@ fn cross_rules(c: &GpuConfig) -> Result<(), Violation> {
             &["l2.slices", "dram.channels"],
         ));
     }
-    // The link's bandwidth belongs to the link between two partitions.
-    if c.l2.far_bytes_per_cycle > 0 && c.l2.far_latency == 0 {
-        return Err(violation(
-            "l2.far_bytes_per_cycle",
-            c.l2.far_bytes_per_cycle,
-            "must be 0 when l2.far_latency = 0 (one L2 partition: there is no inter-partition link)"
-                .to_string(),
-            &["l2.far_latency"],
-        ));
-    }
     // The least a device offers: SYCL 2020 §4.6.4.2 (`atomic_memory_order_capabilities`,
     // `atomic_memory_scope_capabilities`: relaxed, work_group) and OpenCL 3.0 §4.2
     // (`CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES`, whose minimum every OpenCL 2.0 device exceeds).
