@@ -60,7 +60,7 @@ fn unknown_keys_name_their_path_position_and_the_allowed_keys() {
     assert_eq!(
         e,
         format!(
-            "x.toml:{line}:1: unknown key `l2.wayz`; keys in [l2]: slices, hash, size_bytes, line_bytes, ways, latency, mshrs, partitions, far_latency, far_bytes_per_cycle"
+            "x.toml:{line}:1: unknown key `l2.wayz`; keys in [l2]: slices, hash, size_bytes, line_bytes, ways, latency, mshrs, partitions, far_latency, far_bytes_per_cycle, write_validate"
         )
     );
     let e = err(&format!("{TINY}\n[l3]\nways = 4\n"), &[]);
@@ -479,7 +479,10 @@ fn a_stress_table_in_a_file_blames_the_line() {
 
 #[test]
 fn a_far_link_bandwidth_is_checked_and_means_nothing_without_two_partitions() {
-    let e = err(TINY, &["l2.far_latency=10", "l2.far_bytes_per_cycle=1000001"]);
+    let e = err(
+        TINY,
+        &["l2.far_latency=10", "l2.far_bytes_per_cycle=1000001"],
+    );
     assert!(
         e.contains("l2.far_bytes_per_cycle = 1000001: must be at most 1000000"),
         "{e}"

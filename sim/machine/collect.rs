@@ -136,6 +136,7 @@ pub fn collect(
     s.push("atomics.sm", "shared_ops", sha as f64, "operations");
     let (mut r, mut w, mut a, mut h, mut m, mut wb) = (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
     let mut wa = 0u64;
+    let mut rf = 0u64;
     let (mut aops, mut alanes, mut abusy, mut aq, mut aser) = (0u64, 0u64, 0u64, 0u64, 0u64);
     let slices: Vec<&L2Slice> = parts.iter().flat_map(|p| &p.slices).collect();
     for sl in &slices {
@@ -146,6 +147,7 @@ pub fn collect(
         m += sl.stats.misses;
         wb += sl.stats.writebacks;
         wa += sl.stats.write_allocs;
+        rf += sl.stats.read_fills;
         aops += sl.atomic.stats.ops;
         alanes += sl.atomic.stats.lane_ops;
         abusy += sl.atomic.stats.busy_ps;
@@ -178,6 +180,10 @@ pub fn collect(
     s.push("l2", "misses", m as f64, "requests");
     s.push("l2", "writebacks", wb as f64, "lines");
     s.push("l2", "write_allocs", wa as f64, "requests");
+    // Rows only with write-validate, so that runs without it keep their rows.
+    if cfg.l2.write_validate {
+        s.push("l2", "read_fills", rf as f64, "requests");
+    }
     let nsl = slices.len().max(1) as f64;
     s.push("atomics.l2", "operations", aops as f64, "operations");
     s.push("atomics.l2", "lane_operations", alanes as f64, "operations");

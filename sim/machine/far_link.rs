@@ -356,7 +356,10 @@ mod tests {
         // The far stream's lines all cross the link, the near one's (almost) none: its own atomics
         // and latch may.
         let (mf, mn) = (link_messages(&rf), link_messages(&rn));
-        assert!(mf > 5.0 * mn.max(1.0), "far {mf} and near {mn} link messages");
+        assert!(
+            mf > 5.0 * mn.max(1.0),
+            "far {mf} and near {mn} link messages"
+        );
         assert!(
             far as f64 > 1.3 * near as f64,
             "a saturated link: far {far} against near {near} cycles"
