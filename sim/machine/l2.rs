@@ -5,10 +5,12 @@
 //! order behind an outstanding fill (so one line's accesses are served in the order they arrived — the
 //! per-location coherence order), one request accepted per L2 cycle, dirty write-backs to DRAM on
 //! eviction. A write miss that covers the whole line allocates it without reading DRAM (nothing of the
-//! old line survives; GPU L2s keep per-byte or per-sector valid state and fetch on read, as Accel-Sim's
-//! `lazy_fetch_on_read` L2 models); a partial write miss fetches the line first. Values are read and
-//! written in device memory (`memory.rs`) at the cycle a request is served. Atomics are performed there
-//! too, timed by the slice's atomic unit (`atomic_unit.rs`).
+//! old line survives). With `l2.write_validate` every write miss does, the slice keeping per way a
+//! byte mask of what is valid, and a read or atomic that needs an invalid byte fetches the line then,
+//! waiting in an MSHR like any miss (GPU L2s keep per-sector byte masks and fetch on read, as
+//! Accel-Sim's `lazy_fetch_on_read` L2 models); without it a partial write miss fetches the line
+//! first. Values are read and written in device memory (`memory.rs`) at the cycle a request is
+//! served. Atomics are performed there too, timed by the slice's atomic unit (`atomic_unit.rs`).
 //!
 //! The split L2 of the A100 and H100 (`l2.far_latency` > 0): SMs and slices form two partitions
 //! (halves by index, `xbar.rs`); a line is homed in one slice, and a request from an SM of the other
