@@ -4,7 +4,7 @@
 //! Models: two directions, each carrying the far messages sent from one partition's side — requests
 //! of that half's SMs to slices of the other half, and responses of that half's slices to SMs of the
 //! other half. Each direction carries `far_bytes_per_cycle` bytes per L2 cycle, headers included, and
-//! is wide: several messages share a cycle (a link of 1700 B/clk carries twelve 136-byte responses in
+//! is wide: several messages share a cycle (a link of 2720 B/clk carries twenty 136-byte responses in
 //! one). A message takes the free bytes of the cycles from its uncontended arrival on, in service
 //! order, and arrives when its last byte has crossed, less the cycles it needs on an idle link
 //! (`ceil(bytes / far_bytes_per_cycle)`, which its path's latency already covers): an idle link
@@ -20,8 +20,11 @@
 //! window finds the link as the earlier windows left it; arrivals only move later, so the lookahead
 //! stays valid, and the order does not depend on the number of threads.
 //!
-//! Deviation: the sender's backpressure (`SourcePort`) counts a far message as delivered at its
-//! uncontended arrival, as it does for waiting at a busy destination port (see `xbar.rs`).
+//! Deviations: the sender's backpressure (`SourcePort`) counts a far message as delivered at its
+//! uncontended arrival, as it does for waiting at a busy destination port (see `xbar.rs`). Across
+//! windows the link is first come first served by booking, not by arrival: the far latency is longer
+//! than a window, so a message of a later window may arrive before one booked at an earlier barrier;
+//! it takes what that one left free from its own arrival on.
 //!
 //! Not modelled: the near copy a partition keeps of far lines for its own SMs (A100), link-level
 //! flow control and virtual channels, arbitration beyond first-come first-served.
