@@ -360,6 +360,18 @@ pub static KEYS: &[Key] = &[
         "L2 cycles",
         "Two L2 partitions (A100, H100): extra one-way latency between an SM and a slice of the other partition (SMs and slices split in halves by index); 0: one partition.",
     ),
+    opt(
+        "l2.far_bytes_per_cycle",
+        int(0, 1_000_000),
+        "bytes per L2 cycle",
+        "Two L2 partitions: bytes the inter-partition link carries per L2 cycle in each direction, message headers included (several messages share a cycle; a message that finds the cycles from its arrival full waits, first come first served); 0: unlimited, the link adds only l2.far_latency; ignored when l2.far_latency = 0. Not published for any GPU: the presets' value is an assumption (configs/h100.toml).",
+    ),
+    opt(
+        "l2.write_validate",
+        Kind::Bool,
+        "",
+        "Write-validate (NVIDIA's sectored L2 with byte masks; Accel-Sim's lazy fetch-on-read L2): a write miss allocates the line without a DRAM read whatever bytes it covers, and a read or atomic that needs bytes no write has made valid fetches the line then; false: a write miss that covers only part of the line fetches it first.",
+    ),
     req(
         "atomics.combine_same_address_lanes",
         Kind::Bool,

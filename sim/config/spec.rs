@@ -202,6 +202,15 @@ pub struct L2Spec {
     /// partition).
     #[serde(default)]
     pub far_latency: u32,
+    /// Bytes per L2 cycle the inter-partition link carries in each direction, headers included
+    /// (0: unlimited, the link is a latency only).
+    #[serde(default)]
+    pub far_bytes_per_cycle: u32,
+    /// Write-validate: a write miss allocates the line without reading DRAM whatever bytes it
+    /// covers, the slice keeps which bytes are valid, and a read or atomic that needs an invalid
+    /// byte fetches the line then (false: a partial write miss fetches the line first).
+    #[serde(default)]
+    pub write_validate: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -60,7 +60,7 @@ fn unknown_keys_name_their_path_position_and_the_allowed_keys() {
     assert_eq!(
         e,
         format!(
-            "x.toml:{line}:1: unknown key `l2.wayz`; keys in [l2]: slices, hash, size_bytes, line_bytes, ways, latency, mshrs, partitions, far_latency"
+            "x.toml:{line}:1: unknown key `l2.wayz`; keys in [l2]: slices, hash, size_bytes, line_bytes, ways, latency, mshrs, partitions, far_latency, far_bytes_per_cycle, write_validate"
         )
     );
     let e = err(&format!("{TINY}\n[l3]\nways = 4\n"), &[]);
@@ -475,4 +475,19 @@ fn a_stress_table_in_a_file_blames_the_line() {
         e.starts_with(&format!("x.toml:{line}:")) && e.contains("stress.issue_stall = 0"),
         "{e}"
     );
+}
+
+#[test]
+fn a_far_link_bandwidth_is_checked_and_means_nothing_without_two_partitions() {
+    let e = err(
+        TINY,
+        &["l2.far_latency=10", "l2.far_bytes_per_cycle=1000001"],
+    );
+    assert!(
+        e.contains("l2.far_bytes_per_cycle = 1000001: must be at most 1000000"),
+        "{e}"
+    );
+    // One partition (tiny: l2.far_latency = 0) has no link: the key is accepted and ignored, so that
+    // `--set l2.far_latency=0` on a split preset gives its one-partition variant.
+    parse_str(TINY, "tiny", &["l2.far_bytes_per_cycle=64".into()]).unwrap();
 }

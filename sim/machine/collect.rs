@@ -2,13 +2,15 @@
 
 use super::domain::{PartDomain, SmDomain};
 use super::dram::Dram;
+use super::far_link::FarLink;
 use super::l2::L2Slice;
 use super::xbar::PortStats;
 use crate::config::GpuConfig;
 use crate::engine::{Clock, Time};
 use crate::stats::Stats;
 
-/// The rows for a run that ended at `now` (`cycles` core cycles) over `groups` work-groups.
+/// The rows for a run that ended at `now` (`cycles` core cycles) over `groups` work-groups; `link`:
+/// the inter-partition link, when it has a bandwidth.
 pub fn collect(
     cfg: &GpuConfig,
     now: Time,
@@ -16,6 +18,7 @@ pub fn collect(
     groups: u64,
     sms: &mut [SmDomain],
     parts: &[PartDomain],
+    link: Option<&FarLink>,
 ) -> Stats {
     let mut s = Stats::default();
     let cyc = |ps: Time, c: Clock| ps as f64 / c.period as f64;
@@ -133,6 +136,7 @@ pub fn collect(
     s.push("atomics.sm", "shared_ops", sha as f64, "operations");
     let (mut r, mut w, mut a, mut h, mut m, mut wb) = (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
     let mut wa = 0u64;
+    let mut rf = 0u64;
     let (mut aops, mut alanes, mut abusy, mut aq, mut aser) = (0u64, 0u64, 0u64, 0u64, 0u64);
     let slices: Vec<&L2Slice> = parts.iter().flat_map(|p| &p.slices).collect();
     for sl in &slices {
@@ -143,6 +147,7 @@ pub fn collect(
         m += sl.stats.misses;
         wb += sl.stats.writebacks;
         wa += sl.stats.write_allocs;
+        rf += sl.stats.read_fills;
         aops += sl.atomic.stats.ops;
         alanes += sl.atomic.stats.lane_ops;
         abusy += sl.atomic.stats.busy_ps;
@@ -175,6 +180,10 @@ pub fn collect(
     s.push("l2", "misses", m as f64, "requests");
     s.push("l2", "writebacks", wb as f64, "lines");
     s.push("l2", "write_allocs", wa as f64, "requests");
+    // Rows only with write-validate, so that runs without it keep their rows.
+    if cfg.l2.write_validate {
+        s.push("l2", "read_fills", rf as f64, "requests");
+    }
     let nsl = slices.len().max(1) as f64;
     s.push("atomics.l2", "operations", aops as f64, "operations");
     s.push("atomics.l2", "lane_operations", alanes as f64, "operations");
@@ -236,6 +245,27 @@ pub fn collect(
         cyc(req.backpressure_ps + resp.backpressure_ps, l2c),
         "L2 cycles",
     );
+    // The inter-partition link, per direction (rows only when it has a bandwidth, so that runs
+    // without one keep their rows).
+    let cap = link.map_or(1, |l| l.bytes_per_cycle()) as f64;
+    for (dir, st) in link.iter().flat_map(|l| l.stats.iter().enumerate()) {
+        let loc = format!("interconnect.far_link.from_partition{dir}");
+        s.push(&loc, "messages", st.messages as f64, "messages");
+        s.push(&loc, "bytes", st.bytes as f64, "bytes");
+        s.push(&loc, "wait", cyc(st.wait_ps, l2c), "L2 cycles");
+        s.push(
+            &loc,
+            "mean_wait",
+            cyc(st.wait_ps, l2c) / st.messages.max(1) as f64,
+            "L2 cycles",
+        );
+        s.push(
+            &loc,
+            "utilisation",
+            st.bytes as f64 / cap / cyc(now, l2c).max(1.0),
+            "fraction",
+        );
+    }
     let dram = |f: fn(&Dram) -> u64| parts.iter().map(|p| f(&p.dram)).sum::<u64>();
     let lb = cfg.l2.line_bytes as f64;
     let (reads, writes) = (dram(|d| d.reads), dram(|d| d.writes));

@@ -10,7 +10,8 @@
 //! At the barrier:
 //! - the messages the domains sent are delivered into their receivers in one deterministic order
 //!   (destination, arrival time, sending domain, order sent), the receiving port deciding its own
-//!   contention (`xbar.rs`);
+//!   contention (`xbar.rs`); before that, the far messages cross the inter-partition link in
+//!   (arrival, sending domain, order sent) order when it has a bandwidth (`far_link.rs`);
 //! - what the SMs reported (finished groups, exits, errors) is applied in (time, SM) order: the
 //!   dispatcher (`dispatch.rs`) frees room and places waiting groups, which start one lookahead
 //!   after the report; the earliest error ends the run;
@@ -32,6 +33,7 @@ use super::checks;
 use super::collect;
 use super::dispatch::Dispatcher;
 use super::domain::{PartDomain, SmDomain, Work};
+use super::far_link::FarLink;
 use super::interval::Sampler;
 use super::memory::GlobalMemory;
 use super::msg::Event;
@@ -63,6 +65,8 @@ struct Gpu<'c> {
     sms: Vec<SmDomain>,
     parts: Vec<PartDomain>,
     slices_per_part: u16,
+    /// The inter-partition link, when it has a bandwidth (`l2.far_bytes_per_cycle`).
+    link: Option<FarLink>,
     /// The running launch (its program, geometry and captures).
     launch: Arc<Launch>,
     dispatcher: Dispatcher,
@@ -334,6 +338,15 @@ impl<'c> Gpu<'c> {
             sms: m.sms,
             parts: m.parts,
             slices_per_part: m.slices_per_part,
+            link: (cfg.l2.far_latency > 0 && cfg.l2.far_bytes_per_cycle > 0).then(|| {
+                FarLink::new(
+                    build::xbar(cfg),
+                    Clock::from_mhz(cfg.clocks.l2_mhz),
+                    cfg.l2.far_bytes_per_cycle,
+                    cfg.sm.count as usize,
+                    cfg.l2.slices as usize,
+                )
+            }),
             launch,
             dispatcher: Dispatcher::new(&cfg.sm, opts.group_sm.clone()),
             placed: 0,
@@ -508,6 +521,12 @@ impl<'c> Gpu<'c> {
     fn deliver(&mut self, end: Time) -> Result<(), SimError> {
         let nsm = self.sms.len();
         let spp = self.slices_per_part;
+        if let Some(link) = self.link.as_mut() {
+            let mut sent: Vec<&mut Vec<_>> = (self.sms.iter_mut().map(|d| &mut d.out.sent))
+                .chain(self.parts.iter_mut().map(|d| &mut d.out.sent))
+                .collect();
+            link.cross_window(&mut sent, nsm, end);
+        }
         for from in 0..nsm + self.parts.len() {
             let out = match from.checked_sub(nsm) {
                 None => &mut self.sms[from].out,
@@ -718,6 +737,7 @@ impl<'c> Gpu<'c> {
             self.dispatcher.total,
             &mut self.sms,
             &self.parts,
+            self.link.as_ref(),
         )
     }
 

@@ -5,20 +5,22 @@
 //! order behind an outstanding fill (so one line's accesses are served in the order they arrived — the
 //! per-location coherence order), one request accepted per L2 cycle, dirty write-backs to DRAM on
 //! eviction. A write miss that covers the whole line allocates it without reading DRAM (nothing of the
-//! old line survives; GPU L2s keep per-byte or per-sector valid state and fetch on read, as Accel-Sim's
-//! `lazy_fetch_on_read` L2 models); a partial write miss fetches the line first. Values are read and
-//! written in device memory (`memory.rs`) at the cycle a request is served. Atomics are performed there
-//! too, timed by the slice's atomic unit (`atomic_unit.rs`).
+//! old line survives). With `l2.write_validate` every write miss does, the slice keeping per way a
+//! byte mask of what is valid, and a read or atomic that needs an invalid byte fetches the line then,
+//! waiting in an MSHR like any miss (GPU L2s keep per-sector byte masks and fetch on read, as
+//! Accel-Sim's `lazy_fetch_on_read` L2 models); without it a partial write miss fetches the line
+//! first. Values are read and written in device memory (`memory.rs`) at the cycle a request is
+//! served. Atomics are performed there too, timed by the slice's atomic unit (`atomic_unit.rs`).
 //!
 //! The split L2 of the A100 and H100 (`l2.far_latency` > 0): SMs and slices form two partitions
 //! (halves by index, `xbar.rs`); a line is homed in one slice, and a request from an SM of the other
-//! partition crosses the inter-partition link, `far_latency` L2 cycles more each way.
+//! partition crosses the inter-partition link, `far_latency` L2 cycles more each way, and waits for
+//! the link's bandwidth (`l2.far_bytes_per_cycle`, `far_link.rs`).
 //!
 //! Not modelled: sectored L2 fills (whole lines move to and from DRAM), L2 compression, the copy a
 //! partition keeps of lines homed in the other one for its own SMs (hardware serves a repeated far
 //! read from the near partition: a footprint under half the L2 shows the near latency; here every
-//! access to a far line pays the link), the link's own bandwidth limit (its messages share the
-//! crossbar ports' bandwidth only).
+//! access to a far line pays the link).
 
 use super::atomic::perform_batch;
 use super::atomic_unit::AtomicUnit;
@@ -41,8 +43,12 @@ pub struct SliceStats {
     pub hits: u64,
     pub misses: u64,
     pub mshr_merges: u64,
-    /// Misses by a write of the whole line, allocated without a DRAM read.
+    /// Write misses allocated without a DRAM read (whole-line writes; with `l2.write_validate`,
+    /// every write miss).
     pub write_allocs: u64,
+    /// With `l2.write_validate`: reads and atomics that hit a line whose needed bytes no write had
+    /// made valid, and fetched it.
+    pub read_fills: u64,
     pub writebacks: u64,
     pub mshr_stall_ps: Time,
 }
@@ -54,6 +60,10 @@ pub struct L2Slice {
     line_bytes: u32,
     tags: TagArray,
     dirty: Vec<bool>,
+    /// `l2.write_validate`, and per way the bytes valid in it (all of them unless a write miss
+    /// allocated it).
+    write_validate: bool,
+    valid: Vec<u128>,
     max_mshrs: usize,
     mshrs: AddrMap<Vec<MemReq>>,
     input: VecDeque<MemReq>,
@@ -88,6 +98,8 @@ impl L2Slice {
             line_bytes: spec.line_bytes,
             tags,
             dirty: vec![false; n],
+            write_validate: spec.write_validate,
+            valid: vec![0; n],
             max_mshrs: spec.mshrs as usize,
             mshrs: AddrMap::default(),
             input: VecDeque::new(),
@@ -124,31 +136,36 @@ impl L2Slice {
             waiters.push(req);
             self.stats.mshr_merges += 1;
         } else if let Some(w) = self.tags.lookup(req.line) {
-            self.stats.hits += 1;
-            self.serve(req, ctx, Some(w.0 as usize));
-        } else if self.whole_line_write(&req) {
-            // Nothing of the old line survives the write: the line is allocated without a DRAM read
-            // (as a write-back L2 with per-byte valid bits, or fetch-on-read, does) and written now.
+            let w = w.0 as usize;
+            if self.write_validate && !self.has_bytes(&req, w) {
+                // A write allocated the line without its old bytes, and this access needs some:
+                // fetch it now (the waiting requests are served in order when it arrives).
+                if !self.fetch(req, ctx, dram) {
+                    return;
+                }
+                self.stats.misses += 1;
+                self.stats.read_fills += 1;
+            } else {
+                self.stats.hits += 1;
+                self.serve(req, ctx, Some(w));
+            }
+        } else if self.whole_line_write(&req)
+            || (self.write_validate && matches!(req.kind, ReqKind::Write { .. }))
+        {
+            // Nothing of the old line that the write covers survives it: the line is allocated
+            // without a DRAM read (as a write-back L2 with per-byte valid bits, or fetch-on-read,
+            // does) and written now; with write-validate only the written bytes are valid.
             self.stats.misses += 1;
             self.stats.write_allocs += 1;
             let way = self.install(req.line, ctx, dram);
+            if let (Some(w), true) = (way, self.write_validate) {
+                self.valid[w] = 0;
+            }
             self.serve(req, ctx, way);
-        } else if self.mshrs.len() >= self.max_mshrs {
-            // Head-of-line blocking until a fill frees an MSHR: backpressure into the interconnect.
-            self.input.push_front(req);
-            self.stalled_since = Some(ctx.now());
+        } else if !self.fetch(req, ctx, dram) {
             return;
         } else {
             self.stats.misses += 1;
-            // Booked at once, or (FR-FCFS) the DRAM schedules the fill when it serves the request.
-            if let Some(done) = dram.request(ctx, req.line, false, self.id, Some((req.sm, req.tag)))
-            {
-                if let Some(r) = ctx.rec.as_deref_mut() {
-                    r.dram_fill(req.sm, req.tag, ctx.q.now(), done, self.line_bytes);
-                }
-                ctx.q.at_or_now(done, Event::DramFill(self.id, req.line));
-            }
-            self.mshrs.insert(req.line, vec![req]);
         }
         if !self.input.is_empty() {
             self.tick_pending = true;
@@ -156,13 +173,47 @@ impl L2Slice {
         }
     }
 
-    /// A write whose byte mask covers the whole line.
-    fn whole_line_write(&self, req: &MemReq) -> bool {
-        let full = if self.line_bytes >= 128 {
+    /// Sends `req`'s line to DRAM for a fill, `req` waiting in a new MSHR; false (and `req` back at
+    /// the head of the input) when every MSHR is taken.
+    fn fetch(&mut self, req: MemReq, ctx: &mut Ctx, dram: &mut Dram) -> bool {
+        if self.mshrs.len() >= self.max_mshrs {
+            // Head-of-line blocking until a fill frees an MSHR: backpressure into the interconnect.
+            self.input.push_front(req);
+            self.stalled_since = Some(ctx.now());
+            return false;
+        }
+        // Booked at once, or (FR-FCFS) the DRAM schedules the fill when it serves the request.
+        if let Some(done) = dram.request(ctx, req.line, false, self.id, Some((req.sm, req.tag))) {
+            if let Some(r) = ctx.rec.as_deref_mut() {
+                r.dram_fill(req.sm, req.tag, ctx.q.now(), done, self.line_bytes);
+            }
+            ctx.q.at_or_now(done, Event::DramFill(self.id, req.line));
+        }
+        self.mshrs.insert(req.line, vec![req]);
+        true
+    }
+
+    /// Every byte of the line.
+    fn full(&self) -> u128 {
+        if self.line_bytes >= 128 {
             u128::MAX
         } else {
             (1u128 << self.line_bytes) - 1
-        };
+        }
+    }
+
+    /// Whether way `w` holds the bytes `req` needs (a write needs none; an atomic the whole line).
+    fn has_bytes(&self, req: &MemReq, w: usize) -> bool {
+        match req.kind {
+            ReqKind::Read { mask } => mask & !self.valid[w] == 0,
+            ReqKind::Write { .. } => true,
+            ReqKind::Atomic { .. } => self.valid[w] == self.full(),
+        }
+    }
+
+    /// A write whose byte mask covers the whole line.
+    fn whole_line_write(&self, req: &MemReq) -> bool {
+        let full = self.full();
         matches!(req.kind, ReqKind::Write { mask, .. } if mask == full)
     }
 
@@ -171,7 +222,19 @@ impl L2Slice {
         let Some(waiters) = self.mshrs.remove(&line) else {
             return;
         };
-        let way = self.install(line, ctx, dram);
+        // With write-validate the line may be here already, partly valid: the fill completes it.
+        let here = if self.write_validate {
+            self.tags.lookup(line).map(|w| w.0 as usize)
+        } else {
+            None
+        };
+        let way = match here {
+            Some(w) => {
+                self.valid[w] = self.full();
+                Some(w)
+            }
+            None => self.install(line, ctx, dram),
+        };
         for r in waiters {
             self.serve(r, ctx, way);
         }
@@ -193,6 +256,7 @@ impl L2Slice {
                     }
                 }
                 self.dirty[w.0 as usize] = false;
+                self.valid[w.0 as usize] = self.full();
                 Some(w.0 as usize)
             }
             None => None,
@@ -236,6 +300,7 @@ impl L2Slice {
                 ctx.mem.write_masked(req.line, &buf, mask);
                 if let Some(w) = way {
                     self.dirty[w] = true;
+                    self.valid[w] |= mask;
                 }
                 (RespKind::WriteAck, 0, ready)
             }

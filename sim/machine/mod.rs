@@ -46,6 +46,7 @@ mod collect;
 mod dispatch;
 mod domain;
 mod dram;
+mod far_link;
 mod gpu;
 pub mod interval;
 mod l1;

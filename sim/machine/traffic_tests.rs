@@ -687,9 +687,10 @@ fn variants() -> Vec<(&'static str, GpuConfig)> {
             ]),
         ),
         (
-            "small L2 (evictions, write-backs), write-allocate L1, one MSHR, FR-FCFS DRAM",
+            "small L2 (evictions, write-backs), write-allocate L1, one MSHR, FR-FCFS DRAM, L2 write-validate",
             with(&[
                 "l2.size_bytes=8192",
+                "l2.write_validate=true",
                 "dram.frfcfs_cap=1",
                 "l1.write_policy=write_through_allocate",
                 "l1.mshrs=1",
@@ -796,4 +797,57 @@ fn a_thread_reads_its_own_device_atomic_through_a_cached_line() {
         },
     ];
     check(&tiny(), 1, &slots).unwrap();
+}
+
+/// Partial-line stores and device-scope loads on tiny, with and without `l2.write_validate`: the
+/// loaded values, DRAM line reads, write allocations and read fills.
+fn partial_writes(write_validate: bool) -> (Vec<Vec<u64>>, f64, f64, Option<f64>) {
+    let text = "groups 1\ngroup_size 1\nbuffer data: u32[64] = 7\nbuffer out: u32[2] = zero\n\
+        kernel k {\n reg %v, %w\n st.u32 data[0], 5\n st.u32 data[32], 6\n fence.acq_rel.device\n\
+        ld.relaxed.device.u32 %v, data[0]\n ld.relaxed.device.u32 %w, data[1]\n st.u32 out[0], %v\n\
+        st.u32 out[1], %w\n}\n";
+    let wl = crate::kernel::parse_kern(text, "partial.kern", &[]).unwrap();
+    let mut cfg = tiny();
+    cfg.l2.write_validate = write_validate;
+    let r = run(&cfg, &wl, &RunOptions::default()).unwrap();
+    let stat = |loc: &str, m: &str| {
+        r.stats
+            .rows
+            .iter()
+            .find(|s| s.location == loc && s.metric == m)
+            .map(|s| s.value)
+    };
+    (
+        r.buffers.clone(),
+        stat("dram", "reads").unwrap(),
+        stat("l2", "write_allocs").unwrap(),
+        stat("l2", "read_fills"),
+    )
+}
+
+#[test]
+fn write_validate_allocates_partial_write_misses_and_fetches_only_for_reads_that_need_old_bytes() {
+    // data line 0: a 4-byte store then loads of the stored word (valid) and its neighbour (not
+    // written: the line is fetched then); data line 1: a 4-byte store never read; out: two stores.
+    let (vals, dram_reads, allocs, fills) = partial_writes(true);
+    assert_eq!(
+        &vals[1],
+        &vec![5, 7],
+        "the stored word and the old neighbour"
+    );
+    assert_eq!((vals[0][0], vals[0][1], vals[0][32]), (5, 7, 6));
+    assert_eq!(
+        allocs, 3.0,
+        "every write miss allocated without a DRAM read"
+    );
+    assert_eq!(
+        fills,
+        Some(1.0),
+        "one load needed bytes no write had made valid"
+    );
+    assert_eq!(dram_reads, 1.0, "only that load's line came from DRAM");
+    // Without it, each partial write miss reads its line first.
+    let (vals, dram_reads, allocs, fills) = partial_writes(false);
+    assert_eq!(&vals[1], &vec![5, 7]);
+    assert_eq!((dram_reads, allocs, fills), (3.0, 0.0, None));
 }

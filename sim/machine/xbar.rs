@@ -19,6 +19,13 @@
 //! busy destination port and behind an earlier message of its path is decided by the receiver, which
 //! the sender does not see. The difference shows only when a source fills its whole queue.
 //!
+//! The inter-partition link of a split L2 (`l2.far_latency`, `with_far`): a far message pays the
+//! link's latency on its path here. The link's bandwidth (`l2.far_bytes_per_cycle`) is a resource
+//! both partitions' senders share, which no simulation domain owns: it is decided at the window
+//! barrier (`far_link.rs`), which moves a far message's arrival later by its wait for the link.
+//! Deviation (the same as above): the sender's backpressure counts a far message delivered at its
+//! uncontended arrival, not after its wait for the link.
+//!
 //! The lookahead of parallel simulation ([`SourcePort::min_transit`]): nothing sent at `t` arrives
 //! before `t + (latency + 1)` L2 cycles (every message has a header, so it occupies a port at least
 //! one cycle).
@@ -108,6 +115,8 @@ impl XbarSpec {
 pub struct Transit {
     pub arrive: Time,
     pub occupancy: Time,
+    /// The message's bytes, header included (what it occupies on the inter-partition link).
+    pub bytes: u32,
 }
 
 /// The sending side of one port.
@@ -181,7 +190,11 @@ impl SourcePort {
         self.inflight.push_back(arrive + occupancy);
         self.stats.messages += 1;
         self.stats.bytes += bytes as u64;
-        Transit { arrive, occupancy }
+        Transit {
+            arrive,
+            occupancy,
+            bytes,
+        }
     }
 }
 
