@@ -24,13 +24,16 @@
 //! with a clear error rather than misread.
 
 mod decode;
+mod memory;
 mod opcode;
 mod parse;
+mod scan;
 mod source;
 pub mod synth;
 
 pub use opcode::classify;
-pub use parse::{load, load_kernel, load_threads, parse_kernel, parse_kernel_threads, TraceError};
+pub use memory::{parse_kernel, parse_kernel_threads};
+pub use parse::{load, load_kernel, load_threads, TraceError};
 
 use crate::ir::{AtomicOp, LatencyClass, Scope};
 use std::path::PathBuf;

@@ -1,0 +1,276 @@
+//! The one-pass reader of instruction lines in the form the tracer writes them: the fields read left
+//! to right straight from a block's bytes, the line's end found by reading up to it (no search for
+//! the line end first, no trim, no second look at a field).
+//!
+//! It takes only what it reads exactly as the general reader does (`decode.rs`, on the trimmed
+//! line) and hands every other line back to that reader, untouched: a line that does not start with
+//! its first field's first byte (blank, leading whitespace, `#`), a separator other than spaces and
+//! tabs, a line end other than `\n`, `\r\n` or the end of the text, `+` signs, `0X` prefixes,
+//! register numbers of more than 3 digits, counts above 255, more than 16 hex digits (leading zeros
+//! included), more than 9 digits of memory width or 18 of stride or delta, a PC or mask above 32
+//! bits, and any line the general reader refuses (so its error, line and message, stays the one
+//! it gives). What it accepts is read to the same values: a field ends at ASCII whitespace here as
+//! there, and the one optional trailing field (the immediate) is not looked into by either.
+
+use super::decode::{InstFields, HEX};
+use super::parse::OpenBlock;
+
+/// Reads the instruction line at the start of `s`: its fields (registers and addresses pushed to
+/// `b`'s arenas) and the bytes the line spans with its line end; `None` when the general reader must
+/// read it (the caller then drops what was pushed).
+#[inline]
+pub(crate) fn inst<'a>(
+    s: &'a [u8],
+    lineinfo: bool,
+    b: &mut OpenBlock,
+) -> Option<(InstFields<'a>, usize)> {
+    let mut c = Cursor { s, i: 0 };
+    if lineinfo {
+        // The source line number: any field (it is not read); a visible ASCII byte first, so that
+        // the line has no leading whitespace to trim.
+        if !c.peek().is_ascii_graphic() {
+            return None;
+        }
+        c.token();
+        c.sep()?;
+    }
+    let pc = u32::try_from(c.hex()?).ok()?;
+    c.sep()?;
+    let mask = u32::try_from(c.hex()?).ok()?;
+    c.sep()?;
+    let ndst = c.dec(3)?;
+    if ndst > 255 {
+        return None;
+    }
+    let regs_at = b.regs.len() as u32;
+    let mut nd = 0u8;
+    for _ in 0..ndst {
+        c.sep()?;
+        if let Some(r) = c.reg()? {
+            b.regs.push(r);
+            nd += 1;
+        }
+    }
+    c.sep()?;
+    if !c.peek().is_ascii_uppercase() {
+        return None;
+    }
+    let opcode = c.token();
+    c.sep()?;
+    let nsrc = c.dec(3)?;
+    if nsrc > 255 {
+        return None;
+    }
+    let mut ns = 0u8;
+    for _ in 0..nsrc {
+        c.sep()?;
+        if let Some(r) = c.reg()? {
+            b.regs.push(r);
+            ns += 1;
+        }
+    }
+    c.sep()?;
+    // At most 9 digits: below 2^32.
+    let mem_width = c.dec(9)? as u32;
+    let addrs_at = b.addrs.len() as u32;
+    let mut strided = false;
+    let active = mask.count_ones();
+    if mem_width > 0 && active > 0 {
+        c.sep()?;
+        let mode = c.peek();
+        if !matches!(mode, b'0'..=b'2') {
+            return None;
+        }
+        c.i += 1;
+        c.sep()?;
+        match mode {
+            b'0' => {
+                b.addrs.push(c.addr()?);
+                for _ in 1..active {
+                    c.sep()?;
+                    b.addrs.push(c.addr()?);
+                }
+            }
+            b'1' => {
+                b.addrs.push(c.addr()?);
+                c.sep()?;
+                let stride = c.signed()?;
+                b.addrs.push(stride as u64);
+                strided = true;
+            }
+            _ => {
+                // b'2' (checked above).
+                let mut a = c.addr()?;
+                b.addrs.push(a);
+                for _ in 1..active {
+                    c.sep()?;
+                    a = a.wrapping_add(c.signed()? as u64);
+                    b.addrs.push(a);
+                }
+            }
+        }
+    }
+    let len = c.end()?;
+    Some((
+        InstFields {
+            pc,
+            mask,
+            opcode,
+            mem_width,
+            nd,
+            ns,
+            strided,
+            regs_at,
+            addrs_at,
+        },
+        len,
+    ))
+}
+
+/// A position in the text; past its end it reads `\n` (a line end).
+struct Cursor<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Cursor<'a> {
+    #[inline(always)]
+    fn peek(&self) -> u8 {
+        self.at(self.i)
+    }
+
+    #[inline(always)]
+    fn at(&self, i: usize) -> u8 {
+        match self.s.get(i) {
+            Some(&c) => c,
+            None => b'\n',
+        }
+    }
+
+    /// One or more spaces or tabs (a field follows).
+    #[inline(always)]
+    fn sep(&mut self) -> Option<()> {
+        if !matches!(self.peek(), b' ' | b'\t') {
+            return None;
+        }
+        self.i += 1;
+        while matches!(self.peek(), b' ' | b'\t') {
+            self.i += 1;
+        }
+        Some(())
+    }
+
+    /// The bytes up to the next ASCII whitespace (or the text's end).
+    #[inline(always)]
+    fn token(&mut self) -> &'a [u8] {
+        let start = self.i;
+        while self.i < self.s.len() && !self.s[self.i].is_ascii_whitespace() {
+            self.i += 1;
+        }
+        &self.s[start..self.i]
+    }
+
+    /// 1 to 16 hex digits.
+    #[inline(always)]
+    fn hex(&mut self) -> Option<u64> {
+        let start = self.i;
+        let mut v = 0u64;
+        loop {
+            let d = HEX[self.peek() as usize];
+            if d > 15 {
+                break;
+            }
+            v = v << 4 | d as u64;
+            self.i += 1;
+        }
+        (1..=16).contains(&(self.i - start)).then_some(v)
+    }
+
+    /// 1 to `max` (at most 18) decimal digits.
+    #[inline(always)]
+    fn dec(&mut self, max: usize) -> Option<u64> {
+        let start = self.i;
+        let mut v = 0u64;
+        loop {
+            let d = self.peek().wrapping_sub(b'0');
+            if d > 9 {
+                break;
+            }
+            v = v.wrapping_mul(10).wrapping_add(d as u64);
+            self.i += 1;
+        }
+        (1..=max).contains(&(self.i - start)).then_some(v)
+    }
+
+    /// A stride or delta: an optional `-` and 1 to 18 digits (below 2^63).
+    #[inline(always)]
+    fn signed(&mut self) -> Option<i64> {
+        let neg = self.peek() == b'-';
+        self.i += neg as usize;
+        let v = self.dec(18)? as i64;
+        Some(if neg { -v } else { v })
+    }
+
+    /// `0x` and 1 to 16 hex digits.
+    #[inline(always)]
+    fn addr(&mut self) -> Option<u64> {
+        if self.peek() != b'0' || self.at(self.i + 1) != b'x' {
+            return None;
+        }
+        self.i += 2;
+        self.hex()
+    }
+
+    /// A register: `Rn` (n up to 255), `URn` (63), `Pn`, `UPn` (7) with 1 to 3 digits, or a constant
+    /// (`RZ`, `URZ`, `PT`, `UPT`: `Some(None)`); the field's end is checked by what follows.
+    #[inline(always)]
+    fn reg(&mut self) -> Option<Option<u16>> {
+        let (base, max, skip) = match (self.peek(), self.at(self.i + 1)) {
+            (b'R', _) => (0, 255, 1),
+            (b'P', _) => (256, 7, 1),
+            (b'U', b'R') => (264, 63, 2),
+            (b'U', b'P') => (328, 7, 2),
+            _ => return None,
+        };
+        self.i += skip;
+        if matches!(self.peek(), b'Z' | b'T') {
+            self.i += 1;
+            return Some(None);
+        }
+        let v = self.dec(3)?;
+        (v <= max).then_some(Some(base + v as u16))
+    }
+
+    /// After the last field: the optional immediate, then the line's end; the bytes read.
+    #[inline(always)]
+    fn end(&mut self) -> Option<usize> {
+        if let Some(n) = self.line_end() {
+            return Some(n);
+        }
+        self.sep()?;
+        if let Some(n) = self.line_end() {
+            return Some(n);
+        }
+        if self.token().is_empty() {
+            return None;
+        }
+        while matches!(self.peek(), b' ' | b'\t') {
+            self.i += 1;
+        }
+        self.line_end()
+    }
+
+    /// The bytes up to and with the line end at the cursor (`\n`, `\r\n` or the text's end).
+    #[inline(always)]
+    fn line_end(&self) -> Option<usize> {
+        let i = self.i;
+        if i >= self.s.len() {
+            return Some(self.s.len());
+        }
+        match self.s[i] {
+            b'\n' => Some(i + 1),
+            b'\r' if self.at(i + 1) == b'\n' && i + 1 < self.s.len() => Some(i + 2),
+            _ => None,
+        }
+    }
+}
