@@ -31,8 +31,8 @@ mod scan;
 mod source;
 pub mod synth;
 
-pub use opcode::classify;
 pub use memory::{parse_kernel, parse_kernel_threads};
+pub use opcode::classify;
 pub use parse::{load, load_kernel, load_threads, TraceError};
 
 use crate::ir::{AtomicOp, LatencyClass, Scope};

@@ -274,3 +274,7 @@ impl<'a> Cursor<'a> {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "scan_tests.rs"]
+mod tests;
