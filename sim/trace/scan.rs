@@ -127,6 +127,35 @@ pub(crate) fn inst<'a>(
     ))
 }
 
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// The hex digits at the start of the 8 bytes `w` (the first in the lowest byte, as
+/// `u64::from_le_bytes` reads them): how many (0 to 8), and their value. Each byte is classified
+/// and converted at once: a byte is a digit when its 7 low bits lie in `0-9`, `A-F` or `a-f` (the
+/// sums below carry into bit 7 of that byte exactly when a bound is passed, never into the next
+/// byte) and its high bit is clear.
+#[inline(always)]
+pub(crate) fn hex8(w: u64) -> (usize, u64) {
+    let x = w & !HIGH;
+    let digit = (x + ONES * (0x80 - b'0' as u64)) & !(x + ONES * (0x7f - b'9' as u64));
+    let lower = x | ONES * 0x20;
+    let letter = (lower + ONES * (0x80 - b'a' as u64)) & !(lower + ONES * (0x7f - b'f' as u64));
+    let is_hex = (digit | letter) & !w & HIGH;
+    let n = ((!is_hex & HIGH).trailing_zeros() / 8) as usize;
+    if n == 0 {
+        return (0, 0);
+    }
+    // Each byte's value ('a'/'A' have bit 6 set: 1 + 9), the n digits moved to the low bytes with the
+    // last one lowest, then the nibbles packed pairwise.
+    let vals = (w & ONES * 0x0f) + ((w >> 6) & ONES) * 9;
+    let v = (vals << (8 * (8 - n))).swap_bytes();
+    let v = (v | v >> 4) & 0x00ff_00ff_00ff_00ff;
+    let v = (v | v >> 8) & 0x0000_ffff_0000_ffff;
+    let v = (v | v >> 16) & 0x0000_0000_ffff_ffff;
+    (n, v)
+}
+
 /// A position in the text; past its end it reads `\n` (a line end).
 struct Cursor<'a> {
     s: &'a [u8],
@@ -170,11 +199,19 @@ impl<'a> Cursor<'a> {
         &self.s[start..self.i]
     }
 
-    /// 1 to 16 hex digits.
+    /// 1 to 16 hex digits: the first 8 read as one word where the text has them.
     #[inline(always)]
     fn hex(&mut self) -> Option<u64> {
         let start = self.i;
         let mut v = 0u64;
+        if let Some(w) = self.s.get(start..start + 8) {
+            let (n, x) = hex8(u64::from_le_bytes(w.try_into().ok()?));
+            self.i += n;
+            if n < 8 {
+                return (n > 0).then_some(x);
+            }
+            v = x;
+        }
         loop {
             let d = HEX[self.peek() as usize];
             if d > 15 {
@@ -225,11 +262,14 @@ impl<'a> Cursor<'a> {
     /// (`RZ`, `URZ`, `PT`, `UPT`: `Some(None)`); the field's end is checked by what follows.
     #[inline(always)]
     fn reg(&mut self) -> Option<Option<u16>> {
-        let (base, max, skip) = match (self.peek(), self.at(self.i + 1)) {
-            (b'R', _) => (0, 255, 1),
-            (b'P', _) => (256, 7, 1),
-            (b'U', b'R') => (264, 63, 2),
-            (b'U', b'P') => (328, 7, 2),
+        let (base, max, skip) = match self.peek() {
+            b'R' => (0, 255, 1),
+            b'P' => (256, 7, 1),
+            b'U' => match self.at(self.i + 1) {
+                b'R' => (264, 63, 2),
+                b'P' => (328, 7, 2),
+                _ => return None,
+            },
             _ => return None,
         };
         self.i += skip;

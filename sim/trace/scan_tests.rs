@@ -6,7 +6,7 @@ use super::super::decode::{parse_inst, push_inst, OpCache};
 use super::super::parse::OpenBlock;
 use super::super::synth::{kernel_text, Synth, SynthAtomics};
 use super::super::*;
-use super::inst;
+use super::{hex8, inst};
 use std::path::Path;
 
 fn open() -> OpenBlock {
@@ -278,5 +278,34 @@ fn lineinfo_traces_and_errors_after_fast_lines_name_their_line() {
             assert!(message.contains("unexpected fields"), "{message}");
         }
         other => panic!("{:?}", other.map(|_| ())),
+    }
+}
+
+#[test]
+fn eight_hex_digits_at_once_read_as_one_at_a_time() {
+    let one_at_a_time = |w: [u8; 8]| {
+        let n = w.iter().take_while(|c| c.is_ascii_hexdigit()).count();
+        let s = std::str::from_utf8(&w[..n]).unwrap();
+        (n, u64::from_str_radix(s, 16).unwrap_or(0))
+    };
+    let alphabet = b"0123456789abcdefABCDEFgG/:@`xX \t\n\x7f\x80\xb0\xc6\xe6\xff";
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    for _ in 0..200_000 {
+        let mut w = [0u8; 8];
+        let digits = rng.next(9);
+        for (k, c) in w.iter_mut().enumerate() {
+            *c = if k < digits {
+                b"0123456789abcdefABCDEF"[rng.next(22)]
+            } else if rng.next(2) == 0 {
+                alphabet[rng.next(alphabet.len())]
+            } else {
+                rng.next(256) as u8
+            };
+        }
+        assert_eq!(hex8(u64::from_le_bytes(w)), one_at_a_time(w), "{w:?}");
+    }
+    for b in 0..=255u8 {
+        let w = [b; 8];
+        assert_eq!(hex8(u64::from_le_bytes(w)), one_at_a_time(w), "{w:?}");
     }
 }
