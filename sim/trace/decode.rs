@@ -479,7 +479,7 @@ fn fields<'a>(l: &'a [u8], lineinfo: bool, b: &mut OpenBlock) -> Result<InstFiel
 }
 
 /// Adds the instruction whose fields are `f` (line `lineno`) to block `b`.
-#[inline]
+#[inline(always)]
 pub(crate) fn push_inst(f: InstFields, lineno: u32, b: &mut OpenBlock, ops: &mut OpCache) {
     let InstFields {
         pc,

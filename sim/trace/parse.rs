@@ -441,10 +441,14 @@ impl<'f> Reader<'f> {
         let Some(b) = self.block.as_mut() else {
             return 0;
         };
+        // The one-pass reader reads lines that end with `\n` (a last line without one goes to `line`).
+        let Some(last) = memchr::memrchr(b'\n', rest) else {
+            return 0;
+        };
         let (mut k, mut at) = (0u32, 0usize);
-        while k < left {
+        while k < left && at <= last {
             let (regs, addrs) = (b.regs.len(), b.addrs.len());
-            match scan::inst(&rest[at..], lineinfo, b) {
+            match scan::inst(&rest[at..=last], lineinfo, b) {
                 Some((f, n)) => {
                     push_inst(f, self.lineno + k + 1, b, &mut self.ops);
                     at += n;

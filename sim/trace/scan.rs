@@ -5,7 +5,7 @@
 //! It takes only what it reads exactly as the general reader does (`decode.rs`, on the trimmed
 //! line) and hands every other line back to that reader, untouched: a line that does not start with
 //! its first field's first byte (blank, leading whitespace, `#`), a separator other than spaces and
-//! tabs, a line end other than `\n`, `\r\n` or the end of the text, `+` signs, `0X` prefixes,
+//! tabs, a line end other than `\n` or `\r\n` (a last line without one), `+` signs, `0X` prefixes,
 //! register numbers of more than 3 digits, counts above 255, more than 16 hex digits (leading zeros
 //! included), more than 9 digits of memory width or 18 of stride or delta, a PC or mask above 32
 //! bits, and any line the general reader refuses (so its error, line and message, stays the one
@@ -15,16 +15,16 @@
 use super::decode::{InstFields, HEX};
 use super::parse::OpenBlock;
 
-/// Reads the instruction line at the start of `s`: its fields (registers and addresses pushed to
-/// `b`'s arenas) and the bytes the line spans with its line end; `None` when the general reader must
-/// read it (the caller then drops what was pushed).
+/// Reads the instruction line at the start of `s` (a text that ends with `\n`; `None` otherwise): its
+/// fields (registers and addresses pushed to `b`'s arenas) and the bytes the line spans with its line
+/// end; `None` when the general reader must read it (the caller then drops what was pushed).
 #[inline]
 pub(crate) fn inst<'a>(
     s: &'a [u8],
     lineinfo: bool,
     b: &mut OpenBlock,
 ) -> Option<(InstFields<'a>, usize)> {
-    let mut c = Cursor { s, i: 0 };
+    let mut c = Cursor::new(s)?;
     if lineinfo {
         // The source line number: any field (it is not read); a visible ASCII byte first, so that
         // the line has no leading whitespace to trim.
@@ -156,24 +156,33 @@ pub(crate) fn hex8(w: u64) -> (usize, u64) {
     (n, v)
 }
 
-/// A position in the text; past its end it reads `\n` (a line end).
+/// A position in a text that ends with `\n`, from a line's start.
 struct Cursor<'a> {
     s: &'a [u8],
     i: usize,
 }
 
 impl<'a> Cursor<'a> {
+    fn new(s: &'a [u8]) -> Option<Cursor<'a>> {
+        (s.last() == Some(&b'\n')).then_some(Cursor { s, i: 0 })
+    }
+
     #[inline(always)]
     fn peek(&self) -> u8 {
         self.at(self.i)
     }
 
+    /// The byte at `i`, at or before the line's `\n`.
     #[inline(always)]
     fn at(&self, i: usize) -> u8 {
-        match self.s.get(i) {
-            Some(&c) => c,
-            None => b'\n',
-        }
+        debug_assert!(i < self.s.len());
+        // SAFETY: `i` is below `s.len()`. The cursor never reads past the first `\n` at or after
+        // the line's start, and `s` ends with `\n` (`Cursor::new`): every step forward is taken
+        // over bytes just read as something other than `\n` (digits, spaces and tabs, token bytes,
+        // `0x`, a register's letters, `-`, an address mode; `hex8` counts only hex digits), and a
+        // look one byte ahead (`UR`/`UP`, `0x`, `\r\n`) is made only from a byte that is not `\n`.
+        // The checks this saves are a third of the reading's cost.
+        unsafe { *self.s.get_unchecked(i) }
     }
 
     /// One or more spaces or tabs (a field follows).
@@ -189,11 +198,11 @@ impl<'a> Cursor<'a> {
         Some(())
     }
 
-    /// The bytes up to the next ASCII whitespace (or the text's end).
+    /// The bytes up to the next ASCII whitespace.
     #[inline(always)]
     fn token(&mut self) -> &'a [u8] {
         let start = self.i;
-        while self.i < self.s.len() && !self.s[self.i].is_ascii_whitespace() {
+        while !self.peek().is_ascii_whitespace() {
             self.i += 1;
         }
         &self.s[start..self.i]
@@ -300,16 +309,12 @@ impl<'a> Cursor<'a> {
         self.line_end()
     }
 
-    /// The bytes up to and with the line end at the cursor (`\n`, `\r\n` or the text's end).
+    /// The bytes up to and with the line end at the cursor (`\n` or `\r\n`).
     #[inline(always)]
     fn line_end(&self) -> Option<usize> {
-        let i = self.i;
-        if i >= self.s.len() {
-            return Some(self.s.len());
-        }
-        match self.s[i] {
-            b'\n' => Some(i + 1),
-            b'\r' if self.at(i + 1) == b'\n' && i + 1 < self.s.len() => Some(i + 2),
+        match self.peek() {
+            b'\n' => Some(self.i + 1),
+            b'\r' if self.at(self.i + 1) == b'\n' => Some(self.i + 2),
             _ => None,
         }
     }
