@@ -6,8 +6,8 @@
 //! line) and hands every other line back to that reader, untouched: a line that does not start with
 //! its first field's first byte (blank, leading whitespace, `#`), a separator other than spaces and
 //! tabs, a line end other than `\n` or `\r\n` (a last line without one), `+` signs, `0X` prefixes,
-//! register numbers of more than 3 digits, counts above 255, more than 16 hex digits (leading zeros
-//! included), more than 9 digits of memory width or 18 of stride or delta, a PC or mask above 32
+//! counts, memory widths and register numbers of more than 3 digits, counts above 255, more than
+//! 16 hex digits (leading zeros included) or 18 digits of stride or delta, a PC or mask above 32
 //! bits, and any line the general reader refuses (so its error, line and message, stays the one
 //! it gives). What it accepts is read to the same values: a field ends at ASCII whitespace here as
 //! there, and the one optional trailing field (the immediate) is not looked into by either.
@@ -38,7 +38,7 @@ pub(crate) fn inst<'a>(
     c.sep()?;
     let mask = u32::try_from(c.hex()?).ok()?;
     c.sep()?;
-    let ndst = c.dec(3)?;
+    let ndst = c.dec3()?;
     if ndst > 255 {
         return None;
     }
@@ -57,7 +57,7 @@ pub(crate) fn inst<'a>(
     }
     let opcode = c.token();
     c.sep()?;
-    let nsrc = c.dec(3)?;
+    let nsrc = c.dec3()?;
     if nsrc > 255 {
         return None;
     }
@@ -70,8 +70,7 @@ pub(crate) fn inst<'a>(
         }
     }
     c.sep()?;
-    // At most 9 digits: below 2^32.
-    let mem_width = c.dec(9)? as u32;
+    let mem_width = c.dec3()? as u32;
     let addrs_at = b.addrs.len() as u32;
     let mut strided = false;
     let active = mask.count_ones();
@@ -180,7 +179,8 @@ impl<'a> Cursor<'a> {
         // the line's start, and `s` ends with `\n` (`Cursor::new`): every step forward is taken
         // over bytes just read as something other than `\n` (digits, spaces and tabs, token bytes,
         // `0x`, a register's letters, `-`, an address mode; `hex8` counts only hex digits), and a
-        // look one byte ahead (`UR`/`UP`, `0x`, `\r\n`) is made only from a byte that is not `\n`.
+        // look one byte ahead (`UR`/`UP`, `0x`, `\r\n`, the next of up to 3 digits) is made only from
+        // a byte just read as something other than `\n`.
         // The checks this saves are a third of the reading's cost.
         unsafe { *self.s.get_unchecked(i) }
     }
@@ -229,7 +229,7 @@ impl<'a> Cursor<'a> {
             v = v << 4 | d as u64;
             self.i += 1;
         }
-        (1..=16).contains(&(self.i - start)).then_some(v)
+        ((self.i - start).wrapping_sub(1) < 16).then_some(v)
     }
 
     /// 1 to `max` (at most 18) decimal digits.
@@ -245,7 +245,7 @@ impl<'a> Cursor<'a> {
             v = v.wrapping_mul(10).wrapping_add(d as u64);
             self.i += 1;
         }
-        (1..=max).contains(&(self.i - start)).then_some(v)
+        ((self.i - start).wrapping_sub(1) < max).then_some(v)
     }
 
     /// A stride or delta: an optional `-` and 1 to 18 digits (below 2^63).
@@ -255,6 +255,29 @@ impl<'a> Cursor<'a> {
         self.i += neg as usize;
         let v = self.dec(18)? as i64;
         Some(if neg { -v } else { v })
+    }
+
+    /// 1 to 3 decimal digits (counts, register numbers), read without a loop.
+    #[inline(always)]
+    fn dec3(&mut self) -> Option<u64> {
+        let digit = |c: u8| {
+            let d = c.wrapping_sub(b'0');
+            (d <= 9).then_some(d as u64)
+        };
+        let d0 = digit(self.peek())?;
+        let Some(d1) = digit(self.at(self.i + 1)) else {
+            self.i += 1;
+            return Some(d0);
+        };
+        let Some(d2) = digit(self.at(self.i + 2)) else {
+            self.i += 2;
+            return Some(d0 * 10 + d1);
+        };
+        if self.at(self.i + 3).is_ascii_digit() {
+            return None;
+        }
+        self.i += 3;
+        Some(d0 * 100 + d1 * 10 + d2)
     }
 
     /// `0x` and 1 to 16 hex digits.
@@ -286,7 +309,7 @@ impl<'a> Cursor<'a> {
             self.i += 1;
             return Some(None);
         }
-        let v = self.dec(3)?;
+        let v = self.dec3()?;
         (v <= max).then_some(Some(base + v as u16))
     }
 

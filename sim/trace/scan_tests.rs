@@ -99,7 +99,7 @@ const FORMS: &[&str] = &[
     "0150 ffffffff 1 UPT MEMBAR.GPU 0 0",
     "0160 FFFFFFFF 1 URZ BAR.SYNC 1 UP7 0",
     "0170 ffffffff 1 R9 FOO.BAR 0 16 1 0x10 0",
-    "00000000000001f0 00000000ffffffff 000 NOP 00 0000",
+    "00000000000001f0 00000000ffffffff 000 NOP 00 000",
 ];
 
 #[test]
