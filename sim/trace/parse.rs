@@ -445,13 +445,15 @@ impl<'f> Reader<'f> {
         let Some(last) = memchr::memrchr(b'\n', rest) else {
             return 0;
         };
-        let (mut k, mut at) = (0u32, 0usize);
-        while k < left && at <= last {
+        let Some(mut lines) = scan::Lines::new(&rest[..=last]) else {
+            return 0;
+        };
+        let mut k = 0u32;
+        while k < left {
             let (regs, addrs) = (b.regs.len(), b.addrs.len());
-            match scan::inst(&rest[at..=last], lineinfo, b) {
-                Some((f, n)) => {
+            match lines.inst(lineinfo, b) {
+                Some(f) => {
                     push_inst(f, self.lineno + k + 1, b, &mut self.ops);
-                    at += n;
                     k += 1;
                 }
                 None => {
@@ -461,6 +463,7 @@ impl<'f> Reader<'f> {
                 }
             }
         }
+        let at = lines.at();
         self.ninsts += k;
         self.lineno += k;
         b.warps[w as usize].len += k;
