@@ -173,7 +173,7 @@ const HIGH: u64 = 0x8080_8080_8080_8080;
 pub(crate) fn hex8(w: u64) -> (usize, u64) {
     let x = w & !HIGH;
     let digit = (x + ONES * (0x80 - b'0' as u64)) & !(x + ONES * (0x7f - b'9' as u64));
-    let lower = x | ONES * 0x20;
+    let lower = x | (ONES * 0x20);
     let letter = (lower + ONES * (0x80 - b'a' as u64)) & !(lower + ONES * (0x7f - b'f' as u64));
     let is_hex = (digit | letter) & !w & HIGH;
     let n = ((!is_hex & HIGH).trailing_zeros() / 8) as usize;
@@ -182,7 +182,7 @@ pub(crate) fn hex8(w: u64) -> (usize, u64) {
     }
     // Each byte's value ('a'/'A' have bit 6 set: 1 + 9), the n digits moved to the low bytes with the
     // last one lowest, then the nibbles packed pairwise.
-    let vals = (w & ONES * 0x0f) + ((w >> 6) & ONES) * 9;
+    let vals = (w & (ONES * 0x0f)) + ((w >> 6) & ONES) * 9;
     let v = (vals << (8 * (8 - n))).swap_bytes();
     let v = (v | v >> 4) & 0x00ff_00ff_00ff_00ff;
     let v = (v | v >> 8) & 0x0000_ffff_0000_ffff;
@@ -219,10 +219,16 @@ impl<'a> Cursor<'a> {
     /// One or more spaces or tabs (a field follows).
     #[inline(always)]
     fn sep(&mut self) -> Option<()> {
-        if !matches!(self.peek(), b' ' | b'\t') {
+        let c = self.peek();
+        if c == b' ' {
+            self.i += 1;
+            // The common case: one space, then a visible byte (every blank is at most b' ').
+            if self.peek() > b' ' {
+                return Some(());
+            }
+        } else if c != b'\t' {
             return None;
         }
-        self.i += 1;
         while matches!(self.peek(), b' ' | b'\t') {
             self.i += 1;
         }
@@ -233,7 +239,12 @@ impl<'a> Cursor<'a> {
     #[inline(always)]
     fn token(&mut self) -> &'a [u8] {
         let start = self.i;
-        while !self.peek().is_ascii_whitespace() {
+        loop {
+            let c = self.peek();
+            // ASCII whitespace is at most b' '.
+            if c <= b' ' && c.is_ascii_whitespace() {
+                break;
+            }
             self.i += 1;
         }
         &self.s[start..self.i]
