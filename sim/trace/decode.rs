@@ -493,6 +493,7 @@ pub(crate) fn push_inst(f: InstFields, lineno: u32, b: &mut OpenBlock, ops: &mut
         addrs_at,
     } = f;
     let active = mask.count_ones();
+    b.threads += active as u64;
     let (mut op, known) = ops.classify(pc, opcode, mem_width);
     if !known {
         let name = text(opcode);

@@ -169,6 +169,8 @@ pub struct TraceBlock {
     pub addrs: Vec<u64>,
     /// The kernel's `-shmem base_addr` (shared-memory addresses are offsets from it).
     pub shmem_base: u64,
+    /// Thread instructions (active lanes), counted while the block is read.
+    pub(crate) threads: u64,
     pub(crate) live: Live,
 }
 
@@ -258,7 +260,7 @@ impl TraceBlock {
 
     /// Thread instructions (active lanes) of the block.
     pub fn thread_instructions(&self) -> u64 {
-        self.insts.iter().map(|i| i.mask.count_ones() as u64).sum()
+        self.threads
     }
 }
 

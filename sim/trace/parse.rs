@@ -260,6 +260,8 @@ pub(crate) struct OpenBlock {
     pub(crate) regs: Vec<TraceReg>,
     pub(crate) addrs: Vec<u64>,
     pub(crate) unknown: Vec<(String, u64)>,
+    /// Thread instructions (active lanes) so far.
+    pub(crate) threads: u64,
 }
 
 /// The line-by-line reader of one kernel trace, or of one thread block of it: where in the format it
@@ -606,6 +608,7 @@ impl<'f> Reader<'f> {
                 regs: Vec::with_capacity(guess / 24),
                 addrs: Vec::with_capacity(guess / 40),
                 unknown: Vec::new(),
+                threads: 0,
             });
             self.warp = None;
             return Ok(());
@@ -647,6 +650,7 @@ impl<'f> Reader<'f> {
                     regs: b.regs,
                     addrs: b.addrs,
                     shmem_base: self.head.shmem_base,
+                    threads: b.threads,
                     live: self.live.as_ref().map(Live::new).unwrap_or_default(),
                 };
                 self.parsed.push((block, b.unknown));

@@ -21,6 +21,7 @@ fn open() -> OpenBlock {
         regs: Vec::new(),
         addrs: Vec::new(),
         unknown: Vec::new(),
+        threads: 0,
     }
 }
 
