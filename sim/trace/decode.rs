@@ -289,7 +289,7 @@ fn hex_digits(s: &[u8]) -> Option<u64> {
 }
 
 /// Value of each hex digit byte; 255 for any other byte.
-const HEX: [u8; 256] = {
+pub(crate) const HEX: [u8; 256] = {
     let mut t = [255u8; 256];
     let mut i = 0;
     while i < 10 {
@@ -351,7 +351,22 @@ fn token_at(l: &[u8], at: usize) -> &[u8] {
     Fields { b: l, at }.next().unwrap_or_default()
 }
 
-/// Parses one instruction line into block `b`'s arenas.
+/// An instruction line's fields, as [`parse_inst`] or the one-pass reader (`scan.rs`) reads them;
+/// its registers and addresses are in the block's arenas already, from `regs_at` and `addrs_at`.
+pub(crate) struct InstFields<'a> {
+    pub(crate) pc: u32,
+    pub(crate) mask: u32,
+    pub(crate) opcode: &'a [u8],
+    pub(crate) mem_width: u32,
+    pub(crate) nd: u8,
+    pub(crate) ns: u8,
+    pub(crate) strided: bool,
+    pub(crate) regs_at: u32,
+    pub(crate) addrs_at: u32,
+}
+
+/// Parses one instruction line (trimmed) into block `b`'s arenas: the general reader, for every
+/// form the format allows and with the error for every line it does not.
 pub(crate) fn parse_inst(
     l: &[u8],
     lineinfo: bool,
@@ -359,6 +374,13 @@ pub(crate) fn parse_inst(
     b: &mut OpenBlock,
     ops: &mut OpCache,
 ) -> Result<(), String> {
+    let f = fields(l, lineinfo, b)?;
+    push_inst(f, lineno, b, ops);
+    Ok(())
+}
+
+/// Reads the fields of line `l` (its registers and addresses into `b`'s arenas).
+fn fields<'a>(l: &'a [u8], lineinfo: bool, b: &mut OpenBlock) -> Result<InstFields<'a>, String> {
     let mut t = Fields { b: l, at: 0 };
     if lineinfo {
         t.need("a source line number")?;
@@ -443,6 +465,35 @@ pub(crate) fn parse_inst(
              {active} active lanes of mask {mask:08x}?)"
         ));
     }
+    Ok(InstFields {
+        pc,
+        mask,
+        opcode,
+        mem_width,
+        nd,
+        ns,
+        strided,
+        regs_at,
+        addrs_at,
+    })
+}
+
+/// Adds the instruction whose fields are `f` (line `lineno`) to block `b`.
+#[inline(always)]
+pub(crate) fn push_inst(f: InstFields, lineno: u32, b: &mut OpenBlock, ops: &mut OpCache) {
+    let InstFields {
+        pc,
+        mask,
+        opcode,
+        mem_width,
+        nd,
+        ns,
+        strided,
+        regs_at,
+        addrs_at,
+    } = f;
+    let active = mask.count_ones();
+    b.threads += active as u64;
     let (mut op, known) = ops.classify(pc, opcode, mem_width);
     if !known {
         let name = text(opcode);
@@ -467,5 +518,4 @@ pub(crate) fn parse_inst(
         addrs: addrs_at,
         line: lineno,
     });
-    Ok(())
 }

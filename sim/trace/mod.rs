@@ -24,13 +24,16 @@
 //! with a clear error rather than misread.
 
 mod decode;
+mod memory;
 mod opcode;
 mod parse;
+mod scan;
 mod source;
 pub mod synth;
 
+pub use memory::{parse_kernel, parse_kernel_threads};
 pub use opcode::classify;
-pub use parse::{load, load_kernel, load_threads, parse_kernel, parse_kernel_threads, TraceError};
+pub use parse::{load, load_kernel, load_threads, TraceError};
 
 use crate::ir::{AtomicOp, LatencyClass, Scope};
 use std::path::PathBuf;
@@ -166,6 +169,8 @@ pub struct TraceBlock {
     pub addrs: Vec<u64>,
     /// The kernel's `-shmem base_addr` (shared-memory addresses are offsets from it).
     pub shmem_base: u64,
+    /// Thread instructions (active lanes), counted while the block is read.
+    pub(crate) threads: u64,
     pub(crate) live: Live,
 }
 
@@ -255,7 +260,7 @@ impl TraceBlock {
 
     /// Thread instructions (active lanes) of the block.
     pub fn thread_instructions(&self) -> u64 {
-        self.insts.iter().map(|i| i.mask.count_ones() as u64).sum()
+        self.threads
     }
 }
 

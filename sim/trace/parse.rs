@@ -17,21 +17,22 @@
 //! once into an unnamed temporary file (in `std::env::temp_dir()`, removed from the directory as soon
 //! as it is open; it needs the decompressed size in disk space) and read from there.
 //!
-//! **In memory** ([`parse_kernel`], [`parse_kernel_threads`]: tests, fuzzing, `gpumemsim bench`'s
-//! synthetic traces): every block is parsed at once, so every error is reported before a run, in file
-//! order. With more than one thread, the blocks (found by the first pass) are parsed in parallel; the
-//! kernel and every error are the ones a sequential read gives (a failure makes the text be read again
-//! sequentially).
+//! **In memory** (`memory.rs`: tests, fuzzing, `gpumemsim bench`'s synthetic traces): every block is
+//! parsed at once by the same reader.
 //!
-//! Instruction lines are decoded at the byte level (no allocation per line); the opcode's
-//! classification is cached by PC.
+//! A warp's instruction lines take fast paths: the first pass counts them (a line that starts with a
+//! visible character, found with `memchr`), and decoding reads those in the tracer's own form in one
+//! pass over the bytes (`scan.rs`); every other line goes through [`Reader::line`] and the general
+//! decoder (`decode.rs`), which give every error. The text is checked as UTF-8 once per buffer or
+//! block, not per line. The opcode's classification is cached by PC.
 //!
 //! Every malformed or truncated input is an error naming the file and line: a header value that does
 //! not parse, an instruction line with too few or too many fields, an unknown register, an address
 //! count that does not match the active mask, a warp with fewer instruction lines than its `insts =`
 //! count, a thread block without `#END_TB`, or fewer thread blocks than the grid has.
 
-use super::decode::{parse_hex, parse_inst, OpCache};
+use super::decode::{parse_hex, parse_inst, push_inst, OpCache};
+use super::scan;
 use super::source::{decompress, Kind, Source};
 use super::*;
 use crate::workload::check_launch;
@@ -222,7 +223,7 @@ fn parse_dim3(s: &str) -> Option<[u32; 3]> {
 
 /// The kernel's header as read so far.
 #[derive(Clone, Default)]
-struct Head {
+pub(crate) struct Head {
     name: String,
     id: u32,
     grid: [u32; 3],
@@ -259,6 +260,8 @@ pub(crate) struct OpenBlock {
     pub(crate) regs: Vec<TraceReg>,
     pub(crate) addrs: Vec<u64>,
     pub(crate) unknown: Vec<(String, u64)>,
+    /// Thread instructions (active lanes) so far.
+    pub(crate) threads: u64,
 }
 
 /// The line-by-line reader of one kernel trace, or of one thread block of it: where in the format it
@@ -283,17 +286,17 @@ pub(crate) struct Reader<'f> {
     /// Decoded blocks (when `full`), with their unknown opcodes.
     parsed: Vec<(TraceBlock, Vec<(String, u64)>)>,
     pub(crate) ops: OpCache,
-    live: Option<Arc<AtomicUsize>>,
+    pub(crate) live: Option<Arc<AtomicUsize>>,
     /// Reserve arena room from a block's byte length (one block's text at a time).
     reserve: Option<u64>,
 }
 
 /// What a whole-file read found.
 pub(crate) struct Done {
-    head: Head,
-    entries: Vec<BlockEntry>,
-    block_of_group: Vec<u32>,
-    parsed: Vec<(TraceBlock, Vec<(String, u64)>)>,
+    pub(crate) head: Head,
+    pub(crate) entries: Vec<BlockEntry>,
+    pub(crate) block_of_group: Vec<u32>,
+    pub(crate) parsed: Vec<(TraceBlock, Vec<(String, u64)>)>,
 }
 
 impl Done {
@@ -396,26 +399,80 @@ impl<'f> Reader<'f> {
                 ));
             }
         };
-        let mut rest = text.as_bytes();
-        while !rest.is_empty() {
-            if !self.full && self.warp.is_some_and(|(_, left, _)| left > 0) {
-                let n = self.count_insts(rest);
+        self.text(text, offset)
+    }
+
+    /// Reads the whole lines of `text`, the first at byte `offset` of the file. A warp's instruction
+    /// lines go through the fast paths: counted by [`Reader::count_insts`] in the first pass, read by
+    /// the one-pass reader (`scan.rs`) when decoding; every other line, and each one a fast path
+    /// hands back, through [`Reader::line`].
+    pub(crate) fn text(&mut self, text: &str, offset: &mut u64) -> Result<(), TraceError> {
+        let bytes = text.as_bytes();
+        let mut at = 0;
+        while at < bytes.len() {
+            if self.warp.is_some_and(|(_, left, _)| left > 0) {
+                let n = if self.full {
+                    self.insts_fast(&bytes[at..])
+                } else {
+                    self.count_insts(&bytes[at..])
+                };
                 if n > 0 {
                     *offset += n as u64;
-                    rest = &rest[n..];
+                    at += n;
                     continue;
                 }
             }
-            let end = rest
-                .iter()
-                .position(|&c| c == b'\n')
-                .map_or(rest.len(), |p| p + 1);
-            let piece = &text[text.len() - rest.len()..][..end];
-            self.line(piece, *offset)?;
-            *offset += end as u64;
-            rest = &rest[end..];
+            let end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |p| at + p + 1);
+            self.line(&text[at..end], *offset)?;
+            *offset += (end - at) as u64;
+            at = end;
         }
         Ok(())
+    }
+
+    /// The decoding fast path through a warp's instruction lines: reads the lines at the start of
+    /// `rest` that the one-pass reader takes, up to the number the warp still expects, as
+    /// [`Reader::line`] would; returns the bytes they span (0: let `line` read the next line).
+    fn insts_fast(&mut self, rest: &[u8]) -> usize {
+        let Some((w, left, _)) = self.warp else {
+            return 0;
+        };
+        // The kernel-wide count stays below 2^32 (else `line` reports it).
+        let left = left.min(u32::MAX - self.ninsts);
+        let lineinfo = self.head.lineinfo;
+        let Some(b) = self.block.as_mut() else {
+            return 0;
+        };
+        // The one-pass reader reads lines that end with `\n` (a last line without one goes to `line`).
+        let Some(last) = memchr::memrchr(b'\n', rest) else {
+            return 0;
+        };
+        let Some(mut lines) = scan::Lines::new(&rest[..=last]) else {
+            return 0;
+        };
+        let mut k = 0u32;
+        while k < left {
+            let (regs, addrs) = (b.regs.len(), b.addrs.len());
+            match lines.inst(lineinfo, b) {
+                Some(f) => {
+                    push_inst(f, self.lineno + k + 1, b, &mut self.ops);
+                    k += 1;
+                }
+                None => {
+                    b.regs.truncate(regs);
+                    b.addrs.truncate(addrs);
+                    break;
+                }
+            }
+        }
+        let at = lines.at();
+        self.ninsts += k;
+        self.lineno += k;
+        b.warps[w as usize].len += k;
+        if let Some((_, left, _)) = self.warp.as_mut() {
+            *left -= k;
+        }
+        at
     }
 
     /// The first pass's fast path through a warp's instruction lines: counts the lines at the start
@@ -428,7 +485,7 @@ impl<'f> Reader<'f> {
         };
         let (mut k, mut at) = (0u32, 0usize);
         while k < left && rest.get(at).is_some_and(|c| c.is_ascii_graphic()) {
-            match rest[at..].iter().position(|&c| c == b'\n') {
+            match memchr::memchr(b'\n', &rest[at..]) {
                 Some(p) => at += p + 1,
                 None => break,
             }
@@ -457,10 +514,7 @@ impl<'f> Reader<'f> {
         e: &BlockEntry,
     ) -> Result<(TraceBlock, Vec<(String, u64)>), TraceError> {
         let mut offset = e.offset;
-        for piece in text.split_inclusive('\n') {
-            self.line(piece, offset)?;
-            offset += piece.len() as u64;
-        }
+        self.text(text, &mut offset)?;
         if self.block.is_some() || self.parsed.len() != 1 || self.parsed[0].0.id != e.id {
             return Err(self.err(format!(
                 "thread block {:?} at line {} is not what the first read of this file found there (the \
@@ -554,6 +608,7 @@ impl<'f> Reader<'f> {
                 regs: Vec::with_capacity(guess / 24),
                 addrs: Vec::with_capacity(guess / 40),
                 unknown: Vec::new(),
+                threads: 0,
             });
             self.warp = None;
             return Ok(());
@@ -595,6 +650,7 @@ impl<'f> Reader<'f> {
                     regs: b.regs,
                     addrs: b.addrs,
                     shmem_base: self.head.shmem_base,
+                    threads: b.threads,
                     live: self.live.as_ref().map(Live::new).unwrap_or_default(),
                 };
                 self.parsed.push((block, b.unknown));
@@ -783,121 +839,6 @@ impl<'f> Reader<'f> {
             parsed: self.parsed,
         })
     }
-}
-
-/// Parses the text of one kernel trace; `path` names it in errors and in the result.
-pub fn parse_kernel(text: &str, path: &Path) -> Result<TraceKernel, TraceError> {
-    parse_kernel_threads(text, path, 1)
-}
-
-/// Bytes of thread blocks below which a trace is read on one thread.
-const PARALLEL_MIN_BYTES: usize = 1 << 20;
-/// Most parts a kernel's thread blocks are cut into (one thread each).
-const MAX_PARTS: usize = 64;
-
-/// Reads all of `text` on one thread, decoding every block.
-fn parse_sequential(text: &str, file: &str, live: &Arc<AtomicUsize>) -> Result<Done, TraceError> {
-    let mut r = Reader::new(file, true);
-    r.live = Some(live.clone());
-    let mut offset = 0u64;
-    for piece in text.split_inclusive('\n') {
-        r.line(piece, offset)?;
-        offset += piece.len() as u64;
-    }
-    r.finish()
-}
-
-/// As [`parse_kernel`], decoding the thread blocks on up to `threads` threads: a first pass finds
-/// the blocks, then each thread decodes a run of them, and the blocks are put together in file
-/// order, so the kernel is the same as one thread reads. Any failure makes the whole text be read
-/// again on one thread, so that every error is the one a sequential read reports.
-pub fn parse_kernel_threads(
-    text: &str,
-    path: &Path,
-    threads: usize,
-) -> Result<TraceKernel, TraceError> {
-    let file = path.display().to_string();
-    let live = Arc::new(AtomicUsize::new(0));
-    let done = if threads > 1 && text.len() >= PARALLEL_MIN_BYTES {
-        parse_parallel(text, &file, path, threads, &live)
-            .map_or_else(|| parse_sequential(text, &file, &live), Ok)?
-    } else {
-        parse_sequential(text, &file, &live)?
-    };
-    Ok(assemble(done, path, live))
-}
-
-/// A kernel whose blocks `done` decoded.
-fn assemble(mut done: Done, path: &Path, live: Arc<AtomicUsize>) -> TraceKernel {
-    let parsed = std::mem::take(&mut done.parsed);
-    let mut source = Source::new(Kind::Parsed(Vec::new()), done.entries.len());
-    source.live = live;
-    let mut blocks = Vec::with_capacity(parsed.len());
-    for (i, (b, unknown)) in parsed.into_iter().enumerate() {
-        source.record(i, &b, unknown);
-        blocks.push(Arc::new(b));
-    }
-    source.kind = Kind::Parsed(blocks);
-    done.kernel(path, source)
-}
-
-/// The parallel read of [`parse_kernel_threads`]; `None` when anything fails.
-fn parse_parallel(
-    text: &str,
-    file: &str,
-    path: &Path,
-    threads: usize,
-    live: &Arc<AtomicUsize>,
-) -> Option<Done> {
-    let mut r = Reader::new(file, false);
-    let mut offset = 0u64;
-    for piece in text.split_inclusive('\n') {
-        r.line(piece, offset).ok()?;
-        offset += piece.len() as u64;
-    }
-    let mut done = r.finish().ok()?;
-    // A stand-in kernel for the block readers (header, index); its source is never read.
-    let probe = Done {
-        head: done.head.clone(),
-        entries: std::mem::take(&mut done.entries),
-        block_of_group: Vec::new(),
-        parsed: Vec::new(),
-    }
-    .kernel(path, Source::new(Kind::Parsed(Vec::new()), 0));
-    let parts = threads.min(MAX_PARTS).min(probe.blocks.len()).max(1);
-    let per = probe.blocks.len().div_ceil(parts);
-    let chunks: Vec<&[BlockEntry]> = probe.blocks.chunks(per.max(1)).collect();
-    let results: Vec<Option<Vec<(TraceBlock, Unknown)>>> = std::thread::scope(|s| {
-        let handles: Vec<_> = chunks
-            .iter()
-            .map(|chunk| {
-                let probe = &probe;
-                s.spawn(move || {
-                    let mut ops = OpCache::default();
-                    let mut out = Vec::with_capacity(chunk.len());
-                    for e in chunk.iter() {
-                        let t = text.get(e.offset as usize..(e.offset + e.bytes) as usize)?;
-                        let mut r = Reader::for_block(file, probe, e, ops, live);
-                        let b = r.read_block(t, e).ok()?;
-                        ops = std::mem::take(&mut r.ops);
-                        out.push(b);
-                    }
-                    Some(out)
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().ok().flatten())
-            .collect()
-    });
-    let mut parsed = Vec::with_capacity(probe.blocks.len());
-    for r in results {
-        parsed.extend(r?);
-    }
-    done.entries = probe.blocks;
-    done.parsed = parsed;
-    Some(done)
 }
 
 /// A thread block in a message: its id, or "the thread block" before its `thread block =` line.

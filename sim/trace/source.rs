@@ -156,22 +156,51 @@ impl Source {
     }
 
     pub(crate) fn block(&self, k: &TraceKernel, i: usize) -> Result<Arc<TraceBlock>, TraceError> {
+        if let Kind::Parsed(b) = &self.kind {
+            return Ok(b[i].clone());
+        }
+        // The block's text goes into a buffer kept by the thread (grown, never zeroed again), not
+        // into a fresh zeroed allocation per block; a buffer grown past `KEEP_BYTES` is let go.
+        thread_local! {
+            static TEXT: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        const KEEP_BYTES: usize = 16 << 20;
+        TEXT.with(|cell| match cell.try_borrow_mut() {
+            Ok(mut buf) => {
+                let r = self.read_block(k, i, &mut buf);
+                if buf.capacity() > KEEP_BYTES {
+                    *buf = Vec::new();
+                }
+                r
+            }
+            Err(_) => self.read_block(k, i, &mut Vec::new()),
+        })
+    }
+
+    /// Reads and parses block `i` of a kernel read from its file, with `buf` for its text.
+    fn read_block(
+        &self,
+        k: &TraceKernel,
+        i: usize,
+        buf: &mut Vec<u8>,
+    ) -> Result<Arc<TraceBlock>, TraceError> {
         let e = &k.blocks[i];
         let file = k.file.display().to_string();
         let io = |source| TraceError::Io {
             file: file.clone(),
             source,
         };
-        let mut buf = match &self.kind {
-            Kind::Parsed(b) => return Ok(b[i].clone()),
-            Kind::File { .. } => vec![0u8; e.bytes as usize],
-        };
+        let len = e.bytes as usize;
+        if buf.len() < len {
+            buf.resize(len, 0);
+        }
+        let buf = &mut buf[..len];
         match &self.kind {
-            Kind::Parsed(_) => unreachable!("returned above"),
+            Kind::Parsed(b) => return Ok(b[i].clone()),
             #[cfg(unix)]
             Kind::File { file: f, .. } => {
                 use std::os::unix::fs::FileExt;
-                f.read_exact_at(&mut buf, e.offset).map_err(io)?;
+                f.read_exact_at(buf, e.offset).map_err(io)?;
             }
             #[cfg(not(unix))]
             Kind::File { file: f, lock, .. } => {
@@ -179,10 +208,11 @@ impl Source {
                 use std::io::Read;
                 let mut f: &std::fs::File = f;
                 f.seek(std::io::SeekFrom::Start(e.offset)).map_err(io)?;
-                f.read_exact(&mut buf).map_err(io)?;
+                f.read_exact(buf).map_err(io)?;
             }
         }
-        let text = std::str::from_utf8(&buf).map_err(|err| {
+        let buf = &*buf;
+        let text = std::str::from_utf8(buf).map_err(|err| {
             let at = err.valid_up_to();
             let start = buf[..at]
                 .iter()

@@ -298,3 +298,53 @@ fn a_file_that_is_not_utf8_is_refused_at_its_line_and_column() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn lines_across_the_first_pass_buffer_read_as_a_whole_read_does() {
+    let dir = std::env::temp_dir().join(format!("gpumemsim-stream-edge-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = kernel_text(&synth(SynthAtomics::Distinct, 32, 40));
+    let edge = 1usize << 20; // the first pass's buffer
+    assert!(text.len() > edge + (1 << 19));
+    // The last instruction line that ends at least 2 bytes before the buffer's end gets an immediate
+    // that runs up to it: `pad` bytes, then a 2-byte character across the edge.
+    let line_end = |pad: usize| {
+        let mut p = text[..edge - 2 - pad].rfind('\n').unwrap();
+        while !text[..p].rsplit('\n').next().unwrap().starts_with("0") {
+            p = text[..p].rfind('\n').unwrap();
+        }
+        p
+    };
+    let with_immediate = |pad: usize, after: usize| {
+        let p = line_end(pad);
+        let fill = "x".repeat(edge - 2 - p);
+        let after = "x".repeat(after);
+        format!("{} {fill}é{after}{}", &text[..p], &text[p..])
+    };
+    let cases = [
+        // A character split by the buffer's end.
+        with_immediate(0, 0),
+        // A line longer than the buffer (0.75 MiB before its end, 0.5 MiB after).
+        with_immediate(3 << 18, 1 << 19),
+    ];
+    for (i, t) in cases.iter().enumerate() {
+        assert_eq!(&t.as_bytes()[edge - 1..=edge], "é".as_bytes(), "case {i}");
+        let path = dir.join(format!("kernel-{i}.traceg"));
+        std::fs::write(&path, t).unwrap();
+        let streamed = load_kernel(&path).unwrap();
+        let whole = parse_kernel(t, &path).unwrap();
+        assert_eq!(streamed.blocks, whole.blocks);
+        for b in 0..whole.blocks.len() {
+            assert_eq!(*streamed.block(b).unwrap(), *whole.block(b).unwrap());
+        }
+        // A byte that is not UTF-8 just past the edge: named at its line and column as a whole-file
+        // read names it.
+        let mut bytes = t.as_bytes().to_vec();
+        bytes[edge] = 0xff;
+        std::fs::write(&path, &bytes).unwrap();
+        let file = path.display().to_string();
+        let expected = crate::text::decode(bytes, &file).unwrap_err().to_string();
+        assert_eq!(load_kernel(&path).unwrap_err().to_string(), expected);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
