@@ -116,30 +116,34 @@ impl Scheduler {
 /// reaches it, when it is placed or retired — and debug builds check at every tick that each slot
 /// agrees with its warp.
 pub struct Gates {
-    /// `max(scoreboard.blocked_until, ready_at)`: before then, trying the warp would fail without
-    /// any effect. 0 for an empty slot.
-    try_at: Vec<Time>,
-    ready_at: Vec<Time>,
-    /// Whether the warp has lanes that may run (not exited, not all at a barrier).
-    runnable: Vec<bool>,
-    /// The earliest readiness after some past time among the warp's timed registers (`NEVER`:
-    /// none; 0: not known since the warp last changed). While it lies after the current time it is
-    /// also the earliest after it ([`Scoreboard::next_ready`](super::scoreboard::Scoreboard::next_ready));
-    /// once passed (or unknown), the warp's scoreboard is asked again.
-    timed: Vec<Time>,
+    /// Per warp slot (one record per slot: a visit reads them in a row).
+    slots: Vec<SlotGate>,
     /// Per scheduler, a time no warp of it may be tried before (at most the least `try_at` of its
     /// slots): a scheduler whose warps all wait is passed over with one comparison. A visit that
     /// tries nothing sets it to the least `try_at` it saw; a slot's new `try_at` only lowers it.
     sched_try_at: Vec<Time>,
 }
 
+/// The schedulers' view of one warp slot.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct SlotGate {
+    /// `max(scoreboard.blocked_until, ready_at)`: before then, trying the warp would fail without
+    /// any effect. 0 for an empty slot.
+    try_at: Time,
+    ready_at: Time,
+    /// The earliest readiness after some past time among the warp's timed registers (`NEVER`:
+    /// none; 0: not known since the warp last changed). While it lies after the current time it is
+    /// also the earliest after it ([`Scoreboard::next_ready`](super::scoreboard::Scoreboard::next_ready));
+    /// once passed (or unknown), the warp's scoreboard is asked again.
+    timed: Time,
+    /// Whether the warp has lanes that may run (not exited, not all at a barrier).
+    runnable: bool,
+}
+
 impl Gates {
     pub fn new(slots: usize, schedulers: u32) -> Gates {
         Gates {
-            try_at: vec![0; slots],
-            ready_at: vec![0; slots],
-            runnable: vec![false; slots],
-            timed: vec![0; slots],
+            slots: vec![SlotGate::default(); slots],
             sched_try_at: vec![0; schedulers as usize],
         }
     }
@@ -147,37 +151,35 @@ impl Gates {
     /// Slot `i` holds `w` (or nothing) as it is now.
     #[inline]
     pub fn set(&mut self, i: usize, w: Option<&Warp>) {
-        let (try_at, ready_at, runnable, timed) = Gates::of(w);
+        let g = Gates::of(w);
         let s = i % self.sched_try_at.len();
-        self.sched_try_at[s] = self.sched_try_at[s].min(try_at);
-        self.try_at[i] = try_at;
-        self.ready_at[i] = ready_at;
-        self.runnable[i] = runnable;
-        self.timed[i] = timed;
+        self.sched_try_at[s] = self.sched_try_at[s].min(g.try_at);
+        self.slots[i] = g;
     }
 
     /// The slot's view of `w` (its timed readiness left unknown: asked when needed).
     #[inline]
-    fn of(w: Option<&Warp>) -> (Time, Time, bool, Time) {
+    fn of(w: Option<&Warp>) -> SlotGate {
         match w {
-            Some(w) => (
-                w.scoreboard.blocked_until.max(w.ready_at),
-                w.ready_at,
-                w.runnable() != 0,
-                0,
-            ),
-            None => (0, 0, false, 0),
+            Some(w) => SlotGate {
+                try_at: w.scoreboard.blocked_until.max(w.ready_at),
+                ready_at: w.ready_at,
+                timed: 0,
+                runnable: w.runnable() != 0,
+            },
+            None => SlotGate::default(),
         }
     }
 
     /// Whether slot `i` agrees with `w` at `now` (a known timed readiness still ahead must be the
     /// warp's next one).
     fn agrees(&self, i: usize, w: Option<&Warp>, now: Time) -> bool {
-        let (try_at, ready_at, runnable, _) = Gates::of(w);
-        let t = self.timed[i];
-        (w.is_none() || self.sched_try_at[i % self.sched_try_at.len()] <= try_at)
-            && (self.try_at[i], self.ready_at[i], self.runnable[i]) == (try_at, ready_at, runnable)
-            && (t <= now || w.is_none_or(|w| w.scoreboard.earliest_after(now) == t))
+        let (have, want) = (self.slots[i], Gates::of(w));
+        (w.is_none() || self.sched_try_at[i % self.sched_try_at.len()] <= want.try_at)
+            && (have.try_at, have.ready_at, have.runnable)
+                == (want.try_at, want.ready_at, want.runnable)
+            && (have.timed <= now
+                || w.is_none_or(|w| w.scoreboard.earliest_after(now) == have.timed))
     }
 }
 
@@ -211,14 +213,15 @@ impl Sm {
                     // Only an instruction that issued can free a warp slot (an exit), and the
                     // visit ends there: the slot list is stable while it is read.
                     let i = self.sched.nth(s, first, k);
-                    if self.gates.try_at[i] > now {
+                    let try_at = self.gates.slots[i].try_at;
+                    if try_at > now {
                         // Trying it now would fail without any effect.
-                        least = least.min(self.gates.try_at[i]);
+                        least = least.min(try_at);
                         continue;
                     }
                     let issued = self.try_issue(i, &launch.program, now, &mut lsu_left, ctx);
                     self.gates.set(i, self.warps[i].as_ref());
-                    least = least.min(self.gates.try_at[i]);
+                    least = least.min(self.gates.slots[i].try_at);
                     if issued {
                         if let Some(r) = ctx.rec.as_deref_mut() {
                             r.issued.push(i as u16);
@@ -257,22 +260,22 @@ impl Sm {
         let g = &mut self.gates;
         'scan: for list in &self.sched.slots {
             for &i in list {
-                let i = i as usize;
-                if !g.runnable[i] {
+                let v = &mut g.slots[i as usize];
+                if !v.runnable {
                     continue;
                 }
-                if g.ready_at[i] > now {
-                    wake = wake.min(g.ready_at[i]);
+                if v.ready_at > now {
+                    wake = wake.min(v.ready_at);
                 } else if issued_any {
                     wake = wake.min(next);
                 } else {
-                    if g.timed[i] <= now {
-                        let w = self.warps[i]
+                    if v.timed <= now {
+                        let w = self.warps[i as usize]
                             .as_mut()
                             .expect("a runnable slot holds a warp");
-                        g.timed[i] = w.scoreboard.next_ready(now);
+                        v.timed = w.scoreboard.next_ready(now);
                     }
-                    wake = wake.min(g.timed[i]);
+                    wake = wake.min(v.timed);
                 }
                 if wake <= next {
                     // The tick goes at `max(wake, next)`: the other warps cannot make it earlier.
