@@ -60,10 +60,11 @@ pub struct L2Slice {
     line_bytes: u32,
     tags: TagArray,
     dirty: Vec<bool>,
-    /// `l2.write_validate`, and per way the bytes valid in it (all of them unless a write miss
-    /// allocated it).
+    /// `l2.write_validate`, and the bytes valid in each way a write miss allocated, until they are
+    /// all valid (a way not here holds its whole line): a few ways at a time, so a map instead of
+    /// a mask per way that a large L2 would zero at start.
     write_validate: bool,
-    valid: Vec<u128>,
+    partial: AddrMap<u128>,
     max_mshrs: usize,
     mshrs: AddrMap<Vec<MemReq>>,
     input: VecDeque<MemReq>,
@@ -99,7 +100,7 @@ impl L2Slice {
             tags,
             dirty: vec![false; n],
             write_validate: spec.write_validate,
-            valid: vec![0; n],
+            partial: AddrMap::default(),
             max_mshrs: spec.mshrs as usize,
             mshrs: AddrMap::default(),
             input: VecDeque::new(),
@@ -159,7 +160,7 @@ impl L2Slice {
             self.stats.write_allocs += 1;
             let way = self.install(req.line, ctx, dram);
             if let (Some(w), true) = (way, self.write_validate) {
-                self.valid[w] = 0;
+                self.partial.insert(w as u64, 0);
             }
             self.serve(req, ctx, way);
         } else if !self.fetch(req, ctx, dram) {
@@ -204,10 +205,13 @@ impl L2Slice {
 
     /// Whether way `w` holds the bytes `req` needs (a write needs none; an atomic the whole line).
     fn has_bytes(&self, req: &MemReq, w: usize) -> bool {
+        let Some(&valid) = self.partial.get(&(w as u64)) else {
+            return true;
+        };
         match req.kind {
-            ReqKind::Read { mask } => mask & !self.valid[w] == 0,
+            ReqKind::Read { mask } => mask & !valid == 0,
             ReqKind::Write { .. } => true,
-            ReqKind::Atomic { .. } => self.valid[w] == self.full(),
+            ReqKind::Atomic { .. } => false,
         }
     }
 
@@ -230,7 +234,7 @@ impl L2Slice {
         };
         let way = match here {
             Some(w) => {
-                self.valid[w] = self.full();
+                self.partial.remove(&(w as u64));
                 Some(w)
             }
             None => self.install(line, ctx, dram),
@@ -256,7 +260,9 @@ impl L2Slice {
                     }
                 }
                 self.dirty[w.0 as usize] = false;
-                self.valid[w.0 as usize] = self.full();
+                if !self.partial.is_empty() {
+                    self.partial.remove(&(w.0 as u64));
+                }
                 Some(w.0 as usize)
             }
             None => None,
@@ -300,7 +306,12 @@ impl L2Slice {
                 ctx.mem.write_masked(req.line, &buf, mask);
                 if let Some(w) = way {
                     self.dirty[w] = true;
-                    self.valid[w] |= mask;
+                    if let Some(v) = self.partial.get_mut(&(w as u64)) {
+                        *v |= mask;
+                        if *v == self.full() {
+                            self.partial.remove(&(w as u64));
+                        }
+                    }
                 }
                 (RespKind::WriteAck, 0, ready)
             }
