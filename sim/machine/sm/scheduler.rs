@@ -109,7 +109,7 @@ impl Scheduler {
     }
 }
 
-/// What the schedulers read of each warp slot every tick, as dense arrays beside the warps (a tick
+/// What the schedulers read of each warp slot every tick, one small record per slot beside the warps (a tick
 /// at high occupancy visits dozens of warps, most of them waiting; reading these instead of each
 /// warp's state is what keeps a visit cheap). [`Gates::set`] refreshes a slot from its warp wherever
 /// the warp's readiness may change — after it is tried, when a memory result or a barrier's release
