@@ -151,8 +151,20 @@ impl Gates {
     /// Slot `i` holds `w` (or nothing) as it is now.
     #[inline]
     pub fn set(&mut self, i: usize, w: Option<&Warp>) {
+        let n = self.sched_try_at.len();
+        // A power of two (the presets' four schedulers) needs no division on this per-response path.
+        let s = if n.is_power_of_two() {
+            i & (n - 1)
+        } else {
+            i % n
+        };
+        self.set_in(s, i, w);
+    }
+
+    /// [`Gates::set`] for slot `i` of scheduler `s` (`i mod schedulers`), known to the caller.
+    #[inline]
+    fn set_in(&mut self, s: usize, i: usize, w: Option<&Warp>) {
         let g = Gates::of(w);
-        let s = i % self.sched_try_at.len();
         self.sched_try_at[s] = self.sched_try_at[s].min(g.try_at);
         self.slots[i] = g;
     }
@@ -220,7 +232,7 @@ impl Sm {
                         continue;
                     }
                     let issued = self.try_issue(i, &launch.program, now, &mut lsu_left, ctx);
-                    self.gates.set(i, self.warps[i].as_ref());
+                    self.gates.set_in(s, i, self.warps[i].as_ref());
                     least = least.min(self.gates.slots[i].try_at);
                     if issued {
                         if let Some(r) = ctx.rec.as_deref_mut() {
