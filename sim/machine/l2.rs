@@ -306,7 +306,10 @@ impl L2Slice {
                 ctx.mem.write_masked(req.line, &buf, mask);
                 if let Some(w) = way {
                     self.dirty[w] = true;
-                    if let Some(v) = self.partial.get_mut(&(w as u64)) {
+                    if let Some(v) = (!self.partial.is_empty())
+                        .then(|| self.partial.get_mut(&(w as u64)))
+                        .flatten()
+                    {
                         *v |= mask;
                         if *v == self.full() {
                             self.partial.remove(&(w as u64));

@@ -174,7 +174,8 @@ pub fn load_kernel(path: &Path) -> Result<TraceKernel, TraceError> {
             Some(last) => {
                 let mut start = 0;
                 if !carry.is_empty() {
-                    let nl = buf.iter().position(|&c| c == b'\n').expect("one at `last`");
+                    // There is one at `last` at the latest.
+                    let nl = buf.iter().position(|&c| c == b'\n').unwrap_or(last);
                     carry.extend_from_slice(&buf[..=nl]);
                     r.lines(&carry, &mut offset)?;
                     carry.clear();

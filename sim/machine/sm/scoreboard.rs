@@ -121,18 +121,10 @@ impl Scoreboard {
     /// that are ready by `now` from the timed list.
     #[inline]
     pub fn next_ready(&mut self, now: Time) -> Time {
-        let mut wake = NEVER;
         let ready = &self.ready;
-        self.timed.retain(|&r| {
-            let t = ready[r as usize];
-            if t > now && t != NEVER {
-                wake = wake.min(t);
-                true
-            } else {
-                false
-            }
-        });
-        wake
+        self.timed
+            .retain(|&r| ready[r as usize] > now && ready[r as usize] != NEVER);
+        self.earliest_after(now)
     }
 }
 
