@@ -15,6 +15,7 @@ use super::barrier::BarrierWait;
 use super::scoreboard::Scoreboard;
 use crate::engine::Time;
 use crate::machine::ordering::InFlight;
+use std::cell::Cell;
 use std::fmt;
 
 /// Backward branches a divergent lane group may take before the scheduler rotates to other lanes.
@@ -82,6 +83,9 @@ pub enum Flow {
         regs: Vec<u64>,
         spin: u32,
         rotate_from: Option<u32>,
+        /// The last [`Warp::select`] answer and the runnable lanes it was for; `pc` changes only in
+        /// [`Flow::advance`] and [`Warp::branch`], which keep it right or clear it.
+        sel: Cell<Selected>,
     },
     /// A trace: the warp's instructions `next..end` (indices into the trace kernel's instructions).
     Stream { next: u32, end: u32 },
@@ -95,6 +99,7 @@ impl Flow {
             regs,
             spin: 0,
             rotate_from: None,
+            sel: Cell::default(),
         }
     }
 
@@ -102,15 +107,42 @@ impl Flow {
     #[inline]
     pub fn advance(&mut self, mask: u64) {
         match self {
-            Flow::Simt { pc, .. } => {
+            Flow::Simt { pc, sel, .. } => {
                 let mut m = mask;
                 while m != 0 {
                     let l = m.trailing_zeros() as usize;
                     m &= m - 1;
                     pc[l] += 1;
                 }
+                sel.set(sel.get().moved(mask, |at| at + 1));
             }
             Flow::Stream { next, .. } => *next += 1,
+        }
+    }
+}
+
+/// A memo of [`Warp::select`]: for the runnable lanes `cand` (0: none remembered), the PC `at` and
+/// the lanes `mask` at it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Selected {
+    cand: u64,
+    at: u32,
+    mask: u64,
+}
+
+impl Selected {
+    /// After the lanes in `moved` changed PC by `to`: when they were exactly the lanes remembered,
+    /// all at one PC, they are all at `to(at)` together, which is the answer again (every candidate
+    /// at one PC is selected whatever the rotation); otherwise the memo is dropped.
+    #[inline]
+    fn moved(self, moved: u64, to: impl Fn(u32) -> u32) -> Selected {
+        if self.cand != 0 && moved == self.mask && self.mask == self.cand {
+            Selected {
+                at: to(self.at),
+                ..self
+            }
+        } else {
+            Selected::default()
         }
     }
 }
@@ -222,13 +254,20 @@ impl Warp {
     pub fn select(&self) -> Option<(u32, u64)> {
         let cand = self.runnable();
         let Flow::Simt {
-            pc, rotate_from, ..
+            pc,
+            rotate_from,
+            sel,
+            ..
         } = &self.flow
         else {
             return None;
         };
         if cand == 0 {
             return None;
+        }
+        let last = sel.get();
+        if last.cand == cand {
+            return Some((last.at, last.mask));
         }
         let mut min = u32::MAX;
         let mut above: Option<u32> = None;
@@ -257,6 +296,7 @@ impl Warp {
                 mask |= 1 << l;
             }
         }
+        sel.set(Selected { cand, at, mask });
         Some((at, mask))
     }
 
@@ -276,11 +316,13 @@ impl Warp {
             regs,
             spin,
             rotate_from,
+            sel,
         } = &mut self.flow
         else {
             unreachable!("kernel instructions run on SIMT warps");
         };
         let mut any = false;
+        let mut all = true;
         let mut m = mask;
         while m != 0 {
             let l = m.trailing_zeros() as usize;
@@ -290,7 +332,16 @@ impl Warp {
                 any = true;
             } else {
                 pcs[l] += 1;
+                all = false;
             }
+        }
+        // A uniform branch keeps the selected lanes together (at either PC, rotation or not).
+        sel.set(
+            sel.get()
+                .moved(mask, |at| if all { target } else { at + 1 }),
+        );
+        if any && !all {
+            sel.set(Selected::default());
         }
         if any && target <= pc {
             self.back_branches += 1;
