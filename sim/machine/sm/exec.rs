@@ -112,13 +112,13 @@ impl Sm {
                 self.warps[wi] = Some(w);
             }
             Inst::ReadSpecial { dst, which } => {
-                let vals: Vec<(usize, u64)> = lanes(mask)
-                    .map(|l| (l, self.special(wi, l, which, now)))
-                    .collect();
+                let mut vals = [0u64; 64];
+                self.specials(wi, mask, which, now, &mut vals);
                 let lat = self.latency(LatencyClass::IntAlu);
                 let w = self.warps[wi].as_mut().expect("live");
-                for (l, v) in vals {
-                    w.regs_mut()[dst as usize * ws + l] = v;
+                let row = &mut w.regs_mut()[dst as usize * ws..];
+                for l in lanes(mask) {
+                    row[l] = vals[l];
                 }
                 w.scoreboard.ready_later(dst, now + lat);
                 w.flow.advance(mask);

@@ -12,7 +12,7 @@
 
 use super::barrier::Barriers;
 use super::warp::{Flow, Stall, Warp};
-use super::Sm;
+use super::{lanes, Sm};
 use crate::engine::Time;
 use crate::ir::{Kernel, Reg, Special};
 use crate::machine::domain::Ctx;
@@ -321,45 +321,73 @@ impl Sm {
         }
     }
 
-    /// Special register `s` as lane `lane` of warp `wi` reads it at `now`.
-    pub(super) fn special(&self, wi: usize, lane: usize, s: Special, now: Time) -> u64 {
+    /// Special register `s` as each lane of `mask` of warp `wi` reads it at `now`, into `out` by
+    /// lane. The group's coordinates are found once per warp, and per lane only the dimensions the
+    /// register needs (a division each).
+    pub(super) fn specials(&self, wi: usize, mask: u64, s: Special, now: Time, out: &mut [u64; 64]) {
         let w = self.warps[wi].as_ref().expect("live warp");
         let g = self.groups[w.group_slot].as_ref().expect("resident group");
-        let gs = self.launch.geo.group_size;
-        let ng = self.launch.geo.groups;
-        let local_lin = w.warp_in_group as u64 * self.ws as u64 + lane as u64;
-        let lid = [
-            local_lin % gs[0] as u64,
-            (local_lin / gs[0] as u64) % gs[1] as u64,
-            local_lin / (gs[0] as u64 * gs[1] as u64),
-        ];
+        let gs = self.launch.geo.group_size.map(|x| x as u64);
+        let ng = self.launch.geo.groups.map(|x| x as u64);
+        let first = w.warp_in_group as u64 * self.ws as u64;
         let gid = [
-            g.group % ng[0] as u64,
-            (g.group / ng[0] as u64) % ng[1] as u64,
-            g.group / (ng[0] as u64 * ng[1] as u64),
+            g.group % ng[0],
+            (g.group / ng[0]) % ng[1],
+            g.group / (ng[0] * ng[1]),
         ];
-        match s {
-            Special::GlobalId(d) => gid[d.index()] * gs[d.index()] as u64 + lid[d.index()],
-            Special::LocalId(d) => lid[d.index()],
-            Special::GroupId(d) => gid[d.index()],
-            Special::GlobalSize(d) => gs[d.index()] as u64 * ng[d.index()] as u64,
-            Special::LocalSize(d) => gs[d.index()] as u64,
-            Special::NumGroups(d) => ng[d.index()] as u64,
-            Special::GlobalLinearId => {
-                let gx = gid[0] * gs[0] as u64 + lid[0];
-                let gy = gid[1] * gs[1] as u64 + lid[1];
-                let gz = gid[2] * gs[2] as u64 + lid[2];
-                let (sx, sy) = (gs[0] as u64 * ng[0] as u64, gs[1] as u64 * ng[1] as u64);
-                gx + sx * (gy + sy * gz)
+        // The work-item's coordinate `d` in its group, from its linear id.
+        let lid = |lin: u64, d: usize| match d {
+            0 => lin % gs[0],
+            1 => (lin / gs[0]) % gs[1],
+            _ => lin / (gs[0] * gs[1]),
+        };
+        let uniform = |v: u64, out: &mut [u64; 64]| {
+            for l in lanes(mask) {
+                out[l] = v;
             }
-            Special::LocalLinearId => local_lin,
-            Special::GroupLinearId => g.group,
-            Special::Lane => lane as u64,
-            Special::SubGroupId => w.warp_in_group as u64,
-            Special::SubGroupSize => self.ws as u64,
-            Special::NumSubGroups => g.threads.div_ceil(self.ws) as u64,
-            Special::SmId => self.id as u64,
-            Special::Clock => self.clock.cycle_of(now),
+        };
+        match s {
+            Special::GlobalId(d) => {
+                let (d, base) = (d.index(), gid[d.index()] * gs[d.index()]);
+                for l in lanes(mask) {
+                    out[l] = base + lid(first + l as u64, d);
+                }
+            }
+            Special::LocalId(d) => {
+                for l in lanes(mask) {
+                    out[l] = lid(first + l as u64, d.index());
+                }
+            }
+            Special::GlobalLinearId => {
+                let (sx, sy) = (gs[0] * ng[0], gs[1] * ng[1]);
+                for l in lanes(mask) {
+                    let lin = first + l as u64;
+                    let gx = gid[0] * gs[0] + lid(lin, 0);
+                    let gy = gid[1] * gs[1] + lid(lin, 1);
+                    let gz = gid[2] * gs[2] + lid(lin, 2);
+                    out[l] = gx + sx * (gy + sy * gz);
+                }
+            }
+            Special::LocalLinearId => {
+                for l in lanes(mask) {
+                    out[l] = first + l as u64;
+                }
+            }
+            Special::Lane => {
+                for l in lanes(mask) {
+                    out[l] = l as u64;
+                }
+            }
+            Special::GroupId(d) => uniform(gid[d.index()], out),
+            Special::GlobalSize(d) => uniform(gs[d.index()] * ng[d.index()], out),
+            Special::LocalSize(d) => uniform(gs[d.index()], out),
+            Special::NumGroups(d) => uniform(ng[d.index()], out),
+            Special::GroupLinearId => uniform(g.group, out),
+            Special::SubGroupId => uniform(w.warp_in_group as u64, out),
+            Special::SubGroupSize => uniform(self.ws as u64, out),
+            Special::NumSubGroups => uniform(g.threads.div_ceil(self.ws) as u64, out),
+            Special::SmId => uniform(self.id as u64, out),
+            Special::Clock => uniform(self.clock.cycle_of(now), out),
         }
     }
 }
