@@ -14,6 +14,15 @@ use crate::machine::msg::{Event, L1Req};
 use crate::machine::ordering::{self, Access, Rule};
 use crate::machine::races::RaceEvent;
 
+/// The value of operand `o` in lane `lane`, from a warp's registers `regs` (`regs[r * ws + lane]`).
+#[inline]
+fn operand(regs: &[u64], o: Operand, ws: usize, lane: usize) -> u64 {
+    match o {
+        Operand::Reg(r) => regs[r as usize * ws + lane],
+        Operand::Imm(v) => v,
+    }
+}
+
 impl Sm {
     /// Issues the instruction at the lowest PC of kernel warp `wi`.
     pub(super) fn try_issue_kernel(
@@ -64,16 +73,9 @@ impl Sm {
     /// The value of operand `o` in lane `lane`.
     #[inline]
     pub(super) fn val(&self, w: &Warp, o: Operand, lane: usize) -> u64 {
-        match o {
-            Operand::Reg(r) => w.regs()[r as usize * self.ws as usize + lane],
-            Operand::Imm(v) => v,
-        }
+        operand(w.regs(), o, self.ws as usize, lane)
     }
 
-    #[inline]
-    fn set(&self, w: &mut Warp, r: Reg, lane: usize, v: u64) {
-        w.regs_mut()[r as usize * self.ws as usize + lane] = v;
-    }
 
     #[inline]
     fn latency(&self, c: LatencyClass) -> Time {
@@ -101,15 +103,14 @@ impl Sm {
         let invalidate = rule.acquire.is_some_and(|a| a.invalidate_l1);
         match *inst {
             Inst::Mov { dst, src } => {
-                let mut w = self.warps[wi].take().expect("live");
+                let lat = self.latency(LatencyClass::IntAlu);
+                let w = self.warps[wi].as_mut().expect("live");
+                let regs = w.regs_mut();
                 for l in lanes(mask) {
-                    let v = self.val(&w, src, l);
-                    self.set(&mut w, dst, l, v);
+                    regs[dst as usize * ws + l] = operand(regs, src, ws, l);
                 }
-                w.scoreboard
-                    .ready_later(dst, now + self.latency(LatencyClass::IntAlu));
+                w.scoreboard.ready_later(dst, now + lat);
                 w.flow.advance(mask);
-                self.warps[wi] = Some(w);
             }
             Inst::ReadSpecial { dst, which } => {
                 let mut vals = [0u64; 64];
@@ -124,13 +125,14 @@ impl Sm {
                 w.flow.advance(mask);
             }
             Inst::Alu { op, ty, dst, a, b } => {
-                let mut w = self.warps[wi].take().expect("live");
+                let lat = self.latency(class_of(op, ty));
+                let w = self.warps[wi].as_mut().expect("live");
+                let regs = w.regs_mut();
                 for l in lanes(mask) {
-                    let (x, y) = (self.val(&w, a, l), self.val(&w, b, l));
+                    let (x, y) = (operand(regs, a, ws, l), operand(regs, b, ws, l));
                     match alu(op, ty, x, y) {
-                        Some(v) => self.set(&mut w, dst, l, v),
+                        Some(v) => regs[dst as usize * ws + l] = v,
                         None => {
-                            self.warps[wi] = Some(w);
                             let name = alu::op_name(op);
                             let msg = format!("integer division by zero ({name} {})", ty.name());
                             self.fail(wi, pc, l, msg);
@@ -138,41 +140,35 @@ impl Sm {
                         }
                     }
                 }
-                w.scoreboard
-                    .ready_later(dst, now + self.latency(class_of(op, ty)));
+                w.scoreboard.ready_later(dst, now + lat);
                 w.flow.advance(mask);
-                self.warps[wi] = Some(w);
             }
             Inst::Cmp { op, ty, dst, a, b } => {
-                let mut w = self.warps[wi].take().expect("live");
-                for l in lanes(mask) {
-                    let (x, y) = (self.val(&w, a, l), self.val(&w, b, l));
-                    self.set(&mut w, dst, l, cmp(op, ty, x, y) as u64);
-                }
                 let class = if ty.is_float() {
                     LatencyClass::FpAlu
                 } else {
                     LatencyClass::IntAlu
                 };
-                w.scoreboard.ready_later(dst, now + self.latency(class));
+                let lat = self.latency(class);
+                let w = self.warps[wi].as_mut().expect("live");
+                let regs = w.regs_mut();
+                for l in lanes(mask) {
+                    let (x, y) = (operand(regs, a, ws, l), operand(regs, b, ws, l));
+                    regs[dst as usize * ws + l] = cmp(op, ty, x, y) as u64;
+                }
+                w.scoreboard.ready_later(dst, now + lat);
                 w.flow.advance(mask);
-                self.warps[wi] = Some(w);
             }
             Inst::Select { dst, cond, a, b } => {
-                let mut w = self.warps[wi].take().expect("live");
+                let lat = self.latency(LatencyClass::IntAlu);
+                let w = self.warps[wi].as_mut().expect("live");
+                let regs = w.regs_mut();
                 for l in lanes(mask) {
-                    let c = w.regs()[cond as usize * ws + l] != 0;
-                    let v = if c {
-                        self.val(&w, a, l)
-                    } else {
-                        self.val(&w, b, l)
-                    };
-                    self.set(&mut w, dst, l, v);
+                    let c = regs[cond as usize * ws + l] != 0;
+                    regs[dst as usize * ws + l] = operand(regs, if c { a } else { b }, ws, l);
                 }
-                w.scoreboard
-                    .ready_later(dst, now + self.latency(LatencyClass::IntAlu));
+                w.scoreboard.ready_later(dst, now + lat);
                 w.flow.advance(mask);
-                self.warps[wi] = Some(w);
             }
             Inst::Cvt { dst, src, from, to } => {
                 let lat = self.latency(LatencyClass::FpAlu);
