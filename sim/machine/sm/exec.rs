@@ -76,7 +76,6 @@ impl Sm {
         operand(w.regs(), o, self.ws as usize, lane)
     }
 
-
     #[inline]
     fn latency(&self, c: LatencyClass) -> Time {
         self.clock.cycles(latency_of(&self.lat, c))

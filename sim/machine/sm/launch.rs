@@ -324,7 +324,14 @@ impl Sm {
     /// Special register `s` as each lane of `mask` of warp `wi` reads it at `now`, into `out` by
     /// lane. The group's coordinates are found once per warp, and per lane only the dimensions the
     /// register needs (a division each).
-    pub(super) fn specials(&self, wi: usize, mask: u64, s: Special, now: Time, out: &mut [u64; 64]) {
+    pub(super) fn specials(
+        &self,
+        wi: usize,
+        mask: u64,
+        s: Special,
+        now: Time,
+        out: &mut [u64; 64],
+    ) {
         let w = self.warps[wi].as_ref().expect("live warp");
         let g = self.groups[w.group_slot].as_ref().expect("resident group");
         let gs = self.launch.geo.group_size.map(|x| x as u64);
