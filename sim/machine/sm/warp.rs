@@ -147,6 +147,39 @@ impl Selected {
     }
 }
 
+/// The SIMT rule behind [`Warp::select`]: of the lanes `cand`, those at the lowest PC, or after a
+/// rotation (`rotate_from`: the spin loop's branch) those at the lowest PC above it if any is.
+fn lowest(pc: &[u32], rotate_from: Option<u32>, cand: u64) -> (u32, u64) {
+    let mut min = u32::MAX;
+    let mut above: Option<u32> = None;
+    let mut m = cand;
+    while m != 0 {
+        let l = m.trailing_zeros() as usize;
+        m &= m - 1;
+        let p = pc[l];
+        min = min.min(p);
+        if let Some(r) = rotate_from {
+            if p > r && above.is_none_or(|a| p < a) {
+                above = Some(p);
+            }
+        }
+    }
+    let at = match (rotate_from, above) {
+        (Some(_), Some(a)) => a,
+        _ => min,
+    };
+    let mut mask = 0u64;
+    let mut m = cand;
+    while m != 0 {
+        let l = m.trailing_zeros() as usize;
+        m &= m - 1;
+        if pc[l] == at {
+            mask |= 1 << l;
+        }
+    }
+    (at, mask)
+}
+
 pub struct Warp {
     pub group_slot: usize,
     /// The work-group's id (kept for the warp's in-flight operations after its group has finished).
@@ -267,35 +300,14 @@ impl Warp {
         }
         let last = sel.get();
         if last.cand == cand {
+            debug_assert_eq!(
+                (last.at, last.mask),
+                lowest(pc, *rotate_from, cand),
+                "the remembered selection is the rule's"
+            );
             return Some((last.at, last.mask));
         }
-        let mut min = u32::MAX;
-        let mut above: Option<u32> = None;
-        let mut m = cand;
-        while m != 0 {
-            let l = m.trailing_zeros() as usize;
-            m &= m - 1;
-            let p = pc[l];
-            min = min.min(p);
-            if let Some(r) = *rotate_from {
-                if p > r && above.is_none_or(|a| p < a) {
-                    above = Some(p);
-                }
-            }
-        }
-        let at = match (*rotate_from, above) {
-            (Some(_), Some(a)) => a,
-            _ => min,
-        };
-        let mut mask = 0u64;
-        let mut m = cand;
-        while m != 0 {
-            let l = m.trailing_zeros() as usize;
-            m &= m - 1;
-            if pc[l] == at {
-                mask |= 1 << l;
-            }
-        }
+        let (at, mask) = lowest(pc, *rotate_from, cand);
         sel.set(Selected { cand, at, mask });
         Some((at, mask))
     }
