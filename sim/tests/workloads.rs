@@ -742,3 +742,91 @@ fn the_summary_says_what_its_atomic_counts_and_waits_count() {
         assert!(s.contains(want), "{want:?} not in\n{s}");
     }
 }
+
+/// Special registers on a three-dimensional launch (groups 3×2×2 of 4×3×2 work-items, warps of 8 on
+/// the tiny config, so warps straddle the group's rows and planes): every work-item's ids, sizes and
+/// linear ids, as the OpenCL/SYCL definitions give them from its coordinates.
+#[test]
+fn special_registers_follow_the_work_items_coordinates_in_three_dimensions() {
+    let names = [
+        "global_id.x",
+        "global_id.y",
+        "global_id.z",
+        "local_id.x",
+        "local_id.y",
+        "local_id.z",
+        "group_id.x",
+        "group_id.y",
+        "group_id.z",
+        "global_linear_id",
+        "local_linear_id",
+        "group_linear_id",
+        "global_size.y",
+        "local_size.z",
+        "num_groups.x",
+        "sub_group_id",
+        "sub_group_local_id",
+    ];
+    let n = names.len();
+    let (gs, ng) = ([4u64, 3, 2], [3u64, 2, 2]);
+    let items = gs.iter().product::<u64>() * ng.iter().product::<u64>();
+    let mut src = format!(
+        "groups {}, {}, {}\ngroup_size {}, {}, {}\nbuffer out: u64[{}]\nkernel k {{\n    reg %g, %a, %v\n    \
+         mov.u64 %g, %global_linear_id\n",
+        ng[0], ng[1], ng[2], gs[0], gs[1], gs[2], items * n as u64
+    );
+    for (k, name) in names.iter().enumerate() {
+        src += &format!(
+            "    mul.u64 %a, %g, {n}\n    add.u64 %a, %a, {k}\n    mov.u64 %v, %{name}\n    \
+             st.u64 out[%a], %v\n"
+        );
+    }
+    src += "}\n";
+    let wl = kernel::parse(&src, "t.kern", &[]).unwrap_or_else(|e| panic!("{e}\n{src}"));
+    let r = run_on(&tiny(), &wl);
+    let out = buffer(&wl, &r, "out");
+    let ws = tiny().sm.warp_size as u64;
+    let mut seen = 0;
+    for group in 0..ng.iter().product::<u64>() {
+        let gid = [
+            group % ng[0],
+            group / ng[0] % ng[1],
+            group / (ng[0] * ng[1]),
+        ];
+        for lin in 0..gs.iter().product::<u64>() {
+            let lid = [lin % gs[0], lin / gs[0] % gs[1], lin / (gs[0] * gs[1])];
+            let g: Vec<u64> = (0..3).map(|d| gid[d] * gs[d] + lid[d]).collect();
+            let (sx, sy) = (gs[0] * ng[0], gs[1] * ng[1]);
+            let linear = g[0] + sx * (g[1] + sy * g[2]);
+            let want = [
+                g[0],
+                g[1],
+                g[2],
+                lid[0],
+                lid[1],
+                lid[2],
+                gid[0],
+                gid[1],
+                gid[2],
+                linear,
+                lin,
+                group,
+                sy,
+                gs[2],
+                ng[0],
+                lin / ws,
+                lin % ws,
+            ];
+            let got = &out[linear as usize * n..][..n];
+            for k in 0..n {
+                assert_eq!(
+                    got[k], want[k],
+                    "{} of group {gid:?} item {lid:?}",
+                    names[k]
+                );
+            }
+            seen += 1;
+        }
+    }
+    assert_eq!(seen, items);
+}
