@@ -67,6 +67,8 @@ pub struct L2Slice {
     partial: AddrMap<u128>,
     max_mshrs: usize,
     mshrs: AddrMap<Vec<MemReq>>,
+    /// Emptied waiter lists of filled MSHRs, reused by the next misses (no allocation per miss).
+    spare: Vec<Vec<MemReq>>,
     input: VecDeque<MemReq>,
     tick_pending: bool,
     stalled_since: Option<Time>,
@@ -103,6 +105,7 @@ impl L2Slice {
             partial: AddrMap::default(),
             max_mshrs: spec.mshrs as usize,
             mshrs: AddrMap::default(),
+            spare: Vec::new(),
             input: VecDeque::new(),
             tick_pending: false,
             stalled_since: None,
@@ -190,7 +193,9 @@ impl L2Slice {
             }
             ctx.q.at_or_now(done, Event::DramFill(self.id, req.line));
         }
-        self.mshrs.insert(req.line, vec![req]);
+        let mut waiters = self.spare.pop().unwrap_or_default();
+        waiters.push(req);
+        self.mshrs.insert(req.line, waiters);
         true
     }
 
@@ -223,7 +228,7 @@ impl L2Slice {
 
     /// DRAM delivered `line`: install it and serve everything that waited for it, in arrival order.
     pub fn fill(&mut self, line: u64, ctx: &mut Ctx, dram: &mut Dram) {
-        let Some(waiters) = self.mshrs.remove(&line) else {
+        let Some(mut waiters) = self.mshrs.remove(&line) else {
             return;
         };
         // With write-validate the line may be here already, partly valid: the fill completes it.
@@ -239,9 +244,10 @@ impl L2Slice {
             }
             None => self.install(line, ctx, dram),
         };
-        for r in waiters {
+        for r in waiters.drain(..) {
             self.serve(r, ctx, way);
         }
+        self.spare.push(waiters);
         if let Some(since) = self.stalled_since.take() {
             self.stats.mshr_stall_ps += ctx.now() - since;
             self.wake(ctx);

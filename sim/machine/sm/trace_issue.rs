@@ -21,6 +21,9 @@ use crate::machine::msg::{Event, L1Req};
 use crate::machine::ordering::{Access, Rule};
 use crate::trace::{TraceAccess, TraceBlock, TraceInst, TraceMem, TraceOp, TraceSpace};
 
+/// A traced store's data: traces carry no values (one array for all, not zeroed per store).
+static NO_VALUES: [u64; 64] = [0; 64];
+
 impl Sm {
     /// Issues the next traced instruction of warp `wi`, if its registers, ordering and the LSU allow.
     pub(super) fn try_issue_trace(
@@ -170,7 +173,7 @@ impl Sm {
         };
         match m.access {
             TraceAccess::Load => self.issue_load(&a, 0, now, ctx),
-            TraceAccess::Store => self.issue_store(&a, &[0u64; 64], now, ctx),
+            TraceAccess::Store => self.issue_store(&a, &NO_VALUES, now, ctx),
             TraceAccess::Atomic { op, returning } => {
                 let ty = if width >= 8 { Ty::U64 } else { Ty::U32 };
                 let mut all = Vec::with_capacity(mask.count_ones() as usize);
