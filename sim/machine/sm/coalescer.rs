@@ -51,14 +51,16 @@ pub fn coalesce(
         let line = a0 & !offset_mask;
         let off0 = a0 & offset_mask;
         let mut n = 1;
-        // Inside the line before the address is formed: no overflow at the top of the address space.
-        while w > 0
-            && l + n < 64
-            && m & (1 << (l + n)) != 0
-            && off0 + (n as u64 + 1) * w <= line_bytes as u64
-            && addrs[l + n] == a0 + n as u64 * w
-        {
-            n += 1;
+        if w > 0 {
+            // At most the active lanes in a row from `l`, and the accesses that fit in the line from
+            // `off0` (at least one: no access crosses a line), so every address formed lies inside
+            // the line: no overflow at the top of the address space.
+            let in_a_row = (!(m >> l)).trailing_zeros() as usize;
+            let fit = ((line_bytes as u64 - off0) / w) as usize;
+            let most = in_a_row.min(fit);
+            while n < most && addrs[l + n] == a0 + n as u64 * w {
+                n += 1;
+            }
         }
         let run = if n == 64 {
             u64::MAX
