@@ -119,6 +119,8 @@ pub struct L1 {
     data: LineStore,
     valid: Vec<u32>,
     mshrs: Pool<Mshr>,
+    /// Emptied waiter lists of completed fills, reused by the next misses (no allocation per miss).
+    spare_waiters: Vec<Vec<Waiter>>,
     mshr_of_line: AddrMap<u32>,
     live_mshrs: usize,
     max_mshrs: usize,
@@ -172,6 +174,7 @@ impl L1 {
             data: LineStore::new(n, res.values),
             valid: vec![0; n],
             mshrs: Pool::default(),
+            spare_waiters: Vec::new(),
             mshr_of_line: AddrMap::default(),
             live_mshrs: 0,
             max_mshrs: c.mshrs as usize,
@@ -517,6 +520,8 @@ impl L1 {
         // answered from the fill's own bytes, and a sector left out would read as zeros. (The local
         // writes in a valid sector are not lost: they reached the slice earlier on this FIFO path.)
         let need = sectors;
+        let mut waiters = self.spare_waiters.pop().unwrap_or_default();
+        waiters.push(waiter);
         let mi = self.mshrs.alloc(Mshr {
             line,
             epoch: self.epoch,
@@ -524,7 +529,7 @@ impl L1 {
             outstanding: 1,
             data: [0u8; MAX_LINE],
             overlays: Vec::new(),
-            waiters: vec![waiter],
+            waiters,
             live: true,
             detached: false,
         });
@@ -681,7 +686,7 @@ impl L1 {
         let m = self.mshrs.get_mut(mi);
         m.live = false;
         let (line, epoch, sectors, detached) = (m.line, m.epoch, m.sectors, m.detached);
-        let waiters = std::mem::take(&mut m.waiters);
+        let mut waiters = std::mem::take(&mut m.waiters);
         let overlays = std::mem::take(&mut m.overlays);
         let base = m.data;
         self.mshrs.release(mi);
@@ -736,7 +741,7 @@ impl L1 {
                 }
             }
         }
-        for w in waiters {
+        for w in waiters.drain(..) {
             match w {
                 Waiter::Load { who, overlays_seen } => {
                     if let (Some(p), Requester::Warp { op, .. }) = (ctx.prov.as_deref_mut(), who) {
@@ -783,6 +788,7 @@ impl L1 {
                 },
             }
         }
+        self.spare_waiters.push(waiters);
         if !self.input.is_empty() {
             ctx.q.after(0, Event::L1Retry(self.sm));
         }
