@@ -196,7 +196,7 @@ pub fn build(cfg: &GpuConfig, mem: GlobalMemory, launch: &Arc<Launch>, seed: u64
             out: Outbox::default(),
             rng: SplitMix64::stream(seed, SM_STREAM + i as u64),
             sink: SinkPort::new(cfg.l2.slices as usize),
-            inbox: Vec::new(),
+            inbox: Default::default(),
             notices: Vec::new(),
             progress: 0,
             halted: false,
@@ -223,7 +223,7 @@ pub fn build(cfg: &GpuConfig, mem: GlobalMemory, launch: &Arc<Launch>, seed: u64
             out: Outbox::default(),
             rng: SplitMix64::stream(seed, PARTITION_STREAM + p as u64),
             sinks: vec![SinkPort::new(nsm); spp],
-            inbox: Vec::new(),
+            inbox: Default::default(),
             prov: None,
             rec: None,
         })

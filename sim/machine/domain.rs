@@ -19,7 +19,7 @@ use super::l1::L1;
 use super::l2::L2Slice;
 use super::memory::GlobalMemory;
 use super::msg::Event;
-use super::outbox::{Outbox, Outgoing};
+use super::outbox::{Inbox, Outbox};
 use super::pool::{LineBuf, Pool};
 use super::provenance::Provenance;
 use super::sm::{Sm, SmNotices};
@@ -66,7 +66,7 @@ pub struct SmDomain {
     pub sink: SinkPort,
     /// Crossbar messages for this domain, put here at the barrier in (sending domain, order sent)
     /// order and received by [`SmDomain::receive_mail`].
-    pub inbox: Vec<Outgoing>,
+    pub inbox: Inbox,
     /// What the SM reported during the window, with when: finished groups, exits, errors.
     pub notices: Vec<(Time, SmNotices)>,
     /// Events counted by the SM that can happen only finitely often (lanes exited, traced
@@ -100,7 +100,7 @@ pub struct PartDomain {
     /// The receiving side of each slice's request port.
     pub sinks: Vec<SinkPort>,
     /// Crossbar messages for these slices, as in [`SmDomain::inbox`].
-    pub inbox: Vec<Outgoing>,
+    pub inbox: Inbox,
     /// Access provenance, when recorded.
     pub prov: Option<Box<Provenance>>,
     /// As [`SmDomain::rec`].
@@ -127,12 +127,6 @@ impl Work<'_> {
             Work::Part(d) => d.receive_mail(end),
         }
     }
-}
-
-/// Sorts an inbox filled in (sending domain, order sent) order into the barrier's delivery order
-/// (arrival time, sending domain, order sent): a stable sort by arrival.
-fn delivery_order(inbox: &mut [Outgoing]) {
-    inbox.sort_by_key(|o| o.transit.arrive);
 }
 
 macro_rules! dctx {
@@ -243,16 +237,20 @@ impl SmDomain {
     /// Receives the window's crossbar messages (the barrier's delivery, see `gpu.rs`): each port
     /// decides its contention in delivery order; `end` is the window's end.
     pub fn receive_mail(&mut self, end: Time) -> Result<(), PastEvent> {
-        delivery_order(&mut self.inbox);
-        for o in self.inbox.drain(..) {
-            let t = self.sink.receive(o.transit, o.src as usize, end);
-            if let (Some(r), Event::L1FromXbar(_, resp)) = (self.rec.as_deref_mut(), &o.event) {
+        let (sink, rec, lines, batches, q) = (
+            &mut self.sink,
+            &mut self.rec,
+            &mut self.lines,
+            &mut self.batches,
+            &mut self.q,
+        );
+        self.inbox.deliver(|o| {
+            let t = sink.receive(o.transit, o.src as usize, end);
+            if let (Some(r), Event::L1FromXbar(_, resp)) = (rec.as_deref_mut(), &o.event) {
                 r.response_accepted(resp.tag, o.transit.arrive, t);
             }
-            let ev = o.arrive(&mut self.lines, &mut self.batches);
-            self.q.schedule(t, ev)?;
-        }
-        Ok(())
+            q.schedule(t, o.arrive(lines, batches))
+        })
     }
 
     /// Moves what the SM reported into the window's notices.
@@ -277,20 +275,24 @@ impl PartDomain {
 
     /// As [`SmDomain::receive_mail`], each request at its slice's port.
     pub fn receive_mail(&mut self, end: Time) -> Result<(), PastEvent> {
-        delivery_order(&mut self.inbox);
-        for o in self.inbox.drain(..) {
+        let (first, sinks, rec, lines, batches, q) = (
+            self.first,
+            &mut self.sinks,
+            &mut self.rec,
+            &mut self.lines,
+            &mut self.batches,
+            &mut self.q,
+        );
+        self.inbox.deliver(|o| {
             let Event::SliceIn(slice, _) = o.event else {
                 unreachable!("a partition receives requests")
             };
-            let sink = &mut self.sinks[(slice - self.first) as usize];
-            let t = sink.receive(o.transit, o.src as usize, end);
-            if let (Some(r), Event::SliceIn(_, req)) = (self.rec.as_deref_mut(), &o.event) {
+            let t = sinks[(slice - first) as usize].receive(o.transit, o.src as usize, end);
+            if let (Some(r), Event::SliceIn(_, req)) = (rec.as_deref_mut(), &o.event) {
                 r.request_accepted(req.sm, req.tag, slice, o.transit.arrive, t);
             }
-            let ev = o.arrive(&mut self.lines, &mut self.batches);
-            self.q.schedule(t, ev)?;
-        }
-        Ok(())
+            q.schedule(t, o.arrive(lines, batches))
+        })
     }
 
     /// Processes every event before `end`.

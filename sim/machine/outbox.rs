@@ -7,6 +7,7 @@ use super::atomic::AtomicBatch;
 use super::msg::{BatchId, DataId, Event, MemReq, MemResp, ReqKind, RespKind};
 use super::pool::{LineBuf, Pool, MAX_LINE};
 use super::xbar::Transit;
+use crate::engine::Time;
 use crate::ir::{AtomicOp, Ty};
 
 /// A payload travelling with a message between simulation domains (each domain has its own pools).
@@ -93,11 +94,58 @@ impl Outbox {
     }
 }
 
+/// The crossbar messages for one simulation domain: put here at the barrier in (sending domain,
+/// order sent) order, received in the barrier's delivery order (arrival, sending domain, order
+/// sent). The order is found by sorting (arrival, position) keys, not the messages themselves
+/// (a message carries a whole line: hundreds of bytes to move per comparison).
+#[derive(Debug, Default)]
+pub struct Inbox {
+    msgs: Vec<Outgoing>,
+    order: Vec<(Time, u32)>,
+}
+
+impl Inbox {
+    pub fn push(&mut self, o: Outgoing) {
+        self.msgs.push(o);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.msgs.is_empty()
+    }
+
+    /// Hands every message to `each` in delivery order (its payload still in it: [`Outgoing::arrive`]
+    /// moves it out) and empties the inbox; the first error stops the delivery.
+    pub fn deliver<E>(
+        &mut self,
+        mut each: impl FnMut(&mut Outgoing) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.order.clear();
+        self.order.extend(
+            self.msgs
+                .iter()
+                .enumerate()
+                .map(|(i, o)| (o.transit.arrive, i as u32)),
+        );
+        // (arrival, position) pairs are distinct, so sorting them is the stable sort by arrival.
+        self.order.sort_unstable();
+        let mut res = Ok(());
+        for &(_, i) in &self.order {
+            res = each(&mut self.msgs[i as usize]);
+            if res.is_err() {
+                break;
+            }
+        }
+        self.msgs.clear();
+        res
+    }
+}
+
 impl Outgoing {
-    /// The event as the receiver sees it: its payload placed in the receiver's pools.
-    pub fn arrive(self, lines: &mut Pool<LineBuf>, batches: &mut Pool<AtomicBatch>) -> Event {
+    /// The event as the receiver sees it: its payload moved out of the message into the receiver's
+    /// pools.
+    pub fn arrive(&mut self, lines: &mut Pool<LineBuf>, batches: &mut Pool<AtomicBatch>) -> Event {
         let mut ev = self.event;
-        match (&mut ev, self.payload) {
+        match (&mut ev, std::mem::replace(&mut self.payload, Payload::None)) {
             (
                 Event::SliceIn(
                     _,
