@@ -51,13 +51,13 @@ pub fn coalesce(
         let line = a0 & !offset_mask;
         let off0 = a0 & offset_mask;
         let mut n = 1;
-        if w > 0 {
+        // Width 0 (an atomic's lanes): every lane is its own run.
+        if let Some(fit) = (line_bytes as u64 - off0).checked_div(w) {
             // At most the active lanes in a row from `l`, and the accesses that fit in the line from
             // `off0` (at least one: no access crosses a line), so every address formed lies inside
             // the line: no overflow at the top of the address space.
             let in_a_row = (!(m >> l)).trailing_zeros() as usize;
-            let fit = ((line_bytes as u64 - off0) / w) as usize;
-            let most = in_a_row.min(fit);
+            let most = in_a_row.min(fit as usize);
             while n < most && addrs[l + n] == a0 + n as u64 * w {
                 n += 1;
             }
