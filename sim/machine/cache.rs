@@ -83,25 +83,22 @@ impl TagArray {
     /// Finds `line` (a line-aligned address) and marks it most recently used.
     #[inline]
     pub fn lookup(&mut self, line: u64) -> Option<Way> {
-        let base = self.set_of(line) * self.ways;
-        let t = tag(line);
-        for w in base..base + self.ways {
-            if self.tags[w as usize] == t {
-                self.stamp += 1;
-                self.lru[w as usize] = self.stamp;
-                return Some(Way(w));
-            }
-        }
-        None
+        let w = self.probe(line)?;
+        self.stamp += 1;
+        self.lru[w.0 as usize] = self.stamp;
+        Some(w)
     }
 
     /// Finds `line` without touching LRU state.
+    #[inline]
     pub fn probe(&self, line: u64) -> Option<Way> {
         let base = self.set_of(line) * self.ways;
         let t = tag(line);
-        (base..base + self.ways)
-            .find(|&w| self.tags[w as usize] == t)
-            .map(Way)
+        // The set's tags as one slice: one bounds check, not one per way.
+        let set = &self.tags[base as usize..(base + self.ways) as usize];
+        set.iter()
+            .position(|&x| x == t)
+            .map(|i| Way(base + i as u32))
     }
 
     /// Installs `line`, returning its way and the line it evicted (if a valid one was replaced).
