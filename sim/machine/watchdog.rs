@@ -78,8 +78,10 @@ pub fn words_hash(data: &[u8], at: usize, addr: u64, len: usize) -> u64 {
     while w < addr + len as u64 {
         // Index of address w in `data`; a word wholly inside it is read at once.
         let lo = (at as u64 + w).wrapping_sub(addr) as usize;
-        if let Some(b) = data.get(lo..lo.wrapping_add(8)) {
-            let b: [u8; 8] = b.try_into().expect("eight bytes");
+        if let Some(b) = data
+            .get(lo..lo.wrapping_add(8))
+            .and_then(|b| <[u8; 8]>::try_from(b).ok())
+        {
             h ^= word_hash(w, u64::from_le_bytes(b));
             w += 8;
             continue;
