@@ -19,7 +19,7 @@ use super::l1::L1;
 use super::l2::L2Slice;
 use super::memory::GlobalMemory;
 use super::msg::Event;
-use super::outbox::{Inbox, Outbox};
+use super::outbox::{Inbox, Mail, Outbox};
 use super::pool::{LineBuf, Pool};
 use super::provenance::Provenance;
 use super::sm::{Sm, SmNotices};
@@ -64,8 +64,8 @@ pub struct SmDomain {
     pub rng: SplitMix64,
     /// The receiving side of this SM's response port.
     pub sink: SinkPort,
-    /// Crossbar messages for this domain, put here at the barrier in (sending domain, order sent)
-    /// order and received by [`SmDomain::receive_mail`].
+    /// Crossbar messages for this domain, listed here at the barrier and received by
+    /// [`SmDomain::receive_mail`] in (arrival, sending domain, order sent) order.
     pub inbox: Inbox,
     /// What the SM reported during the window, with when: finished groups, exits, errors.
     pub notices: Vec<(Time, SmNotices)>,
@@ -121,10 +121,18 @@ impl Work<'_> {
         }
     }
 
-    pub fn receive_mail(&mut self, end: Time) -> Result<(), PastEvent> {
+    pub fn receive_mail(&mut self, mail: &Mail, end: Time) -> Result<(), PastEvent> {
         match self {
-            Work::Sm(d) => d.receive_mail(end),
-            Work::Part(d) => d.receive_mail(end),
+            Work::Sm(d) => d.receive_mail(mail, end),
+            Work::Part(d) => d.receive_mail(mail, end),
+        }
+    }
+
+    /// Crossbar messages listed in the domain's inbox.
+    pub fn inbox_len(&self) -> usize {
+        match self {
+            Work::Sm(d) => d.inbox.len(),
+            Work::Part(d) => d.inbox.len(),
         }
     }
 }
@@ -234,9 +242,10 @@ impl SmDomain {
         }
     }
 
-    /// Receives the window's crossbar messages (the barrier's delivery, see `gpu.rs`): each port
-    /// decides its contention in delivery order; `end` is the window's end.
-    pub fn receive_mail(&mut self, end: Time) -> Result<(), PastEvent> {
+    /// Receives the window's crossbar messages listed in the inbox (the barrier's delivery, see
+    /// `gpu.rs`; `mail`: every domain's outbox): each port decides its contention in delivery
+    /// order; `end` is the window's end.
+    pub fn receive_mail(&mut self, mail: &Mail, end: Time) -> Result<(), PastEvent> {
         let (sink, rec, lines, batches, q) = (
             &mut self.sink,
             &mut self.rec,
@@ -244,12 +253,12 @@ impl SmDomain {
             &mut self.batches,
             &mut self.q,
         );
-        self.inbox.deliver(|o| {
+        self.inbox.deliver(mail, |o, batch| {
             let t = sink.receive(o.transit, o.src as usize, end);
             if let (Some(r), Event::L1FromXbar(_, resp)) = (rec.as_deref_mut(), &o.event) {
                 r.response_accepted(resp.tag, o.transit.arrive, t);
             }
-            q.schedule(t, o.arrive(lines, batches))
+            q.schedule(t, o.receive(batch, lines, batches))
         })
     }
 
@@ -274,7 +283,7 @@ impl PartDomain {
     }
 
     /// As [`SmDomain::receive_mail`], each request at its slice's port.
-    pub fn receive_mail(&mut self, end: Time) -> Result<(), PastEvent> {
+    pub fn receive_mail(&mut self, mail: &Mail, end: Time) -> Result<(), PastEvent> {
         let (first, sinks, rec, lines, batches, q) = (
             self.first,
             &mut self.sinks,
@@ -283,7 +292,7 @@ impl PartDomain {
             &mut self.batches,
             &mut self.q,
         );
-        self.inbox.deliver(|o| {
+        self.inbox.deliver(mail, |o, batch| {
             let Event::SliceIn(slice, _) = o.event else {
                 unreachable!("a partition receives requests")
             };
@@ -291,7 +300,7 @@ impl PartDomain {
             if let (Some(r), Event::SliceIn(_, req)) = (rec.as_deref_mut(), &o.event) {
                 r.request_accepted(req.sm, req.tag, slice, o.transit.arrive, t);
             }
-            q.schedule(t, o.arrive(lines, batches))
+            q.schedule(t, o.receive(batch, lines, batches))
         })
     }
 

@@ -181,7 +181,7 @@ impl FarLink {
     /// The far messages among `sent` (every domain's outbox, SMs first: `nsm` of them) cross the link
     /// in (uncontended arrival, sending domain, order sent) order; each one's arrival is moved to
     /// when it leaves the link. `horizon`: the window's end.
-    pub fn cross_window(&mut self, sent: &mut [&mut Vec<Outgoing>], nsm: usize, horizon: Time) {
+    pub fn cross_window(&mut self, sent: &mut [Vec<Outgoing>], nsm: usize, horizon: Time) {
         let ends = |o: &Outgoing| match o.event {
             Event::SliceIn(slice, _) => (o.src as usize, slice as usize, true),
             Event::L1FromXbar(sm, _) => (sm as usize, o.src as usize, false),

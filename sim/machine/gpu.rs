@@ -25,6 +25,7 @@
 //! warps are still live (a barrier that can never complete). It looks at whole windows.
 
 mod diagnose;
+mod passes;
 mod trace_blocks;
 
 use super::api::*;
@@ -32,11 +33,12 @@ use super::build;
 use super::checks;
 use super::collect;
 use super::dispatch::Dispatcher;
-use super::domain::{PartDomain, SmDomain, Work};
+use super::domain::{PartDomain, SmDomain};
 use super::far_link::FarLink;
 use super::interval::Sampler;
 use super::memory::GlobalMemory;
 use super::msg::Event;
+use super::outbox::Outgoing;
 use super::races::RaceDetector;
 use super::sm::{Launch, Program, TraceLaunch};
 use super::timeline::{Recorder, TimelineOptions};
@@ -47,7 +49,7 @@ use crate::ir::Reg;
 use crate::stats::Stats;
 use crate::trace::{Trace, TraceBlock, TraceCommand, TraceError};
 use crate::workload::{Geometry, ParamValue, Workload};
-use rayon::prelude::*;
+use passes::Balance;
 use std::collections::HashMap;
 use std::collections::VecDeque;
 use std::sync::mpsc::Receiver;
@@ -96,6 +98,9 @@ struct Gpu<'c> {
     unfinished: Vec<u64>,
     /// `RunOptions::progress`.
     progress: Option<ProgressHook>,
+    /// The window's crossbar messages at the barrier: every domain's outbox (SMs, then
+    /// partitions), swapped in and out so that each keeps its capacity.
+    mail: Vec<Vec<Outgoing>>,
 }
 
 /// Whether a work-group of `threads` work-items and `local_bytes` of local memory fits one empty SM;
@@ -355,6 +360,7 @@ impl<'c> Gpu<'c> {
             capture_out: vec![0; opts.capture.len()],
             pool,
             parallel: false,
+            mail: Vec::new(),
             races: opts.races.then(|| RaceDetector::new(gt, cfg.sm.warp_size)),
             timeline: opts
                 .timeline
@@ -471,40 +477,13 @@ impl<'c> Gpu<'c> {
         s.into_iter().chain(p).min()
     }
 
-    /// Runs `f` on every domain that `pick` selects: in parallel with a pool, else one after
-    /// another. The first error in domain order (SMs, then partitions) is returned.
-    fn each_domain<E: Send>(
-        &mut self,
-        pick_sm: impl Fn(&SmDomain) -> bool,
-        pick_part: impl Fn(&PartDomain) -> bool,
-        f: impl Fn(&mut Work) -> Result<(), E> + Sync,
-    ) -> Result<(), E> {
-        let mut work: Vec<Work> = self
-            .sms
-            .iter_mut()
-            .filter(|d| pick_sm(d))
-            .map(Work::Sm)
-            .chain(
-                self.parts
-                    .iter_mut()
-                    .filter(|d| pick_part(d))
-                    .map(Work::Part),
-            )
-            .collect();
-        if self.parallel && work.len() > 1 {
-            let res: Vec<Result<(), E>> = work.par_iter_mut().map(&f).collect();
-            res.into_iter().collect()
-        } else {
-            work.iter_mut().try_for_each(f)
-        }
-    }
-
     /// Every domain runs its events before `end`.
     fn run_window(&mut self, end: Time) {
         let due = |t: Option<Time>| t.is_some_and(|t| t < end);
         let res: Result<(), std::convert::Infallible> = self.each_domain(
             |d| due(d.next()),
             |d| due(d.next()),
+            Balance::Steal,
             |w| {
                 w.run_until(end);
                 Ok(())
@@ -514,45 +493,50 @@ impl<'c> Gpu<'c> {
     }
 
     /// Delivers the crossbar messages of the window into their receivers (see the module header):
-    /// each goes into its destination's inbox in (sending domain, order sent) order, here; then
-    /// every destination receives its inbox in (arrival, sending domain, order sent) order, the
-    /// destinations independently (in parallel with a pool), as each port's contention depends only
-    /// on its own messages.
+    /// every outbox is taken out into `mail`, the far messages cross the link (`far_link.rs`), and
+    /// each message is listed in its destination's inbox, here; then every destination receives
+    /// its messages in (arrival, sending domain, order sent) order, the destinations independently
+    /// (in parallel with a pool), as each port's contention depends only on its own messages.
     fn deliver(&mut self, end: Time) -> Result<(), SimError> {
         let nsm = self.sms.len();
         let spp = self.slices_per_part;
-        if let Some(link) = self.link.as_mut() {
-            let mut sent: Vec<&mut Vec<_>> = (self.sms.iter_mut().map(|d| &mut d.out.sent))
-                .chain(self.parts.iter_mut().map(|d| &mut d.out.sent))
-                .collect();
-            link.cross_window(&mut sent, nsm, end);
+        let mut mail = std::mem::take(&mut self.mail);
+        mail.resize_with(nsm + self.parts.len(), Vec::new);
+        let outs = (self.sms.iter_mut().map(|d| &mut d.out.sent))
+            .chain(self.parts.iter_mut().map(|d| &mut d.out.sent));
+        for (m, out) in mail.iter_mut().zip(outs) {
+            std::mem::swap(m, out);
         }
-        for from in 0..nsm + self.parts.len() {
-            let out = match from.checked_sub(nsm) {
-                None => &mut self.sms[from].out,
-                Some(p) => &mut self.parts[p].out,
-            };
-            // Taken and put back so that the outbox keeps its capacity.
-            let mut sent = std::mem::take(&mut out.sent);
-            for o in sent.drain(..) {
+        if let Some(link) = self.link.as_mut() {
+            link.cross_window(&mut mail, nsm, end);
+        }
+        for (from, msgs) in mail.iter_mut().enumerate() {
+            for (i, o) in msgs.iter_mut().enumerate() {
                 let inbox = match o.event {
                     Event::SliceIn(slice, _) => &mut self.parts[(slice / spp) as usize].inbox,
                     Event::L1FromXbar(sm, _) => &mut self.sms[sm as usize].inbox,
                     _ => unreachable!("only requests and responses cross the crossbar"),
                 };
-                inbox.push(o);
-            }
-            match from.checked_sub(nsm) {
-                None => self.sms[from].out.sent = sent,
-                Some(p) => self.parts[p].out.sent = sent,
+                inbox.push(from as u32, i as u32, o);
             }
         }
-        self.each_domain(
-            |d| !d.inbox.is_empty(),
-            |d| !d.inbox.is_empty(),
-            |w| w.receive_mail(end),
-        )
-        .map_err(|e| internal("crossbar", e))
+        let res = self
+            .each_domain(
+                |d| !d.inbox.is_empty(),
+                |d| !d.inbox.is_empty(),
+                Balance::Weighted(|w| w.inbox_len()),
+                |w| w.receive_mail(&mail, end),
+            )
+            .map_err(|e| internal("crossbar", e));
+        // The outboxes go back empty, with their capacity.
+        let outs = (self.sms.iter_mut().map(|d| &mut d.out.sent))
+            .chain(self.parts.iter_mut().map(|d| &mut d.out.sent));
+        for (m, out) in mail.iter_mut().zip(outs) {
+            m.clear();
+            std::mem::swap(m, out);
+        }
+        self.mail = mail;
+        res
     }
 
     /// Applies what the SMs reported in the window, in (time, SM) order.

@@ -94,58 +94,104 @@ impl Outbox {
     }
 }
 
-/// The crossbar messages for one simulation domain: put here at the barrier in (sending domain,
-/// order sent) order, received in the barrier's delivery order (arrival, sending domain, order
-/// sent). The order is found by sorting (arrival, position) keys, not the messages themselves
-/// (a message carries a whole line: hundreds of bytes to move per comparison).
+/// The crossbar messages for one simulation domain, by reference: put here at the barrier as
+/// (arrival, sending domain, index in its outbox) keys while the messages stay in the window's
+/// [`Mail`], and received in the barrier's delivery order (arrival, sending domain, order sent) by
+/// sorting the keys (a message carries a whole line: hundreds of bytes, copied once, into the
+/// receiver's pool). An atomic batch is moved here at the barrier (its lanes are a heap vector that
+/// the receiver's pool takes over), the slot named by its key.
 #[derive(Debug, Default)]
 pub struct Inbox {
-    msgs: Vec<Outgoing>,
-    order: Vec<(Time, u32)>,
+    keys: Vec<Key>,
+    batches: Vec<Option<AtomicBatch>>,
 }
 
+/// An inbox entry: arrival, sending domain, index in its outbox, batch slot ([`NO_BATCH`]: none).
+/// (arrival, sending domain, index) are distinct, so sorting keys is the stable sort by arrival of
+/// the messages listed in (sending domain, order sent) order.
+type Key = (Time, u32, u32, u32);
+const NO_BATCH: u32 = u32::MAX;
+
+/// Every domain's outbox of one window, indexed by sending domain, taken out at the barrier so that
+/// the receivers read it side by side (`gpu.rs`).
+pub type Mail = [Vec<Outgoing>];
+
 impl Inbox {
-    pub fn push(&mut self, o: Outgoing) {
-        self.msgs.push(o);
+    /// Lists message `index` of domain `from`'s outbox; an atomic batch leaves the message for this
+    /// inbox.
+    pub fn push(&mut self, from: u32, index: u32, o: &mut Outgoing) {
+        let batch = match &mut o.payload {
+            Payload::Batch(_) => {
+                let Payload::Batch(b) = std::mem::replace(&mut o.payload, Payload::None) else {
+                    unreachable!("matched above")
+                };
+                self.batches.push(Some(b));
+                (self.batches.len() - 1) as u32
+            }
+            _ => NO_BATCH,
+        };
+        self.keys.push((o.transit.arrive, from, index, batch));
     }
 
     pub fn is_empty(&self) -> bool {
-        self.msgs.is_empty()
+        self.keys.is_empty()
     }
 
-    /// Hands every message to `each` in delivery order (its payload still in it: [`Outgoing::arrive`]
-    /// moves it out) and empties the inbox; the first error stops the delivery.
+    /// Messages listed.
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Hands every listed message of `mail` to `each` in delivery order, with its atomic batch if it
+    /// carries one, and empties the inbox; the first error stops the delivery.
     pub fn deliver<E>(
         &mut self,
-        mut each: impl FnMut(&mut Outgoing) -> Result<(), E>,
+        mail: &Mail,
+        mut each: impl FnMut(&Outgoing, Option<AtomicBatch>) -> Result<(), E>,
     ) -> Result<(), E> {
-        self.order.clear();
-        self.order.extend(
-            self.msgs
-                .iter()
-                .enumerate()
-                .map(|(i, o)| (o.transit.arrive, i as u32)),
-        );
-        // (arrival, position) pairs are distinct, so sorting them is the stable sort by arrival.
-        self.order.sort_unstable();
+        self.keys.sort_unstable();
         let mut res = Ok(());
-        for &(_, i) in &self.order {
-            res = each(&mut self.msgs[i as usize]);
+        for &(_, from, index, batch) in &self.keys {
+            let b = (batch != NO_BATCH)
+                .then(|| self.batches[batch as usize].take())
+                .flatten();
+            res = each(&mail[from as usize][index as usize], b);
             if res.is_err() {
                 break;
             }
         }
-        self.msgs.clear();
+        self.keys.clear();
+        self.batches.clear();
         res
     }
 }
 
 impl Outgoing {
-    /// The event as the receiver sees it: its payload moved out of the message into the receiver's
+    /// The event as the receiver sees it, its payload moved out of the message into the receiver's
     /// pools.
     pub fn arrive(&mut self, lines: &mut Pool<LineBuf>, batches: &mut Pool<AtomicBatch>) -> Event {
+        let batch = match std::mem::replace(&mut self.payload, Payload::None) {
+            Payload::Batch(b) => Some(b),
+            other => {
+                self.payload = other;
+                None
+            }
+        };
+        let ev = self.receive(batch, lines, batches);
+        self.payload = Payload::None;
+        ev
+    }
+
+    /// The event as the receiver sees it: its line copied into the receiver's pool, its atomic
+    /// batch (`batch`, moved out of the message before) put there.
+    pub fn receive(
+        &self,
+        batch: Option<AtomicBatch>,
+        lines: &mut Pool<LineBuf>,
+        batches: &mut Pool<AtomicBatch>,
+    ) -> Event {
         let mut ev = self.event;
-        match (&mut ev, std::mem::replace(&mut self.payload, Payload::None)) {
+        match (&mut ev, &self.payload, batch) {
             (
                 Event::SliceIn(
                     _,
@@ -162,7 +208,8 @@ impl Outgoing {
                     },
                 ),
                 Payload::Line(b),
-            ) => *data = DataId(lines.alloc(b)),
+                _,
+            ) => *data = DataId(lines.alloc(*b)),
             (
                 Event::SliceIn(
                     _,
@@ -178,10 +225,158 @@ impl Outgoing {
                         ..
                     },
                 ),
-                Payload::Batch(b),
+                _,
+                Some(b),
             ) => *batch = BatchId(batches.alloc(b)),
             _ => {}
         }
         ev
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::atomic::LaneAtomic;
+
+    fn transit(arrive: Time) -> Transit {
+        Transit {
+            arrive,
+            occupancy: 0,
+            bytes: 8,
+        }
+    }
+
+    fn read(sm: u16, tag: u32) -> Event {
+        Event::SliceIn(
+            0,
+            MemReq {
+                sm,
+                tag,
+                line: 0,
+                kind: ReqKind::Read { mask: 1 },
+            },
+        )
+    }
+
+    #[test]
+    fn an_inbox_delivers_by_arrival_then_sending_domain_then_order_sent() {
+        // Two senders' outboxes; listed in any order, delivered in one.
+        let mut mail: Vec<Vec<Outgoing>> = vec![Vec::new(), Vec::new()];
+        for (from, arrivals) in [(0usize, [30, 10, 20]), (1, [10, 30, 10])] {
+            for (i, a) in arrivals.into_iter().enumerate() {
+                mail[from].push(Outgoing {
+                    transit: transit(a),
+                    src: from as u16,
+                    event: read(from as u16, i as u32),
+                    payload: Payload::None,
+                });
+            }
+        }
+        let mut inbox = Inbox::default();
+        for from in [1usize, 0] {
+            for i in [2usize, 0, 1] {
+                inbox.push(from as u32, i as u32, &mut mail[from][i]);
+            }
+        }
+        assert_eq!(inbox.len(), 6);
+        let mut got = Vec::new();
+        inbox
+            .deliver(&mail, |o, b| {
+                assert!(b.is_none());
+                let Event::SliceIn(_, r) = o.event else {
+                    unreachable!()
+                };
+                got.push((o.transit.arrive, r.sm, r.tag));
+                Ok::<(), ()>(())
+            })
+            .unwrap();
+        assert_eq!(
+            got,
+            vec![
+                (10, 0, 1),
+                (10, 1, 0),
+                (10, 1, 2),
+                (20, 0, 2),
+                (30, 0, 0),
+                (30, 1, 1)
+            ]
+        );
+        assert!(inbox.is_empty());
+    }
+
+    #[test]
+    fn payloads_reach_the_receivers_pools_and_leave_nothing_behind() {
+        let mut lines: Pool<LineBuf> = Pool::default();
+        let mut batches: Pool<AtomicBatch> = Pool::default();
+        let mut out = Outbox::default();
+        let mut line = [0u8; MAX_LINE];
+        line[5] = 7;
+        let data = DataId(lines.alloc(line));
+        let lane = LaneAtomic {
+            lane: 3,
+            addr: 64,
+            operand: 1,
+            expected: 0,
+            result: 0,
+        };
+        let batch = BatchId(batches.alloc(AtomicBatch {
+            op: AtomicOp::Cas,
+            ty: Ty::U32,
+            lanes: vec![lane],
+        }));
+        let req = |kind| MemReq {
+            sm: 0,
+            tag: 0,
+            line: 0,
+            kind,
+        };
+        let write = Event::SliceIn(0, req(ReqKind::Write { mask: 1, data }));
+        let atomic = Event::SliceIn(0, req(ReqKind::Atomic { batch }));
+        out.post(transit(5), 0, write, &mut lines, &mut batches);
+        out.post(transit(5), 0, atomic, &mut lines, &mut batches);
+        let mut mail = vec![std::mem::take(&mut out.sent)];
+        let mut inbox = Inbox::default();
+        inbox.push(0, 0, &mut mail[0][0]);
+        inbox.push(0, 1, &mut mail[0][1]);
+        assert!(
+            matches!(mail[0][1].payload, Payload::None),
+            "the batch moved to the inbox"
+        );
+        // The receiver's own pools.
+        let (mut rl, mut rb): (Pool<LineBuf>, Pool<AtomicBatch>) = Default::default();
+        let mut events = Vec::new();
+        inbox
+            .deliver(&mail, |o, b| {
+                events.push(o.receive(b, &mut rl, &mut rb));
+                Ok::<(), ()>(())
+            })
+            .unwrap();
+        let Event::SliceIn(
+            _,
+            MemReq {
+                kind: ReqKind::Write { data, .. },
+                ..
+            },
+        ) = events[0]
+        else {
+            panic!("a write: {:?}", events[0])
+        };
+        assert_eq!(rl.get(data.0)[5], 7);
+        let Event::SliceIn(
+            _,
+            MemReq {
+                kind: ReqKind::Atomic { batch },
+                ..
+            },
+        ) = events[1]
+        else {
+            panic!("an atomic: {:?}", events[1])
+        };
+        let got: Vec<(u8, u64, u64)> = (rb.get(batch.0).lanes.iter())
+            .map(|l| (l.lane, l.addr, l.operand))
+            .collect();
+        assert_eq!(got, vec![(lane.lane, lane.addr, lane.operand)]);
+        assert_eq!((rl.live(), rb.live()), (1, 1));
     }
 }

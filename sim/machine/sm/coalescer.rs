@@ -51,15 +51,24 @@ pub fn coalesce(
         let line = a0 & !offset_mask;
         let off0 = a0 & offset_mask;
         let mut n = 1;
-        // Width 0 (an atomic's lanes): every lane is its own run.
-        if let Some(fit) = (line_bytes as u64 - off0).checked_div(w) {
-            // At most the active lanes in a row from `l`, and the accesses that fit in the line from
-            // `off0` (at least one: no access crosses a line), so every address formed lies inside
-            // the line: no overflow at the top of the address space.
-            let in_a_row = (!(m >> l)).trailing_zeros() as usize;
-            let most = in_a_row.min(fit as usize);
-            while n < most && addrs[l + n] == a0 + n as u64 * w {
-                n += 1;
+        let in_a_row = (!(m >> l)).trailing_zeros() as usize;
+        match (line_bytes as u64 - off0).checked_div(w) {
+            Some(fit) => {
+                // At most the active lanes in a row from `l`, and the accesses that fit in the
+                // line from `off0` (at least one: no access crosses a line), so every address
+                // formed lies inside the line: no overflow at the top of the address space.
+                let most = in_a_row.min(fit as usize);
+                while n < most && addrs[l + n] == a0 + n as u64 * w {
+                    n += 1;
+                }
+            }
+            // Width 0 (an atomic's lanes, no byte masks): the active lanes in a row in the same
+            // line, whatever their addresses there (the entry is the one they would share lane by
+            // lane).
+            None => {
+                while n < in_a_row && addrs[l + n] & !offset_mask == line {
+                    n += 1;
+                }
             }
         }
         let run = if n == 64 {

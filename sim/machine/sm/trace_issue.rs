@@ -19,7 +19,7 @@ use crate::machine::atomic::LaneAtomic;
 use crate::machine::domain::Ctx;
 use crate::machine::msg::{Event, L1Req};
 use crate::machine::ordering::{Access, Rule};
-use crate::trace::{TraceAccess, TraceBlock, TraceInst, TraceMem, TraceOp, TraceSpace};
+use crate::trace::{LaneAddrs, TraceAccess, TraceBlock, TraceInst, TraceMem, TraceOp, TraceSpace};
 
 /// A traced store's data: traces carry no values (one array for all, not zeroed per store).
 static NO_VALUES: [u64; 64] = [0; 64];
@@ -140,11 +140,25 @@ impl Sm {
         // power of two, validated: a mask, not a division, on this per-lane path).
         let (shared, base) = (m.space == TraceSpace::Shared, tk.shmem_base);
         let mut crossing = 0u64;
-        for (l, a) in lanes(mask).zip(tk.lane_addrs(inst)) {
+        let mut put = |l: usize, a: u64| {
             // Shared-memory addresses are windows into the block's allocation from `shmem base_addr`.
             let a = if shared && a >= base { a - base } else { a };
             addrs[l] = a;
             crossing |= (((a & (line - 1)) + width as u64 > line) as u64) << l;
+        };
+        match tk.lane_addrs(inst) {
+            // Lanes 0, 1, … all active at a stride (a compressed address list, the common case):
+            // lane `l` at `next + l * stride`, without walking the mask.
+            LaneAddrs::Strided { next, stride, left } if mask & mask.wrapping_add(1) == 0 => {
+                for l in 0..left as usize {
+                    put(l, next.wrapping_add(stride.wrapping_mul(l as u64)));
+                }
+            }
+            listed => {
+                for (l, a) in lanes(mask).zip(listed) {
+                    put(l, a);
+                }
+            }
         }
         if crossing != 0 {
             let l = crossing.trailing_zeros() as usize;
