@@ -1,6 +1,7 @@
 //! Trace replay cost against trace length: synthetic traces (`trace::synth`) of 10^5 to 10^8 thread
 //! instructions written to disk, each replayed by whole `gpumemsim run` processes of one or more builds
-//! (single thread, embedded H100 preset), interleaved size by size. For each build: wall time, thread
+//! (embedded H100 preset; one simulation thread unless a `--bin` is a script that adds `--threads N`,
+//! its label saying so), interleaved size by size. For each build: wall time, thread
 //! instructions, peak resident memory (`/usr/bin/time -f %M`; wall time is measured around the
 //! process), the least-squares fit time = a + b·n
 //! with its R², and the cost per thread instruction at each size; charts drawn by the tool's own chart
@@ -299,7 +300,7 @@ fn report(out: &Path, bins: &[(String, PathBuf)], rows: &[Row], wave: u32) {
         (
             "time",
             Chart::lines(
-                "Trace replay: wall time against trace length (H100 preset, 1 thread)",
+                "Trace replay: wall time against trace length (H100 preset)",
                 n_axis(),
                 Axis::log("wall time", "s"),
                 time_s,
