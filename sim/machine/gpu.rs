@@ -502,11 +502,7 @@ impl<'c> Gpu<'c> {
         let spp = self.slices_per_part;
         let mut mail = std::mem::take(&mut self.mail);
         mail.resize_with(nsm + self.parts.len(), Vec::new);
-        let outs = (self.sms.iter_mut().map(|d| &mut d.out.sent))
-            .chain(self.parts.iter_mut().map(|d| &mut d.out.sent));
-        for (m, out) in mail.iter_mut().zip(outs) {
-            std::mem::swap(m, out);
-        }
+        self.swap_outboxes(&mut mail);
         if let Some(link) = self.link.as_mut() {
             link.cross_window(&mut mail, nsm, end);
         }
@@ -524,19 +520,24 @@ impl<'c> Gpu<'c> {
             .each_domain(
                 |d| !d.inbox.is_empty(),
                 |d| !d.inbox.is_empty(),
-                Balance::Weighted(|w| w.inbox_len()),
+                Balance::ByInbox,
                 |w| w.receive_mail(&mail, end),
             )
             .map_err(|e| internal("crossbar", e));
         // The outboxes go back empty, with their capacity.
+        mail.iter_mut().for_each(Vec::clear);
+        self.swap_outboxes(&mut mail);
+        self.mail = mail;
+        res
+    }
+
+    /// Exchanges every domain's outbox (SMs, then partitions) with `mail`'s.
+    fn swap_outboxes(&mut self, mail: &mut [Vec<Outgoing>]) {
         let outs = (self.sms.iter_mut().map(|d| &mut d.out.sent))
             .chain(self.parts.iter_mut().map(|d| &mut d.out.sent));
         for (m, out) in mail.iter_mut().zip(outs) {
-            m.clear();
             std::mem::swap(m, out);
         }
-        self.mail = mail;
-        res
     }
 
     /// Applies what the SMs reported in the window, in (time, SM) order.

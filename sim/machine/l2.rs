@@ -312,10 +312,13 @@ impl L2Slice {
                 ctx.mem.write_masked(req.line, &buf, mask);
                 if let Some(w) = way {
                     self.dirty[w] = true;
-                    if let Some(v) = (!self.partial.is_empty())
-                        .then(|| self.partial.get_mut(&(w as u64)))
-                        .flatten()
-                    {
+                    // (Most runs have no partly valid line: no hashing then.)
+                    let v = if self.partial.is_empty() {
+                        None
+                    } else {
+                        self.partial.get_mut(&(w as u64))
+                    };
+                    if let Some(v) = v {
                         *v |= mask;
                         if *v == self.full() {
                             self.partial.remove(&(w as u64));

@@ -18,6 +18,20 @@ pub enum Payload {
     Batch(AtomicBatch),
 }
 
+impl Payload {
+    /// Moves an atomic batch out (its lanes are a heap vector the receiver's pool takes over); a
+    /// line stays, to be copied where it is read.
+    fn take_batch(&mut self) -> Option<AtomicBatch> {
+        if !matches!(self, Payload::Batch(_)) {
+            return None;
+        }
+        match std::mem::replace(self, Payload::None) {
+            Payload::Batch(b) => Some(b),
+            _ => None,
+        }
+    }
+}
+
 /// A crossbar message leaving its sender's simulation domain: its timing at the sending port, the
 /// sending port, and the event it becomes at the receiver, whose payload (if any) travels by value
 /// (the event's payload handle is re-issued by the receiver's pool).
@@ -120,15 +134,12 @@ impl Inbox {
     /// Lists message `index` of domain `from`'s outbox; an atomic batch leaves the message for this
     /// inbox.
     pub fn push(&mut self, from: u32, index: u32, o: &mut Outgoing) {
-        let batch = match &mut o.payload {
-            Payload::Batch(_) => {
-                let Payload::Batch(b) = std::mem::replace(&mut o.payload, Payload::None) else {
-                    unreachable!("matched above")
-                };
+        let batch = match o.payload.take_batch() {
+            Some(b) => {
                 self.batches.push(Some(b));
                 (self.batches.len() - 1) as u32
             }
-            _ => NO_BATCH,
+            None => NO_BATCH,
         };
         self.keys.push((o.transit.arrive, from, index, batch));
     }
@@ -169,17 +180,9 @@ impl Inbox {
 impl Outgoing {
     /// The event as the receiver sees it, its payload moved out of the message into the receiver's
     /// pools.
-    pub fn arrive(&mut self, lines: &mut Pool<LineBuf>, batches: &mut Pool<AtomicBatch>) -> Event {
-        let batch = match std::mem::replace(&mut self.payload, Payload::None) {
-            Payload::Batch(b) => Some(b),
-            other => {
-                self.payload = other;
-                None
-            }
-        };
-        let ev = self.receive(batch, lines, batches);
-        self.payload = Payload::None;
-        ev
+    pub fn arrive(mut self, lines: &mut Pool<LineBuf>, batches: &mut Pool<AtomicBatch>) -> Event {
+        let batch = self.payload.take_batch();
+        self.receive(batch, lines, batches)
     }
 
     /// The event as the receiver sees it: its line copied into the receiver's pool, its atomic

@@ -179,7 +179,7 @@ impl Bench {
     /// The crossbar's receiving side: every message the part sent enters the queue at its delivery
     /// through its destination's port, its payload back in the bench's pools.
     pub fn deliver(&mut self) {
-        for mut o in std::mem::take(&mut self.out.sent) {
+        for o in std::mem::take(&mut self.out.sent) {
             let key = match o.event {
                 Event::SliceIn(slice, _) => (0, slice),
                 Event::L1FromXbar(sm, _) => (1, sm),

@@ -15,9 +15,9 @@ pub(super) enum Balance {
     /// One task per domain, idle threads stealing: for passes whose work per domain is not known
     /// in advance (running a window).
     Steal,
-    /// One run of consecutive domains per thread, of about equal total weight: for passes whose
-    /// work per domain is known and small (receiving the crossbar messages, by their number).
-    Weighted(fn(&Work) -> usize),
+    /// One run of consecutive domains per thread, of about equal numbers of crossbar messages in
+    /// their inboxes: for receiving them (work known per domain, and small).
+    ByInbox,
 }
 
 /// The lengths of at most `threads` consecutive non-empty runs that cover `weights` in order, each
@@ -78,10 +78,10 @@ impl Gpu<'_> {
                 let res: Vec<Result<(), E>> = work.par_iter_mut().map(&f).collect();
                 res.into_iter().collect()
             }
-            Balance::Weighted(weight) => {
+            Balance::ByInbox => {
                 // Consecutive runs of about equal weight, one per thread: a few tasks instead of
-                // one per domain, for passes whose domains have little work each.
-                let weights: Vec<usize> = work.iter().map(weight).collect();
+                // one per domain, whose work is small each.
+                let weights: Vec<usize> = work.iter().map(Work::inbox_len).collect();
                 let mut runs: Vec<&mut [Work]> = Vec::new();
                 let mut rest = &mut work[..];
                 for n in weighted_runs(&weights, rayon::current_num_threads()) {

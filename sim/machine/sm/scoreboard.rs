@@ -121,10 +121,19 @@ impl Scoreboard {
     /// that are ready by `now` from the timed list.
     #[inline]
     pub fn next_ready(&mut self, now: Time) -> Time {
+        // One pass: [`Scoreboard::earliest_after`] over the registers it keeps (the schedulers'
+        // debug check compares the two at every tick).
+        let mut wake = NEVER;
         let ready = &self.ready;
-        self.timed
-            .retain(|&r| ready[r as usize] > now && ready[r as usize] != NEVER);
-        self.earliest_after(now)
+        self.timed.retain(|&r| {
+            let t = ready[r as usize];
+            let keep = t > now && t != NEVER;
+            if keep {
+                wake = wake.min(t);
+            }
+            keep
+        });
+        wake
     }
 }
 

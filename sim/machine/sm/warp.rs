@@ -347,14 +347,14 @@ impl Warp {
                 all = false;
             }
         }
-        // A uniform branch keeps the selected lanes together (at either PC, rotation or not).
-        sel.set(
+        // A uniform branch keeps the selected lanes together (at either PC, rotation or not); a
+        // divergent one splits them.
+        sel.set(if any && !all {
+            Selected::default()
+        } else {
             sel.get()
-                .moved(mask, |at| if all { target } else { at + 1 }),
-        );
-        if any && !all {
-            sel.set(Selected::default());
-        }
+                .moved(mask, |at| if any { target } else { at + 1 })
+        });
         if any && target <= pc {
             self.back_branches += 1;
         }
