@@ -108,7 +108,7 @@ impl Coord {
                         .collect()
                 };
                 // Thin decades over very wide ranges; add 2 and 5 when only one or two decades show.
-                let major = if decades.len() > 12 {
+                let mut major = if decades.len() > 12 {
                     let k = decades.len().div_ceil(10);
                     decades.iter().copied().step_by(k).collect()
                 } else if decades.len() <= 2 {
@@ -116,6 +116,17 @@ impl Coord {
                 } else {
                     decades
                 };
+                // A fitted end between decades (2 or 5 times one) is labelled too when it lies at
+                // least half a decade from the nearest label, so that no end of the axis goes bare
+                // (a throughput from 0.002 shows "0.002" below "0.01").
+                if fixed.is_none() && (3..=12).contains(&major.len()) {
+                    if major.first().is_some_and(|&m| m / lo >= 3.0) {
+                        major.insert(0, lo);
+                    }
+                    if major.last().is_some_and(|&m| hi / m >= 3.0) {
+                        major.push(hi);
+                    }
+                }
                 let minor = if (d1 - d0) <= 12 {
                     mult(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0])
                 } else {
@@ -241,6 +252,27 @@ mod tests {
         let short = Coord::fit(Scale::Log, (64.0, 256.0), None, false);
         assert_eq!((short.lo, short.hi), (50.0, 500.0));
         assert_eq!(short.major, vec![50.0, 100.0, 200.0, 500.0]);
+    }
+
+    #[test]
+    fn log_axis_ends_between_decades_are_labelled_when_far_enough_from_one() {
+        // 0.0022 .. 90: fitted to 0.002 .. 100; 0.002 is labelled below 0.01.
+        let c = Coord::fit(Scale::Log, (0.0022, 90.0), None, false);
+        assert_eq!((c.lo, c.hi), (0.002, 100.0));
+        assert_eq!(c.major.first(), Some(&0.002));
+        assert_eq!(c.major.last(), Some(&100.0));
+        // 0.006 .. 150: fitted to 0.005 .. 200; 0.005 is a factor 2 from 0.01 (left
+        // bare, labels would crowd), 200 is 2 times 100 (also bare).
+        let c = Coord::fit(Scale::Log, (0.006, 150.0), None, false);
+        assert_eq!((c.lo, c.hi), (0.005, 200.0));
+        assert_eq!(c.major, vec![0.01, 0.1, 1.0, 10.0, 100.0]);
+        // 3 .. 4500: fitted to 2 .. 5000, both ends labelled.
+        let c = Coord::fit(Scale::Log, (3.0, 4500.0), None, false);
+        assert_eq!((c.lo, c.hi), (2.0, 5000.0));
+        assert_eq!(c.major, vec![2.0, 10.0, 100.0, 1000.0, 5000.0]);
+        // A fixed range is left as given.
+        let c = Coord::fit(Scale::Log, (3.0, 4500.0), Some((2.0, 5000.0)), false);
+        assert_eq!(c.major, vec![10.0, 100.0, 1000.0]);
     }
 
     #[test]

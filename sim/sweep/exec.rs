@@ -286,6 +286,9 @@ pub fn execute(
         manifest.shards = s.count;
     }
     super::shard::ensure_plan(&manifest, out, opts.shard.is_some())?;
+    // A plan kept from before may have lost its results folder (deleted to recompute them).
+    let dir = out.join(POINTS);
+    std::fs::create_dir_all(&dir).map_err(io_err(&dir))?;
     let points = &plan.manifest.points;
     let selected: Vec<usize> = (0..points.len())
         .filter(|&i| opts.shard.is_none_or(|s| s.owns(i)))

@@ -287,6 +287,13 @@ fn results_of_another_build_are_not_mixed_unless_asked() {
     restamp(&out, None);
     let (code, _, err) = run(&["sweep", s(&spec), "--out", s(&out)]);
     assert!(code == 1 && err.contains("unrecorded"), "{err}");
+
+    // Following the error's advice — the results folder deleted, the plan kept — recomputes all.
+    std::fs::remove_dir_all(out.join("points")).unwrap();
+    let (_, said, err) = run(&["sweep", s(&spec), "--out", s(&out)]);
+    assert!(said.contains("5 ran now, 0 were done"), "{said}{err}");
+    let csv = String::from_utf8(read(&out.join("results.csv"))).unwrap();
+    assert!(!csv.contains(other), "{csv}");
 }
 
 /// Stands in for `sbatch` and `squeue`: job ids from 100 up, a queue the test sets.
