@@ -164,13 +164,15 @@ impl SmDomain {
 
     /// Processes every event before `end`.
     pub fn run_until(&mut self, end: Time) {
-        while !self.halted {
-            let Some((now, ev)) = self.q.pop_before(end) else {
-                break;
-            };
-            let sent = self.out.sent.len();
-            let mut ctx = dctx!(self);
-            let id = self.sm.id;
+        if self.halted {
+            return;
+        }
+        // One context for the whole run (the SM and L1 are borrowed apart from it).
+        let mut ctx = dctx!(self);
+        let id = self.sm.id;
+        let (sm, l1) = (&mut self.sm, &mut self.l1);
+        while let Some((now, ev)) = ctx.q.pop_before(end) {
+            let sent = ctx.out.sent.len();
             match ev {
                 Event::SmTick(s) | Event::SbDrain(s) | Event::Stress(s) | Event::L1Retry(s) => {
                     debug_assert_eq!(s, id, "event for another SM");
@@ -184,31 +186,31 @@ impl SmDomain {
             // Whether the SM handled it (an L1 event reports nothing).
             let sm_event = match ev {
                 Event::SmTick(_) => {
-                    self.sm.tick(&mut ctx);
+                    sm.tick(&mut ctx);
                     true
                 }
                 Event::SmIn(_, r) => {
-                    self.sm.receive(r, &mut ctx);
+                    sm.receive(r, &mut ctx);
                     true
                 }
                 Event::SbDrain(_) => {
-                    self.sm.drain(&mut ctx);
+                    sm.drain(&mut ctx);
                     true
                 }
                 Event::Stress(_) => {
-                    self.sm.stress_tick(&mut ctx);
+                    sm.stress_tick(&mut ctx);
                     true
                 }
                 Event::L1In(_, r) => {
-                    self.l1.receive(r, &mut ctx);
+                    l1.receive(r, &mut ctx);
                     false
                 }
                 Event::L1Retry(_) => {
-                    self.l1.retry(&mut ctx);
+                    l1.retry(&mut ctx);
                     false
                 }
                 Event::L1FromXbar(_, r) => {
-                    self.l1.from_xbar(r, &mut ctx);
+                    l1.from_xbar(r, &mut ctx);
                     false
                 }
                 Event::Launch(_, group) => {
@@ -217,7 +219,7 @@ impl SmDomain {
                     let mut skews: Vec<u64> =
                         (0..warps).map(|_| ctx.rng.upto(skew) as u64).collect();
                     skews.reverse();
-                    self.sm.launch(
+                    sm.launch(
                         group,
                         self.group_threads,
                         now,
@@ -233,11 +235,24 @@ impl SmDomain {
                     unreachable!("a partition's event in an SM domain")
                 }
             };
-            if let Some(r) = self.rec.as_deref_mut() {
-                r.sm_event(now, &ev, &self.out.sent[sent..]);
+            if let Some(r) = ctx.rec.as_deref_mut() {
+                r.sm_event(now, &ev, &ctx.out.sent[sent..]);
             }
             if sm_event {
-                self.take_notices(now);
+                // What the SM reported moves into the window's notices.
+                let n = &mut sm.notices;
+                self.progress += std::mem::take(&mut n.progress);
+                if n.error.is_some()
+                    || !n.groups_done.is_empty()
+                    || !n.exits.is_empty()
+                    || !n.races.is_empty()
+                {
+                    self.halted = n.error.is_some();
+                    self.notices.push((now, std::mem::take(n)));
+                    if self.halted {
+                        break;
+                    }
+                }
             }
         }
     }
@@ -260,20 +275,6 @@ impl SmDomain {
             }
             q.schedule(t, o.receive(batch, lines, batches))
         })
-    }
-
-    /// Moves what the SM reported into the window's notices.
-    fn take_notices(&mut self, now: Time) {
-        let n = &mut self.sm.notices;
-        self.progress += std::mem::take(&mut n.progress);
-        if n.error.is_some()
-            || !n.groups_done.is_empty()
-            || !n.exits.is_empty()
-            || !n.races.is_empty()
-        {
-            self.halted = n.error.is_some();
-            self.notices.push((now, std::mem::take(n)));
-        }
     }
 }
 
@@ -306,17 +307,15 @@ impl PartDomain {
 
     /// Processes every event before `end`.
     pub fn run_until(&mut self, end: Time) {
-        while let Some((_, ev)) = self.q.pop_before(end) {
-            let mut ctx = dctx!(self);
+        // One context for the whole run (the slices and DRAM are borrowed apart from it).
+        let mut ctx = dctx!(self);
+        let (slices, dram, first) = (&mut self.slices, &mut self.dram, self.first);
+        while let Some((_, ev)) = ctx.q.pop_before(end) {
             match ev {
-                Event::SliceIn(i, r) => self.slices[(i - self.first) as usize].receive(r, &mut ctx),
-                Event::SliceTick(i) => {
-                    self.slices[(i - self.first) as usize].tick(&mut ctx, &mut self.dram)
-                }
-                Event::DramFill(i, line) => {
-                    self.slices[(i - self.first) as usize].fill(line, &mut ctx, &mut self.dram)
-                }
-                Event::DramBank(ch, bank) => self.dram.bank_ready(ch, bank, &mut ctx),
+                Event::SliceIn(i, r) => slices[(i - first) as usize].receive(r, &mut ctx),
+                Event::SliceTick(i) => slices[(i - first) as usize].tick(&mut ctx, dram),
+                Event::DramFill(i, line) => slices[(i - first) as usize].fill(line, &mut ctx, dram),
+                Event::DramBank(ch, bank) => dram.bank_ready(ch, bank, &mut ctx),
                 _ => unreachable!("an SM's event in a partition domain"),
             }
         }

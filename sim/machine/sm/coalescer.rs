@@ -25,14 +25,24 @@ pub struct LineAccess {
 /// The lines the lanes in `mask` touch with `width`-byte accesses at `addrs`, into `out` (cleared
 /// first). `line_bytes` is a power of two and no access crosses a line (both checked before).
 /// `width` 0 leaves the byte masks empty: an atomic's batch carries its lanes' addresses instead.
+/// `stride`, when the caller knows it: the active lanes are `0, 1, …` and lane `l`'s address is
+/// `addrs[0] + l * stride` (wrapping), so a run's length follows from where it starts (a traced
+/// access with a compressed address list) instead of from comparing addresses.
 #[inline]
 pub fn coalesce(
     mask: u64,
     addrs: &[u64; 64],
+    stride: Option<u64>,
     width: u32,
     line_bytes: u32,
     out: &mut Vec<LineAccess>,
 ) {
+    debug_assert!(
+        stride.is_none_or(|s| mask & mask.wrapping_add(1) == 0
+            && (0..64 - mask.leading_zeros() as usize)
+                .all(|l| addrs[l] == addrs[0].wrapping_add(s.wrapping_mul(l as u64)))),
+        "a stride describes lanes 0, 1, … at a constant step"
+    );
     out.clear();
     let offset_mask = line_bytes as u64 - 1;
     // The entry of the previous run: neighbouring lanes usually share a line.
@@ -58,6 +68,10 @@ pub fn coalesce(
                 // line from `off0` (at least one: no access crosses a line), so every address
                 // formed lies inside the line: no overflow at the top of the address space.
                 let most = in_a_row.min(fit as usize);
+                if stride == Some(w) {
+                    // Every lane after `l` follows on at `w` bytes: the run is all that fits.
+                    n = most;
+                }
                 while n < most && addrs[l + n] == a0 + n as u64 * w {
                     n += 1;
                 }
@@ -66,8 +80,19 @@ pub fn coalesce(
             // line, whatever their addresses there (the entry is the one they would share lane by
             // lane).
             None => {
-                while n < in_a_row && addrs[l + n] & !offset_mask == line {
-                    n += 1;
+                match stride {
+                    // Lanes at a step of at most a line: those below the line's end (no address
+                    // formed here wraps: each lies inside the line).
+                    Some(s) if s <= line_bytes as u64 => {
+                        let room = line_bytes as u64 - off0;
+                        let here = room.checked_div(s).map_or(64, |q| q + (room % s != 0) as u64);
+                        n = in_a_row.min(here as usize);
+                    }
+                    _ => {
+                        while n < in_a_row && addrs[l + n] & !offset_mask == line {
+                            n += 1;
+                        }
+                    }
                 }
             }
         }
@@ -121,6 +146,7 @@ mod tests {
         coalesce(
             u32::MAX as u64,
             &addrs(|l| 0x1000 + 4 * l),
+            None,
             4,
             128,
             &mut out,
@@ -141,6 +167,7 @@ mod tests {
         coalesce(
             0b1011,
             &addrs(|l| 0x1000 + 128 * (3 - l.min(3))),
+            None,
             4,
             128,
             &mut out,
@@ -159,7 +186,14 @@ mod tests {
     #[test]
     fn lanes_on_one_address_share_their_bytes_and_widths_set_the_mask() {
         let mut out = Vec::new();
-        coalesce(0b111, &addrs(|l| 0x2008 + 64 * (l / 2)), 8, 128, &mut out);
+        coalesce(
+            0b111,
+            &addrs(|l| 0x2008 + 64 * (l / 2)),
+            None,
+            8,
+            128,
+            &mut out,
+        );
         assert_eq!(
             out,
             [LineAccess {
@@ -231,12 +265,25 @@ mod tests {
                 1 => u32::MAX as u64,
                 _ => rng.next_u64(),
             };
-            coalesce(mask, &addrs, width, line_bytes, &mut out);
-            assert_eq!(
-                out,
-                by_lanes(mask, &addrs, width, line_bytes),
-                "case {case}"
-            );
+            coalesce(mask, &addrs, None, width, line_bytes, &mut out);
+            let want = by_lanes(mask, &addrs, width, line_bytes);
+            assert_eq!(out, want, "case {case}");
+            // Lanes 0, 1, … at the stride, told: the same lines.
+            let k = rng.next_u64() as usize % 65;
+            let lanes0 = if k == 64 { u64::MAX } else { (1u64 << k) - 1 };
+            let strided: [u64; 64] =
+                std::array::from_fn(|l| base.wrapping_add_signed(stride * l as i64));
+            let crosses = (0..k).any(|l| {
+                strided[l] % line_bytes as u64 + width as u64 > line_bytes as u64
+            });
+            if !crosses {
+                coalesce(lanes0, &strided, Some(stride as u64), width, line_bytes, &mut out);
+                assert_eq!(
+                    out,
+                    by_lanes(lanes0, &strided, width, line_bytes),
+                    "case {case}, stride {stride} told"
+                );
+            }
         }
     }
 }

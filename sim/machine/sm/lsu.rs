@@ -75,6 +75,8 @@ pub struct WarpAccess<'a> {
     pub pc: u32,
     pub mask: u64,
     pub addrs: &'a [u64; 64],
+    /// When known: the active lanes are `0, 1, …` at this step from `addrs[0]` (see `coalesce`).
+    pub stride: Option<u64>,
     /// Bytes per lane.
     pub width: u32,
     pub dst: Dst,
@@ -135,6 +137,7 @@ impl Sm {
             pc,
             mask,
             addrs: &addrs,
+            stride: None,
             width,
             dst: Dst::None,
             access,
@@ -346,7 +349,7 @@ impl Sm {
         }
         let wi = a.wi;
         let mut lines = std::mem::take(&mut self.lines);
-        coalesce(a.mask, a.addrs, a.width, self.line_bytes, &mut lines);
+        coalesce(a.mask, a.addrs, a.stride, a.width, self.line_bytes, &mut lines);
         if self.waits_for_held_load(a, &lines) {
             self.lines = lines;
             return false;
@@ -483,7 +486,7 @@ impl Sm {
         }
         let wi = a.wi;
         let mut lines = std::mem::take(&mut self.lines);
-        coalesce(a.mask, a.addrs, a.width, self.line_bytes, &mut lines);
+        coalesce(a.mask, a.addrs, a.stride, a.width, self.line_bytes, &mut lines);
         if self.waits_for_held_load(a, &lines) {
             self.lines = lines;
             return false;
@@ -601,7 +604,7 @@ impl Sm {
         }
         let wi = a.wi;
         let mut lines = std::mem::take(&mut self.lines);
-        coalesce(a.mask, a.addrs, 0, self.line_bytes, &mut lines);
+        coalesce(a.mask, a.addrs, a.stride, 0, self.line_bytes, &mut lines);
         if self.waits_for_held_load(a, &lines) {
             self.lines = lines;
             return false;

@@ -140,6 +140,9 @@ impl Sm {
         // power of two, validated: a mask, not a division, on this per-lane path).
         let (shared, base) = (m.space == TraceSpace::Shared, tk.shmem_base);
         let mut crossing = 0u64;
+        // The lanes' step, when they are 0, 1, … at one (global addresses: shared ones may have
+        // been moved by the base).
+        let mut step = None;
         let mut put = |l: usize, a: u64| {
             // Shared-memory addresses are windows into the block's allocation from `shmem base_addr`.
             let a = if shared && a >= base { a - base } else { a };
@@ -150,8 +153,20 @@ impl Sm {
             // Lanes 0, 1, … all active at a stride (a compressed address list, the common case):
             // lane `l` at `next + l * stride`, without walking the mask.
             LaneAddrs::Strided { next, stride, left } if mask & mask.wrapping_add(1) == 0 => {
-                for l in 0..left as usize {
-                    put(l, next.wrapping_add(stride.wrapping_mul(l as u64)));
+                let w = width as u64;
+                let offsets = next | stride | if shared { base } else { 0 };
+                if w.is_power_of_two() && w <= line && offsets & (w - 1) == 0 {
+                    // Every address is a multiple of the width, which divides the line: no lane
+                    // crosses one, and the addresses need no test.
+                    for (l, a) in addrs.iter_mut().enumerate().take(left as usize) {
+                        let x = next.wrapping_add(stride.wrapping_mul(l as u64));
+                        *a = if shared && x >= base { x - base } else { x };
+                    }
+                    step = (!shared).then_some(stride);
+                } else {
+                    for l in 0..left as usize {
+                        put(l, next.wrapping_add(stride.wrapping_mul(l as u64)));
+                    }
                 }
             }
             listed => {
@@ -177,6 +192,7 @@ impl Sm {
             pc,
             mask,
             addrs: &addrs,
+            stride: step,
             width,
             dst: Dst::Trace {
                 first: inst.regs,
