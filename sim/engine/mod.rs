@@ -18,6 +18,23 @@ use std::collections::{BinaryHeap, VecDeque};
 /// Simulated time in picoseconds.
 pub type Time = u64;
 
+/// Asks the processor to bring the cache line holding `x` closer (a hint: it has no effect on any
+/// value). Parts call it where they know what a later event will read — a request's tag set when
+/// the request is delivered, a warp's next traced instruction when it issues — so that the read,
+/// often a cache miss on the host for a large simulated machine, finds the line there.
+#[inline(always)]
+pub fn prefetch<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch never faults and reads nothing into the program; the address comes from a
+    // live reference, and SSE (which the instruction needs) is part of every x86_64 target.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>(x as *const T as *const i8);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
+}
+
 /// A clock domain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Clock {

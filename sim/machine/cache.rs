@@ -89,6 +89,15 @@ impl TagArray {
         Some(w)
     }
 
+    /// A hint that `line`'s set will be looked up soon (`engine::prefetch`).
+    #[inline]
+    pub fn prefetch(&self, line: u64) {
+        let base = (self.set_of(line) * self.ways) as usize;
+        if let Some(t) = self.tags.get(base) {
+            crate::engine::prefetch(t);
+        }
+    }
+
     /// Finds `line` without touching LRU state.
     #[inline]
     pub fn probe(&self, line: u64) -> Option<Way> {

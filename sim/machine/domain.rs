@@ -285,8 +285,9 @@ impl PartDomain {
 
     /// As [`SmDomain::receive_mail`], each request at its slice's port.
     pub fn receive_mail(&mut self, mail: &Mail, end: Time) -> Result<(), PastEvent> {
-        let (first, sinks, rec, lines, batches, q) = (
+        let (first, slices, sinks, rec, lines, batches, q) = (
             self.first,
+            &self.slices,
             &mut self.sinks,
             &mut self.rec,
             &mut self.lines,
@@ -294,9 +295,11 @@ impl PartDomain {
             &mut self.q,
         );
         self.inbox.deliver(mail, |o, batch| {
-            let Event::SliceIn(slice, _) = o.event else {
+            let Event::SliceIn(slice, req) = o.event else {
                 unreachable!("a partition receives requests")
             };
+            // The slice looks the line up when it serves the request, in a later window.
+            slices[(slice - first) as usize].prefetch(req.line);
             let t = sinks[(slice - first) as usize].receive(o.transit, o.src as usize, end);
             if let (Some(r), Event::SliceIn(_, req)) = (rec.as_deref_mut(), &o.event) {
                 r.request_accepted(req.sm, req.tag, slice, o.transit.arrive, t);

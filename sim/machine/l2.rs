@@ -116,8 +116,15 @@ impl L2Slice {
         }
     }
 
+    /// A hint that a request for `line` will arrive (`engine::prefetch`).
+    #[inline]
+    pub fn prefetch(&self, line: u64) {
+        self.tags.prefetch(line);
+    }
+
     /// A request delivered by the interconnect.
     pub fn receive(&mut self, req: MemReq, ctx: &mut Ctx) {
+        self.tags.prefetch(req.line);
         self.input.push_back(req);
         self.wake(ctx);
     }

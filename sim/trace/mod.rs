@@ -224,6 +224,28 @@ impl TraceBlock {
         &self.insts[at..at + w.len as usize]
     }
 
+    /// A hint (`engine::prefetch`) that a warp whose stream ends before `end` will read
+    /// instruction `pc` next: its registers and addresses, and the instruction after it.
+    #[inline]
+    pub fn prefetch_from(&self, pc: u32, end: u32) {
+        use crate::engine::prefetch;
+        if pc >= end {
+            return;
+        }
+        let i = self.inst(pc);
+        if let Some(r) = self.regs.get(i.reg_at as usize) {
+            prefetch(r);
+        }
+        if matches!(i.op, TraceOp::Mem(_)) {
+            if let Some(a) = self.addrs.get(i.addrs as usize) {
+                prefetch(a);
+            }
+        }
+        if pc + 1 < end {
+            prefetch(self.inst(pc + 1));
+        }
+    }
+
     /// Destination then source registers of `i`.
     #[inline]
     pub fn regs_of(&self, i: &TraceInst) -> &[TraceReg] {

@@ -208,7 +208,10 @@ impl Sm {
             "the schedulers' view of a warp slot is its warp's state"
         );
         let nslots = self.warps.len();
-        let launch = self.launch.clone();
+        // The launch, held while warps are tried (a try may change the SM's copy: a group that
+        // retires lets its block go); taken only by a tick that tries a warp, as the count of
+        // references is an atomic operation.
+        let mut launch: Option<std::sync::Arc<super::Launch>> = None;
         let mut issued_any = false;
         let mut lsu_left = self.lsu_per_cycle;
         for s in 0..self.sched.slots.len() {
@@ -231,7 +234,8 @@ impl Sm {
                         least = least.min(try_at);
                         continue;
                     }
-                    let issued = self.try_issue(i, &launch.program, now, &mut lsu_left, ctx);
+                    let held = launch.get_or_insert_with(|| self.launch.clone());
+                    let issued = self.try_issue(i, &held.program, now, &mut lsu_left, ctx);
                     self.gates.set_in(s, i, self.warps[i].as_ref());
                     least = least.min(self.gates.slots[i].try_at);
                     if issued {

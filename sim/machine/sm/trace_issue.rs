@@ -114,6 +114,11 @@ impl Sm {
             let is_mem = matches!(inst.op, TraceOp::Mem(_));
             self.issued(wi, inst.mask as u64, is_mem, lsu_left, now, ctx);
             self.notices.progress += 1;
+            // The warp reads its next instruction when it is next tried: with hundreds of warps'
+            // streams interleaved on the host, a cache miss unless asked for now.
+            if let Some(Flow::Stream { next, end }) = self.warps[wi].as_ref().map(|w| &w.flow) {
+                tk.prefetch_from(*next, *end);
+            }
         }
         ok
     }
