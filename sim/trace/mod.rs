@@ -224,25 +224,42 @@ impl TraceBlock {
         &self.insts[at..at + w.len as usize]
     }
 
-    /// A hint (`engine::prefetch`) that a warp whose stream ends before `end` will read
-    /// instruction `pc` next: its registers and addresses, and the instruction after it.
+    /// A hint (`engine::prefetch`) that the warp that just issued `i` reads the instruction after
+    /// it next, `pc` (its stream ends before `end`): that instruction, the one after it, and where
+    /// their registers and addresses start — right after `i`'s, as a block lists each warp's
+    /// instructions in order and their registers and addresses as it reads them. Reads nothing
+    /// but `i`.
     #[inline]
-    pub fn prefetch_from(&self, pc: u32, end: u32) {
+    pub fn prefetch_after(&self, i: &TraceInst, pc: u32, end: u32) {
         use crate::engine::prefetch;
         if pc >= end {
             return;
         }
-        let i = self.inst(pc);
-        if let Some(r) = self.regs.get(i.reg_at as usize) {
+        self.prefetch_inst(pc);
+        if pc + 1 < end {
+            self.prefetch_inst(pc + 1);
+        }
+        if let Some(r) = self
+            .regs
+            .get(i.reg_at as usize + i.ndst as usize + i.nsrc as usize)
+        {
             prefetch(r);
         }
-        if matches!(i.op, TraceOp::Mem(_)) {
-            if let Some(a) = self.addrs.get(i.addrs as usize) {
-                prefetch(a);
-            }
+        let words = match (i.op, i.strided) {
+            (TraceOp::Mem(_), true) => 2,
+            (TraceOp::Mem(_), false) => i.mask.count_ones(),
+            _ => 0,
+        };
+        if let Some(x) = self.addrs.get((i.addrs + words) as usize) {
+            prefetch(x);
         }
-        if pc + 1 < end {
-            prefetch(self.inst(pc + 1));
+    }
+
+    /// A hint (`engine::prefetch`) that instruction `pc` (inside this block) will be read soon.
+    #[inline]
+    pub fn prefetch_inst(&self, pc: u32) {
+        if let Some(i) = self.insts.get(pc.wrapping_sub(self.first) as usize) {
+            crate::engine::prefetch(i);
         }
     }
 

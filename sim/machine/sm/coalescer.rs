@@ -85,7 +85,9 @@ pub fn coalesce(
                     // formed here wraps: each lies inside the line).
                     Some(s) if s <= line_bytes as u64 => {
                         let room = line_bytes as u64 - off0;
-                        let here = room.checked_div(s).map_or(64, |q| q + (room % s != 0) as u64);
+                        let here = room
+                            .checked_div(s)
+                            .map_or(64, |q| q + (room % s != 0) as u64);
                         n = in_a_row.min(here as usize);
                     }
                     _ => {
@@ -273,11 +275,17 @@ mod tests {
             let lanes0 = if k == 64 { u64::MAX } else { (1u64 << k) - 1 };
             let strided: [u64; 64] =
                 std::array::from_fn(|l| base.wrapping_add_signed(stride * l as i64));
-            let crosses = (0..k).any(|l| {
-                strided[l] % line_bytes as u64 + width as u64 > line_bytes as u64
-            });
+            let crosses =
+                (0..k).any(|l| strided[l] % line_bytes as u64 + width as u64 > line_bytes as u64);
             if !crosses {
-                coalesce(lanes0, &strided, Some(stride as u64), width, line_bytes, &mut out);
+                coalesce(
+                    lanes0,
+                    &strided,
+                    Some(stride as u64),
+                    width,
+                    line_bytes,
+                    &mut out,
+                );
                 assert_eq!(
                     out,
                     by_lanes(lanes0, &strided, width, line_bytes),

@@ -349,7 +349,14 @@ impl Sm {
         }
         let wi = a.wi;
         let mut lines = std::mem::take(&mut self.lines);
-        coalesce(a.mask, a.addrs, a.stride, a.width, self.line_bytes, &mut lines);
+        coalesce(
+            a.mask,
+            a.addrs,
+            a.stride,
+            a.width,
+            self.line_bytes,
+            &mut lines,
+        );
         if self.waits_for_held_load(a, &lines) {
             self.lines = lines;
             return false;
@@ -486,7 +493,14 @@ impl Sm {
         }
         let wi = a.wi;
         let mut lines = std::mem::take(&mut self.lines);
-        coalesce(a.mask, a.addrs, a.stride, a.width, self.line_bytes, &mut lines);
+        coalesce(
+            a.mask,
+            a.addrs,
+            a.stride,
+            a.width,
+            self.line_bytes,
+            &mut lines,
+        );
         if self.waits_for_held_load(a, &lines) {
             self.lines = lines;
             return false;

@@ -64,6 +64,7 @@ mod warp;
 pub use launch::{GroupSlot, Launch, Program, TraceLaunch};
 pub use shared::SharedMemory;
 pub use stress::{StressWarps, WarpStress};
+use warp::Flow;
 pub use warp::{Stall, Warp};
 
 use super::domain::Ctx;
@@ -417,6 +418,13 @@ impl Sm {
             Dst::Trace { .. } => {}
         }
         w.scoreboard.written(dst.regs(&self.launch.program), now);
+        // A traced warp that waited on memory reads its next instruction when next tried: its
+        // line has usually left the host's caches meanwhile.
+        if let (Program::Trace { kernel }, Flow::Stream { next, .. }) =
+            (&self.launch.program, &w.flow)
+        {
+            kernel.block(w.group_slot).prefetch_inst(*next);
+        }
         self.gates.set(warp as usize, Some(w));
         match kind {
             OpKind::Local => w.inflight.local -= 1,

@@ -117,7 +117,7 @@ impl Sm {
             // The warp reads its next instruction when it is next tried: with hundreds of warps'
             // streams interleaved on the host, a cache miss unless asked for now.
             if let Some(Flow::Stream { next, end }) = self.warps[wi].as_ref().map(|w| &w.flow) {
-                tk.prefetch_from(*next, *end);
+                tk.prefetch_after(inst, *next, *end);
             }
         }
         ok
