@@ -93,8 +93,11 @@ impl TagArray {
     #[inline]
     pub fn prefetch(&self, line: u64) {
         let base = (self.set_of(line) * self.ways) as usize;
-        if let Some(t) = self.tags.get(base) {
-            crate::engine::prefetch(t);
+        // The set's first and last tags: both of its cache lines when it spans two.
+        for t in [base, base + self.ways as usize - 1] {
+            if let Some(t) = self.tags.get(t) {
+                crate::engine::prefetch(t);
+            }
         }
     }
 
