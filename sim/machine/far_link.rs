@@ -147,14 +147,7 @@ impl FarLink {
         request: bool,
         horizon: Time,
     ) -> Time {
-        let (dir, path) = if request {
-            (sm * 2 / self.sms, sm * self.slices + slice)
-        } else {
-            (
-                slice * 2 / self.slices,
-                self.sms * self.slices + slice * self.sms + sm,
-            )
-        };
+        let (dir, path) = self.path(sm, slice, request);
         let c = self.clock;
         let from = t.arrive.max(self.last[path]);
         let last = self.dirs[dir].book(
@@ -171,6 +164,20 @@ impl FarLink {
         s.bytes += t.bytes as u64;
         s.wait_ps += at - t.arrive;
         at
+    }
+
+    /// The direction and the path (index in `last`) of a message between SM `sm` and slice
+    /// `slice` (`request`: from the SM).
+    #[inline]
+    fn path(&self, sm: usize, slice: usize, request: bool) -> (usize, usize) {
+        if request {
+            (sm * 2 / self.sms, sm * self.slices + slice)
+        } else {
+            (
+                slice * 2 / self.slices,
+                self.sms * self.slices + slice * self.sms + sm,
+            )
+        }
     }
 
     /// Bytes per L2 cycle in each direction.
@@ -194,6 +201,11 @@ impl FarLink {
                 debug_assert_eq!(request, d < nsm, "SMs send requests, partitions responses");
                 if self.spec.is_far(sm, slice) {
                     self.order.push((o.transit.arrive, d as u32, i as u32));
+                    // Its path's last arrival is read when it crosses, after the sort: a cache
+                    // miss on the host unless asked for now (`engine::prefetch`).
+                    if let Some(l) = self.last.get(self.path(sm, slice, request).1) {
+                        crate::engine::prefetch(l);
+                    }
                 }
             }
         }
