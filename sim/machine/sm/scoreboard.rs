@@ -43,22 +43,40 @@ impl Dst {
 }
 
 pub struct Scoreboard {
-    /// When each register's pending result is ready.
-    ready: Vec<Time>,
-    /// Registers whose readiness may lie in the future at a finite time: the wake-up computation
-    /// looks only at these (every other register is ready or waits for memory, [`NEVER`]).
-    timed: Vec<u16>,
+    /// The registers whose result may not be ready yet, with when it is ([`NEVER`]: when a memory
+    /// result returns); every other register is ready. A short list (the results a warp has in
+    /// flight), read in a cache line or two, where an array of every register's time was a cache
+    /// miss on the host per check for a machine full of warps.
+    waiting: Vec<(u16, Time)>,
     /// The next instruction waits for a register until this time ([`NEVER`]: until a memory result
     /// returns); 0 when not known to wait.
     pub blocked_until: Time,
 }
 
 impl Scoreboard {
+    /// A scoreboard for `regs` registers (all ready).
     pub fn new(regs: usize) -> Scoreboard {
         Scoreboard {
-            ready: vec![0; regs],
-            timed: Vec::new(),
+            waiting: Vec::with_capacity(regs.min(8)),
             blocked_until: 0,
+        }
+    }
+
+    /// When register `r`'s result is ready (0: it is).
+    #[inline]
+    fn ready_at(&self, r: u16) -> Time {
+        self.waiting
+            .iter()
+            .find(|&&(x, _)| x == r)
+            .map_or(0, |&(_, t)| t)
+    }
+
+    /// Register `r`'s result is ready at `t`.
+    #[inline]
+    fn set(&mut self, r: u16, t: Time) {
+        match self.waiting.iter_mut().find(|(x, _)| *x == r) {
+            Some(e) => e.1 = t,
+            None => self.waiting.push((r, t)),
         }
     }
 
@@ -66,10 +84,10 @@ impl Scoreboard {
     /// (the warp is then blocked until it).
     #[inline]
     pub fn wait(&mut self, regs: impl Iterator<Item = u16>, now: Time) -> Option<Time> {
-        let t = regs
-            .map(|r| self.ready[r as usize])
-            .max()
-            .filter(|&t| t > now)?;
+        if self.waiting.is_empty() {
+            return None;
+        }
+        let t = regs.map(|r| self.ready_at(r)).max().filter(|&t| t > now)?;
         self.blocked_until = t;
         Some(t)
     }
@@ -77,27 +95,26 @@ impl Scoreboard {
     /// Register `r` becomes ready at `t` (a result latency from now).
     #[inline]
     pub fn ready_later(&mut self, r: u16, t: Time) {
-        self.ready[r as usize] = t;
-        if !self.timed.contains(&r) {
-            self.timed.push(r);
-        }
+        self.set(r, t);
     }
 
     /// The result for `regs` comes from memory: they wait until it returns.
     #[inline]
     pub fn pending(&mut self, regs: impl Iterator<Item = u16>) {
         for r in regs {
-            self.ready[r as usize] = NEVER;
+            self.set(r, NEVER);
         }
     }
 
-    /// A memory result arrived: `regs` are ready at `now`, and a warp blocked on a register is tried
-    /// again.
+    /// A memory result arrived: `regs` are ready (at `now`, which no later check precedes), and a
+    /// warp blocked on a register is tried again.
     #[inline]
-    pub fn written(&mut self, regs: impl Iterator<Item = u16>, now: Time) {
+    pub fn written(&mut self, regs: impl Iterator<Item = u16>, _now: Time) {
         self.unblock();
         for r in regs {
-            self.ready[r as usize] = now;
+            if let Some(i) = self.waiting.iter().position(|&(x, _)| x == r) {
+                self.waiting.swap_remove(i);
+            }
         }
     }
 
@@ -109,29 +126,26 @@ impl Scoreboard {
 
     /// [`Scoreboard::next_ready`] without dropping anything (a check's view).
     pub fn earliest_after(&self, now: Time) -> Time {
-        self.timed
+        self.waiting
             .iter()
-            .map(|&r| self.ready[r as usize])
+            .map(|&(_, t)| t)
             .filter(|&t| t > now && t != NEVER)
             .min()
             .unwrap_or(NEVER)
     }
 
-    /// The earliest finite time after `now` at which a register becomes ready, dropping registers
-    /// that are ready by `now` from the timed list.
+    /// The earliest finite time after `now` at which a register becomes ready, dropping the
+    /// registers that are ready by `now`.
     #[inline]
     pub fn next_ready(&mut self, now: Time) -> Time {
         // One pass: [`Scoreboard::earliest_after`] over the registers it keeps (the schedulers'
         // debug check compares the two at every tick).
         let mut wake = NEVER;
-        let ready = &self.ready;
-        self.timed.retain(|&r| {
-            let t = ready[r as usize];
-            let keep = t > now && t != NEVER;
-            if keep {
+        self.waiting.retain(|&(_, t)| {
+            if t > now && t != NEVER {
                 wake = wake.min(t);
             }
-            keep
+            t > now
         });
         wake
     }
