@@ -261,7 +261,8 @@ impl SmDomain {
     /// `gpu.rs`; `mail`: every domain's outbox): each port decides its contention in delivery
     /// order; `end` is the window's end.
     pub fn receive_mail(&mut self, mail: &Mail, end: Time) -> Result<(), PastEvent> {
-        let (sink, rec, lines, batches, q) = (
+        let (l1, sink, rec, lines, batches, q) = (
+            &self.l1,
             &mut self.sink,
             &mut self.rec,
             &mut self.lines,
@@ -269,6 +270,10 @@ impl SmDomain {
             &mut self.q,
         );
         self.inbox.deliver(mail, |o, batch| {
+            if let Event::L1FromXbar(_, resp) = &o.event {
+                // The L1 takes the response in a later window.
+                l1.prefetch_response(resp);
+            }
             let t = sink.receive(o.transit, o.src as usize, end);
             if let (Some(r), Event::L1FromXbar(_, resp)) = (rec.as_deref_mut(), &o.event) {
                 r.response_accepted(resp.tag, o.transit.arrive, t);

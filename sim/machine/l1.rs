@@ -632,6 +632,16 @@ impl L1 {
     }
 
     /// A response from the interconnect.
+    /// A hint that `resp` will arrive (`engine::prefetch`): the request it answers, and the set
+    /// its line is filled into.
+    #[inline]
+    pub fn prefetch_response(&self, resp: &MemResp) {
+        self.pending.prefetch(resp.tag);
+        if let RespKind::Data(_) = resp.kind {
+            self.tags.prefetch(resp.line);
+        }
+    }
+
     pub fn from_xbar(&mut self, resp: MemResp, ctx: &mut Ctx) {
         let p = *self.pending.get(resp.tag);
         self.pending.release(resp.tag);
