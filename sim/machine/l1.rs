@@ -631,7 +631,6 @@ impl L1 {
         );
     }
 
-    /// A response from the interconnect.
     /// A hint that `resp` will arrive (`engine::prefetch`): the request it answers, and the set
     /// its line is filled into.
     #[inline]
@@ -642,6 +641,7 @@ impl L1 {
         }
     }
 
+    /// A response from the interconnect.
     pub fn from_xbar(&mut self, resp: MemResp, ctx: &mut Ctx) {
         let p = *self.pending.get(resp.tag);
         self.pending.release(resp.tag);

@@ -42,6 +42,7 @@ impl<T> Pool<T> {
         };
         (i, &mut self.items[i as usize])
     }
+
     /// A hint that slot `i` will be read soon (`engine::prefetch`); nothing if there is no such slot.
     #[inline]
     pub fn prefetch(&self, i: u32) {
@@ -49,6 +50,7 @@ impl<T> Pool<T> {
             crate::engine::prefetch(x);
         }
     }
+
     pub fn get(&self, i: u32) -> &T {
         &self.items[i as usize]
     }

@@ -42,6 +42,9 @@ impl Dst {
     }
 }
 
+/// Entries past which [`Scoreboard::wait`] drops the registers already ready.
+const PRUNE_AT: usize = 16;
+
 pub struct Scoreboard {
     /// The registers whose result may not be ready yet, with when it is ([`NEVER`]: when a memory
     /// result returns); every other register is ready. A short list (the results a warp has in
@@ -86,6 +89,11 @@ impl Scoreboard {
     pub fn wait(&mut self, regs: impl Iterator<Item = u16>, now: Time) -> Option<Time> {
         if self.waiting.is_empty() {
             return None;
+        }
+        if self.waiting.len() > PRUNE_AT {
+            // A warp that keeps issuing never reaches `next_ready`, which drops what is ready:
+            // drop it here, so that the list stays short (ready and absent are the same).
+            self.waiting.retain(|&(_, t)| t > now);
         }
         let t = regs.map(|r| self.ready_at(r)).max().filter(|&t| t > now)?;
         self.blocked_until = t;
@@ -273,6 +281,28 @@ mod tests {
         s.written([2u16].into_iter(), 500);
         assert_eq!(s.blocked_until, 0);
         assert_eq!(s.wait([2u16].into_iter(), 500), None);
+    }
+
+    #[test]
+    fn a_long_run_of_results_keeps_the_list_short_and_the_answers_the_same() {
+        let mut s = Scoreboard::new(64);
+        // Results for 40 registers, each ready 4 after its issue, one issue per 1 time unit.
+        for r in 0..40u16 {
+            let now = r as Time;
+            assert_eq!(
+                s.wait([r.saturating_sub(1)].into_iter(), now),
+                Some(now + 3).filter(|_| r > 0)
+            );
+            s.ready_later(r, now + 4);
+        }
+        assert!(
+            s.waiting.len() <= PRUNE_AT + 1,
+            "{} entries",
+            s.waiting.len()
+        );
+        assert_eq!(s.wait([39u16].into_iter(), 42), Some(43));
+        assert_eq!(s.wait([10u16].into_iter(), 42), None, "long ready");
+        assert_eq!(s.wait([38u16].into_iter(), 42), None, "ready at 42");
     }
 
     #[test]
