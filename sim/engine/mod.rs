@@ -10,7 +10,8 @@
 //!
 //! Speed: the heap orders small keys (time, sequence, slot packed in one `u128`) while the events
 //! themselves stay put in a slab whose slots are reused, so a push or pop compares and moves 16 bytes
-//! however large the event type is, and a steady-state run allocates nothing.
+//! however large the event type is, and a steady-state run allocates nothing. [`prefetch`] is the
+//! parts' way to ask the host for state a later event will read (a hint; it changes no value).
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
