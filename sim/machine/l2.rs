@@ -143,10 +143,6 @@ impl L2Slice {
         let Some(req) = self.input.pop_front() else {
             return;
         };
-        if let Some(next) = self.input.front() {
-            // Served at the next tick.
-            self.tags.prefetch(next.line);
-        }
         if let Some(waiters) = self.mshrs.get_mut(&req.line) {
             waiters.push(req);
             self.stats.mshr_merges += 1;

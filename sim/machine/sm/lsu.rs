@@ -348,19 +348,9 @@ impl Sm {
             return self.local_load(a, value_bytes, race_read, now, ctx);
         }
         let wi = a.wi;
-        let mut lines = std::mem::take(&mut self.lines);
-        coalesce(
-            a.mask,
-            a.addrs,
-            a.stride,
-            a.width,
-            self.line_bytes,
-            &mut lines,
-        );
-        if self.waits_for_held_load(a, &lines) {
-            self.lines = lines;
+        let Some(lines) = self.coalesced(a, a.width) else {
             return false;
-        }
+        };
         // The lines the store buffer forwards whole: (index in `lines`, bytes). Rare; empty
         // without a store buffer, so that a load allocates nothing.
         let mut forwarded: Vec<(usize, LineBuf)> = Vec::new();
@@ -492,19 +482,9 @@ impl Sm {
             return true;
         }
         let wi = a.wi;
-        let mut lines = std::mem::take(&mut self.lines);
-        coalesce(
-            a.mask,
-            a.addrs,
-            a.stride,
-            a.width,
-            self.line_bytes,
-            &mut lines,
-        );
-        if self.waits_for_held_load(a, &lines) {
-            self.lines = lines;
+        let Some(lines) = self.coalesced(a, a.width) else {
             return false;
-        }
+        };
         let system = ordering::store_ack(ord, scope, self.svm) == Level::System;
         let values = self.has_values();
         // A store scattered over more lines than the buffer holds can never enter it: it goes to
@@ -617,12 +597,10 @@ impl Sm {
             return true;
         }
         let wi = a.wi;
-        let mut lines = std::mem::take(&mut self.lines);
-        coalesce(a.mask, a.addrs, a.stride, 0, self.line_bytes, &mut lines);
-        if self.waits_for_held_load(a, &lines) {
-            self.lines = lines;
+        // Width 0: an atomic's batch carries its lanes' addresses, not byte masks.
+        let Some(lines) = self.coalesced(a, 0) else {
             return false;
-        }
+        };
         // Same-location order with the warp's own buffered stores: they must leave first.
         if lines.iter().any(|la| self.sb.holds(wi as u16, la.line)) {
             let w = self.warps[wi].as_mut().expect("live");
@@ -706,6 +684,25 @@ impl Sm {
                 lanes,
             },
         );
+    }
+
+    /// The lines access `a` touches with `width`-byte lanes (`coalesce`), in the SM's reused list;
+    /// `None`, the list put back, if the access must wait for one of its warp's held loads.
+    fn coalesced(&mut self, a: &WarpAccess, width: u32) -> Option<Vec<LineAccess>> {
+        let mut lines = std::mem::take(&mut self.lines);
+        coalesce(
+            a.mask,
+            a.addrs,
+            a.stride,
+            width,
+            self.line_bytes,
+            &mut lines,
+        );
+        if self.waits_for_held_load(a, &lines) {
+            self.lines = lines;
+            return None;
+        }
+        Some(lines)
     }
 
     /// Whether access `a` over `lines` must wait for one of its warp's held loads

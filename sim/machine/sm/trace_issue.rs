@@ -148,9 +148,10 @@ impl Sm {
         // The lanes' step, when they are 0, 1, … at one (global addresses: shared ones may have
         // been moved by the base).
         let mut step = None;
+        // Shared-memory addresses are windows into the block's allocation from `shmem base_addr`.
+        let rebase = |a: u64| if shared && a >= base { a - base } else { a };
         let mut put = |l: usize, a: u64| {
-            // Shared-memory addresses are windows into the block's allocation from `shmem base_addr`.
-            let a = if shared && a >= base { a - base } else { a };
+            let a = rebase(a);
             addrs[l] = a;
             crossing |= (((a & (line - 1)) + width as u64 > line) as u64) << l;
         };
@@ -164,8 +165,7 @@ impl Sm {
                     // Every address is a multiple of the width, which divides the line: no lane
                     // crosses one, and the addresses need no test.
                     for (l, a) in addrs.iter_mut().enumerate().take(left as usize) {
-                        let x = next.wrapping_add(stride.wrapping_mul(l as u64));
-                        *a = if shared && x >= base { x - base } else { x };
+                        *a = rebase(next.wrapping_add(stride.wrapping_mul(l as u64)));
                     }
                     step = (!shared).then_some(stride);
                 } else {
