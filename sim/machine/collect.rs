@@ -248,7 +248,7 @@ pub fn collect(
     // The inter-partition link, per direction (rows only when it has a bandwidth, so that runs
     // without one keep their rows).
     let cap = link.map_or(1, |l| l.bytes_per_cycle()) as f64;
-    for (dir, st) in link.iter().flat_map(|l| l.stats.iter().enumerate()) {
+    for (dir, st) in link.iter().flat_map(|l| l.stats().into_iter().enumerate()) {
         let loc = format!("interconnect.far_link.from_partition{dir}");
         s.push(&loc, "messages", st.messages as f64, "messages");
         s.push(&loc, "bytes", st.bytes as f64, "bytes");

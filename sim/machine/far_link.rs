@@ -13,9 +13,10 @@
 //! `xbar.rs`): a message starts no earlier than the previous one of its path arrived.
 //!
 //! Where it is decided: the link is written by both halves' senders, so no simulation domain can own
-//! it. It is decided at the window barrier (`Gpu::deliver`), which runs serially: the far messages of
-//! the window, from every outbox, are served in (uncontended arrival, sending domain, order sent)
-//! order, before the receiving ports see them. A message sent in a window arrives after the window
+//! it. It is decided at the window barrier (`Gpu::deliver`): the far messages of the window, from
+//! every outbox, are served in (uncontended arrival, sending domain, order sent) order, before the
+//! receiving ports see them. The directions share no state, so each serves its own messages on its
+//! own (side by side with a thread pool), which is the same as serving all of them in that order. A message sent in a window arrives after the window
 //! ends (the far latency is at least one cycle beyond the lookahead), so every message of a later
 //! window finds the link as the earlier windows left it; arrivals only move later, so the lookahead
 //! stays valid, and the order does not depend on the number of threads.
@@ -30,13 +31,13 @@
 //! flow control and virtual channels, arbitration beyond first-come first-served.
 
 use super::msg::Event;
-use super::outbox::Outgoing;
+use super::outbox::{Mail, Outgoing};
 use super::xbar::{Transit, XbarSpec};
 use crate::engine::{Clock, Time};
 use std::collections::VecDeque;
 
 /// Traffic over one direction of the link.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct LinkStats {
     pub messages: u64,
     pub bytes: u64,
@@ -94,80 +95,20 @@ impl Slots {
     }
 }
 
-/// Both directions of the link.
+/// What both directions share: the crossbar's far paths, the L2 clock, the bandwidth and the
+/// machine's size.
 #[derive(Debug, Clone)]
-pub struct FarLink {
+pub struct Shape {
     spec: XbarSpec,
     clock: Clock,
     bytes_per_cycle: u32,
     sms: usize,
     slices: usize,
-    /// Per direction (0: from the first partition's side), its booked bytes per cycle.
-    dirs: [Slots; 2],
-    /// Per path, the arrival of its last message: requests at `sm * slices + slice`, responses
-    /// after them at `sms * slices + slice * sms + sm`.
-    last: Vec<Time>,
-    /// The window's far messages in service order: (uncontended arrival, sending domain, index in
-    /// its outbox); kept to reuse its allocation.
-    order: Vec<(Time, u32, u32)>,
-    pub stats: [LinkStats; 2],
 }
 
-impl FarLink {
-    /// The link of a crossbar with two partitions (`spec.with_far`) between `sms` SMs and `slices`
-    /// slices; `clock`: the L2 clock.
-    pub fn new(
-        spec: XbarSpec,
-        clock: Clock,
-        bytes_per_cycle: u32,
-        sms: usize,
-        slices: usize,
-    ) -> FarLink {
-        FarLink {
-            spec,
-            clock,
-            bytes_per_cycle: bytes_per_cycle.max(1),
-            sms,
-            slices,
-            dirs: [Slots::default(), Slots::default()],
-            last: vec![0; 2 * sms * slices],
-            order: Vec::new(),
-            stats: [LinkStats::default(); 2],
-        }
-    }
-
-    /// A far message `t` between SM `sm` and slice `slice` (`request`: from the SM) crosses the
-    /// link; returns its arrival at the destination port. `horizon`: no later message arrives before
-    /// it.
-    pub fn cross(
-        &mut self,
-        t: Transit,
-        sm: usize,
-        slice: usize,
-        request: bool,
-        horizon: Time,
-    ) -> Time {
-        let (dir, path) = self.path(sm, slice, request);
-        let c = self.clock;
-        let from = t.arrive.max(self.last[path]);
-        let last = self.dirs[dir].book(
-            c.cycle_of(c.edge_at_or_after(from)),
-            t.bytes,
-            self.bytes_per_cycle,
-            c.cycle_of(horizon),
-        );
-        let need = t.bytes.div_ceil(self.bytes_per_cycle) as u64;
-        let at = c.cycles(last + 1 - need).max(from);
-        self.last[path] = at;
-        let s = &mut self.stats[dir];
-        s.messages += 1;
-        s.bytes += t.bytes as u64;
-        s.wait_ps += at - t.arrive;
-        at
-    }
-
-    /// The direction and the path (index in `last`) of a message between SM `sm` and slice
-    /// `slice` (`request`: from the SM).
+impl Shape {
+    /// The direction and the path (index in [`Direction::last`]) of a message between SM `sm` and
+    /// slice `slice` (`request`: from the SM).
     #[inline]
     fn path(&self, sm: usize, slice: usize, request: bool) -> (usize, usize) {
         if request {
@@ -180,30 +121,79 @@ impl FarLink {
         }
     }
 
-    /// Bytes per L2 cycle in each direction.
-    pub fn bytes_per_cycle(&self) -> u32 {
-        self.bytes_per_cycle
-    }
-
-    /// The far messages among `sent` (every domain's outbox, SMs first: `nsm` of them) cross the link
-    /// in (uncontended arrival, sending domain, order sent) order; each one's arrival is moved to
-    /// when it leaves the link. `horizon`: the window's end.
-    pub fn cross_window(&mut self, sent: &mut [Vec<Outgoing>], nsm: usize, horizon: Time) {
-        let ends = |o: &Outgoing| match o.event {
+    /// (SM, slice, from the SM) of a crossbar message.
+    #[inline]
+    fn ends(o: &Outgoing) -> (usize, usize, bool) {
+        match o.event {
             Event::SliceIn(slice, _) => (o.src as usize, slice as usize, true),
             Event::L1FromXbar(sm, _) => (sm as usize, o.src as usize, false),
             _ => unreachable!("only requests and responses cross the crossbar"),
-        };
+        }
+    }
+}
+
+/// One direction of the link: its booked bytes per cycle, the last arrival of each of its paths and
+/// its traffic. The two directions share nothing, so the barrier may cross them side by side.
+#[derive(Debug, Clone)]
+pub struct Direction {
+    /// 0: from the first partition's side.
+    dir: usize,
+    slots: Slots,
+    /// Per path, the arrival of its last message: requests at `sm * slices + slice`, responses
+    /// after them at `sms * slices + slice * sms + sm` (only this direction's paths are used).
+    last: Vec<Time>,
+    /// The window's far messages of this direction in service order: (uncontended arrival,
+    /// sending domain, index in its outbox); kept to reuse its allocation.
+    order: Vec<(Time, u32, u32)>,
+    /// The window's far messages of this direction with their arrival off the link: (sending
+    /// domain, index in its outbox, arrival).
+    crossed: Vec<(u32, u32, Time)>,
+    pub stats: LinkStats,
+}
+
+impl Direction {
+    /// A far message `t` of this direction on path `path` crosses; returns its arrival at the
+    /// destination port. `horizon`: no later message arrives before it.
+    fn cross(&mut self, shape: &Shape, t: Transit, path: usize, horizon: Time) -> Time {
+        let c = shape.clock;
+        let from = t.arrive.max(self.last[path]);
+        let last = self.slots.book(
+            c.cycle_of(c.edge_at_or_after(from)),
+            t.bytes,
+            shape.bytes_per_cycle,
+            c.cycle_of(horizon),
+        );
+        let need = t.bytes.div_ceil(shape.bytes_per_cycle) as u64;
+        let at = c.cycles(last + 1 - need).max(from);
+        self.last[path] = at;
+        let s = &mut self.stats;
+        s.messages += 1;
+        s.bytes += t.bytes as u64;
+        s.wait_ps += at - t.arrive;
+        at
+    }
+
+    /// This direction's far messages among `sent` (every domain's outbox, SMs first: `nsm` of them)
+    /// cross in (uncontended arrival, sending domain, order sent) order; their arrivals off the link
+    /// are kept for [`FarLink::apply`]. `horizon`: the window's end.
+    pub fn cross_window(&mut self, shape: &Shape, sent: &Mail, nsm: usize, horizon: Time) {
         self.order.clear();
+        self.crossed.clear();
         for (d, out) in sent.iter().enumerate() {
+            // An SM's requests all go one way (its side's); a partition's responses are looked at
+            // one by one (a partition may straddle the sides).
+            if d < nsm && d * 2 / shape.sms != self.dir {
+                continue;
+            }
             for (i, o) in out.iter().enumerate() {
-                let (sm, slice, request) = ends(o);
+                let (sm, slice, request) = Shape::ends(o);
                 debug_assert_eq!(request, d < nsm, "SMs send requests, partitions responses");
-                if self.spec.is_far(sm, slice) {
+                let (dir, path) = shape.path(sm, slice, request);
+                if dir == self.dir && shape.spec.is_far(sm, slice) {
                     self.order.push((o.transit.arrive, d as u32, i as u32));
                     // Its path's last arrival is read when it crosses, after the sort: a cache
                     // miss on the host unless asked for now (`engine::prefetch`).
-                    if let Some(l) = self.last.get(self.path(sm, slice, request).1) {
+                    if let Some(l) = self.last.get(path) {
                         crate::engine::prefetch(l);
                     }
                 }
@@ -214,11 +204,92 @@ impl FarLink {
         self.order.sort_unstable();
         let order = std::mem::take(&mut self.order);
         for &(_, d, i) in &order {
-            let o = &mut sent[d as usize][i as usize];
-            let (sm, slice, request) = ends(o);
-            o.transit.arrive = self.cross(o.transit, sm, slice, request, horizon);
+            let o = &sent[d as usize][i as usize];
+            let (sm, slice, request) = Shape::ends(o);
+            let path = shape.path(sm, slice, request).1;
+            let at = self.cross(shape, o.transit, path, horizon);
+            self.crossed.push((d, i, at));
         }
         self.order = order;
+    }
+}
+
+/// Both directions of the link.
+#[derive(Debug, Clone)]
+pub struct FarLink {
+    shape: Shape,
+    dirs: [Direction; 2],
+}
+
+impl FarLink {
+    /// The link of a crossbar with two partitions (`spec.with_far`) between `sms` SMs and `slices`
+    /// slices; `clock`: the L2 clock.
+    pub fn new(
+        spec: XbarSpec,
+        clock: Clock,
+        bytes_per_cycle: u32,
+        sms: usize,
+        slices: usize,
+    ) -> FarLink {
+        let dir = |dir| Direction {
+            dir,
+            slots: Slots::default(),
+            last: vec![0; 2 * sms * slices],
+            order: Vec::new(),
+            crossed: Vec::new(),
+            stats: LinkStats::default(),
+        };
+        FarLink {
+            shape: Shape {
+                spec,
+                clock,
+                bytes_per_cycle: bytes_per_cycle.max(1),
+                sms,
+                slices,
+            },
+            dirs: [dir(0), dir(1)],
+        }
+    }
+
+    /// A far message `t` between SM `sm` and slice `slice` (`request`: from the SM) crosses the
+    /// link; returns its arrival at the destination port. `horizon`: no later message arrives before
+    /// it.
+    #[cfg(test)]
+    pub fn cross(
+        &mut self,
+        t: Transit,
+        sm: usize,
+        slice: usize,
+        request: bool,
+        horizon: Time,
+    ) -> Time {
+        let (dir, path) = self.shape.path(sm, slice, request);
+        self.dirs[dir].cross(&self.shape, t, path, horizon)
+    }
+
+    /// Bytes per L2 cycle in each direction.
+    pub fn bytes_per_cycle(&self) -> u32 {
+        self.shape.bytes_per_cycle
+    }
+
+    /// Each direction's traffic (0: from the first partition's side).
+    pub fn stats(&self) -> [LinkStats; 2] {
+        [self.dirs[0].stats, self.dirs[1].stats]
+    }
+
+    /// What the directions share, and the directions, to cross a window's messages side by side
+    /// ([`Direction::cross_window`], then [`FarLink::apply`]).
+    pub fn directions(&mut self) -> (&Shape, &mut [Direction; 2]) {
+        (&self.shape, &mut self.dirs)
+    }
+
+    /// Moves each far message crossed in the window to its arrival off the link.
+    pub fn apply(&self, sent: &mut Mail) {
+        for d in &self.dirs {
+            for &(from, i, at) in &d.crossed {
+                sent[from as usize][i as usize].transit.arrive = at;
+            }
+        }
     }
 }
 
@@ -257,10 +328,10 @@ mod tests {
         );
         // The other direction (SM 0's request to slice 2) is free at the same time.
         assert_eq!(l.cross(transit(t0, 8), 0, 2, true, 0), t0);
-        assert_eq!(l.stats[1].messages, 3);
-        assert_eq!(l.stats[1].bytes, 3 * 136);
-        assert_eq!(l.stats[1].wait_ps, c.cycles(2 + 4));
-        assert_eq!((l.stats[0].messages, l.stats[0].wait_ps), (1, 0));
+        assert_eq!(l.stats()[1].messages, 3);
+        assert_eq!(l.stats()[1].bytes, 3 * 136);
+        assert_eq!(l.stats()[1].wait_ps, c.cycles(2 + 4));
+        assert_eq!((l.stats()[0].messages, l.stats()[0].wait_ps), (1, 0));
         // A message later than everything booked is not delayed.
         let late = t0 + c.cycles(1000);
         assert_eq!(l.cross(transit(late, 136), 0, 2, false, 0), late);
@@ -312,10 +383,101 @@ mod tests {
             assert!(at >= got[path], "path {path} reordered at message {i}");
             got[path] = at;
         }
-        let bytes: u64 = l.stats.iter().map(|s| s.bytes).sum();
-        let messages: u64 = l.stats.iter().map(|s| s.messages).sum();
+        let bytes: u64 = l.stats().iter().map(|s| s.bytes).sum();
+        let messages: u64 = l.stats().iter().map(|s| s.messages).sum();
         assert_eq!(messages, 4000);
         assert!(bytes > 0);
+    }
+
+    #[test]
+    fn a_window_crossed_direction_by_direction_is_the_window_crossed_in_one_order() {
+        use crate::machine::msg::{MemReq, MemResp, ReqKind, RespKind};
+        use crate::machine::outbox::Payload;
+        // Four SMs (outboxes 0..4) and two partitions of two slices (outboxes 4, 5); random
+        // messages, far and near, in every outbox, over several windows.
+        let mut rng = crate::rng::SplitMix64::new(9);
+        let (mut split, c) = link(24);
+        let (mut one, _) = link(24);
+        for w in 0..20u64 {
+            let horizon = c.cycles(w * 8);
+            let mut mail: Vec<Vec<Outgoing>> = (0..6).map(|_| Vec::new()).collect();
+            for (d, out) in mail.iter_mut().enumerate() {
+                let mut at = horizon;
+                for _ in 0..rng.below(12) {
+                    at += c.cycles(rng.below(3));
+                    let (sm, slice) = (rng.below(4) as u16, rng.below(2) as u16);
+                    let event = if d < 4 {
+                        let kind = ReqKind::Read { mask: 0 };
+                        Event::SliceIn(
+                            slice + 2 * (rng.below(2) as u16),
+                            MemReq {
+                                sm: d as u16,
+                                tag: 0,
+                                line: 0,
+                                kind,
+                            },
+                        )
+                    } else {
+                        let kind = RespKind::WriteAck;
+                        Event::L1FromXbar(
+                            sm,
+                            MemResp {
+                                tag: 0,
+                                line: 0,
+                                kind,
+                            },
+                        )
+                    };
+                    let src = if d < 4 {
+                        d as u16
+                    } else {
+                        (d as u16 - 4) * 2 + slice
+                    };
+                    let bytes = [8, 40, 136][rng.below(3) as usize];
+                    out.push(Outgoing {
+                        transit: transit(at, bytes),
+                        src,
+                        event,
+                        payload: Payload::None,
+                    });
+                }
+            }
+            // One by one, in (arrival, sending domain, order sent) order.
+            let mut want: Vec<(Time, usize, usize)> = Vec::new();
+            for (d, out) in mail.iter().enumerate() {
+                for (i, o) in out.iter().enumerate() {
+                    want.push((o.transit.arrive, d, i));
+                }
+            }
+            want.sort();
+            let mut expect: Vec<Vec<Time>> = mail
+                .iter()
+                .map(|m| m.iter().map(|o| o.transit.arrive).collect())
+                .collect();
+            for &(_, d, i) in &want {
+                let o = &mail[d][i];
+                let (sm, slice, request) = Shape::ends(o);
+                if one.shape.spec.is_far(sm, slice) {
+                    expect[d][i] = one.cross(o.transit, sm, slice, request, horizon);
+                }
+            }
+            let (shape, dirs) = split.directions();
+            for d in dirs.iter_mut().rev() {
+                d.cross_window(shape, &mail, 4, horizon);
+            }
+            split.apply(&mut mail);
+            let got: Vec<Vec<Time>> = mail
+                .iter()
+                .map(|m| m.iter().map(|o| o.transit.arrive).collect())
+                .collect();
+            assert_eq!(got, expect, "window {w}");
+        }
+        assert_eq!(split.stats(), one.stats());
+        assert!(
+            split.stats().iter().all(|s| s.wait_ps > 0),
+            "both directions contended: {:?}",
+            split.stats()
+        );
     }
 
     /// `far_stream.kern` on tiny (4 SMs, 4 slices) split in two partitions (far latency 10), with

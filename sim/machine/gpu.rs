@@ -26,6 +26,7 @@
 
 mod diagnose;
 mod passes;
+mod team;
 mod trace_blocks;
 
 use super::api::*;
@@ -34,7 +35,7 @@ use super::checks;
 use super::collect;
 use super::dispatch::Dispatcher;
 use super::domain::{PartDomain, SmDomain};
-use super::far_link::FarLink;
+use super::far_link::{Direction, FarLink};
 use super::interval::Sampler;
 use super::memory::GlobalMemory;
 use super::msg::Event;
@@ -49,7 +50,7 @@ use crate::ir::Reg;
 use crate::stats::Stats;
 use crate::trace::{Trace, TraceBlock, TraceCommand, TraceError};
 use crate::workload::{Geometry, ParamValue, Workload};
-use passes::Balance;
+use passes::{side_by_side, Balance, Listing};
 use std::collections::HashMap;
 use std::collections::VecDeque;
 use std::sync::mpsc::Receiver;
@@ -84,6 +85,9 @@ struct Gpu<'c> {
     /// parallel on its threads, the loop itself on one of them, so that no window pays for waking
     /// the pool from outside.
     parallel: bool,
+    /// While the event loop runs inside `pool`: its threads as a team for the windows' passes
+    /// (`team.rs`).
+    team: Option<Arc<team::Team>>,
     /// A streamed trace's thread blocks being read ahead on the pool, in dispatch order.
     ahead: VecDeque<(u64, BlockRead)>,
     /// `RunOptions::races`: the detector the SMs' race events feed.
@@ -360,6 +364,7 @@ impl<'c> Gpu<'c> {
             capture_out: vec![0; opts.capture.len()],
             pool,
             parallel: false,
+            team: None,
             mail: Vec::new(),
             races: opts.races.then(|| RaceDetector::new(gt, cfg.sm.warp_size)),
             timeline: opts
@@ -460,8 +465,21 @@ impl<'c> Gpu<'c> {
         self.place(self.now)?;
         match self.pool.take() {
             Some(pool) => {
+                let threads = pool.current_num_threads();
+                let crew = Arc::new(team::Team::new(threads));
                 self.parallel = true;
-                let r = pool.install(|| self.event_loop());
+                self.team = Some(crew.clone());
+                let r = pool.install(|| {
+                    rayon::scope(|s| {
+                        for _ in 1..threads {
+                            let helper = crew.clone();
+                            s.spawn(move |_| helper.serve());
+                        }
+                        let _stop = team::StopOnDrop(&crew);
+                        self.event_loop()
+                    })
+                });
+                self.team = None;
                 self.parallel = false;
                 self.pool = Some(pool);
                 r
@@ -493,10 +511,11 @@ impl<'c> Gpu<'c> {
     }
 
     /// Delivers the crossbar messages of the window into their receivers (see the module header):
-    /// every outbox is taken out into `mail`, the far messages cross the link (`far_link.rs`), and
-    /// each message is listed in its destination's inbox, here; then every destination receives
-    /// its messages in (arrival, sending domain, order sent) order, the destinations independently
-    /// (in parallel with a pool), as each port's contention depends only on its own messages.
+    /// every outbox is taken out into `mail`, the far messages cross the link (`far_link.rs`, each
+    /// direction on its own), and each message is listed in its destination's inbox (the requests
+    /// and the responses on their own); then every destination receives its messages in (arrival,
+    /// sending domain, order sent) order, the destinations independently, as each port's contention
+    /// depends only on its own messages. Each step in parallel with a team.
     fn deliver(&mut self, end: Time) -> Result<(), SimError> {
         let nsm = self.sms.len();
         let spp = self.slices_per_part;
@@ -504,17 +523,20 @@ impl<'c> Gpu<'c> {
         mail.resize_with(nsm + self.parts.len(), Vec::new);
         self.swap_outboxes(&mut mail);
         if let Some(link) = self.link.as_mut() {
-            link.cross_window(&mut mail, nsm, end);
+            let (shape, dirs) = link.directions();
+            side_by_side(&self.team, dirs, &|d: &mut Direction| {
+                d.cross_window(shape, &mail, nsm, end)
+            });
+            link.apply(&mut mail);
         }
-        for (from, msgs) in mail.iter_mut().enumerate() {
-            for (i, o) in msgs.iter_mut().enumerate() {
-                let inbox = match o.event {
-                    Event::SliceIn(slice, _) => &mut self.parts[(slice / spp) as usize].inbox,
-                    Event::L1FromXbar(sm, _) => &mut self.sms[sm as usize].inbox,
-                    _ => unreachable!("only requests and responses cross the crossbar"),
-                };
-                inbox.push(from as u32, i as u32, o);
-            }
+        {
+            // SMs send requests to slices, partitions responses to SMs: two independent lists.
+            let (requests, responses) = mail.split_at_mut(nsm);
+            let mut lists = [
+                Listing::Requests(requests, &mut self.parts),
+                Listing::Responses(responses, &mut self.sms),
+            ];
+            side_by_side(&self.team, &mut lists, &|l: &mut Listing| l.list(nsm, spp));
         }
         let res = self
             .each_domain(

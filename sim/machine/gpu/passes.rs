@@ -1,19 +1,22 @@
-//! How a window's passes share the simulation domains among the pool's threads: one task per
-//! domain with idle threads stealing (running a window, whose work per domain is not known in
-//! advance), or one run of consecutive domains per thread of about equal weight (receiving the
-//! crossbar messages, whose work per domain is known and small: a task per domain would cost more
-//! than its work). Either way each domain is handed to exactly one task and the results do not
-//! depend on the threads; the first error in domain order is returned.
+//! How a window's passes share the simulation domains among the team's threads (`team.rs`): every
+//! domain an item, each thread starting on its own share and taking from the others' when done
+//! (running a window, whose work per domain is not known in advance), or one run of consecutive domains per thread of about equal weight (receiving the
+//! crossbar messages, whose work per domain is known and small). Either way each domain is run by
+//! exactly one thread and the results do not depend on the threads; the first error in domain order
+//! is returned.
 
 use super::super::domain::{PartDomain, SmDomain, Work};
+use super::super::msg::Event;
+use super::super::outbox::Outgoing;
+use super::team::Team;
 use super::Gpu;
-use rayon::prelude::*;
+use std::sync::Arc;
 
 /// How [`Gpu::each_domain`] shares a pass's domains among the pool's threads.
 #[derive(Clone, Copy)]
 pub(super) enum Balance {
-    /// One task per domain, idle threads stealing: for passes whose work per domain is not known
-    /// in advance (running a window).
+    /// Every domain an item, each thread starting on its own share and taking from the others'
+    /// when done: for passes whose work per domain is not known in advance (running a window).
     Steal,
     /// One run of consecutive domains per thread, of about equal numbers of crossbar messages in
     /// their inboxes: for receiving them (work known per domain, and small).
@@ -47,8 +50,62 @@ fn weighted_runs(weights: &[usize], threads: usize) -> Vec<usize> {
     runs
 }
 
+/// Runs `f` on every item, in parallel with a team, else one after another.
+pub(super) fn side_by_side<T: Send>(
+    team: &Option<Arc<Team>>,
+    items: &mut [T],
+    f: &(impl Fn(&mut T) + Sync),
+) {
+    match team {
+        Some(t) if items.len() > 1 => t.for_each_mut(items, f),
+        _ => items.iter_mut().for_each(f),
+    }
+}
+
+/// One of the barrier's two lists of the window's crossbar messages into their destinations'
+/// inboxes (`Gpu::deliver`): the SMs' requests into the partitions', the partitions' responses into
+/// the SMs'. Each inbox is written by one list only.
+pub(super) enum Listing<'a> {
+    /// The SMs' outboxes, and the partitions.
+    Requests(&'a mut [Vec<Outgoing>], &'a mut [PartDomain]),
+    /// The partitions' outboxes (sending domains from the number of SMs on), and the SMs.
+    Responses(&'a mut [Vec<Outgoing>], &'a mut [SmDomain]),
+}
+
+impl Listing<'_> {
+    /// Lists every message in its destination's inbox; `nsm`: the number of SMs, `spp`: slices per
+    /// partition.
+    pub(super) fn list(&mut self, nsm: usize, spp: u16) {
+        const WHO: &str = "SMs send requests to slices, partitions responses to SMs";
+        match self {
+            Listing::Requests(mail, parts) => {
+                for (from, msgs) in mail.iter_mut().enumerate() {
+                    for (i, o) in msgs.iter_mut().enumerate() {
+                        let Event::SliceIn(slice, _) = o.event else {
+                            unreachable!("{WHO}")
+                        };
+                        parts[(slice / spp) as usize]
+                            .inbox
+                            .push(from as u32, i as u32, o);
+                    }
+                }
+            }
+            Listing::Responses(mail, sms) => {
+                for (p, msgs) in mail.iter_mut().enumerate() {
+                    for (i, o) in msgs.iter_mut().enumerate() {
+                        let Event::L1FromXbar(sm, _) = o.event else {
+                            unreachable!("{WHO}")
+                        };
+                        sms[sm as usize].inbox.push((nsm + p) as u32, i as u32, o);
+                    }
+                }
+            }
+        }
+    }
+}
+
 impl Gpu<'_> {
-    /// Runs `f` on every domain that `pick` selects: in parallel with a pool, else one after
+    /// Runs `f` on every domain that `pick` selects: in parallel with a team, else one after
     /// another. The first error in domain order (SMs, then partitions) is returned. `balance`: how
     /// the domains are shared among the pool's threads.
     pub(super) fn each_domain<E: Send>(
@@ -70,30 +127,36 @@ impl Gpu<'_> {
                     .map(Work::Part),
             )
             .collect();
-        if !self.parallel || work.len() <= 1 {
-            return work.iter_mut().try_for_each(f);
-        }
+        let team = match &self.team {
+            Some(t) if work.len() > 1 => t.clone(),
+            _ => return work.iter_mut().try_for_each(f),
+        };
+        // Each run's first error, in domain order.
+        let first = |errs: Vec<Option<E>>| errs.into_iter().flatten().next().map_or(Ok(()), Err);
         match balance {
             Balance::Steal => {
-                let res: Vec<Result<(), E>> = work.par_iter_mut().map(&f).collect();
-                res.into_iter().collect()
+                let mut items: Vec<(Work, Option<E>)> =
+                    work.into_iter().map(|w| (w, None)).collect();
+                team.for_each_mut(&mut items, &|(w, e): &mut (Work, Option<E>)| {
+                    *e = f(w).err()
+                });
+                first(items.into_iter().map(|(_, e)| e).collect())
             }
             Balance::ByInbox => {
-                // Consecutive runs of about equal weight, one per thread: a few tasks instead of
+                // Consecutive runs of about equal weight, one per thread: a few chunks instead of
                 // one per domain, whose work is small each.
                 let weights: Vec<usize> = work.iter().map(Work::inbox_len).collect();
-                let mut runs: Vec<&mut [Work]> = Vec::new();
+                let mut runs: Vec<(&mut [Work], Option<E>)> = Vec::new();
                 let mut rest = &mut work[..];
-                for n in weighted_runs(&weights, rayon::current_num_threads()) {
+                for n in weighted_runs(&weights, team.threads()) {
                     let (run, tail) = std::mem::take(&mut rest).split_at_mut(n);
-                    runs.push(run);
+                    runs.push((run, None));
                     rest = tail;
                 }
-                let res: Vec<Result<(), E>> = runs
-                    .par_iter_mut()
-                    .map(|run| run.iter_mut().try_for_each(&f))
-                    .collect();
-                res.into_iter().collect()
+                team.for_each_mut(&mut runs, &|(run, e): &mut (&mut [Work], Option<E>)| {
+                    *e = run.iter_mut().try_for_each(&f).err()
+                });
+                first(runs.into_iter().map(|(_, e)| e).collect())
             }
         }
     }
