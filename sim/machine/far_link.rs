@@ -104,6 +104,8 @@ pub struct Shape {
     bytes_per_cycle: u32,
     sms: usize,
     slices: usize,
+    /// Slices per partition domain (the outboxes after the SMs' hold their slices' responses).
+    slices_per_part: usize,
 }
 
 impl Shape {
@@ -180,9 +182,17 @@ impl Direction {
         self.order.clear();
         self.crossed.clear();
         for (d, out) in sent.iter().enumerate() {
-            // An SM's requests all go one way (its side's); a partition's responses are looked at
-            // one by one (a partition may straddle the sides).
-            if d < nsm && d * 2 / shape.sms != self.dir {
+            // An SM's requests all go one way (its side's), and a partition's responses the ways
+            // of its first and last slice's sides.
+            let ways = if d < nsm {
+                let dir = d * 2 / shape.sms;
+                dir..=dir
+            } else {
+                let first = (d - nsm) * shape.slices_per_part;
+                let last = first + shape.slices_per_part.max(1) - 1;
+                first * 2 / shape.slices..=last * 2 / shape.slices
+            };
+            if !ways.contains(&self.dir) {
                 continue;
             }
             for (i, o) in out.iter().enumerate() {
@@ -223,13 +233,14 @@ pub struct FarLink {
 
 impl FarLink {
     /// The link of a crossbar with two partitions (`spec.with_far`) between `sms` SMs and `slices`
-    /// slices; `clock`: the L2 clock.
+    /// slices, `slices_per_part` in each partition domain; `clock`: the L2 clock.
     pub fn new(
         spec: XbarSpec,
         clock: Clock,
         bytes_per_cycle: u32,
         sms: usize,
         slices: usize,
+        slices_per_part: usize,
     ) -> FarLink {
         let dir = |dir| Direction {
             dir,
@@ -246,6 +257,7 @@ impl FarLink {
                 bytes_per_cycle: bytes_per_cycle.max(1),
                 sms,
                 slices,
+                slices_per_part,
             },
             dirs: [dir(0), dir(1)],
         }
@@ -302,7 +314,7 @@ mod tests {
         let cfg = crate::machine::tests::tiny();
         let clock = Clock::from_mhz(cfg.clocks.l2_mhz);
         let spec = XbarSpec::new(&cfg.interconnect, clock, 0).with_far(10, 4, 4);
-        (FarLink::new(spec, clock, bytes_per_cycle, 4, 4), clock)
+        (FarLink::new(spec, clock, bytes_per_cycle, 4, 4, 2), clock)
     }
 
     fn transit(arrive: Time, bytes: u32) -> Transit {

@@ -354,6 +354,7 @@ impl<'c> Gpu<'c> {
                     cfg.l2.far_bytes_per_cycle,
                     cfg.sm.count as usize,
                     cfg.l2.slices as usize,
+                    m.slices_per_part as usize,
                 )
             }),
             launch,
