@@ -127,14 +127,6 @@ impl Work<'_> {
             Work::Part(d) => d.receive_mail(mail, end),
         }
     }
-
-    /// Crossbar messages listed in the domain's inbox.
-    pub fn inbox_len(&self) -> usize {
-        match self {
-            Work::Sm(d) => d.inbox.len(),
-            Work::Part(d) => d.inbox.len(),
-        }
-    }
 }
 
 macro_rules! dctx {

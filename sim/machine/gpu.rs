@@ -6,7 +6,8 @@
 //! the crossbar, whose minimum transit is the lookahead `W` (`XbarSpec::min_transit`). Each window
 //! `[T, T + W)` — `T` the earliest pending event, so empty stretches of time are skipped — every
 //! domain with events in it runs them independently (in parallel with `RunOptions::threads` > 1,
-//! one after another otherwise: the same algorithm, so the results are identical by construction).
+//! one after another otherwise: the same algorithm, so the results are identical by construction;
+//! `gpu/team.rs` says how the threads share a pass).
 //! At the barrier:
 //! - the messages the domains sent are delivered into their receivers in one deterministic order
 //!   (destination, arrival time, sending domain, order sent), the receiving port deciding its own
@@ -50,7 +51,7 @@ use crate::ir::Reg;
 use crate::stats::Stats;
 use crate::trace::{Trace, TraceBlock, TraceCommand, TraceError};
 use crate::workload::{Geometry, ParamValue, Workload};
-use passes::{side_by_side, Balance, Listing};
+use passes::{side_by_side, Listing};
 use std::collections::HashMap;
 use std::collections::VecDeque;
 use std::sync::mpsc::Receiver;
@@ -79,14 +80,14 @@ struct Gpu<'c> {
     now: Time,
     captured: HashMap<u64, Vec<(usize, Reg)>>,
     capture_out: Vec<u64>,
-    /// Threads for the domains of a window; `None`: one after another on this thread.
+    /// Threads for the domains of a window and for reading a trace ahead; `None`: one after another
+    /// on this thread.
     pool: Option<rayon::ThreadPool>,
-    /// The event loop runs inside `pool` (taken out of `pool` meanwhile): domains of a window run in
-    /// parallel on its threads, the loop itself on one of them, so that no window pays for waking
-    /// the pool from outside.
+    /// The event loop runs inside `pool` (taken out of `pool` meanwhile), on one of its threads.
     parallel: bool,
-    /// While the event loop runs inside `pool`: its threads as a team for the windows' passes
-    /// (`team.rs`).
+    /// While the event loop runs inside `pool`: the loop's thread and helpers on as many of the
+    /// pool's other threads as the machine has cores, kept at hand as a team for the windows'
+    /// passes (`team.rs`), so that no pass pays for waking a thread.
     team: Option<Arc<team::Team>>,
     /// A streamed trace's thread blocks being read ahead on the pool, in dispatch order.
     ahead: VecDeque<(u64, BlockRead)>,
@@ -466,7 +467,10 @@ impl<'c> Gpu<'c> {
         self.place(self.now)?;
         match self.pool.take() {
             Some(pool) => {
-                let threads = pool.current_num_threads();
+                // Spinning helpers beyond the cores would take turns with the loop's thread: the
+                // team is at most as large as the machine (the pool's other threads only read ahead).
+                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+                let threads = pool.current_num_threads().min(cores);
                 let crew = Arc::new(team::Team::new(threads));
                 self.parallel = true;
                 self.team = Some(crew.clone());
@@ -502,7 +506,6 @@ impl<'c> Gpu<'c> {
         let res: Result<(), std::convert::Infallible> = self.each_domain(
             |d| due(d.next()),
             |d| due(d.next()),
-            Balance::Steal,
             |w| {
                 w.run_until(end);
                 Ok(())
@@ -525,7 +528,7 @@ impl<'c> Gpu<'c> {
         self.swap_outboxes(&mut mail);
         if let Some(link) = self.link.as_mut() {
             let (shape, dirs) = link.directions();
-            side_by_side(&self.team, dirs, &|d: &mut Direction| {
+            side_by_side(self.team.as_deref(), dirs, &|d: &mut Direction| {
                 d.cross_window(shape, &mail, nsm, end)
             });
             link.apply(&mut mail);
@@ -537,13 +540,14 @@ impl<'c> Gpu<'c> {
                 Listing::Requests(requests, &mut self.parts),
                 Listing::Responses(responses, &mut self.sms),
             ];
-            side_by_side(&self.team, &mut lists, &|l: &mut Listing| l.list(nsm, spp));
+            side_by_side(self.team.as_deref(), &mut lists, &|l: &mut Listing| {
+                l.list(nsm, spp)
+            });
         }
         let res = self
             .each_domain(
                 |d| !d.inbox.is_empty(),
                 |d| !d.inbox.is_empty(),
-                Balance::ByInbox,
                 |w| w.receive_mail(&mail, end),
             )
             .map_err(|e| internal("crossbar", e));

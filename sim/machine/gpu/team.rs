@@ -109,11 +109,6 @@ impl Team {
         }
     }
 
-    /// The loop's thread and the helpers.
-    pub(super) fn threads(&self) -> usize {
-        self.threads
-    }
-
     /// Runs `f` on every item of `items`, each exactly once, on the team's threads; returns when all
     /// have finished. A panic in `f` is resumed here.
     pub(super) fn for_each_mut<T: Send>(&self, items: &mut [T], f: &(impl Fn(&mut T) + Sync)) {
@@ -242,6 +237,8 @@ impl Team {
                 std::hint::spin_loop();
                 continue;
             }
+            // Leave the core to a thread that needs it (the loop's, on a busy machine).
+            std::thread::yield_now();
             // Another helper task not yet started would start here, nested in this one: wait
             // until every helper serves on its own thread before taking the pool's jobs.
             if self.started.load(Ordering::Relaxed) + 1 >= self.threads
