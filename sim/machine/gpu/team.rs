@@ -5,9 +5,9 @@
 //! reports). Handing each pass to the pool as fresh tasks woke a sleeping thread every time, a few
 //! microseconds each (about 3 ms of the 54 ms of `v70_distinct` on two threads). Here the loop's
 //! thread publishes each pass, and the team's other threads — each one long-running task of the
-//! pool — wait for it spinning, run the pool's other jobs meanwhile (a streamed trace's blocks read
-//! ahead, `trace_blocks.rs`), and park only after [`PARK_AFTER`] without work (a loop thread held
-//! up, or more threads than cores).
+//! pool, at most one per core — wait for it spinning, run the pool's other jobs meanwhile (a
+//! streamed trace's blocks read ahead, `trace_blocks.rs`), offer their core to other threads after
+//! [`YIELD_AFTER`] and park after [`PARK_AFTER`] without work (a loop thread held up).
 //!
 //! A pass's items are split into one range of consecutive items per thread; each thread claims
 //! chunks from the front of its own range (half of what is left, so a domain tends to run on the
@@ -25,8 +25,10 @@ use std::time::{Duration, Instant};
 /// The most items a pass shares among the threads (a range's bounds are 20-bit fields).
 const MAX_ITEMS: usize = (1 << 20) - 1;
 
-/// How long a helper waits for the next pass spinning before it parks.
+/// How long a helper waits for the next pass spinning before it parks, and before it offers its
+/// core to other threads between looks (longer than a window's serial step, a few microseconds).
 const PARK_AFTER: Duration = Duration::from_micros(200);
+const YIELD_AFTER: Duration = Duration::from_micros(20);
 
 /// A pass's work as the helpers see it: run item `i` (each claimed index exactly once).
 type Job<'a> = dyn Fn(usize) + Sync + 'a;
@@ -237,8 +239,6 @@ impl Team {
                 std::hint::spin_loop();
                 continue;
             }
-            // Leave the core to a thread that needs it (the loop's, on a busy machine).
-            std::thread::yield_now();
             // Another helper task not yet started would start here, nested in this one: wait
             // until every helper serves on its own thread before taking the pool's jobs.
             if self.started.load(Ordering::Relaxed) + 1 >= self.threads
@@ -247,10 +247,13 @@ impl Team {
                 idle_since = None;
                 continue;
             }
-            let since = *idle_since.get_or_insert_with(Instant::now);
-            if since.elapsed() >= PARK_AFTER {
+            let idle = idle_since.get_or_insert_with(Instant::now).elapsed();
+            if idle >= PARK_AFTER {
                 self.park(seen);
                 idle_since = None;
+            } else if idle >= YIELD_AFTER {
+                // Leave the core to a thread that needs it (the loop's, on a busy machine).
+                std::thread::yield_now();
             }
         }
     }
