@@ -2,8 +2,8 @@
 //! domain an item, each thread starting on its own share of them and taking from the others' when
 //! done (the work per domain is not known in advance, and varies from window to window). Each
 //! domain is run by exactly one thread, so the results do not depend on the threads; the first
-//! error in domain order is returned. Also the barrier's two other steps that split in
-//! independent parts: running items side by side, and listing the crossbar messages.
+//! error in domain order is returned. Also here: running any independent items side by side (the
+//! far link's two directions), and the barrier's two lists of crossbar messages.
 
 use super::super::domain::{PartDomain, SmDomain, Work};
 use super::super::msg::Event;

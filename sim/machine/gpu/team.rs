@@ -33,8 +33,8 @@ const YIELD_AFTER: Duration = Duration::from_micros(20);
 /// A pass's work as the helpers see it: run item `i` (each claimed index exactly once).
 type Job<'a> = dyn Fn(usize) + Sync + 'a;
 
-/// The published pass: its generation and the job. The job's lifetime is
-/// erased; see [`Team::run`] for why no helper calls it after the pass.
+/// The published pass: its generation and the job. The job's lifetime is erased; see [`Team::run`]
+/// for why no helper calls it after the pass.
 #[derive(Clone, Copy)]
 struct Pass {
     generation: u32,
@@ -42,7 +42,7 @@ struct Pass {
 }
 
 // SAFETY: `job` points to a `Sync` closure, called from other threads only while `Team::run`, which
-// owns the borrow, waits for every claimed item to finish.
+// owns the borrow, waits for every claimed item to finish and every copy of the pass to be dropped.
 unsafe impl Send for Pass {}
 
 /// The loop's thread and the helpers, for one launch.
@@ -54,6 +54,8 @@ pub(super) struct Team {
     ranges: Box<[Padded]>,
     /// Items of the current pass finished.
     done: AtomicUsize,
+    /// Helpers holding a copy of a pass (see [`Team::run`]).
+    active: AtomicUsize,
     pass: Mutex<Option<Pass>>,
     /// A helper's panic, resumed on the loop's thread at the end of the pass.
     panic: Mutex<Option<Box<dyn std::any::Any + Send>>>,
@@ -101,6 +103,7 @@ impl Team {
             generation: AtomicU32::new(0),
             ranges: (0..threads).map(|_| Padded(AtomicU64::new(0))).collect(),
             done: AtomicUsize::new(0),
+            active: AtomicUsize::new(0),
             pass: Mutex::new(None),
             panic: Mutex::new(None),
             started: AtomicUsize::new(0),
@@ -137,7 +140,9 @@ impl Team {
         let generation = self.generation.load(Ordering::Relaxed) % (GENERATIONS - 1) + 1;
         // SAFETY: the lifetime is erased only for the helpers' copy; a helper calls the job only for
         // an item it claimed in this generation, and this function returns only once every item of
-        // the generation is done (`done == len`), so no call outlives `job`'s borrow.
+        // the generation is done (`done == len`) and no helper holds a copy of the pass any more
+        // (`active == 0`), so no call outlives `job`'s borrow, and no helper can claim with a stale
+        // copy once the 24-bit generation comes round again.
         let job: *const Job<'static> =
             unsafe { std::mem::transmute::<&Job<'_>, &'static Job<'static>>(job) };
         let pass = Pass { generation, job };
@@ -157,7 +162,7 @@ impl Team {
         }
         self.work(0, pass);
         let mut spins = 0u32;
-        while self.done.load(Ordering::Acquire) < len {
+        while self.done.load(Ordering::Acquire) < len || self.active.load(Ordering::SeqCst) > 0 {
             spins = spins.saturating_add(1);
             if spins < 1 << 12 {
                 std::hint::spin_loop();
@@ -226,11 +231,14 @@ impl Team {
                 return;
             }
             if self.generation.load(Ordering::Acquire) != seen {
+                // Registered before the copy is taken: `run` does not return while it is held.
+                self.active.fetch_add(1, Ordering::SeqCst);
                 let pass = *lock(&self.pass);
                 if let Some(pass) = pass {
                     seen = pass.generation;
                     self.work(me, pass);
                 }
+                self.active.fetch_sub(1, Ordering::SeqCst);
                 idle_since = None;
                 continue;
             }
@@ -340,9 +348,9 @@ mod tests {
     fn every_item_runs_exactly_once_per_pass_with_any_number_of_threads() {
         for threads in [1, 2, 3, 8] {
             for items in [0, 1, 2, 5, 64, 1000] {
-                let v = sums(threads, items, 50);
+                let v = sums(threads, items, 500);
                 assert!(
-                    v.iter().all(|&x| x == 50 * 51 / 2),
+                    v.iter().all(|&x| x == 500 * 501 / 2),
                     "{threads} threads, {items} items"
                 );
             }
