@@ -23,6 +23,7 @@ use super::xbar::{SinkPort, XbarSpec};
 use crate::config::{GpuConfig, WorkGroupAtomicSite};
 use crate::engine::{Clock, EventQueue, Time};
 use crate::rng::SplitMix64;
+use rayon::prelude::*;
 use std::sync::Arc;
 
 /// Random stream ids: the dispatcher's (kept from the sequential machine), then one per domain.
@@ -157,8 +158,16 @@ pub fn dram(cfg: &GpuConfig) -> Dram {
 }
 
 /// Every part from `cfg` in its domain. `mem` holds the initial values (pre-warmed into the L1s if
-/// the config asks) and is then split among the partitions.
-pub fn build(cfg: &GpuConfig, mem: GlobalMemory, launch: &Arc<Launch>, seed: u64) -> Machine {
+/// the config asks) and is then split among the partitions. `parallel`: the domains are built on the
+/// current thread pool side by side (each from its own seed and spec, so they are the same parts;
+/// most of the time is the host's first touch of their memory).
+pub fn build(
+    cfg: &GpuConfig,
+    mem: GlobalMemory,
+    launch: &Arc<Launch>,
+    seed: u64,
+    parallel: bool,
+) -> Machine {
     let scratch = mem
         .placed
         .iter()
@@ -170,7 +179,12 @@ pub fn build(cfg: &GpuConfig, mem: GlobalMemory, launch: &Arc<Launch>, seed: u64
     let mut rng = SplitMix64::stream(seed, DISPATCH_STREAM);
     let run = RunStress::draw(cfg, seed);
     let values = mem.has_values();
-    let mut l1s: Vec<L1> = (0..nsm).map(|i| l1(cfg, i as u16, values)).collect();
+    let make_l1 = |i: usize| l1(cfg, i as u16, values);
+    let mut l1s: Vec<L1> = if parallel {
+        (0..nsm).into_par_iter().map(make_l1).collect()
+    } else {
+        (0..nsm).map(make_l1).collect()
+    };
     if cfg.stress.prewarm_l1 {
         prewarm(cfg, &mem, &mut l1s, &mut rng);
     }
@@ -178,56 +192,58 @@ pub fn build(cfg: &GpuConfig, mem: GlobalMemory, launch: &Arc<Launch>, seed: u64
     let (bounds, shards) = mem.split(cfg.l2.line_bytes, nparts, |line| {
         map.slice_of(line) as usize / spp
     });
-    let sms = l1s
-        .into_iter()
-        .enumerate()
-        .map(|(i, l1)| SmDomain {
-            sm: sm(cfg, i as u16, launch, scratch, run),
-            l1,
-            q: EventQueue::new(),
-            lines: Pool::default(),
-            batches: Pool::default(),
-            mem: GlobalMemory {
-                backing: bounds.backing.clone(),
-                placed: bounds.placed.clone(),
-                changes: 0,
-                digest: 0,
-            },
-            out: Outbox::default(),
-            rng: SplitMix64::stream(seed, SM_STREAM + i as u64),
-            sink: SinkPort::new(cfg.l2.slices as usize),
-            inbox: Default::default(),
-            notices: Vec::new(),
-            progress: 0,
-            halted: false,
-            group_threads: 0,
-            group_warps: 0,
-            start_skew: run.start_skew,
-            prov: None,
-            rec: None,
-        })
-        .collect();
-    let parts = shards
-        .into_iter()
-        .enumerate()
-        .map(|(p, mem)| PartDomain {
-            first: (p * spp) as u16,
-            slices: (p * spp..(p + 1) * spp)
-                .map(|i| slice(cfg, i as u16))
-                .collect(),
-            dram: dram(cfg),
-            q: EventQueue::new(),
-            lines: Pool::default(),
-            batches: Pool::default(),
-            mem,
-            out: Outbox::default(),
-            rng: SplitMix64::stream(seed, PARTITION_STREAM + p as u64),
-            sinks: vec![SinkPort::new(nsm); spp],
-            inbox: Default::default(),
-            prov: None,
-            rec: None,
-        })
-        .collect();
+    let make_sm = |(i, l1): (usize, L1)| SmDomain {
+        sm: sm(cfg, i as u16, launch, scratch, run),
+        l1,
+        q: EventQueue::new(),
+        lines: Pool::default(),
+        batches: Pool::default(),
+        mem: GlobalMemory {
+            backing: bounds.backing.clone(),
+            placed: bounds.placed.clone(),
+            changes: 0,
+            digest: 0,
+        },
+        out: Outbox::default(),
+        rng: SplitMix64::stream(seed, SM_STREAM + i as u64),
+        sink: SinkPort::new(cfg.l2.slices as usize),
+        inbox: Default::default(),
+        notices: Vec::new(),
+        progress: 0,
+        halted: false,
+        group_threads: 0,
+        group_warps: 0,
+        start_skew: run.start_skew,
+        prov: None,
+        rec: None,
+    };
+    let sms: Vec<SmDomain> = if parallel {
+        l1s.into_par_iter().enumerate().map(make_sm).collect()
+    } else {
+        l1s.into_iter().enumerate().map(make_sm).collect()
+    };
+    let make_part = |(p, mem): (usize, GlobalMemory)| PartDomain {
+        first: (p * spp) as u16,
+        slices: (p * spp..(p + 1) * spp)
+            .map(|i| slice(cfg, i as u16))
+            .collect(),
+        dram: dram(cfg),
+        q: EventQueue::new(),
+        lines: Pool::default(),
+        batches: Pool::default(),
+        mem,
+        out: Outbox::default(),
+        rng: SplitMix64::stream(seed, PARTITION_STREAM + p as u64),
+        sinks: vec![SinkPort::new(nsm); spp],
+        inbox: Default::default(),
+        prov: None,
+        rec: None,
+    };
+    let parts: Vec<PartDomain> = if parallel {
+        shards.into_par_iter().enumerate().map(make_part).collect()
+    } else {
+        shards.into_iter().enumerate().map(make_part).collect()
+    };
     Machine {
         sms,
         parts,

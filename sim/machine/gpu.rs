@@ -311,7 +311,24 @@ impl<'c> Gpu<'c> {
         for (i, &(t, r)) in opts.capture.iter().enumerate() {
             captured.entry(t).or_default().push((i, r));
         }
-        let mut m = build::build(cfg, mem, &launch, opts.seed);
+        let pool = match opts.threads {
+            0 | 1 => None,
+            n => Some(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(n)
+                    .build()
+                    .map_err(|e| SimError::Unsupported {
+                        location: "--threads".into(),
+                        message: format!("cannot start {n} threads: {e}"),
+                    })?,
+            ),
+        };
+        // With threads, the domains are built side by side on them (the host's first touch of
+        // their memory is most of the time).
+        let mut m = match &pool {
+            Some(p) => p.install(|| build::build(cfg, mem, &launch, opts.seed, true)),
+            None => build::build(cfg, mem, &launch, opts.seed, false),
+        };
         if opts.provenance {
             for d in &mut m.sms {
                 d.prov = Some(Box::default());
@@ -329,18 +346,6 @@ impl<'c> Gpu<'c> {
                 d.rec = Some(Box::new(Recorder::new(t, 0, clock.period)));
             }
         }
-        let pool = match opts.threads {
-            0 | 1 => None,
-            n => Some(
-                rayon::ThreadPoolBuilder::new()
-                    .num_threads(n)
-                    .build()
-                    .map_err(|e| SimError::Unsupported {
-                        location: "--threads".into(),
-                        message: format!("cannot start {n} threads: {e}"),
-                    })?,
-            ),
-        };
         Ok(Gpu {
             cfg,
             clock: Clock::from_mhz(cfg.clocks.core_mhz),

@@ -245,7 +245,7 @@ impl Sm {
         self.used_threads += threads;
         self.used_warps += nw;
         self.used_shared += local_bytes;
-        self.groups[gs] = Some(GroupSlot {
+        self.groups[gs] = Some(Box::new(GroupSlot {
             group,
             live_warps: slots.len() as u32,
             resident_warps: slots.len() as u32,
@@ -254,7 +254,7 @@ impl Sm {
             threads,
             local,
             local_digest: 0,
-        });
+        }));
         self.wake(ctx);
         self.wake_stress(ctx, 0);
     }

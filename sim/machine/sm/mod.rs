@@ -167,7 +167,9 @@ pub struct Sm {
     /// What the schedulers read of each warp slot, beside the warps (`scheduler.rs`).
     gates: Gates,
     sched: Scheduler,
-    pub groups: Vec<Option<GroupSlot>>,
+    /// Work-group slots; a resident group's record is boxed (its barriers make it about 1 KB, and
+    /// most of an SM's slots are empty in most runs: no memory is touched for them).
+    pub groups: Vec<Option<Box<GroupSlot>>>,
     pub used_threads: u32,
     pub used_warps: u32,
     pub used_shared: u32,
