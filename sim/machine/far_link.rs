@@ -181,19 +181,21 @@ impl Direction {
     pub fn cross_window(&mut self, shape: &Shape, sent: &Mail, nsm: usize, horizon: Time) {
         self.order.clear();
         self.crossed.clear();
-        for (d, out) in sent.iter().enumerate() {
-            // An SM's requests all go one way (its side's), and a partition's responses the ways
-            // of its first and last slice's sides.
-            let ways = if d < nsm {
-                let dir = d * 2 / shape.sms;
-                dir..=dir
-            } else {
+        // An SM's requests all go one way (its side's: SMs `sm` with `sm * 2 / sms` = the
+        // direction), and a partition's responses the ways of its first and last slice's sides.
+        let sms = (self.dir * shape.sms).div_ceil(2).min(nsm)
+            ..((self.dir + 1) * shape.sms).div_ceil(2).min(nsm);
+        for d in sms.chain(nsm..sent.len()) {
+            let out = &sent[d];
+            if out.is_empty() {
+                continue;
+            }
+            if d >= nsm {
                 let first = (d - nsm) * shape.slices_per_part;
                 let last = first + shape.slices_per_part.max(1) - 1;
-                first * 2 / shape.slices..=last * 2 / shape.slices
-            };
-            if !ways.contains(&self.dir) {
-                continue;
+                if !(first * 2 / shape.slices..=last * 2 / shape.slices).contains(&self.dir) {
+                    continue;
+                }
             }
             for (i, o) in out.iter().enumerate() {
                 let (sm, slice, request) = Shape::ends(o);
