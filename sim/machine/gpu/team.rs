@@ -66,6 +66,8 @@ pub(super) struct Team {
     wake: Condvar,
     wake_lock: Mutex<()>,
     stop: AtomicBool,
+    /// A pass is running (checked in debug builds: passes do not nest).
+    in_pass: AtomicBool,
 }
 
 /// A range on a cache line of its own, so that claims from two ranges do not contend.
@@ -111,11 +113,13 @@ impl Team {
             wake: Condvar::new(),
             wake_lock: Mutex::new(()),
             stop: AtomicBool::new(false),
+            in_pass: AtomicBool::new(false),
         }
     }
 
     /// Runs `f` on every item of `items`, each exactly once, on the team's threads; returns when all
-    /// have finished. A panic in `f` is resumed here.
+    /// have finished. A panic in `f` is resumed here. Called by the loop's thread only, one pass at
+    /// a time (never from inside a pass: a job does not start passes of its own).
     pub(super) fn for_each_mut<T: Send>(&self, items: &mut [T], f: &(impl Fn(&mut T) + Sync)) {
         let base = Items(items.as_mut_ptr());
         let job = move |i: usize| {
@@ -137,6 +141,10 @@ impl Team {
             (0..len).for_each(job);
             return;
         }
+        debug_assert!(
+            !self.in_pass.swap(true, Ordering::Relaxed),
+            "one pass at a time, from the loop's thread"
+        );
         let generation = self.generation.load(Ordering::Relaxed) % (GENERATIONS - 1) + 1;
         // SAFETY: the lifetime is erased only for the helpers' copy; a helper calls the job only for
         // an item it claimed in this generation, and this function returns only once every item of
@@ -170,6 +178,7 @@ impl Team {
                 std::thread::yield_now();
             }
         }
+        self.in_pass.store(false, Ordering::Relaxed);
         if let Some(p) = lock(&self.panic).take() {
             resume_unwind(p);
         }
