@@ -7,7 +7,8 @@
 //! thread publishes each pass, and the team's other threads — each one long-running task of the
 //! pool, at most one per core — wait for it spinning, run the pool's other jobs meanwhile (a
 //! streamed trace's blocks read ahead, `trace_blocks.rs`), offer their core to other threads after
-//! [`YIELD_AFTER`] and park after [`PARK_AFTER`] without work (a loop thread held up).
+//! [`YIELD_AFTER`] and park after [`PARK_AFTER`] without work (a loop thread held up), until the next
+//! pass or until the loop's thread waits for one of those jobs ([`Team::wake`]).
 //!
 //! A pass's items are split into one range of consecutive items per thread; each thread claims
 //! chunks from the front of its own range (half of what is left, so a domain tends to run on the
@@ -61,8 +62,10 @@ pub(super) struct Team {
     panic: Mutex<Option<Box<dyn std::any::Any + Send>>>,
     /// Helpers that have started (each then serves alone on its thread, numbered from 1).
     started: AtomicUsize,
-    /// Helpers parked, woken by the next pass or the end.
+    /// Helpers parked, woken by the next pass, a [`Team::wake`] or the end.
     parked: AtomicUsize,
+    /// Calls of [`Team::wake`].
+    wakes: AtomicU64,
     wake: Condvar,
     wake_lock: Mutex<()>,
     stop: AtomicBool,
@@ -110,11 +113,18 @@ impl Team {
             panic: Mutex::new(None),
             started: AtomicUsize::new(0),
             parked: AtomicUsize::new(0),
+            wakes: AtomicU64::new(0),
             wake: Condvar::new(),
             wake_lock: Mutex::new(()),
             stop: AtomicBool::new(false),
             in_pass: AtomicBool::new(false),
         }
+    }
+
+    /// Whether every helper has started serving on its own thread (from then on a helper may run
+    /// the pool's other jobs without starting another helper's task inside its own).
+    fn serving(&self) -> bool {
+        self.started.load(Ordering::Acquire) + 1 >= self.threads
     }
 
     /// Runs `f` on every item of `items`, each exactly once, on the team's threads; returns when all
@@ -256,17 +266,17 @@ impl Team {
                 std::hint::spin_loop();
                 continue;
             }
+            // Read before looking for jobs: a job spawned after the look is announced by a wake.
+            let wakes = self.wakes.load(Ordering::SeqCst);
             // Another helper task not yet started would start here, nested in this one: wait
             // until every helper serves on its own thread before taking the pool's jobs.
-            if self.started.load(Ordering::Relaxed) + 1 >= self.threads
-                && matches!(rayon::yield_now(), Some(rayon::Yield::Executed))
-            {
+            if self.serving() && matches!(rayon::yield_now(), Some(rayon::Yield::Executed)) {
                 idle_since = None;
                 continue;
             }
             let idle = idle_since.get_or_insert_with(Instant::now).elapsed();
             if idle >= PARK_AFTER {
-                self.park(seen);
+                self.park(seen, wakes);
                 idle_since = None;
             } else if idle >= YIELD_AFTER {
                 // Leave the core to a thread that needs it (the loop's, on a busy machine).
@@ -275,14 +285,27 @@ impl Team {
         }
     }
 
-    /// Sleeps until a pass newer than `seen` or the end.
-    fn park(&self, seen: u32) {
+    /// Sleeps until a pass newer than `seen`, a wake after the `wakes`-th, or the end.
+    fn park(&self, seen: u32, wakes: u64) {
         let mut g = lock(&self.wake_lock);
         self.parked.fetch_add(1, Ordering::SeqCst);
-        while !self.stop.load(Ordering::SeqCst) && self.generation.load(Ordering::SeqCst) == seen {
+        while !self.stop.load(Ordering::SeqCst)
+            && self.generation.load(Ordering::SeqCst) == seen
+            && self.wakes.load(Ordering::SeqCst) == wakes
+        {
             g = self.wake.wait(g).unwrap_or_else(PoisonError::into_inner);
         }
         self.parked.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Wakes the parked helpers to run the pool's pending jobs (the loop's thread is about to wait
+    /// for one).
+    pub(super) fn wake(&self) {
+        self.wakes.fetch_add(1, Ordering::SeqCst);
+        if self.parked.load(Ordering::SeqCst) > 0 {
+            let _g = lock(&self.wake_lock);
+            self.wake.notify_all();
+        }
     }
 
     /// Ends the helpers' service (they return from [`Team::serve`]).
@@ -388,6 +411,33 @@ mod tests {
             })
         }));
         assert!(r.is_err(), "the pass's panic is resumed");
+    }
+
+    #[test]
+    fn a_parked_helper_is_woken_for_a_job_the_loop_waits_for() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .expect("pool");
+        let team = Arc::new(Team::new(2));
+        let got = pool.install(|| {
+            rayon::scope(|s| {
+                let t = team.clone();
+                s.spawn(move |_| t.serve());
+                let _stop = StopOnDrop(&team);
+                // A pass, so that the helper serves; then long enough without one that it parks.
+                team.for_each_mut(&mut [0u8; 4], &|x: &mut u8| *x += 1);
+                std::thread::sleep(super::PARK_AFTER * 20);
+                let (tx, rx) = std::sync::mpsc::channel();
+                rayon::spawn(move || {
+                    let _ = tx.send(7);
+                });
+                team.wake();
+                // Only the helper can run the job (this thread waits without running any).
+                rx.recv_timeout(std::time::Duration::from_secs(10))
+            })
+        });
+        assert_eq!(got, Ok(7), "the woken helper ran the job");
     }
 
     #[test]

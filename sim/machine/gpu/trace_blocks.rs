@@ -4,8 +4,10 @@
 //! blocks, and every error (a trace's bad input found in a block, with its file and line), are the
 //! ones a read at placement gives.
 
-use super::{Gpu, SimError};
+use super::team::Team;
+use super::{BlockRead, Gpu, SimError};
 use crate::trace::{TraceBlock, TraceError, TraceKernel};
+use std::sync::mpsc::TryRecvError;
 use std::sync::Arc;
 
 /// Thread blocks of a streamed trace read ahead per SM when the run has a thread pool.
@@ -21,7 +23,7 @@ impl Gpu<'_> {
         let read = match self.ahead.front() {
             Some((g, _)) if *g == group => {
                 let (_, rx) = self.ahead.pop_front().expect("checked");
-                rx.recv().unwrap_or_else(|_| k.group_block(group))
+                wait_for(&rx, self.team.as_deref()).unwrap_or_else(|| k.group_block(group))
             }
             _ => {
                 // Placed out of dispatch order (an explicit placement): start again from here.
@@ -64,6 +66,20 @@ impl Gpu<'_> {
             self.ahead.push_back((g, rx));
         }
     }
+}
+
+/// The block a read-ahead job sends (`None`: the job is gone). Inside the event loop the reads run on
+/// the team's helpers between passes (`team.rs`); a helper that found nothing to do for a while is
+/// parked and runs no job, so it is woken before this thread blocks on the read.
+fn wait_for(rx: &BlockRead, team: Option<&Team>) -> Option<Result<Arc<TraceBlock>, TraceError>> {
+    if let Some(team) = team {
+        match rx.try_recv() {
+            Ok(r) => return Some(r),
+            Err(TryRecvError::Disconnected) => return None,
+            Err(TryRecvError::Empty) => team.wake(),
+        }
+    }
+    rx.recv().ok()
 }
 
 /// A trace's bad input found when a thread block is read, as the run's error (the same text).
