@@ -16,10 +16,11 @@
 //! it. It is decided at the window barrier (`Gpu::deliver`): the far messages of the window, from
 //! every outbox, are served in (uncontended arrival, sending domain, order sent) order, before the
 //! receiving ports see them. The directions share no state, so each serves its own messages on its
-//! own (side by side with a thread pool), which is the same as serving all of them in that order. A message sent in a window arrives after the window
-//! ends (the far latency is at least one cycle beyond the lookahead), so every message of a later
-//! window finds the link as the earlier windows left it; arrivals only move later, so the lookahead
-//! stays valid, and the order does not depend on the number of threads.
+//! own (side by side with a thread pool), which is the same as serving all of them in that order. A
+//! message sent in a window arrives after the window ends (the far latency is at least one cycle
+//! beyond the lookahead), so every message of a later window finds the link as the earlier windows
+//! left it; arrivals only move later, so the lookahead stays valid, and the order does not depend on
+//! the number of threads.
 //!
 //! Deviations: the sender's backpressure (`SourcePort`) counts a far message as delivered at its
 //! uncontended arrival, as it does for waiting at a busy destination port (see `xbar.rs`). Across
@@ -150,7 +151,7 @@ pub struct Direction {
     /// The window's far messages of this direction with their arrival off the link: (sending
     /// domain, index in its outbox, arrival).
     crossed: Vec<(u32, u32, Time)>,
-    pub stats: LinkStats,
+    stats: LinkStats,
 }
 
 impl Direction {
