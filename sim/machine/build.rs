@@ -179,12 +179,7 @@ pub fn build(
     let mut rng = SplitMix64::stream(seed, DISPATCH_STREAM);
     let run = RunStress::draw(cfg, seed);
     let values = mem.has_values();
-    let make_l1 = |i: usize| l1(cfg, i as u16, values);
-    let mut l1s: Vec<L1> = if parallel {
-        (0..nsm).into_par_iter().map(make_l1).collect()
-    } else {
-        (0..nsm).map(make_l1).collect()
-    };
+    let mut l1s = map_each(vec![(); nsm], parallel, |(i, ())| l1(cfg, i as u16, values));
     if cfg.stress.prewarm_l1 {
         prewarm(cfg, &mem, &mut l1s, &mut rng);
     }
@@ -217,11 +212,7 @@ pub fn build(
         prov: None,
         rec: None,
     };
-    let sms: Vec<SmDomain> = if parallel {
-        l1s.into_par_iter().enumerate().map(make_sm).collect()
-    } else {
-        l1s.into_iter().enumerate().map(make_sm).collect()
-    };
+    let sms = map_each(l1s, parallel, make_sm);
     let make_part = |(p, mem): (usize, GlobalMemory)| PartDomain {
         first: (p * spp) as u16,
         slices: (p * spp..(p + 1) * spp)
@@ -239,16 +230,26 @@ pub fn build(
         prov: None,
         rec: None,
     };
-    let parts: Vec<PartDomain> = if parallel {
-        shards.into_par_iter().enumerate().map(make_part).collect()
-    } else {
-        shards.into_iter().enumerate().map(make_part).collect()
-    };
+    let parts = map_each(shards, parallel, make_part);
     Machine {
         sms,
         parts,
         slices_per_part: spp as u16,
         window: xbar(cfg).min_transit(),
+    }
+}
+
+/// `f` on every item with its index, in order; on the current thread pool side by side when
+/// `parallel`.
+fn map_each<T: Send, U: Send>(
+    items: Vec<T>,
+    parallel: bool,
+    f: impl Fn((usize, T)) -> U + Sync + Send,
+) -> Vec<U> {
+    if parallel {
+        items.into_par_iter().enumerate().map(f).collect()
+    } else {
+        items.into_iter().enumerate().map(f).collect()
     }
 }
 

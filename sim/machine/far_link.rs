@@ -146,8 +146,8 @@ pub struct Direction {
     /// after them at `sms * slices + slice * sms + sm` (only this direction's paths are used).
     last: Vec<Time>,
     /// The window's far messages of this direction in service order: (uncontended arrival,
-    /// sending domain, index in its outbox); kept to reuse its allocation.
-    order: Vec<(Time, u32, u32)>,
+    /// sending domain, index in its outbox, path); kept to reuse its allocation.
+    order: Vec<(Time, u32, u32, u32)>,
     /// The window's far messages of this direction with their arrival off the link: (sending
     /// domain, index in its outbox, arrival).
     crossed: Vec<(u32, u32, Time)>,
@@ -203,7 +203,8 @@ impl Direction {
                 debug_assert_eq!(request, d < nsm, "SMs send requests, partitions responses");
                 let (dir, path) = shape.path(sm, slice, request);
                 if dir == self.dir && shape.spec.is_far(sm, slice) {
-                    self.order.push((o.transit.arrive, d as u32, i as u32));
+                    self.order
+                        .push((o.transit.arrive, d as u32, i as u32, path as u32));
                     // Its path's last arrival is read when it crosses, after the sort: a cache
                     // miss on the host unless asked for now (`engine::prefetch`).
                     if let Some(l) = self.last.get(path) {
@@ -212,15 +213,13 @@ impl Direction {
                 }
             }
         }
-        // A total order on distinct keys: the same as a stable sort by arrival of the list built in
-        // (domain, order sent) order.
+        // A total order on distinct keys (the path follows from the message): the same as a stable
+        // sort by arrival of the list built in (domain, order sent) order.
         self.order.sort_unstable();
         let order = std::mem::take(&mut self.order);
-        for &(_, d, i) in &order {
+        for &(_, d, i, path) in &order {
             let o = &sent[d as usize][i as usize];
-            let (sm, slice, request) = Shape::ends(o);
-            let path = shape.path(sm, slice, request).1;
-            let at = self.cross(shape, o.transit, path, horizon);
+            let at = self.cross(shape, o.transit, path as usize, horizon);
             self.crossed.push((d, i, at));
         }
         self.order = order;

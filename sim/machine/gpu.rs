@@ -476,20 +476,13 @@ impl<'c> Gpu<'c> {
                 // team is at most as large as the machine (the pool's other threads only read ahead).
                 let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
                 let threads = pool.current_num_threads().min(cores);
-                let crew = Arc::new(team::Team::new(threads));
                 self.parallel = true;
-                self.team = Some(crew.clone());
-                let r = pool.install(|| {
-                    rayon::scope(|s| {
-                        for _ in 1..threads {
-                            let helper = crew.clone();
-                            s.spawn(move |_| helper.serve());
-                        }
-                        let _stop = team::StopOnDrop(&crew);
-                        self.event_loop()
-                    })
+                let r = team::with_team(&pool, threads, |crew| {
+                    self.team = Some(crew.clone());
+                    let r = self.event_loop();
+                    self.team = None;
+                    r
                 });
-                self.team = None;
                 self.parallel = false;
                 self.pool = Some(pool);
                 r

@@ -20,7 +20,7 @@
 use std::ops::Range;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 /// The most items a pass shares among the threads (a range's bounds are 20-bit fields).
@@ -101,7 +101,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Team {
     /// A team of `threads` threads: the loop's and `threads - 1` helpers, each started with
     /// [`Team::serve`] as one task of the pool.
-    pub(super) fn new(threads: usize) -> Team {
+    fn new(threads: usize) -> Team {
         let threads = threads.max(1);
         Team {
             threads,
@@ -240,7 +240,7 @@ impl Team {
 
     /// A helper: serves the passes until [`Team::stop`], running the pool's other jobs while it
     /// waits and parking after [`PARK_AFTER`] without work.
-    pub(super) fn serve(&self) {
+    fn serve(&self) {
         let me = (self.started.fetch_add(1, Ordering::SeqCst) + 1).min(self.threads - 1);
         let mut seen = 0u32;
         let mut idle_since: Option<Instant> = None;
@@ -309,7 +309,7 @@ impl Team {
     }
 
     /// Ends the helpers' service (they return from [`Team::serve`]).
-    pub(super) fn stop(&self) {
+    fn stop(&self) {
         self.stop.store(true, Ordering::SeqCst);
         let _g = lock(&self.wake_lock);
         self.wake.notify_all();
@@ -339,8 +339,28 @@ impl<T> Items<T> {
 unsafe impl<T: Send> Sync for Items<T> {}
 unsafe impl<T: Send> Send for Items<T> {}
 
+/// Runs `f` on the current thread of `pool` with a team of `threads` (the pool's threads: `f`'s and
+/// `threads - 1` helpers serving on others); the helpers stop when `f` returns, also by a panic.
+pub(super) fn with_team<R: Send>(
+    pool: &rayon::ThreadPool,
+    threads: usize,
+    f: impl FnOnce(&Arc<Team>) -> R + Send,
+) -> R {
+    let team = Arc::new(Team::new(threads));
+    pool.install(|| {
+        rayon::scope(|s| {
+            for _ in 1..team.threads {
+                let helper = team.clone();
+                s.spawn(move |_| helper.serve());
+            }
+            let _stop = StopOnDrop(&team);
+            f(&team)
+        })
+    })
+}
+
 /// Stops the team when the loop ends, also by a panic (so that the pool's scope can end).
-pub(super) struct StopOnDrop<'a>(pub(super) &'a Team);
+struct StopOnDrop<'a>(&'a Team);
 
 impl Drop for StopOnDrop<'_> {
     fn drop(&mut self) {
@@ -350,28 +370,22 @@ impl Drop for StopOnDrop<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::{StopOnDrop, Team};
-    use std::sync::Arc;
+    use super::with_team;
+
+    fn pool(threads: usize) -> rayon::ThreadPool {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("pool")
+    }
 
     /// Runs `passes` passes on a team of `threads`, each adding its pass number to every item.
     fn sums(threads: usize, items: usize, passes: usize) -> Vec<u64> {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .expect("pool");
-        let team = Arc::new(Team::new(threads));
         let mut v = vec![0u64; items];
-        pool.install(|| {
-            rayon::scope(|s| {
-                for _ in 1..threads {
-                    let t = team.clone();
-                    s.spawn(move |_| t.serve());
-                }
-                let _stop = StopOnDrop(&team);
-                for p in 0..passes {
-                    team.for_each_mut(&mut v, &|x: &mut u64| *x += p as u64 + 1);
-                }
-            })
+        with_team(&pool(threads), threads, |team| {
+            for p in 0..passes {
+                team.for_each_mut(&mut v, &|x: &mut u64| *x += p as u64 + 1);
+            }
         });
         v
     }
@@ -391,74 +405,44 @@ mod tests {
 
     #[test]
     fn a_panic_in_a_pass_reaches_the_loop_and_ends_the_team() {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(2)
-            .build()
-            .expect("pool");
-        let team = Arc::new(Team::new(2));
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            pool.install(|| {
-                rayon::scope(|s| {
-                    let t = team.clone();
-                    s.spawn(move |_| t.serve());
-                    let _stop = StopOnDrop(&team);
-                    let mut v = vec![0u32; 100];
-                    team.for_each_mut(&mut v, &|x: &mut u32| {
-                        *x += 1;
-                        assert!(*x < 1, "boom");
-                    });
-                })
+        let r = std::panic::catch_unwind(|| {
+            with_team(&pool(2), 2, |team| {
+                let mut v = vec![0u32; 100];
+                team.for_each_mut(&mut v, &|x: &mut u32| {
+                    *x += 1;
+                    assert!(*x < 1, "boom");
+                });
             })
-        }));
+        });
         assert!(r.is_err(), "the pass's panic is resumed");
     }
 
     #[test]
     fn a_parked_helper_is_woken_for_a_job_the_loop_waits_for() {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(2)
-            .build()
-            .expect("pool");
-        let team = Arc::new(Team::new(2));
-        let got = pool.install(|| {
-            rayon::scope(|s| {
-                let t = team.clone();
-                s.spawn(move |_| t.serve());
-                let _stop = StopOnDrop(&team);
-                // A pass, so that the helper serves; then long enough without one that it parks.
-                team.for_each_mut(&mut [0u8; 4], &|x: &mut u8| *x += 1);
-                std::thread::sleep(super::PARK_AFTER * 20);
-                let (tx, rx) = std::sync::mpsc::channel();
-                rayon::spawn(move || {
-                    let _ = tx.send(7);
-                });
-                team.wake();
-                // Only the helper can run the job (this thread waits without running any).
-                rx.recv_timeout(std::time::Duration::from_secs(10))
-            })
+        let got = with_team(&pool(2), 2, |team| {
+            // A pass, so that the helper serves; then long enough without one that it parks.
+            team.for_each_mut(&mut [0u8; 4], &|x: &mut u8| *x += 1);
+            std::thread::sleep(super::PARK_AFTER * 20);
+            let (tx, rx) = std::sync::mpsc::channel();
+            rayon::spawn(move || {
+                let _ = tx.send(7);
+            });
+            team.wake();
+            // Only the helper can run the job (this thread waits without running any).
+            rx.recv_timeout(std::time::Duration::from_secs(10))
         });
         assert_eq!(got, Ok(7), "the woken helper ran the job");
     }
 
     #[test]
     fn the_pools_other_jobs_run_while_the_helpers_wait() {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(2)
-            .build()
-            .expect("pool");
-        let team = Arc::new(Team::new(2));
-        let got = pool.install(|| {
-            rayon::scope(|s| {
-                let t = team.clone();
-                s.spawn(move |_| t.serve());
-                let _stop = StopOnDrop(&team);
-                let (tx, rx) = std::sync::mpsc::channel();
-                rayon::spawn(move || {
-                    let _ = tx.send(42);
-                });
-                // The loop's thread blocks; only the helper can run the job.
-                rx.recv().expect("job ran")
-            })
+        let got = with_team(&pool(2), 2, |_| {
+            let (tx, rx) = std::sync::mpsc::channel();
+            rayon::spawn(move || {
+                let _ = tx.send(42);
+            });
+            // The loop's thread blocks; only the helper can run the job.
+            rx.recv().expect("job ran")
         });
         assert_eq!(got, 42);
     }
