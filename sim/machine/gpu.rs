@@ -49,16 +49,13 @@ use crate::config::GpuConfig;
 use crate::engine::{Clock, Time};
 use crate::ir::Reg;
 use crate::stats::Stats;
-use crate::trace::{Trace, TraceBlock, TraceCommand, TraceError};
+use crate::trace::{Trace, TraceCommand};
 use crate::workload::{Geometry, ParamValue, Workload};
 use passes::{side_by_side, Listing};
 use std::collections::HashMap;
 use std::collections::VecDeque;
-use std::sync::mpsc::Receiver;
 use std::sync::Arc;
-
-/// A thread block being read on the pool.
-type BlockRead = Receiver<Result<Arc<TraceBlock>, TraceError>>;
+pub use trace_blocks::READ_AHEAD_PER_SM;
 
 /// The assembled machine.
 struct Gpu<'c> {
@@ -89,8 +86,11 @@ struct Gpu<'c> {
     /// pool's other threads as the machine has cores, kept at hand as a team for the windows'
     /// passes (`team.rs`), so that no pass pays for waking a thread.
     team: Option<Arc<team::Team>>,
-    /// A streamed trace's thread blocks being read ahead on the pool, in dispatch order.
-    ahead: VecDeque<(u64, BlockRead)>,
+    /// A streamed trace's thread blocks being read ahead on the pool or the reader, in dispatch
+    /// order.
+    ahead: VecDeque<(u64, trace_blocks::BlockRead)>,
+    /// Without a pool: the thread reading a streamed trace ahead (`trace_blocks.rs`), if any.
+    reader: Option<rayon::ThreadPool>,
     /// `RunOptions::races`: the detector the SMs' race events feed.
     races: Option<RaceDetector>,
     /// `RunOptions::timeline`: the options and the barrier's recorder (counters); each domain
@@ -323,6 +323,11 @@ impl<'c> Gpu<'c> {
                     })?,
             ),
         };
+        // A streamed trace's first blocks are decoded on the reader thread meanwhile.
+        let reader = trace_blocks::reader_for(&launch, opts.threads);
+        let ahead = (reader.as_ref())
+            .map(|r| trace_blocks::first_reads(r, &launch, cfg.sm.count as usize))
+            .unwrap_or_default();
         // With threads, the domains are built side by side on them (the host's first touch of
         // their memory is most of the time).
         let mut m = match &pool {
@@ -383,7 +388,8 @@ impl<'c> Gpu<'c> {
                 .map(|n| Sampler::new(n, clock, cfg.l2.line_bytes)),
             stuck_ok: opts.stuck_ok,
             unfinished: Vec::new(),
-            ahead: VecDeque::new(),
+            ahead,
+            reader,
             progress: opts.progress.clone(),
         })
     }

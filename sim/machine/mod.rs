@@ -67,7 +67,7 @@ mod watchdog;
 mod xbar;
 
 pub use api::*;
-pub use gpu::{run, run_trace};
+pub use gpu::{run, run_trace, READ_AHEAD_PER_SM};
 pub use sm::alu;
 
 #[cfg(test)]
