@@ -542,6 +542,7 @@ fn cmd_validate(a: ValidateArgs) -> Result<ExitCode> {
 }
 
 fn main() -> ExitCode {
+    cli::heap::huge_pages();
     let cli = Cli::parse();
     let result: Result<ExitCode> = match cli.command {
         Command::Config(c) => cmd_config(c),
