@@ -45,7 +45,7 @@ mod test;
 pub use bench::{mp_rate, BenchRate, MP_TEST};
 pub use capability::{check_runnable, Capability};
 pub use cond::{Condition, Quantifier, Var, MAX_DEPTH};
-pub use expect::{apply_expectations, load_expectations, ExpectEntry};
+pub use expect::{apply_expectations, load_expectations, parse_expectations, ExpectEntry};
 pub use explain::{explain, parse_state, Explained, StateSpec, Target};
 pub use herd::herd_report;
 pub use parse::parse;

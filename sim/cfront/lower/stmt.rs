@@ -14,6 +14,7 @@ use std::collections::HashMap;
 impl Lower<'_> {
     pub(crate) fn stmt(&mut self, s: &Stmt) -> R<()> {
         let at = s.loc;
+        self.check_code_size(at)?;
         match &s.kind {
             StmtKind::Empty => Ok(()),
             StmtKind::Expr(e) => self.effect(e),
