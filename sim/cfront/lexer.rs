@@ -127,8 +127,12 @@ impl Lexer {
         }
     }
 
+    /// Takes the next character. Callers peek first; at the end of the input (a caller that did
+    /// not) it takes nothing and returns NUL, which no rule accepts, instead of indexing past it.
     fn bump(&mut self) -> char {
-        let c = self.chars[self.i];
+        let Some(&c) = self.chars.get(self.i) else {
+            return '\0';
+        };
         self.i += 1;
         if c == '\n' {
             self.line += 1;
@@ -400,25 +404,30 @@ impl Lexer {
     fn quoted(&mut self, q: char, at: SrcLoc) -> Result<String, CError> {
         self.bump();
         let mut s = String::new();
+        let unterminated = || {
+            err(
+                at,
+                if q == '"' {
+                    "unterminated string literal"
+                } else {
+                    "unterminated character literal"
+                },
+            )
+        };
         loop {
             match self.peek(0) {
-                None | Some('\n') => {
-                    return Err(err(
-                        at,
-                        if q == '"' {
-                            "unterminated string literal"
-                        } else {
-                            "unterminated character literal"
-                        },
-                    ))
-                }
+                None | Some('\n') => return Err(unterminated()),
                 Some(c) if c == q => {
                     self.bump();
                     return Ok(s);
                 }
                 Some('\\') => {
                     self.bump();
-                    let e = self.bump();
+                    // A backslash ending the file or the line ends no escape.
+                    let e = match self.peek(0) {
+                        None | Some('\n') => return Err(unterminated()),
+                        Some(_) => self.bump(),
+                    };
                     s.push(match e {
                         'n' => '\n',
                         't' => '\t',
@@ -647,6 +656,18 @@ mod tests {
             SrcLoc { line: 1, col: 1 },
         );
         assert!(e.is_ok(), "a macro is not expanded inside itself");
+    }
+
+    #[test]
+    fn a_literal_cut_after_its_backslash_is_unterminated() {
+        for (src, what) in [
+            ("x = \"a\\", "string"),
+            ("'\\", "character"),
+            ("\"\\\nx\"", "string"),
+        ] {
+            let e = lex(src, SrcLoc { line: 1, col: 1 }).unwrap_err();
+            assert_eq!(e.message, format!("unterminated {what} literal"), "{src:?}");
+        }
     }
 
     #[test]

@@ -15,7 +15,8 @@
 //! what is not supported: workloads/README.md, sections "CUDA kernels" and "OpenCL C kernels".
 //!
 //! Every error names `file:line:column`; constructs outside the subset are named ("`struct` is not
-//! supported"); nesting deeper than [`parse_expr::MAX_DEPTH`] is an error, not a stack overflow; a file is read
+//! supported"); nesting deeper than [`parse_expr::MAX_DEPTH`] is an error, not a stack overflow;
+//! macro expansion ([`lexer`]) and inlined code ([`lower::MAX_CODE`]) are bounded; a file is read
 //! like every other input ([`crate::text::read`]: bounded, and the place of the first byte that is
 //! not UTF-8).
 

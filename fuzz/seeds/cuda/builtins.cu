@@ -35,8 +35,7 @@ __global__ void builtins(int *data, unsigned int *counters, unsigned long long *
         s += tile[(l + k) % 64] << 1;
         if (s > 1000) break;
     }
-    unsigned mask = __ballot_sync(0xffffffffu, s > 10);
-    s += __popc(mask) + __shfl_down_sync(0xffffffffu, s, 1);
+    s += max(s, 3) - min(l, 2);
     atomicAdd(&counters[0], 1u);
     atomicMax(&counters[1], (unsigned int)s);
     atomicCAS(&counters[2], 0u, 1u);

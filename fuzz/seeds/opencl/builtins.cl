@@ -15,7 +15,7 @@ check sum(data) >= 0
 */
 
 #define STEP 2
-#define TWICE(x) ((x) * 2)
+#define TWICE (2 * STEP)
 
 int helper(int a, int b)
 {
@@ -53,6 +53,6 @@ __kernel void builtins(__global int *data, __global atomic_uint *flag, __global 
     mem_fence(CLK_GLOBAL_MEM_FENCE);
     atomic_add(&data[0], 1);
     atom_inc(&data[1]);
-    out[i] = (uint)min(helper(s, l), TWICE(l)) + get_sub_group_local_id() + get_num_groups(0);
+    out[i] = (uint)min(helper(s, l), TWICE) + get_sub_group_local_id() + get_num_groups(0);
     data[i] = abs(s) % 7 + (int)get_local_size(0) - (int)get_group_id(0);
 }

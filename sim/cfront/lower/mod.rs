@@ -151,7 +151,17 @@ pub struct Lower<'a> {
     var_bounds: HashMap<Reg, u64>,
     /// Labels made so far: with [`Sink::emitted`], the size of the code ([`MAX_CODE`]).
     labels_made: usize,
+    /// Statements, expressions and conditions being lowered, one inside the other ([`MAX_NESTING`]).
+    nesting: usize,
 }
+
+/// The deepest the lowering recursion goes: statements, expressions and conditions nested, an
+/// inlined body counted from its call. The parser bounds one function's nesting
+/// ([`crate::cfront::parse_expr::MAX_DEPTH`]); a chain of functions each calling the next stacks
+/// their bodies (3,000 of them overflowed the stack). Four times the parser's bound, as one construct
+/// takes a few levels here (a condition, then its value), so that no function the parser accepts
+/// is refused for its own depth.
+pub const MAX_NESTING: usize = 4 * crate::cfront::parse_expr::MAX_DEPTH;
 
 /// The most instructions and labels one kernel or litmus thread lowers to. Device functions are
 /// inlined at every call, so functions that call others twice multiply a small file into
@@ -181,6 +191,7 @@ impl<'a> Lower<'a> {
             dynamic_locals: Vec::new(),
             var_bounds: HashMap::new(),
             labels_made: 0,
+            nesting: 0,
         }
     }
 
@@ -267,6 +278,24 @@ impl<'a> Lower<'a> {
             ));
         }
         Ok(())
+    }
+
+    /// Runs `f` one level deeper, or refuses past [`MAX_NESTING`] (a chain of inlined calls).
+    pub(crate) fn nested<T>(&mut self, at: SrcLoc, f: impl FnOnce(&mut Self) -> R<T>) -> R<T> {
+        if self.nesting >= MAX_NESTING {
+            return Err(self.err(
+                at,
+                format!(
+                    "the code nests more than {MAX_NESTING} levels deep here, counting the bodies \
+                     of the calls inlined on the way (functions are inlined: a long chain of \
+                     functions each calling the next)"
+                ),
+            ));
+        }
+        self.nesting += 1;
+        let r = f(self);
+        self.nesting -= 1;
+        r
     }
 
     pub(crate) fn place(&mut self, l: &str, at: SrcLoc) -> R<()> {
