@@ -444,6 +444,17 @@ fn c_kernels_charts_and_config_bases_are_read_and_sized_like_every_input() {
         stderr(&e)
     );
     assert!(!Path::new(&png).exists());
+    // A folder of litmus tests with a symbolic link back up: each test once, not once per level.
+    #[cfg(unix)]
+    {
+        let sub = t.0.join("suite/sub");
+        std::fs::create_dir_all(&sub).unwrap();
+        let test = root().join("workloads/litmus/opencl/2p2w_relaxed_dev.litmus");
+        std::fs::copy(test, sub.join("t.litmus")).unwrap();
+        std::os::unix::fs::symlink("..", sub.join("up")).unwrap();
+        let found = gpumemsim::litmus::collect(&[t.0.join("suite")]).unwrap();
+        assert_eq!(found.len(), 1, "{found:?}");
+    }
     // A config's base file is read like the config: a bad byte named at its line and column.
     t.file("base.toml", b"name = \"b\"\n\xff\n");
     let child = t.file("child.toml", "base = \"./base.toml\"\n");
