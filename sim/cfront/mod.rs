@@ -16,9 +16,9 @@
 //!
 //! Every error names `file:line:column`; constructs outside the subset are named ("`struct` is not
 //! supported"); nesting deeper than [`parse_expr::MAX_DEPTH`] is an error, not a stack overflow;
-//! macro expansion ([`lexer`]) and inlined code ([`lower::MAX_CODE`]) are bounded; a file is read
-//! like every other input ([`crate::text::read`]: bounded, and the place of the first byte that is
-//! not UTF-8).
+//! macro expansion ([`lexer`]), inlined code ([`lower::MAX_CODE`]) and the nesting of inlined
+//! bodies ([`lower::MAX_NESTING`]) are bounded; a file is read like every other input
+//! ([`crate::text::read`]: bounded, and the place of the first byte that is not UTF-8).
 
 pub mod ast;
 pub mod header;
