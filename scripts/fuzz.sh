@@ -12,12 +12,17 @@ seed() { # seed TARGET DIR EXT
 seed config configs toml
 seed kernel workloads kern; seed kernel workloads/measure kern; seed kernel reports/kernels kern
 seed litmus workloads/litmus/ptx litmus; seed litmus workloads/litmus/opencl litmus
-seed litmus workloads/litmus/chapter litmus
+seed litmus workloads/litmus/chapter litmus; seed litmus workloads/litmus-needs litmus
+seed litmus fuzz/seeds/litmus expect; seed litmus fuzz/seeds/litmus litmus
+seed cuda workloads/chapters cu; seed cuda fuzz/seeds/cuda cu
+seed opencl workloads/chapters cl; seed opencl fuzz/seeds/opencl cl
 seed trace fuzz/seeds/trace traceg
 seed sweep_spec reports toml
 seed measurement reports/measured json; seed measurement workloads/measure toml
+seed reference reports/reference toml
+seed cli_values fuzz/seeds/cli_values txt
 cargo fuzz build -s none -a --release
-for t in config kernel litmus trace sweep_spec measurement; do
+for t in config kernel cuda opencl litmus trace sweep_spec measurement reference cli_values; do
   echo "== $t ($secs s)"
   nice timeout $((secs + 120)) cargo fuzz run -s none -a --release "$t" "corpus/$t" -- \
     -max_total_time="$secs" -rss_limit_mb=4096 -max_len=65536 -timeout=10 -print_final_stats=1 \

@@ -10,7 +10,8 @@
 //!   number of rounds per target — a few seconds in all.
 //!
 //! Not fuzzed here: running the machine on what parses (a fuzzed kernel that loops runs until the
-//! watchdog's cycle limit, minutes per input); the C/OpenCL front end until it lands on main — add a
+//! watchdog's cycle limit, minutes per input); files the tool writes and reads back (a sweep's
+//! manifest and points, a Slurm job list: serde JSON of its own making). A new reader gets a
 //! [`Target`] variant, a line in [`Target::ALL`] and `fuzz/fuzz_targets/NAME.rs` (a copy of
 //! `kernel.rs` with the name changed), and seeds under `fuzz/seeds/NAME/` or in [`Target::seed_dirs`].
 
@@ -24,7 +25,13 @@ pub enum Target {
     /// Kernel language (`kernel::parse`: lexer, syntax, lowering), then the load-time checks against
     /// the tiny config (`machine::prepare`).
     Kernel,
-    /// Litmus tests, both dialects (`litmus::parse`).
+    /// CUDA kernels (`kernel::parse` of a `.cu` file: the C front end, `cfront`), then the load-time
+    /// checks against the tiny config.
+    Cuda,
+    /// OpenCL C kernels (`kernel::parse` of a `.cl` file), then the load-time checks.
+    OpenCl,
+    /// Litmus tests, both dialects (`litmus::parse`), and `--expect` files
+    /// (`litmus::parse_expectations`).
     Litmus,
     /// One Accel-Sim kernel trace (`trace::parse_kernel`).
     Trace,
@@ -32,16 +39,26 @@ pub enum Target {
     SweepSpec,
     /// Measurement files (`gpu::schema::Measurement::parse`) and measurement suites.
     Measurement,
+    /// Reference sets of `gpumemsim validate` (`validate::parse`).
+    Reference,
+    /// Flag values, one per line: `--set KEY=VALUE` (applied to the tiny preset), `--param`,
+    /// `--timeline-window`, `--shard`, `plot --where`; and the whole input as the CSV of
+    /// `plot --kind intervals`.
+    CliValues,
 }
 
 impl Target {
-    pub const ALL: [Target; 6] = [
+    pub const ALL: [Target; 10] = [
         Target::Config,
         Target::Kernel,
+        Target::Cuda,
+        Target::OpenCl,
         Target::Litmus,
         Target::Trace,
         Target::SweepSpec,
         Target::Measurement,
+        Target::Reference,
+        Target::CliValues,
     ];
 
     /// The name of its cargo-fuzz target and of its folder in `fuzz/regressions/`.
@@ -49,10 +66,14 @@ impl Target {
         match self {
             Target::Config => "config",
             Target::Kernel => "kernel",
+            Target::Cuda => "cuda",
+            Target::OpenCl => "opencl",
             Target::Litmus => "litmus",
             Target::Trace => "trace",
             Target::SweepSpec => "sweep_spec",
             Target::Measurement => "measurement",
+            Target::Reference => "reference",
+            Target::CliValues => "cli_values",
         }
     }
 
@@ -65,14 +86,21 @@ impl Target {
                 ("workloads/measure", "kern"),
                 ("reports/kernels", "kern"),
             ],
+            Target::Cuda => &[("workloads/chapters", "cu"), ("fuzz/seeds/cuda", "cu")],
+            Target::OpenCl => &[("workloads/chapters", "cl"), ("fuzz/seeds/opencl", "cl")],
             Target::Litmus => &[
                 ("workloads/litmus/ptx", "litmus"),
                 ("workloads/litmus/opencl", "litmus"),
                 ("workloads/litmus/chapter", "litmus"),
+                ("workloads/litmus-needs", "litmus"),
+                ("fuzz/seeds/litmus", "litmus"),
+                ("fuzz/seeds/litmus", "expect"),
             ],
             Target::Trace => &[("fuzz/seeds/trace", "traceg")],
             Target::SweepSpec => &[("reports", "toml")],
             Target::Measurement => &[("reports/measured", "json"), ("workloads/measure", "toml")],
+            Target::Reference => &[("reports/reference", "toml")],
+            Target::CliValues => &[("fuzz/seeds/cli_values", "txt")],
         }
     }
 }
@@ -85,14 +113,14 @@ pub fn run(target: Target, data: &[u8]) -> bool {
     };
     match target {
         Target::Config => crate::config::parse_str(&text, "fuzz.toml", &[]).is_ok(),
-        Target::Kernel => match crate::kernel::parse(&text, "fuzz.kern", &[]) {
-            Ok(wl) => match tiny() {
-                Some(cfg) => crate::machine::prepare::prepare(cfg, &wl).is_ok(),
-                None => true,
-            },
-            Err(_) => false,
-        },
-        Target::Litmus => crate::litmus::parse(&text, "fuzz.litmus").is_ok(),
+        Target::Kernel => workload(&text, "fuzz.kern"),
+        Target::Cuda => workload(&text, "fuzz.cu"),
+        Target::OpenCl => workload(&text, "fuzz.cl"),
+        Target::Litmus => {
+            let test = crate::litmus::parse(&text, "fuzz.litmus").is_ok();
+            let expect = crate::litmus::parse_expectations(&text, "fuzz.expect").is_ok();
+            test || expect
+        }
         Target::Trace => crate::trace::parse_kernel(&text, Path::new("fuzz.traceg")).is_ok(),
         Target::SweepSpec => {
             // Relative paths resolve in a folder that holds nothing.
@@ -111,19 +139,58 @@ pub fn run(target: Target, data: &[u8]) -> bool {
                 .is_ok();
             m || s
         }
+        Target::Reference => crate::validate::parse(&text, Path::new("fuzz.toml")).is_ok(),
+        Target::CliValues => cli_values(&text),
     }
 }
 
-/// The tiny preset, parsed once.
-fn tiny() -> Option<&'static crate::config::GpuConfig> {
-    static TINY: std::sync::OnceLock<Option<crate::config::GpuConfig>> = std::sync::OnceLock::new();
+/// A workload file named `file` (its extension picks the front end), lowered and checked against
+/// the tiny config as `gpumemsim run` does before it simulates.
+fn workload(text: &str, file: &str) -> bool {
+    match crate::kernel::parse(text, file, &[]) {
+        Ok(wl) => match tiny() {
+            Some((cfg, _)) => crate::machine::prepare::prepare(cfg, &wl).is_ok(),
+            None => true,
+        },
+        Err(_) => false,
+    }
+}
+
+/// Each of the first lines of `text` as the value of every flag that parses one (the first few
+/// `KEY=VALUE` lines also as `--set`, each a whole config resolution), and the whole text as an
+/// intervals CSV.
+fn cli_values(text: &str) -> bool {
+    let mut accepted = false;
+    let mut sets = 0;
+    for line in text.lines().take(64) {
+        accepted |= crate::machine::timeline::parse_window(line).is_ok();
+        accepted |= crate::runner::parse_param(line).is_ok();
+        accepted |= line.parse::<crate::sweep::shard::ShardArg>().is_ok();
+        if let Some((_, v)) = line.split_once('=') {
+            let _ = crate::sweep::plan::Value::parse_cli(v.trim());
+            if let Some((_, (name, toml))) = tiny().filter(|_| sets < 8) {
+                sets += 1;
+                accepted |= crate::config::parse_str(toml, name, &[line.to_string()]).is_ok();
+            }
+        }
+    }
+    let ys = ["gpu.ipc".to_string(), "l2.atomics".to_string()];
+    accepted | crate::report::intervals::chart(text, "fuzz.csv", &ys, None).is_ok()
+}
+/// The tiny preset, parsed once, with its file name and text.
+type Preset = (&'static str, &'static str);
+fn tiny() -> Option<(&'static crate::config::GpuConfig, Preset)> {
+    static TINY: std::sync::OnceLock<Option<(crate::config::GpuConfig, Preset)>> =
+        std::sync::OnceLock::new();
     TINY.get_or_init(|| {
-        crate::config::PRESETS
+        let &(name, toml) = crate::config::PRESETS
             .iter()
-            .find(|(name, _)| name.ends_with("tiny.toml"))
-            .and_then(|(name, toml)| crate::config::parse_str(toml, name, &[]).ok())
+            .find(|(name, _)| name.ends_with("tiny.toml"))?;
+        let cfg = crate::config::parse_str(toml, name, &[]).ok()?;
+        Some((cfg, (name, toml)))
     })
     .as_ref()
+    .map(|(cfg, p)| (cfg, *p))
 }
 
 /// Tokens that nest or chain in some reader, repeated by [`mutate`] to reach depth limits.

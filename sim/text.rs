@@ -76,6 +76,20 @@ pub fn decode(bytes: Vec<u8>, file: &str) -> Result<String, TextError> {
     })
 }
 
+/// A character as an error message shows it: in backquotes when it is visible, else by its code
+/// point (`U+0000`), so that a NUL byte, a control character, an invisible space or a
+/// bidirectional override is named instead of printed raw into the terminal.
+pub fn shown_char(c: char) -> String {
+    let invisible = c.is_control()
+        || (c.is_whitespace() && c != ' ')
+        || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}');
+    if invisible {
+        format!("U+{:04X}", c as u32)
+    } else {
+        format!("`{c}`")
+    }
+}
+
 /// 1-based line and column (in characters) of byte `offset`, where `bytes[..offset]` is valid UTF-8.
 fn position(bytes: &[u8], offset: usize) -> (u32, u32) {
     let before = std::str::from_utf8(&bytes[..offset]).unwrap_or("");
@@ -199,6 +213,15 @@ impl From<TextError> for crate::gpu::suite::SuiteError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn invisible_characters_are_shown_by_code_point() {
+        assert_eq!(shown_char('\0'), "U+0000");
+        assert_eq!(shown_char('\u{202E}'), "U+202E");
+        assert_eq!(shown_char('\t'), "U+0009");
+        assert_eq!(shown_char('@'), "`@`");
+        assert_eq!(shown_char('é'), "`é`");
+    }
 
     #[test]
     fn bad_bytes_are_placed_by_line_and_character_column() {

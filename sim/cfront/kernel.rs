@@ -30,6 +30,8 @@ pub struct KernelSink {
     pub insts: Vec<Inst>,
     pub locs: Vec<SrcLoc>,
     pub reg_names: Vec<String>,
+    /// Registers declared under each source name: the next one is `name.{n + 1}`.
+    declared: HashMap<String, u32>,
     labels: HashMap<String, u32>,
     fixups: Vec<(usize, String, SrcLoc)>,
     next_label: u32,
@@ -37,13 +39,15 @@ pub struct KernelSink {
 
 impl Sink for KernelSink {
     fn var_reg(&mut self, name: &str, _ty: Ty) -> Reg {
-        let taken = |n: &str| self.reg_names.iter().any(|x| x == n);
-        let mut n = name.to_string();
-        let mut k = 1;
-        while taken(&n) {
-            k += 1;
-            n = format!("{name}.{k}");
-        }
+        // A C name has no `.` and a temporary's starts with `%`: `name.k` is taken only by
+        // this name's own k-th declaration, so a count finds the first free one (a search of
+        // every name was quadratic in the declarations).
+        let k = self.declared.entry(name.to_string()).or_insert(0);
+        *k += 1;
+        let n = match *k {
+            1 => name.to_string(),
+            k => format!("{name}.{k}"),
+        };
         self.reg_names.push(n);
         (self.reg_names.len() - 1) as Reg
     }
@@ -57,6 +61,10 @@ impl Sink for KernelSink {
     fn emit(&mut self, inst: Inst, at: SrcLoc) {
         self.insts.push(inst);
         self.locs.push(at);
+    }
+
+    fn emitted(&self) -> usize {
+        self.insts.len()
     }
 
     fn fresh_label(&mut self) -> String {

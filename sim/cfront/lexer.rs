@@ -69,6 +69,9 @@ const PUNCT: &[&str] = &[
 
 /// Tokens one macro use may expand to (with nested macros), against exponential definitions.
 const MAX_EXPANSION: usize = 100_000;
+/// Tokens all macro uses of one file may expand to together: many uses of a macro just under
+/// [`MAX_EXPANSION`] would otherwise multiply a small file into billions of tokens.
+const MAX_EXPANSION_TOTAL: usize = 1_000_000;
 
 /// Lexes `text`, whose first character is at `start` in the file (`1:1` for a whole file).
 pub fn lex(text: &str, start: SrcLoc) -> Result<Lexed, CError> {
@@ -124,8 +127,12 @@ impl Lexer {
         }
     }
 
+    /// Takes the next character. Callers peek first; at the end of the input (a caller that did
+    /// not) it takes nothing and returns NUL, which no rule accepts, instead of indexing past it.
     fn bump(&mut self) -> char {
-        let c = self.chars[self.i];
+        let Some(&c) = self.chars.get(self.i) else {
+            return '\0';
+        };
         self.i += 1;
         if c == '\n' {
             self.line += 1;
@@ -192,7 +199,10 @@ impl Lexer {
                 }
                 self.push(Tok::Punct(p), at);
             } else {
-                return Err(err(at, format!("unexpected character `{c}`")));
+                return Err(err(
+                    at,
+                    format!("unexpected character {}", crate::text::shown_char(c)),
+                ));
             }
         }
         Ok(())
@@ -308,7 +318,10 @@ impl Lexer {
                     } else if c == '#' {
                         return Err(err(at, "`#` and `##` in macros are not supported"));
                     } else {
-                        return Err(err(at, format!("unexpected character `{c}`")));
+                        return Err(err(
+                            at,
+                            format!("unexpected character {}", crate::text::shown_char(c)),
+                        ));
                     }
                     debug_assert!(self.out.tokens.len() > before);
                 }
@@ -391,25 +404,30 @@ impl Lexer {
     fn quoted(&mut self, q: char, at: SrcLoc) -> Result<String, CError> {
         self.bump();
         let mut s = String::new();
+        let unterminated = || {
+            err(
+                at,
+                if q == '"' {
+                    "unterminated string literal"
+                } else {
+                    "unterminated character literal"
+                },
+            )
+        };
         loop {
             match self.peek(0) {
-                None | Some('\n') => {
-                    return Err(err(
-                        at,
-                        if q == '"' {
-                            "unterminated string literal"
-                        } else {
-                            "unterminated character literal"
-                        },
-                    ))
-                }
+                None | Some('\n') => return Err(unterminated()),
                 Some(c) if c == q => {
                     self.bump();
                     return Ok(s);
                 }
                 Some('\\') => {
                     self.bump();
-                    let e = self.bump();
+                    // A backslash ending the file or the line ends no escape.
+                    let e = match self.peek(0) {
+                        None | Some('\n') => return Err(unterminated()),
+                        Some(_) => self.bump(),
+                    };
                     s.push(match e {
                         'n' => '\n',
                         't' => '\t',
@@ -517,9 +535,20 @@ fn expand(tokens: Vec<Token>, macros: &HashMap<String, Vec<Token>>) -> Result<Ve
         return Ok(tokens);
     }
     let mut out = Vec::with_capacity(tokens.len());
+    let mut total = MAX_EXPANSION_TOTAL;
     for t in tokens {
+        let loc = t.loc;
         let mut budget = MAX_EXPANSION;
         expand_one(t, macros, &mut Vec::new(), &mut out, &mut budget)?;
+        total = total.checked_sub(MAX_EXPANSION - budget).ok_or_else(|| {
+            err(
+                loc,
+                format!(
+                    "macros expand to more than {MAX_EXPANSION_TOTAL} tokens in this file \
+                     (the most one file may expand to)"
+                ),
+            )
+        })?;
     }
     Ok(out)
 }
@@ -627,5 +656,36 @@ mod tests {
             SrcLoc { line: 1, col: 1 },
         );
         assert!(e.is_ok(), "a macro is not expanded inside itself");
+    }
+
+    #[test]
+    fn a_literal_cut_after_its_backslash_is_unterminated() {
+        for (src, what) in [
+            ("x = \"a\\", "string"),
+            ("'\\", "character"),
+            ("\"\\\nx\"", "string"),
+        ] {
+            let e = lex(src, SrcLoc { line: 1, col: 1 }).unwrap_err();
+            assert_eq!(e.message, format!("unterminated {what} literal"), "{src:?}");
+        }
+    }
+
+    #[test]
+    fn the_tokens_all_macro_uses_expand_to_are_bounded() {
+        // D is 10,000 tokens, well under one use's bound; 200 uses of it are 2 million.
+        let defs = "#define A x x x x x x x x x x\n#define B A A A A A A A A A A\n\
+                    #define C B B B B B B B B B B\n#define D C C C C C C C C C C\n";
+        let e = lex(
+            &format!("{defs}{}", "D ".repeat(200)),
+            SrcLoc { line: 1, col: 1 },
+        )
+        .unwrap_err();
+        assert!(e.message.contains("in this file"), "{}", e.message);
+        assert_eq!(e.loc.line, 5);
+        assert!(lex(
+            &format!("{defs}{}", "D ".repeat(50)),
+            SrcLoc { line: 1, col: 1 }
+        )
+        .is_ok());
     }
 }

@@ -15,8 +15,10 @@
 //! what is not supported: workloads/README.md, sections "CUDA kernels" and "OpenCL C kernels".
 //!
 //! Every error names `file:line:column`; constructs outside the subset are named ("`struct` is not
-//! supported"); nesting deeper than [`parse_expr::MAX_DEPTH`] is an error, not a stack overflow; input that
-//! is not UTF-8 gives the place of the first bad byte.
+//! supported"); nesting deeper than [`parse_expr::MAX_DEPTH`] is an error, not a stack overflow;
+//! macro expansion ([`lexer`]), inlined code ([`lower::MAX_CODE`]) and the nesting of inlined
+//! bodies ([`lower::MAX_NESTING`]) are bounded; a file is read like every other input
+//! ([`crate::text::read`]: bounded, and the place of the first byte that is not UTF-8).
 
 pub mod ast;
 pub mod header;
@@ -97,56 +99,4 @@ pub fn parse(
     overrides: &[(String, i64)],
 ) -> Result<Workload, KernelError> {
     kernel::workload(text, file, dialect, overrides)
-}
-
-/// Reads and parses a `.cu` or `.cl` file. Input that is not UTF-8 is an error naming the line and
-/// column of the first bad byte.
-pub fn load(
-    path: &Path,
-    dialect: Dialect,
-    overrides: &[(String, i64)],
-) -> Result<Workload, KernelError> {
-    let file = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|source| KernelError::Io {
-        file: file.clone(),
-        source,
-    })?;
-    let text = utf8(&bytes).map_err(|e| e.in_file(&file))?;
-    parse(text, &file, dialect, overrides)
-}
-
-/// `bytes` as text, or the place of the first byte that is not UTF-8.
-pub fn utf8(bytes: &[u8]) -> Result<&str, CError> {
-    std::str::from_utf8(bytes).map_err(|e| {
-        let good = &bytes[..e.valid_up_to()];
-        // The valid prefix is UTF-8: count lines and characters in it.
-        let prefix = std::str::from_utf8(good).unwrap_or_default();
-        let line = prefix.matches('\n').count() as u32 + 1;
-        let col = prefix
-            .rsplit('\n')
-            .next()
-            .map(|l| l.chars().count())
-            .unwrap_or(0) as u32
-            + 1;
-        CError::new(
-            SrcLoc { line, col },
-            format!(
-                "byte 0x{:02X} is not UTF-8: the source must be UTF-8 text",
-                bytes[e.valid_up_to()]
-            ),
-        )
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_first_bad_byte_is_located() {
-        let e = utf8(b"int x;\n  \xC3\x28 y").unwrap_err();
-        assert_eq!(e.loc, SrcLoc { line: 2, col: 3 });
-        assert!(e.message.contains("0xC3"), "{}", e.message);
-        assert_eq!(utf8("ü\n".as_bytes()).unwrap(), "ü\n");
-    }
 }

@@ -234,8 +234,13 @@ pub(super) fn chain(
                 .unwrap_or_default();
             let path: PathBuf = dir.join(&base);
             let file = path.display().to_string();
-            let text = std::fs::read_to_string(&path)
-                .map_err(|e| fail(format!("cannot read {file}: {e}")))?;
+            // Read like every input (bounded; a byte that is not UTF-8 named by its place).
+            let text = crate::text::read(&path).map_err(|e| match e {
+                crate::text::TextError::Io { source, .. } => {
+                    fail(format!("cannot read {file}: {source}"))
+                }
+                e => fail(e.to_string()),
+            })?;
             (text, file, None)
         };
         let id = identity(&file, &preset);

@@ -168,7 +168,13 @@ pub fn lex(text: &str, file: &str) -> Result<Vec<Token>, KernelError> {
                 col += p.len() as u32;
                 push(&mut out, Tok::Punct(p));
             }
-            None => return Err(err(l0, c0, format!("found unexpected character `{c}`"))),
+            None => {
+                return Err(err(
+                    l0,
+                    c0,
+                    format!("found unexpected character {}", crate::text::shown_char(c)),
+                ))
+            }
         }
     }
     out.push(Token {

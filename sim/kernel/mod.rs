@@ -83,10 +83,6 @@ pub fn parse_kern(
 
 /// Reads and parses a workload file (`.kern`, or `.cu`/`.cl` by [`crate::cfront`]).
 pub fn load(path: &Path, overrides: &[(String, i64)]) -> Result<Workload, KernelError> {
-    let file = path.display().to_string();
-    if let Some(d) = crate::cfront::Dialect::of_file(&file) {
-        return crate::cfront::load(path, d, overrides);
-    }
     let text = crate::text::read(path)?;
-    parse(&text, &file, overrides)
+    parse(&text, &path.display().to_string(), overrides)
 }

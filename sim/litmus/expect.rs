@@ -14,8 +14,12 @@ pub struct ExpectEntry {
 }
 
 pub fn load_expectations(path: &Path) -> Result<Vec<ExpectEntry>, LitmusError> {
-    let file = path.display().to_string();
     let text = crate::text::read(path)?;
+    parse_expectations(&text, &path.display().to_string())
+}
+
+/// The entries of an expectations file held in memory; `file` names it in errors.
+pub fn parse_expectations(text: &str, file: &str) -> Result<Vec<ExpectEntry>, LitmusError> {
     let mut out: Vec<ExpectEntry> = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let body = line.split('#').next().unwrap_or_default();
@@ -25,7 +29,7 @@ pub fn load_expectations(path: &Path) -> Result<Vec<ExpectEntry>, LitmusError> {
         }
         let col = (body.len() - trimmed.len()) as u32 + 1;
         let err = |col: u32, message: String| LitmusError::Syntax {
-            file: file.clone(),
+            file: file.to_string(),
             line: i as u32 + 1,
             col,
             message,

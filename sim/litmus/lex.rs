@@ -186,7 +186,11 @@ pub fn lex(text: &str, file: &str) -> Result<Lexed, LitmusError> {
             });
             bump!(p.chars().count());
         } else {
-            return Err(err(at.line, at.col, format!("unexpected character `{c}`")));
+            return Err(err(
+                at.line,
+                at.col,
+                format!("unexpected character {}", crate::text::shown_char(c)),
+            ));
         }
     }
     Ok(Lexed { tokens, comments })

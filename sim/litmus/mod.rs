@@ -45,7 +45,7 @@ mod test;
 pub use bench::{mp_rate, BenchRate, MP_TEST};
 pub use capability::{check_runnable, Capability};
 pub use cond::{Condition, Quantifier, Var, MAX_DEPTH};
-pub use expect::{apply_expectations, load_expectations, ExpectEntry};
+pub use expect::{apply_expectations, load_expectations, parse_expectations, ExpectEntry};
 pub use explain::{explain, parse_state, Explained, StateSpec, Target};
 pub use herd::herd_report;
 pub use parse::parse;
@@ -126,7 +126,7 @@ pub fn collect(paths: &[PathBuf]) -> Result<Vec<PathBuf>, LitmusError> {
     for p in paths {
         if p.is_dir() {
             let before = out.len();
-            walk(p, &mut out)?;
+            walk(p, &mut Vec::new(), &mut out)?;
             if out.len() == before {
                 return Err(LitmusError::Empty {
                     file: p.display().to_string(),
@@ -139,11 +139,23 @@ pub fn collect(paths: &[PathBuf]) -> Result<Vec<PathBuf>, LitmusError> {
     Ok(out)
 }
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), LitmusError> {
+/// Searches `dir` below the folders in `ancestors` (canonical paths): a symbolic link back to one
+/// of them is a cycle and is not followed (it gave the same test again at every level, until the
+/// file system refused the path).
+fn walk(
+    dir: &Path,
+    ancestors: &mut Vec<PathBuf>,
+    out: &mut Vec<PathBuf>,
+) -> Result<(), LitmusError> {
     let io = |source| LitmusError::Io {
         file: dir.display().to_string(),
         source,
     };
+    let here = std::fs::canonicalize(dir).map_err(io)?;
+    if ancestors.contains(&here) {
+        return Ok(());
+    }
+    ancestors.push(here);
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(io)?
         .map(|e| e.map(|e| e.path()))
@@ -152,10 +164,11 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), LitmusError> {
     entries.sort();
     for e in entries {
         if e.is_dir() {
-            walk(&e, out)?;
+            walk(&e, ancestors, out)?;
         } else if e.extension().is_some_and(|x| x == "litmus") {
             out.push(e);
         }
     }
+    ancestors.pop();
     Ok(())
 }

@@ -293,6 +293,10 @@ impl Sink for ThreadSink<'_, '_> {
         self.b.emit(inst, at);
     }
 
+    fn emitted(&self) -> usize {
+        self.b.t.insts.len()
+    }
+
     fn fresh_label(&mut self) -> String {
         self.b.fresh_label()
     }

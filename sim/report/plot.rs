@@ -246,6 +246,10 @@ pub const DEFAULT_SIZE: (u32, u32) = (900, 560);
 /// Smallest canvas a chart accepts.
 pub const MIN_SIZE: (u32, u32) = (300, 200);
 
+/// Largest width or height a chart accepts, pixels: a bitmap of 10,000 × 10,000 is 300 MB, and a
+/// bigger one is a typing slip rather than a chart.
+pub const MAX_SIZE: u32 = 10_000;
+
 impl Chart {
     fn new(title: impl Into<String>, x: Axis, y: Axis, body: Body) -> Chart {
         Chart {
@@ -505,6 +509,11 @@ impl Chart {
                 MIN_SIZE.0, MIN_SIZE.1
             )));
         }
+        if w > MAX_SIZE || h > MAX_SIZE {
+            return Err(self.data_err(format!(
+                "size {w}x{h} is too large (at most {MAX_SIZE}x{MAX_SIZE})"
+            )));
+        }
         let (xs, ys) = (self.x.scale, self.y.scale);
         let visible = |p: &(f64, f64)| shows(xs, p.0) && shows(ys, p.1);
         let (x, y, legend, categories, empty, notes) = match &self.body {
@@ -728,6 +737,14 @@ impl Chart {
             }
         };
         let layout = draw::layout(&legend, self.size);
+        let (cw, ch) = layout.canvas;
+        if cw as u64 * ch as u64 > MAX_SIZE as u64 * MAX_SIZE as u64 {
+            return Err(self.data_err(format!(
+                "a legend of {} entries below the plot makes the canvas {cw}x{ch}, more pixels \
+                 than {MAX_SIZE}x{MAX_SIZE}: draw fewer series",
+                legend.len()
+            )));
+        }
         Ok(Plan {
             x,
             y,

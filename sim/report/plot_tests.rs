@@ -239,6 +239,14 @@ fn legends_stay_on_the_canvas() {
             .to_string()
             .contains("too small")
     );
+    // A canvas too big to allocate is an error, not an abort.
+    assert!(below
+        .clone()
+        .with_size(100_000, 100_000)
+        .to_png()
+        .unwrap_err()
+        .to_string()
+        .contains("too large"));
 }
 
 #[test]

@@ -89,9 +89,6 @@ fn linear() -> Scale {
     Scale::Linear
 }
 
-/// Largest `width` or `height` of a chart, pixels.
-const MAX_SIZE: u32 = 10_000;
-
 /// A `[[chart]]` table of a sweep spec.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -266,8 +263,11 @@ impl ChartSpec {
             ("height", self.height, plot::MIN_SIZE.1),
         ] {
             match v {
-                Some(v) if !(min..=MAX_SIZE).contains(&v) => {
-                    return Err(format!("{what} = {v}: between {min} and {MAX_SIZE} pixels"))
+                Some(v) if !(min..=plot::MAX_SIZE).contains(&v) => {
+                    return Err(format!(
+                        "{what} = {v}: between {min} and {} pixels",
+                        plot::MAX_SIZE
+                    ))
                 }
                 Some(_) if self.kind == ChartKind::Headline => {
                     return Err(format!("{what}: a headline is a table, not a drawing"))

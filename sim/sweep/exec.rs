@@ -144,7 +144,7 @@ pub(crate) fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> SweepError +
 /// The result stored for `info`, if its file exists, parses and describes this very point. A file
 /// that does not parse cannot come from this tool's atomic writes; it is treated as absent (rerun).
 pub fn read_point(out: &Path, info: &PointInfo) -> Option<PointResult> {
-    let text = std::fs::read_to_string(point_path(out, &info.id)).ok()?;
+    let text = crate::text::read(&point_path(out, &info.id)).ok()?;
     let r: PointResult = serde_json::from_str(&text).ok()?;
     (r.point == *info).then_some(r)
 }

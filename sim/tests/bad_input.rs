@@ -389,3 +389,80 @@ fn measurements_with_bad_timings_are_refused_and_unparsable_kernels_left_out_on_
         "{e}"
     );
 }
+
+#[test]
+fn c_kernels_charts_and_config_bases_are_read_and_sized_like_every_input() {
+    let t = Temp::new("cfront");
+    // A `.cu` that is an endless device read `/dev/zero`: aborted on the allocation (the C front
+    // end read its files without the bound of every other reader).
+    #[cfg(unix)]
+    {
+        let zero = t.0.join("zero.cu");
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        let e = gpumemsim(&["run", &zero.display().to_string()]);
+        assert_eq!(e.status.code(), Some(1), "{}", stderr(&e));
+        assert!(
+            stderr(&e).contains("zero.cu: cannot read: more than"),
+            "{}",
+            stderr(&e)
+        );
+    }
+    // A NUL byte is named by its code point, not printed raw.
+    let nul = t.file(
+        "nul.cl",
+        "__kernel void k(__global int *d) {\0 d[0] = 1; }\n",
+    );
+    let e = gpumemsim(&["run", &nul]);
+    assert_eq!(e.status.code(), Some(1));
+    assert!(
+        stderr(&e).contains("nul.cl:1:35: unexpected character U+0000"),
+        "{}",
+        stderr(&e)
+    );
+    // `plot --kind intervals` took any canvas size: 100,000 x 100,000 aborted on the bitmap.
+    let csv = t.file(
+        "i.csv",
+        "cycle,location,metric,value,unit\n100,gpu,ipc,1.5,instructions/cycle\n",
+    );
+    let png = t.0.join("i.png").display().to_string();
+    let e = gpumemsim(&[
+        "plot",
+        "--kind",
+        "intervals",
+        &csv,
+        "--width",
+        "100000",
+        "--height",
+        "100000",
+        "-o",
+        &png,
+    ]);
+    assert_eq!(e.status.code(), Some(1), "{}", stderr(&e));
+    assert!(
+        stderr(&e).contains("size 100000x100000 is too large"),
+        "{}",
+        stderr(&e)
+    );
+    assert!(!Path::new(&png).exists());
+    // A folder of litmus tests with a symbolic link back up: each test once, not once per level.
+    #[cfg(unix)]
+    {
+        let sub = t.0.join("suite/sub");
+        std::fs::create_dir_all(&sub).unwrap();
+        let test = root().join("workloads/litmus/opencl/2p2w_relaxed_dev.litmus");
+        std::fs::copy(test, sub.join("t.litmus")).unwrap();
+        std::os::unix::fs::symlink("..", sub.join("up")).unwrap();
+        let found = gpumemsim::litmus::collect(&[t.0.join("suite")]).unwrap();
+        assert_eq!(found.len(), 1, "{found:?}");
+    }
+    // A config's base file is read like the config: a bad byte named at its line and column.
+    t.file("base.toml", b"name = \"b\"\n\xff\n");
+    let child = t.file("child.toml", "base = \"./base.toml\"\n");
+    let e = config::load(Some(Path::new(&child)), &[])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("base.toml:2:1: not UTF-8 text: byte 0xff"),
+        "{e}"
+    );
+}

@@ -737,8 +737,12 @@ impl<'f> Reader<'f> {
         };
         let (key, val) = (key.trim(), val.trim());
         let num = |v: &str| -> Result<u32, String> {
-            v.parse::<u32>()
-                .map_err(|_| format!("`-{key}`: `{v}` is not a number"))
+            v.parse::<u32>().map_err(|e| match e.kind() {
+                std::num::IntErrorKind::PosOverflow => {
+                    format!("`-{key}`: `{v}` is too large (at most {})", u32::MAX)
+                }
+                _ => format!("`-{key}`: `{v}` is not a whole number"),
+            })
         };
         let hex = |v: &str| -> Result<u64, String> {
             parse_hex(v).ok_or_else(|| format!("`-{key}`: `{v}` is not a hex address"))

@@ -10,6 +10,10 @@ use crate::ir::*;
 impl Lower<'_> {
     /// Branches to `l` when `c` is false (`&&` and `||` short-circuit).
     pub(crate) fn branch_unless(&mut self, c: &Expr, l: &str) -> R<()> {
+        self.nested(c.loc, |this| this.branch_unless_here(c, l))
+    }
+
+    fn branch_unless_here(&mut self, c: &Expr, l: &str) -> R<()> {
         if let Some(t) = self.constant_truth(c)? {
             if !t {
                 self.jump(l, c.loc);
@@ -37,6 +41,10 @@ impl Lower<'_> {
 
     /// Branches to `l` when `c` is true.
     pub(crate) fn branch_if(&mut self, c: &Expr, l: &str) -> R<()> {
+        self.nested(c.loc, |this| this.branch_if_here(c, l))
+    }
+
+    fn branch_if_here(&mut self, c: &Expr, l: &str) -> R<()> {
         if let Some(t) = self.constant_truth(c)? {
             if t {
                 self.jump(l, c.loc);

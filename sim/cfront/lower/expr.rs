@@ -12,6 +12,10 @@ use crate::ir::*;
 impl Lower<'_> {
     /// The value of `e`; `hint` is a register the value may be computed into.
     pub(crate) fn rvalue(&mut self, e: &Expr, hint: Option<Reg>) -> R<RVal> {
+        self.nested(e.loc, |l| l.rvalue_here(e, hint))
+    }
+
+    fn rvalue_here(&mut self, e: &Expr, hint: Option<Reg>) -> R<RVal> {
         let at = e.loc;
         match &e.kind {
             ExprKind::Int(v, t) => Ok(RVal::int(*v as i128, *t)),
@@ -177,6 +181,10 @@ impl Lower<'_> {
 
     /// The object `e` designates.
     pub(crate) fn lvalue(&mut self, e: &Expr) -> R<LVal> {
+        self.nested(e.loc, |l| l.lvalue_here(e))
+    }
+
+    fn lvalue_here(&mut self, e: &Expr) -> R<LVal> {
         let at = e.loc;
         match &e.kind {
             ExprKind::Name(p) if p.len() == 1 => {

@@ -57,6 +57,8 @@ pub trait Sink {
     /// A register for an intermediate value.
     fn temp(&mut self, ty: Ty) -> Reg;
     fn emit(&mut self, inst: Inst, at: SrcLoc);
+    /// Instructions emitted so far.
+    fn emitted(&self) -> usize;
     /// A label name no source label can have.
     fn fresh_label(&mut self) -> String;
     fn define_label(&mut self, name: &str, at: SrcLoc) -> R<()>;
@@ -147,7 +149,24 @@ pub struct Lower<'a> {
     pub(crate) dynamic_locals: Vec<(String, u32, STy, u64)>,
     /// Variables whose value is known to lie in `0 ..= bound` wherever they are read (kernels).
     var_bounds: HashMap<Reg, u64>,
+    /// Labels made so far: with [`Sink::emitted`], the size of the code ([`MAX_CODE`]).
+    labels_made: usize,
+    /// Statements, expressions and conditions being lowered, one inside the other ([`MAX_NESTING`]).
+    nesting: usize,
 }
+
+/// The deepest the lowering recursion goes: statements, expressions and conditions nested, an
+/// inlined body counted from its call. The parser bounds one function's nesting
+/// ([`crate::cfront::parse_expr::MAX_DEPTH`]); a chain of functions each calling the next stacks
+/// their bodies (3,000 of them overflowed the stack). Four times the parser's bound, as one construct
+/// takes a few levels here (a condition, then its value), so that no function the parser accepts
+/// is refused for its own depth.
+pub const MAX_NESTING: usize = 4 * crate::cfront::parse_expr::MAX_DEPTH;
+
+/// The most instructions and labels one kernel or litmus thread lowers to. Device functions are
+/// inlined at every call, so functions that call others twice multiply a small file into
+/// exponentially much code; no hand-written kernel comes near this.
+pub const MAX_CODE: usize = 1_000_000;
 
 impl<'a> Lower<'a> {
     pub fn new(sink: &'a mut dyn Sink, dialect: Dialect, mode: Mode) -> Lower<'a> {
@@ -171,6 +190,8 @@ impl<'a> Lower<'a> {
             shared_allocs: HashMap::new(),
             dynamic_locals: Vec::new(),
             var_bounds: HashMap::new(),
+            labels_made: 0,
+            nesting: 0,
         }
     }
 
@@ -240,7 +261,41 @@ impl<'a> Lower<'a> {
     }
 
     pub(crate) fn label(&mut self) -> String {
+        self.labels_made += 1;
         self.sink.fresh_label()
+    }
+
+    /// An error once the code has grown past [`MAX_CODE`]; checked at every statement, so that
+    /// an inlined body (statements) never runs far past it.
+    pub(crate) fn check_code_size(&self, at: SrcLoc) -> R<()> {
+        if self.sink.emitted() + self.labels_made > MAX_CODE {
+            return Err(self.err(
+                at,
+                format!(
+                    "the code grows past {MAX_CODE} instructions and labels here (device \
+                     functions are inlined at every call: functions that call others multiply)"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Runs `f` one level deeper, or refuses past [`MAX_NESTING`] (a chain of inlined calls).
+    pub(crate) fn nested<T>(&mut self, at: SrcLoc, f: impl FnOnce(&mut Self) -> R<T>) -> R<T> {
+        if self.nesting >= MAX_NESTING {
+            return Err(self.err(
+                at,
+                format!(
+                    "the code nests more than {MAX_NESTING} levels deep here, counting the bodies \
+                     of the calls inlined on the way (functions are inlined: a long chain of \
+                     functions each calling the next)"
+                ),
+            ));
+        }
+        self.nesting += 1;
+        let r = f(self);
+        self.nesting -= 1;
+        r
     }
 
     pub(crate) fn place(&mut self, l: &str, at: SrcLoc) -> R<()> {

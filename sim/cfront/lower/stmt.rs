@@ -13,6 +13,11 @@ use std::collections::HashMap;
 
 impl Lower<'_> {
     pub(crate) fn stmt(&mut self, s: &Stmt) -> R<()> {
+        self.check_code_size(s.loc)?;
+        self.nested(s.loc, |l| l.stmt_here(s))
+    }
+
+    fn stmt_here(&mut self, s: &Stmt) -> R<()> {
         let at = s.loc;
         match &s.kind {
             StmtKind::Empty => Ok(()),
