@@ -433,7 +433,8 @@ impl L1 {
         for w in 0..self.tags.capacity_lines() as u32 {
             let way = Way(w);
             if let Some(line) = self.tags.line_at(way) {
-                if line < end && line + lb > start {
+                // The line's last byte (an aligned line's end may be 2^64: not computed).
+                if line < end && line + (lb - 1) >= start {
                     self.tags.invalidate(way);
                     self.valid[w as usize] = 0;
                 }

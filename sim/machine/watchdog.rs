@@ -75,27 +75,30 @@ pub fn word_hash(addr: u64, v: u64) -> u64 {
 pub fn words_hash(data: &[u8], at: usize, addr: u64, len: usize) -> u64 {
     let mut h = 0;
     let mut w = addr & !7;
-    while w < addr + len as u64 {
+    // Up to the address space's end at most (then the word after the last is not computed).
+    let end = addr.saturating_add(len as u64);
+    while w < end {
         // Index of address w in `data`; a word wholly inside it is read at once.
-        let lo = (at as u64 + w).wrapping_sub(addr) as usize;
+        let lo = (at as u64).wrapping_add(w).wrapping_sub(addr) as usize;
         if let Some(b) = data
             .get(lo..lo.wrapping_add(8))
             .and_then(|b| <[u8; 8]>::try_from(b).ok())
         {
             h ^= word_hash(w, u64::from_le_bytes(b));
-            w += 8;
-            continue;
-        }
-        let mut b = [0u8; 8];
-        for (i, x) in b.iter_mut().enumerate() {
-            // Index of address w + i in `data`.
-            let idx = (at as u64 + w + i as u64).wrapping_sub(addr) as usize;
-            if let Some(&v) = data.get(idx) {
-                *x = v;
+        } else {
+            let mut b = [0u8; 8];
+            for (i, x) in b.iter_mut().enumerate() {
+                // Index of address w + i in `data`.
+                if let Some(&v) = data.get(lo.wrapping_add(i)) {
+                    *x = v;
+                }
             }
+            h ^= word_hash(w, u64::from_le_bytes(b));
         }
-        h ^= word_hash(w, u64::from_le_bytes(b));
-        w += 8;
+        let Some(next) = w.checked_add(8) else {
+            break;
+        };
+        w = next;
     }
     h
 }
@@ -274,18 +277,19 @@ mod tests {
 
     #[test]
     fn a_word_hash_reads_whole_words_as_byte_by_byte() {
-        // The byte-by-byte definition: bytes of `data` where they exist, 0 elsewhere.
+        // The byte-by-byte definition: bytes of `data` where they exist, 0 elsewhere (in 128-bit
+        // arithmetic: the address space's last word too).
         let slow = |data: &[u8], at: usize, addr: u64, len: usize| {
             let mut h = 0;
-            let mut w = addr & !7;
-            while w < addr + len as u64 {
+            let mut w = (addr & !7) as u128;
+            while w < addr as u128 + len as u128 {
                 let b: Vec<u8> = (0..8)
                     .map(|i| {
-                        let idx = (at as u64 + w + i).wrapping_sub(addr) as usize;
+                        let idx = (at as u128 + w + i).wrapping_sub(addr as u128) as usize;
                         data.get(idx).copied().unwrap_or(0)
                     })
                     .collect();
-                h ^= word_hash(w, u64::from_le_bytes(b.try_into().unwrap()));
+                h ^= word_hash(w as u64, u64::from_le_bytes(b.try_into().unwrap()));
                 w += 8;
             }
             h
@@ -293,7 +297,9 @@ mod tests {
         let data: Vec<u8> = (0..40u8).map(|x| x.wrapping_mul(37) ^ 0x5a).collect();
         for at in 0..data.len() {
             for len in 1..=data.len() - at {
-                for addr in [0x1000 + at as u64, 0x1003 + at as u64, 0x2005, 7] {
+                // The last: a range that ends where the address space does.
+                let last = u64::MAX - len as u64 + 1;
+                for addr in [0x1000 + at as u64, 0x1003 + at as u64, 0x2005, 7, last] {
                     assert_eq!(
                         words_hash(&data, at, addr, len),
                         slow(&data, at, addr, len),

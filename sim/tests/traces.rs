@@ -261,19 +261,29 @@ fn load_kernel(id: u32, base: u64) -> String {
 
 #[test]
 fn a_host_copy_between_kernels_evicts_its_lines_from_the_caches() {
-    let base = 0x7f40_0000_0000u64;
-    let k1 = load_kernel(1, base);
-    let k2 = load_kernel(2, base);
-    let kept = write_trace("kept", &[&k1, &k2], "kernel-1.traceg\nkernel-2.traceg\n");
-    let list = format!("kernel-1.traceg\nMemcpyHtoD,{base:#x},128\nkernel-2.traceg\n");
-    let copied = write_trace("copied", &[&k1, &k2], &list);
-    let a = run_dir(&kept, "tiny", &[]).unwrap().result;
-    let b = run_dir(&copied, "tiny", &[]).unwrap().result;
-    // The second kernel hits in L2 unless the copy put its line back in DRAM only.
-    assert_eq!(stat(&a, "dram", "reads"), 1.0);
-    assert_eq!(stat(&b, "dram", "reads"), 2.0);
-    assert!(stat(&b, "trace.kernel2", "cycles") > stat(&a, "trace.kernel2", "cycles"));
-    assert_eq!(stat(&a, "kernel", "launches"), 2.0);
+    // An ordinary address, and the address space's last line (whose end, 2^64, no sum may reach;
+    // the copy covers it from the line before, to the last byte but one).
+    for (name, base, copy, bytes) in [
+        ("", 0x7f40_0000_0000u64, 0x7f40_0000_0000u64, 128u64),
+        ("-last", u64::MAX & !127, u64::MAX & !255, 255),
+    ] {
+        let k1 = load_kernel(1, base);
+        let k2 = load_kernel(2, base);
+        let kept = write_trace(
+            &format!("kept{name}"),
+            &[&k1, &k2],
+            "kernel-1.traceg\nkernel-2.traceg\n",
+        );
+        let list = format!("kernel-1.traceg\nMemcpyHtoD,{copy:#x},{bytes}\nkernel-2.traceg\n");
+        let copied = write_trace(&format!("copied{name}"), &[&k1, &k2], &list);
+        let a = run_dir(&kept, "tiny", &[]).unwrap().result;
+        let b = run_dir(&copied, "tiny", &[]).unwrap().result;
+        // The second kernel hits in L2 unless the copy put its line back in DRAM only.
+        assert_eq!(stat(&a, "dram", "reads"), 1.0, "{base:#x}");
+        assert_eq!(stat(&b, "dram", "reads"), 2.0, "{base:#x}");
+        assert!(stat(&b, "trace.kernel2", "cycles") > stat(&a, "trace.kernel2", "cycles"));
+        assert_eq!(stat(&a, "kernel", "launches"), 2.0);
+    }
 }
 
 #[test]
