@@ -43,7 +43,8 @@ mod glibc {
             libc::mallopt(libc::M_TOP_PAD, PAD as libc::c_int);
             let before = libc::sbrk(0) as usize;
             // One allocation past the heap's top makes it grow by the pad; freed at once (kept).
-            let p = libc::malloc(HUGE);
+            // (`black_box`: a malloc freed unused may be compiled away.)
+            let p = std::hint::black_box(libc::malloc(HUGE));
             if p.is_null() {
                 return;
             }
