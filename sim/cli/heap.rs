@@ -4,11 +4,11 @@
 //!
 //! Why: a run builds a machine of tens of megabytes (an H100's L1 lines, L2 tags, queues), which the
 //! host first touches page by page; on a virtual machine each 4 KiB page fault costs about a
-//! microsecond. On the development VM (whole processes, medians of 15 paired rounds against
-//! `GPUMEMSIM_PLAIN_HEAP=1`): `run workloads/contention.kern` 27.3 → 8.3 ms, the sample trace
-//! `v70_same_i8` 40.7 → 30.1 ms, `v70_distinct` 95.5 → 88.7 ms (two threads 68.4 → 60.2 ms); `gpumemsim
-//! bench` `v70_distinct` 0.082–0.084 → 0.077–0.078 s. Huge pages also take fewer TLB entries for the
-//! caches' tag arrays, read at random addresses. Nothing simulated depends on it.
+//! microsecond. On the development VM (whole processes, medians, against `GPUMEMSIM_PLAIN_HEAP=1`):
+//! `run workloads/contention.kern` 27.2 → 7.6 ms, the sample trace `v70_same_i8` 39.9 → 28.7 ms,
+//! `v70_distinct` 104.5 → 91.2 ms; `gpumemsim bench` `v70_distinct` 0.93× (paired rounds). Huge pages
+//! also take fewer TLB entries for the caches' tag arrays, read at random addresses. Nothing simulated
+//! depends on it.
 //!
 //! How: allocations up to 32 MiB come from the main heap (glibc's `M_MMAP_THRESHOLD`; a larger one
 //! is still mapped on its own), the heap grows 256 MiB at a time (`M_TOP_PAD`: address space only;
