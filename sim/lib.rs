@@ -17,6 +17,7 @@
 //! - [`report`]: charts (PNG, SVG) and HTML reports; [`sweep`]: parameter sweeps over runs;
 //! - [`text`]: reading input files as text (non-UTF-8 bytes named by line and column); [`fuzz`]: every
 //!   reader of user input fed arbitrary bytes (cargo-fuzz targets and the CI smoke test);
+//! - [`host`]: a hook the host program runs on the library's pool threads;
 //! - [`version`]: the simulator's build (crate version + source hash) that stamps sweep results.
 
 pub mod barrier;
@@ -26,6 +27,7 @@ pub mod config;
 pub mod engine;
 pub mod fuzz;
 pub mod gpu;
+pub mod host;
 pub mod ir;
 pub mod kernel;
 pub mod litmus;

@@ -314,8 +314,7 @@ impl<'c> Gpu<'c> {
         let pool = match opts.threads {
             0 | 1 => None,
             n => Some(
-                rayon::ThreadPoolBuilder::new()
-                    .num_threads(n)
+                crate::host::pool(n)
                     .build()
                     .map_err(|e| SimError::Unsupported {
                         location: "--threads".into(),

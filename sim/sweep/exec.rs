@@ -328,8 +328,7 @@ pub fn execute(
     let already_done = selected.len() - pending.len();
     progress.start(pending.len(), already_done);
 
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(opts.jobs.unwrap_or(0))
+    let pool = crate::host::pool(opts.jobs.unwrap_or(0))
         .build()
         .map_err(|e| SweepError::Plan(format!("cannot start worker threads: {e}")))?;
     let run_one = |i: usize| -> Result<bool, SweepError> {

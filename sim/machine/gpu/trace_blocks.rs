@@ -58,8 +58,7 @@ pub(super) fn reader_for(launch: &Launch, threads: usize) -> Option<rayon::Threa
     if threads > 1 || !streamed || cores < 2 {
         return None;
     }
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
+    crate::host::pool(1)
         .thread_name(|_| "gpumemsim-reader".into())
         .build()
         .ok()
