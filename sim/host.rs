@@ -20,6 +20,11 @@ pub fn thread_started() {
     }
 }
 
+/// The cores this process may run on (at least 1).
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 /// A pool builder of `threads` threads (0: one per core) whose threads run the hook first.
 pub fn pool(threads: usize) -> rayon::ThreadPoolBuilder {
     rayon::ThreadPoolBuilder::new()

@@ -479,8 +479,7 @@ impl<'c> Gpu<'c> {
             Some(pool) => {
                 // Spinning helpers beyond the cores would take turns with the loop's thread: the
                 // team is at most as large as the machine (the pool's other threads only read ahead).
-                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-                let threads = pool.current_num_threads().min(cores);
+                let threads = pool.current_num_threads().min(crate::host::cores());
                 self.parallel = true;
                 let r = team::with_team(&pool, threads, |crew| {
                     self.team = Some(crew.clone());

@@ -54,8 +54,7 @@ pub const READ_AHEAD_PER_SM: usize = 4;
 pub(super) fn reader_for(launch: &Launch, threads: usize) -> Option<rayon::ThreadPool> {
     let streamed =
         matches!(&launch.program, Program::Trace { kernel } if kernel.trace.is_streamed());
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if threads > 1 || !streamed || cores < 2 {
+    if threads > 1 || !streamed || crate::host::cores() < 2 {
         return None;
     }
     crate::host::pool(1)
@@ -173,8 +172,11 @@ impl Gpu<'_> {
                 Err(TryRecvError::Disconnected) => return read.kernel.group_block(read.group),
                 Err(TryRecvError::Empty) => {}
             }
-            let later = self.ahead.iter_mut().rev().find(|(_, r)| r.done.is_none());
-            if later.is_some_and(|(_, r)| r.read_here()) {
+            // The last read ahead that no one has started (a pool's threads may take them in any
+            // order; a claim lost to one of them since the look leads to the next look).
+            let unstarted = |r: &BlockRead| r.done.is_none() && !r.claimed.load(Ordering::Acquire);
+            if let Some((_, later)) = self.ahead.iter_mut().rev().find(|(_, r)| unstarted(r)) {
+                later.read_here();
                 continue;
             }
             if let Some(team) = self.team.as_deref() {
