@@ -14,6 +14,7 @@
 //! the PTX names `cta`, `gpu`, `sys` and OpenCL's `all_svm_devices` are aliases parsed by the front ends.
 
 mod disasm;
+pub mod eval;
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -256,6 +257,14 @@ impl Width {
         match self {
             Width::B32 => 4,
             Width::B64 => 8,
+        }
+    }
+
+    /// The bits of a register that a value of this width uses.
+    pub fn mask(self) -> u64 {
+        match self {
+            Width::B32 => 0xFFFF_FFFF,
+            Width::B64 => u64::MAX,
         }
     }
 }

@@ -114,6 +114,40 @@ impl TextError {
             TextError::Io { .. } => None,
         }
     }
+
+    /// The error as a reader puts it into its own: `Err((file, why))` when the file could not be
+    /// read, else the bad byte's place and what to say there.
+    pub fn located(self) -> Result<Located, (String, std::io::Error)> {
+        match self {
+            TextError::Io { file, source } => Err((file, source)),
+            TextError::NotUtf8 {
+                file,
+                line,
+                col,
+                byte,
+            } => Ok(Located {
+                file,
+                line,
+                col,
+                message: not_utf8_message(byte),
+            }),
+        }
+    }
+}
+
+/// A bad byte's place in a file and what the error says there ([`TextError::located`]).
+pub struct Located {
+    pub file: String,
+    pub line: u32,
+    pub col: u32,
+    pub message: String,
+}
+
+impl Located {
+    /// `file:line:col`.
+    pub fn at(&self) -> String {
+        format!("{}:{}:{}", self.file, self.line, self.col)
+    }
 }
 
 // Each reader's own error, so that a reader says `crate::text::read(path)?` and the position lands
@@ -121,16 +155,11 @@ impl TextError {
 
 impl From<TextError> for crate::config::ConfigError {
     fn from(e: TextError) -> Self {
-        match e {
-            TextError::Io { file, source } => Self::Io { file, source },
-            TextError::NotUtf8 {
-                file,
-                line,
-                col,
-                byte,
-            } => Self::Parse {
-                at: format!("{file}:{line}:{col}"),
-                message: not_utf8_message(byte),
+        match e.located() {
+            Err((file, source)) => Self::Io { file, source },
+            Ok(l) => Self::Parse {
+                at: l.at(),
+                message: l.message,
             },
         }
     }
@@ -138,18 +167,18 @@ impl From<TextError> for crate::config::ConfigError {
 
 impl From<TextError> for crate::kernel::KernelError {
     fn from(e: TextError) -> Self {
-        match e {
-            TextError::Io { file, source } => Self::Io { file, source },
-            TextError::NotUtf8 {
+        match e.located() {
+            Err((file, source)) => Self::Io { file, source },
+            Ok(Located {
                 file,
                 line,
                 col,
-                byte,
-            } => Self::At {
+                message,
+            }) => Self::At {
                 file,
                 line,
                 col,
-                message: not_utf8_message(byte),
+                message,
             },
         }
     }
@@ -157,18 +186,18 @@ impl From<TextError> for crate::kernel::KernelError {
 
 impl From<TextError> for crate::litmus::LitmusError {
     fn from(e: TextError) -> Self {
-        match e {
-            TextError::Io { file, source } => Self::Io { file, source },
-            TextError::NotUtf8 {
+        match e.located() {
+            Err((file, source)) => Self::Io { file, source },
+            Ok(Located {
                 file,
                 line,
                 col,
-                byte,
-            } => Self::Syntax {
+                message,
+            }) => Self::Syntax {
                 file,
                 line,
                 col,
-                message: not_utf8_message(byte),
+                message,
             },
         }
     }
@@ -176,18 +205,13 @@ impl From<TextError> for crate::litmus::LitmusError {
 
 impl From<TextError> for crate::gpu::schema::SchemaError {
     fn from(e: TextError) -> Self {
-        match e {
-            TextError::Io { file, source } => Self::Io { file, source },
-            TextError::NotUtf8 {
-                file,
-                line,
-                col,
-                byte,
-            } => Self::Json {
-                file,
-                line: line as usize,
-                column: col as usize,
-                message: not_utf8_message(byte),
+        match e.located() {
+            Err((file, source)) => Self::Io { file, source },
+            Ok(l) => Self::Json {
+                file: l.file,
+                line: l.line as usize,
+                column: l.col as usize,
+                message: l.message,
             },
         }
     }
@@ -195,16 +219,11 @@ impl From<TextError> for crate::gpu::schema::SchemaError {
 
 impl From<TextError> for crate::gpu::suite::SuiteError {
     fn from(e: TextError) -> Self {
-        match e {
-            TextError::Io { file, source } => Self::Io { file, source },
-            TextError::NotUtf8 {
-                file,
-                line,
-                col,
-                byte,
-            } => Self::Parse {
-                file: format!("{file}:{line}:{col}"),
-                message: not_utf8_message(byte),
+        match e.located() {
+            Err((file, source)) => Self::Io { file, source },
+            Ok(l) => Self::Parse {
+                file: l.at(),
+                message: l.message,
             },
         }
     }

@@ -20,7 +20,7 @@
 //!   are checked after every dispatch, so a compiler that exploited the absence of an `Aliased`
 //!   decoration would show up as a failed measurement, never as a number.
 //! - **Registers** are function variables: `u32` when every definition provably fits in 32 bits (the
-//!   common case: 32-bit arithmetic, loads, ids), `u64` otherwise. Register bits follow `machine::alu`:
+//!   common case: 32-bit arithmetic, loads, ids), `u64` otherwise. Register bits follow `ir::eval`:
 //!   32-bit results are zero-extended.
 //! - **Control flow.** The IR is unstructured, so each basic block becomes one `case` of a
 //!   `loop { switch block { … } }` dispatcher, correct for any control-flow graph.
@@ -44,8 +44,8 @@ mod inst;
 mod memory;
 mod module;
 
+use crate::ir::eval;
 use crate::ir::*;
-use crate::machine::alu;
 use crate::machine::memory::{GlobalMemory, GLOBAL_BASE};
 use crate::workload::{ParamValue, Workload};
 use std::collections::BTreeSet;
@@ -587,7 +587,7 @@ pub(crate) fn rmw_name(op: RmwOp) -> &'static str {
 }
 
 /// The new value of an emulated read-modify-write, as the simulator's atomic units compute it
-/// (`machine::atomic::apply_rmw`; which f32 operations act on the float: `alu::float_rmw`).
+/// (`ir::eval::rmw`; which f32 operations act on the float: `eval::float_rmw`).
 fn rmw_expr(op: RmwOp, ty: Ty, old: &str, v: &str) -> String {
     let w64 = ty.width() == Width::B64;
     let (u, one, zero) = if w64 {
@@ -598,7 +598,7 @@ fn rmw_expr(op: RmwOp, ty: Ty, old: &str, v: &str) -> String {
     let s = if w64 { "i64" } else { "i32" };
     match (ty, op) {
         // The simulator leaves f32 memory unchanged for bitwise operations and inc/dec.
-        (Ty::F32, op) if !alu::float_rmw(op) => old.to_string(),
+        (Ty::F32, op) if !eval::float_rmw(op) => old.to_string(),
         (Ty::F32, RmwOp::Add) => format!("bitcast<u32>(bitcast<f32>({old}) + bitcast<f32>({v}))"),
         (Ty::F32, RmwOp::Sub) => format!("bitcast<u32>(bitcast<f32>({old}) - bitcast<f32>({v}))"),
         (Ty::F32, RmwOp::Min) => {
@@ -608,7 +608,7 @@ fn rmw_expr(op: RmwOp, ty: Ty, old: &str, v: &str) -> String {
             format!("bitcast<u32>(max(bitcast<f32>({old}), bitcast<f32>({v})))")
         }
         (Ty::F32, RmwOp::Exch) => v.to_string(),
-        (Ty::F32, _) => unreachable!("alu::float_rmw lists the f32 operations"),
+        (Ty::F32, _) => unreachable!("eval::float_rmw lists the f32 operations"),
         (_, RmwOp::Inc) => format!("select({old} + {one}, {zero}, {old} >= {v})"),
         (_, RmwOp::Dec) => {
             format!("select({old} - {one}, {v}, {old} == {zero} || {old} > {v})")

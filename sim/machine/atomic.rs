@@ -1,16 +1,11 @@
 //! What an atomic does to values: the lanes of one atomic instruction that fall in one line (the
-//! payload its messages carry), the arithmetic of each operation, and how a batch is performed against
-//! the structure that serves it (an L2 slice's view of device memory, an L1 line, local memory).
-//! The timing of the units that perform them is `atomic_unit.rs`.
-//!
-//! Semantics (CUDA atomic functions; OpenCL C 2.0 §6.13.11.7 `atomic_fetch_key`): integer operations
-//! wrap; min/max compare as the type's signedness says; `inc`/`dec` are CUDA's `atomicInc`/`atomicDec`;
-//! an f32 add, sub, min, max or exchange acts on the float, other operations leave an f32 word
-//! unchanged (the front ends reject them; [`super::alu::float_rmw`]); compare-exchange compares the
-//! type's bits. The WGSL translator's emulations follow [`apply_rmw`] (`gpu/wgsl.rs`).
+//! payload its messages carry), and how a batch is performed against the structure that serves it
+//! (an L2 slice's view of device memory, an L1 line, local memory), each lane in turn with the IR's
+//! read-modify-write and compare-exchange semantics (`crate::ir::eval`: CUDA atomic functions,
+//! OpenCL C 2.0 §6.13.11.7). The timing of the units that perform them is `atomic_unit.rs`.
 
 use super::memory::GlobalMemory;
-use crate::ir::{AtomicOp, RmwOp, Ty};
+use crate::ir::{eval, AtomicOp, Ty};
 
 /// One lane's part of an atomic instruction.
 #[derive(Debug, Clone, Copy)]
@@ -29,74 +24,6 @@ pub struct AtomicBatch {
     pub op: AtomicOp,
     pub ty: Ty,
     pub lanes: Vec<LaneAtomic>,
-}
-
-/// Applies one read-modify-write to `old`, returning the new value (raw bits of `ty`).
-pub fn apply_rmw(op: RmwOp, ty: Ty, old: u64, v: u64) -> u64 {
-    let mask = if ty.width() == crate::ir::Width::B32 {
-        0xFFFF_FFFFu64
-    } else {
-        u64::MAX
-    };
-    let (o, v) = (old & mask, v & mask);
-    let r = if ty == Ty::F32 {
-        let (a, b) = (f32::from_bits(o as u32), f32::from_bits(v as u32));
-        match op {
-            _ if !super::alu::float_rmw(op) => o,
-            RmwOp::Add => (a + b).to_bits() as u64,
-            RmwOp::Sub => (a - b).to_bits() as u64,
-            RmwOp::Min => a.min(b).to_bits() as u64,
-            RmwOp::Max => a.max(b).to_bits() as u64,
-            RmwOp::Exch => v,
-            _ => unreachable!("alu::float_rmw lists the f32 operations"),
-        }
-    } else {
-        let signed = matches!(ty, Ty::I32 | Ty::I64);
-        let sx = |x: u64| {
-            if ty == Ty::I32 {
-                x as u32 as i32 as i64
-            } else {
-                x as i64
-            }
-        };
-        match op {
-            RmwOp::Add => o.wrapping_add(v),
-            RmwOp::Sub => o.wrapping_sub(v),
-            RmwOp::And => o & v,
-            RmwOp::Or => o | v,
-            RmwOp::Xor => o ^ v,
-            RmwOp::Exch => v,
-            RmwOp::Min => {
-                if (signed && sx(v) < sx(o)) || (!signed && v < o) {
-                    v
-                } else {
-                    o
-                }
-            }
-            RmwOp::Max => {
-                if (signed && sx(v) > sx(o)) || (!signed && v > o) {
-                    v
-                } else {
-                    o
-                }
-            }
-            RmwOp::Inc => {
-                if o >= v {
-                    0
-                } else {
-                    o + 1
-                }
-            }
-            RmwOp::Dec => {
-                if o == 0 || o > v {
-                    v
-                } else {
-                    o - 1
-                }
-            }
-        }
-    };
-    r & mask
 }
 
 /// A structure that holds values an atomic unit operates on (the coherent store, an L1 line, local
@@ -122,15 +49,8 @@ pub fn perform_batch(b: &mut AtomicBatch, store: &mut impl ValueStore) {
         let old = store.read(l.addr, w);
         l.result = old;
         let new = match b.op {
-            AtomicOp::Rmw(op) => apply_rmw(op, b.ty, old, l.operand),
-            AtomicOp::Cas => {
-                let m = if w == 4 { 0xFFFF_FFFF } else { u64::MAX };
-                if old & m == l.expected & m {
-                    l.operand & m
-                } else {
-                    old
-                }
-            }
+            AtomicOp::Rmw(op) => eval::rmw(op, b.ty, old, l.operand),
+            AtomicOp::Cas => eval::cas(b.ty, old, l.expected, l.operand),
         };
         store.write(l.addr, w, new);
     }
@@ -139,23 +59,55 @@ pub fn perform_batch(b: &mut AtomicBatch, store: &mut impl ValueStore) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ir::{RmwOp, Ty};
+    use std::collections::HashMap;
+
+    /// Words by address.
+    #[derive(Default)]
+    struct Words(HashMap<u64, u64>);
+
+    impl ValueStore for Words {
+        fn read(&self, addr: u64, _len: u32) -> u64 {
+            self.0.get(&addr).copied().unwrap_or(0)
+        }
+        fn write(&mut self, addr: u64, _len: u32, v: u64) {
+            self.0.insert(addr, v);
+        }
+    }
+
+    fn lane(lane: u8, addr: u64, operand: u64, expected: u64) -> LaneAtomic {
+        LaneAtomic {
+            lane,
+            addr,
+            operand,
+            expected,
+            result: 0,
+        }
+    }
 
     #[test]
-    fn rmw_semantics() {
-        assert_eq!(apply_rmw(RmwOp::Add, Ty::U32, 0xFFFF_FFFF, 1), 0);
-        assert_eq!(
-            apply_rmw(RmwOp::Min, Ty::I32, 5, (-3i32) as u32 as u64),
-            (-3i32) as u32 as u64
-        );
-        assert_eq!(apply_rmw(RmwOp::Min, Ty::U32, 5, (-3i32) as u32 as u64), 5);
-        assert_eq!(apply_rmw(RmwOp::Inc, Ty::U32, 3, 3), 0);
-        assert_eq!(apply_rmw(RmwOp::Dec, Ty::U32, 0, 7), 7);
-        let f = apply_rmw(
-            RmwOp::Add,
-            Ty::F32,
-            1.5f32.to_bits() as u64,
-            2.25f32.to_bits() as u64,
-        );
-        assert_eq!(f32::from_bits(f as u32), 3.75);
+    fn a_batch_performs_its_lanes_in_order_each_reading_what_the_last_wrote() {
+        let mut m = Words::default();
+        let mut b = AtomicBatch {
+            op: AtomicOp::Rmw(RmwOp::Add),
+            ty: Ty::U32,
+            lanes: vec![
+                lane(0, 0, 0xFFFF_FFFF, 0),
+                lane(1, 0, 2, 0),
+                lane(2, 4, 7, 0),
+            ],
+        };
+        perform_batch(&mut b, &mut m);
+        let results: Vec<u64> = b.lanes.iter().map(|l| l.result).collect();
+        assert_eq!(results, [0, 0xFFFF_FFFF, 0]);
+        assert_eq!((m.0[&0], m.0[&4]), (1, 7));
+        // Compare-exchange: the first lane that expects the value wins, the next sees its write.
+        let mut c = AtomicBatch {
+            op: AtomicOp::Cas,
+            ty: Ty::U32,
+            lanes: vec![lane(0, 0, 10, 1), lane(1, 0, 20, 1)],
+        };
+        perform_batch(&mut c, &mut m);
+        assert_eq!((c.lanes[0].result, c.lanes[1].result, m.0[&0]), (1, 10, 10));
     }
 }

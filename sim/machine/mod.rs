@@ -68,7 +68,6 @@ mod xbar;
 
 pub use api::*;
 pub use gpu::{run, run_trace, READ_AHEAD_PER_SM};
-pub use sm::alu;
 
 #[cfg(test)]
 mod contract;

@@ -282,22 +282,17 @@ pub const RESULTS_SCHEMA: &str = "results.schema.json";
 
 pub fn read_manifest(dir: &Path) -> Result<Manifest, SweepError> {
     let path = dir.join(MANIFEST);
-    let text = crate::text::read(&path).map_err(|e| match e {
-        crate::text::TextError::Io { source, .. } => SweepError::Output {
+    let text = crate::text::read(&path).map_err(|e| match e.located() {
+        Err((_, source)) => SweepError::Output {
             path: path.display().to_string(),
             message: format!(
                 "cannot read ({source}); is {} a sweep output folder?",
                 dir.display()
             ),
         },
-        crate::text::TextError::NotUtf8 {
-            file,
-            line,
-            col,
-            byte,
-        } => SweepError::Output {
-            path: format!("{file}:{line}:{col}"),
-            message: crate::text::not_utf8_message(byte),
+        Ok(l) => SweepError::Output {
+            path: l.at(),
+            message: l.message,
         },
     })?;
     serde_json::from_str(&text).map_err(|e| SweepError::Output {

@@ -118,16 +118,11 @@ pub fn load(path: &Path) -> Result<Plan, SweepError> {
 
 /// Reads a file the spec names (or the spec itself): `file:line:col` when it is not UTF-8.
 fn read(path: &Path) -> Result<String, SweepError> {
-    crate::text::read(path).map_err(|e| match e {
-        crate::text::TextError::Io { file, source } => SweepError::Io { path: file, source },
-        crate::text::TextError::NotUtf8 {
-            file,
-            line,
-            col,
-            byte,
-        } => SweepError::Spec {
-            file: format!("{file}:{line}:{col}"),
-            message: crate::text::not_utf8_message(byte),
+    crate::text::read(path).map_err(|e| match e.located() {
+        Err((path, source)) => SweepError::Io { path, source },
+        Ok(l) => SweepError::Spec {
+            file: l.at(),
+            message: l.message,
         },
     })
 }

@@ -31,7 +31,6 @@ mod cond;
 mod cuda;
 mod decl;
 mod expr;
-mod fold;
 mod inline;
 mod opencl;
 mod stmt;

@@ -2,11 +2,11 @@
 //! a constant byte offset), lvalues (a variable's register, a memory object, an atomic object), the
 //! conversions of C11 §6.3 between them, and the arithmetic operators with constant folding.
 
-use super::fold::{fold_alu, fold_cmp};
 use super::{AtomicObj, Lower, R};
 use crate::cfront::ast::BinOp;
 use crate::cfront::types::{PtrTy, STy, VTy};
 use crate::cfront::Dialect;
+use crate::ir::eval;
 use crate::ir::*;
 
 /// A computed value.
@@ -471,7 +471,7 @@ impl Lower<'_> {
         at: SrcLoc,
     ) -> R<RVal> {
         if let (Operand::Imm(x), Operand::Imm(y)) = (a, b) {
-            return Ok(RVal::int(fold_cmp(op, ty, x, y) as i128, STy::I32));
+            return Ok(RVal::int(eval::cmp(op, ty, x, y) as i128, STy::I32));
         }
         let d = self.dst(hint, Ty::I32);
         self.emit(
@@ -644,7 +644,9 @@ impl Lower<'_> {
         at: SrcLoc,
     ) -> Operand {
         if let (Operand::Imm(x), Operand::Imm(y)) = (a, b) {
-            if let Some(v) = fold_alu(op, t.ir(), x, y) {
+            // Folded with the machine's semantics; a division that faults is left to run time,
+            // where the machine stops the run as it would without folding.
+            if let Some(v) = eval::alu(op, t.ir(), x, y) {
                 return Operand::Imm(v);
             }
         }

@@ -421,7 +421,7 @@ impl Gen<'_> {
 
     #[allow(clippy::too_many_arguments)]
     pub(super) fn alu(&mut self, pc: usize, op: AluOp, ty: Ty, dst: Reg, a: Operand, b: Operand) {
-        let ty = alu::operand_ty(op, ty);
+        let ty = eval::operand_ty(op, ty);
         let v = view(ty);
         let (u, u64_, f, bl) = (self.ids.u32_, self.ids.u64_, self.ids.f32_, self.ids.bool_);
         let t = match v {
@@ -438,7 +438,7 @@ impl Gen<'_> {
             (self.c32(0), self.c32(1))
         };
         let shift = |g: &mut Self| {
-            let bits = alu::shift_mask(ty) as u64;
+            let bits = eval::shift_mask(ty) as u64;
             let m = if w64 {
                 g.m.c64(bits)
             } else {
@@ -458,7 +458,7 @@ impl Gen<'_> {
             AluOp::Sub => self.op(t, Op::ISub, &[x, y]),
             AluOp::Mul => self.op(t, Op::IMul, &[x, y]),
             AluOp::Div | AluOp::Rem => {
-                // The simulator's faults (`alu::divide_faults`); the divisor is replaced by 1 when
+                // The simulator's faults (`eval::divide_faults`); the divisor is replaced by 1 when
                 // faulting so that the division itself is defined.
                 let mut bad = self.op(bl, Op::IEqual, &[y, zero]);
                 if signed {

@@ -279,7 +279,7 @@ impl Gen<'_> {
         self.load(t, var)
     }
 
-    /// The new value of an emulated read-modify-write (`machine::atomic::apply_rmw`).
+    /// The new value of an emulated read-modify-write (`ir::eval::rmw`).
     pub(super) fn rmw_value(&mut self, op: RmwOp, ty: Ty, old: u32, v: u32) -> u32 {
         let w64 = ty.width() == Width::B64;
         let (t, bl, f) = (
@@ -293,7 +293,7 @@ impl Gen<'_> {
             (self.c32(1), self.c32(0))
         };
         match (ty, op) {
-            (Ty::F32, op) if !alu::float_rmw(op) => old,
+            (Ty::F32, op) if !eval::float_rmw(op) => old,
             (Ty::F32, RmwOp::Exch) => v,
             (Ty::F32, op) => {
                 let a = self.op(f, Op::Bitcast, &[old]);

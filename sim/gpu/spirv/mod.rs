@@ -40,8 +40,8 @@ use super::wgsl::{
     dst_of, leaders, rmw_name, wide_registers, Binding, Caps, FaultCode, Options, TranslateError,
     Translation, FAULT_WORDS,
 };
+use crate::ir::eval;
 use crate::ir::*;
-use crate::machine::alu;
 use crate::machine::memory::GLOBAL_BASE;
 use crate::workload::Workload;
 use ::spirv as spv;

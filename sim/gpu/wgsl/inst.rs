@@ -361,12 +361,12 @@ impl Gen<'_> {
         a: Operand,
         b: Operand,
     ) {
-        // The simulator's semantics (`machine::alu`): f32 bit operations act on the bits.
-        let ty = alu::operand_ty(op, ty);
+        // The simulator's semantics (`ir::eval`): f32 bit operations act on the bits.
+        let ty = eval::operand_ty(op, ty);
         let v = view_of(ty);
         let (x, y) = (self.opnd(a, v), self.opnd(b, v));
-        // Shift amounts wrap at the width, as in the simulator (`alu::shift_mask`).
-        let bits = alu::shift_mask(ty);
+        // Shift amounts wrap at the width, as in the simulator (`eval::shift_mask`).
+        let bits = eval::shift_mask(ty);
         let shift = match ty {
             Ty::U64 | Ty::I64 => format!("u32({} & {bits}lu)", self.opnd(b, View::U64)),
             _ => format!("({} & {bits}u)", self.opnd(b, View::U32)),
@@ -380,7 +380,7 @@ impl Gen<'_> {
                 format!("{x} {o} {y}")
             }
             AluOp::Div | AluOp::Rem => {
-                // The simulator's faults (`alu::divide_faults`): zero divisor, and MIN / -1 for
+                // The simulator's faults (`eval::divide_faults`): zero divisor, and MIN / -1 for
                 // signed types.
                 let (zero, min, m1) = match ty {
                     Ty::U32 => ("0u", None, ""),

@@ -24,8 +24,8 @@
 
 use super::event::{Event, Kind, LocKey, Mode, Placement};
 use super::live::{live_in, loop_headers, RegSet};
-use super::values::{alu, cmp, mask, rmw};
 use super::ModelError;
+use crate::ir::eval::{alu, cmp, rmw};
 use crate::ir::{Address, BarrierKind, Inst, Operand, Space, SpaceSet, SrcLoc, Ty, Width};
 use crate::litmus::test::{LitmusTest, RegInit, Thread};
 use crate::litmus::Var;
@@ -113,7 +113,7 @@ pub fn initial_keys(test: &LitmusTest) -> impl Iterator<Item = LocKey> + '_ {
 pub fn init_value(test: &LitmusTest, k: LocKey) -> u64 {
     let l = &test.locations[k.loc];
     let v = l.elems.get(k.elem as usize).copied().unwrap_or(l.init);
-    v as u64 & mask(l.ty.width())
+    v as u64 & l.ty.width().mask()
 }
 
 /// Every thread's traces over the fixpoint of the value domains.
@@ -502,7 +502,7 @@ impl<'t> Shape<'t> {
             .unwrap_or(self.thread.loc);
         let pc = p.pc;
         let values = |k: LocKey, w: Width| -> Vec<u64> {
-            let m = mask(w);
+            let m = w.mask();
             let mut v: Vec<u64> = match domain.get(&k) {
                 Some(s) => s.iter().map(|x| x & m).collect(),
                 None => vec![init_value(test, k) & m],
@@ -631,7 +631,7 @@ impl<'t> Shape<'t> {
                     at_ | tv,
                     at,
                 );
-                e.wval = v & mask(ty.width());
+                e.wval = v & ty.width().mask();
                 p.events.push(e);
                 p.effects += 1;
             }
@@ -701,7 +701,7 @@ impl<'t> Shape<'t> {
             } => {
                 let (k, at_) = self.location(test, p, place, space, addr)?;
                 let ((exp, te), (des, td)) = (Self::val(p, expected), Self::val(p, desired));
-                let m = mask(ty.width());
+                let m = ty.width().mask();
                 let idx = p.events.len();
                 let vals = values(k, ty.width());
                 for (i, &old) in vals.iter().enumerate() {

@@ -7,8 +7,9 @@
 //! Models: the PTX memory consistency model for the PTX dialect (`ptx.rs`: Lustig et al., ASPLOS
 //! 2019, as in the PTX ISA), scoped C11 for OpenCL with RC11's repaired seq_cst (`opencl.rs`: Batty
 //! et al., POPL 2016; Lahav et al., PLDI 2017). Flow: `interp.rs` (per-thread traces over a value
-//! domain, loops unrolled, spin loops reduced; `live.rs`, `values.rs`) → `exec.rs` (combinations,
-//! reads-from, final states) → the model's axioms over relations (`rel.rs`) on events (`event.rs`).
+//! domain, loops unrolled, spin loops reduced; `live.rs`; values as `crate::ir::eval` computes
+//! them) → `exec.rs` (combinations, reads-from, final states) → the model's axioms over relations
+//! (`rel.rs`) on events (`event.rs`).
 //!
 //! What a result means: the allowed states are exact when no bound was hit; when the unrolling
 //! bound cut a path (`bound_hit`), they are the states of the executions within the bound, so an
@@ -35,7 +36,6 @@ mod opencl;
 mod ptx;
 mod rel;
 mod report;
-mod values;
 
 #[cfg(test)]
 mod opencl_tests;

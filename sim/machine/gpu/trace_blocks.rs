@@ -192,25 +192,17 @@ impl Gpu<'_> {
 
 /// A trace's bad input found when a thread block is read, as the run's error (the same text).
 pub(super) fn trace_error(e: TraceError) -> SimError {
-    use crate::text::TextError;
     let (location, message) = match e {
         TraceError::Syntax {
             file,
             line,
             message,
         } => (format!("{file}:{line}"), message),
-        TraceError::Io { file, source } | TraceError::Text(TextError::Io { file, source }) => {
-            (file, format!("cannot read: {source}"))
-        }
-        TraceError::Text(TextError::NotUtf8 {
-            file,
-            line,
-            col,
-            byte,
-        }) => (
-            format!("{file}:{line}:{col}"),
-            crate::text::not_utf8_message(byte),
-        ),
+        TraceError::Io { file, source } => (file, format!("cannot read: {source}")),
+        TraceError::Text(t) => match t.located() {
+            Err((file, source)) => (file, format!("cannot read: {source}")),
+            Ok(l) => (l.at(), l.message),
+        },
     };
     SimError::Unsupported { location, message }
 }

@@ -3,11 +3,12 @@
 //! registers, ALU operations, compares, selects, conversions, branches, fences, barriers, exits.
 //! Loads, stores and atomics go to the load/store unit (`lsu.rs`).
 
-use super::alu::{self, alu, class_of, cmp, convert, latency_of};
+use super::alu::{self, class_of, latency_of};
 use super::scoreboard::scoreboard_regs;
 use super::warp::Warp;
 use super::{lanes, Sm, Stall};
 use crate::engine::Time;
+use crate::ir::eval::{alu, cmp, convert};
 use crate::ir::*;
 use crate::machine::domain::Ctx;
 use crate::machine::msg::{Event, L1Req};

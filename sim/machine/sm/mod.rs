@@ -46,7 +46,7 @@
 //! Not modelled: instruction fetch and caches, register-bank conflicts, dual issue of one warp,
 //! predicated execution other than branches, the carve-out between L1 and shared memory.
 
-pub mod alu;
+mod alu;
 mod barrier;
 mod coalescer;
 mod exec;
