@@ -590,23 +590,13 @@ impl<'t> Shape<'t> {
                     at,
                 );
                 let idx = p.events.len();
-                let vals = values(k, ty.width());
-                for (i, &v) in vals.iter().enumerate() {
-                    let mut q = if i + 1 == vals.len() {
-                        None
-                    } else {
-                        Some(p.clone())
-                    };
-                    let target = q.as_mut().unwrap_or(p);
+                fork(p, stack, &values(k, ty.width()), |target, v| {
                     e.rval = v;
                     target.events.push(e.clone());
                     target.regs[dst as usize] = v;
                     target.taint[dst as usize] = 1 << idx;
                     target.pc = pc + 1;
-                    if let Some(q) = q {
-                        stack.push(q);
-                    }
-                }
+                });
                 return Ok(Step::Go);
             }
             Inst::Store {
@@ -663,14 +653,7 @@ impl<'t> Shape<'t> {
                     at,
                 );
                 let idx = p.events.len();
-                let vals = values(k, ty.width());
-                for (i, &old) in vals.iter().enumerate() {
-                    let mut q = if i + 1 == vals.len() {
-                        None
-                    } else {
-                        Some(p.clone())
-                    };
-                    let target = q.as_mut().unwrap_or(p);
+                fork(p, stack, &values(k, ty.width()), |target, old| {
                     let mut e = base.clone();
                     e.rval = old;
                     e.wval = rmw(op, ty, old, v);
@@ -681,10 +664,7 @@ impl<'t> Shape<'t> {
                         target.taint[d as usize] = 1 << idx;
                     }
                     target.pc = pc + 1;
-                    if let Some(q) = q {
-                        stack.push(q);
-                    }
-                }
+                });
                 return Ok(Step::Go);
             }
             Inst::Cas {
@@ -703,14 +683,7 @@ impl<'t> Shape<'t> {
                 let ((exp, te), (des, td)) = (Self::val(p, expected), Self::val(p, desired));
                 let m = ty.width().mask();
                 let idx = p.events.len();
-                let vals = values(k, ty.width());
-                for (i, &old) in vals.iter().enumerate() {
-                    let mut q = if i + 1 == vals.len() {
-                        None
-                    } else {
-                        Some(p.clone())
-                    };
-                    let target = q.as_mut().unwrap_or(p);
+                fork(p, stack, &values(k, ty.width()), |target, old| {
                     let ok = old == exp & m;
                     let (kind, mode) = if ok {
                         (Kind::Rmw, Mode::of_rmw(success))
@@ -740,10 +713,7 @@ impl<'t> Shape<'t> {
                         target.taint[d as usize] = 1 << idx;
                     }
                     target.pc = pc + 1;
-                    if let Some(q) = q {
-                        stack.push(q);
-                    }
-                }
+                });
                 return Ok(Step::Go);
             }
             Inst::Fence { ord, scope, spaces } => {
@@ -888,4 +858,18 @@ impl<'t> Shape<'t> {
         p.pc = pc + 1;
         Ok(Step::Go)
     }
+}
+/// Continues path `p` once for each value in `vals` that a read may return: `apply` sets up the
+/// path for the value, the last value in `p` itself, the others in copies of `p` as it was, pushed
+/// to `stack` first.
+fn fork(p: &mut Path, stack: &mut Vec<Path>, vals: &[u64], mut apply: impl FnMut(&mut Path, u64)) {
+    let Some((&last, others)) = vals.split_last() else {
+        return;
+    };
+    for &v in others {
+        let mut q = p.clone();
+        apply(&mut q, v);
+        stack.push(q);
+    }
+    apply(p, last);
 }
