@@ -859,6 +859,7 @@ impl<'t> Shape<'t> {
         Ok(Step::Go)
     }
 }
+
 /// Continues path `p` once for each value in `vals` that a read may return: `apply` sets up the
 /// path for the value, the last value in `p` itself, the others in copies of `p` as it was, pushed
 /// to `stack` first.
