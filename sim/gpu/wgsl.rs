@@ -203,7 +203,9 @@ impl Translation {
             Some(FaultCode::Misaligned) => {
                 format!("misaligned {space} access of {bytes} bytes at address {addr:#x}")
             }
-            Some(FaultCode::DivByZero) => "integer division by zero".to_string(),
+            Some(FaultCode::DivByZero) => {
+                "integer division by zero, or of the most negative value by -1".to_string()
+            }
             Some(FaultCode::StepLimit) => format!(
                 "exceeded {} basic-block steps (a loop that never ends?)",
                 self.max_steps

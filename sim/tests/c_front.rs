@@ -172,6 +172,28 @@ fn the_cuda_latch_deadlocks_when_oversubscribed_like_the_kern_one() {
     assert!(diagnosis.contains("device_latch.cu:"), "{diagnosis}");
 }
 
+#[test]
+fn a_constant_division_that_faults_is_left_to_run_time_and_named_for_what_it_is() {
+    // Folding uses the machine's semantics (`ir::eval`): the most negative int divided by -1
+    // overflows, so it is not folded to a value; the machine stops the run there and says why.
+    let src = "/* gpumemsim\ngroups 1\ngroup_size 32\nbuffer data: i32[32] = zero\n*/\n\
+               __global__ void k(int *data)\n{\n    data[threadIdx.x] = (-2147483647 - 1) / -1;\n}\n";
+    let wl = parse(src, "divmin.cu");
+    let cfg = config::load(None, &[]).unwrap();
+    let e = machine::run(&cfg, &wl, &RunOptions::default()).expect_err("the division faults");
+    let SimError::Runtime {
+        location, message, ..
+    } = &e
+    else {
+        panic!("expected a runtime error, got {e}");
+    };
+    assert!(location.starts_with("divmin.cu:8:"), "{location}");
+    assert!(
+        message.contains("overflow: the most negative value by -1"),
+        "{message}"
+    );
+}
+
 const SEMANTICS_CU: &str = r#"
 /* gpumemsim
 groups 1

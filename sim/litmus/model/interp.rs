@@ -20,7 +20,8 @@
 //! hit the first element of a location.
 //!
 //! Not modelled (an error naming the instruction): f32 arithmetic, conversions, special registers,
-//! sub-group barriers, addresses that are not a location's first element, division by zero.
+//! sub-group barriers, addresses that are not a location's first element, a division that faults
+//! (by zero, or of the most negative value by -1).
 
 use super::event::{Event, Kind, LocKey, Mode, Placement};
 use super::live::{live_in, loop_headers, RegSet};
@@ -522,7 +523,7 @@ impl<'t> Shape<'t> {
                 }
                 let ((x, tx), (y, ty_)) = (Self::val(p, a), Self::val(p, b));
                 let Some(v) = alu(op, ty, x, y) else {
-                    return Err(self.not_modelled(test, pc, "division by zero"));
+                    return Err(self.not_modelled(test, pc, "division by zero or overflow"));
                 };
                 p.regs[dst as usize] = v;
                 p.taint[dst as usize] = tx | ty_;

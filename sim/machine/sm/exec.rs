@@ -134,7 +134,12 @@ impl Sm {
                         Some(v) => regs[dst as usize * ws + l] = v,
                         None => {
                             let name = alu::op_name(op);
-                            let msg = format!("integer division by zero ({name} {})", ty.name());
+                            let why = if y & ty.width().mask() == 0 {
+                                "integer division by zero"
+                            } else {
+                                "integer division overflow: the most negative value by -1"
+                            };
+                            let msg = format!("{why} ({name} {})", ty.name());
                             self.fail(wi, pc, l, msg);
                             return true;
                         }
