@@ -194,6 +194,60 @@ fn a_constant_division_that_faults_is_left_to_run_time_and_named_for_what_it_is(
     );
 }
 
+#[test]
+fn constant_conversions_give_what_the_machine_computes_at_run_time() {
+    // Each conversion twice: folded from a constant, and by the machine's `cvt` on a loaded value.
+    // Out of range (undefined in C) both saturate; in range both truncate toward zero.
+    let src = r#"
+/* gpumemsim
+groups 1
+group_size 1
+buffer f: f32[4] = zero
+buffer big: i64[1] = zero
+buffer out: i32[8] = zero
+buffer uout: u32[8] = zero
+buffer fout: f32[2] = zero
+check out[0] == out[1]
+check out[0] == -2
+check uout[0] == uout[1]
+check uout[0] == 0
+check out[2] == out[3]
+check out[2] == 2147483647
+check uout[2] == uout[3]
+check uout[2] == 4294967295
+check out[4] == out[5]
+check out[4] == 0
+check fout[0] == fout[1]
+*/
+__global__ void k(float *f, long long *big, int *out, unsigned *uout, float *fout)
+{
+    f[0] = -2.7f;
+    f[1] = 3.0e10f;
+    f[2] = 0.0f / 0.0f;
+    big[0] = 9007199254740993LL;
+    float a = f[0];
+    float b = f[1];
+    float n = f[2];
+    long long g = big[0];
+    out[0] = (int)-2.7f;
+    out[1] = (int)a;
+    uout[0] = (unsigned)-2.7f;
+    uout[1] = (unsigned)a;
+    out[2] = (int)3.0e10f;
+    out[3] = (int)b;
+    uout[2] = (unsigned)3.0e10f;
+    uout[3] = (unsigned)b;
+    out[4] = (int)(0.0f / 0.0f);
+    out[5] = (int)n;
+    fout[0] = (float)9007199254740993LL;
+    fout[1] = (float)g;
+}
+"#;
+    let wl = parse(src, "cvt.cu");
+    let cfg = config::load(None, &[]).unwrap();
+    assert_checks_hold(&run(&cfg, &wl), "cvt.cu");
+}
+
 const SEMANTICS_CU: &str = r#"
 /* gpumemsim
 groups 1

@@ -394,33 +394,28 @@ impl Lower<'_> {
         // free.
         let small = max.is_some_and(|m| m < 1 << 31);
         if let Operand::Imm(b) = op {
-            let v = if from.is_float() {
-                let f = bits_f32(b);
+            if to == STy::Bool {
+                let nonzero = if from.is_float() {
+                    bits_f32(b) != 0.0
+                } else {
+                    from.int_value(b) != 0
+                };
+                return Ok(RVal::int(nonzero as i128, to));
+            }
+            if from.is_float() || to.is_float() {
+                // As the machine's `cvt` computes it at run time (`ir::eval::convert`): float to
+                // integer truncates toward zero and saturates where C leaves it undefined (NaN: 0).
+                let bits = eval::convert(b, from.ir(), to.ir());
                 if to.is_float() {
                     return Ok(RVal::Scalar {
-                        op,
+                        op: Operand::Imm(bits),
                         ty: to,
                         max: None,
                     });
                 }
-                if to == STy::Bool {
-                    (f != 0.0) as i128
-                } else {
-                    // C: truncation toward zero (saturating where C leaves it undefined).
-                    f.trunc() as i128
-                }
-            } else {
-                from.int_value(b)
-            };
-            if to.is_float() {
-                let f = v as f32;
-                return Ok(RVal::Scalar {
-                    op: Operand::Imm(f32_bits(f)),
-                    ty: to,
-                    max: None,
-                });
+                return Ok(RVal::int(to.int_value(bits), to));
             }
-            return Ok(RVal::int(v, to));
+            return Ok(RVal::int(from.int_value(b), to));
         }
         if to == STy::Bool {
             return self.compare(CmpOp::Ne, from.ir(), op, zero(from), hint, at);
