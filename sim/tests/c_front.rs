@@ -248,6 +248,147 @@ __global__ void k(float *f, long long *big, int *out, unsigned *uout, float *fou
     assert_checks_hold(&run(&cfg, &wl), "cvt.cu");
 }
 
+/// A CUDA kernel that computes each of `cases` twice into `out` (of C type `out_ty`, buffer type
+/// `out_buf`): from constants (folded by the front end) and from the same values loaded from
+/// buffers `va`/`vb` of C type `ty` (computed by the machine), with a check that the two agree.
+/// Each case is `(expression over a and b, a, b)`.
+fn fold_or_run(
+    ty: &str,
+    buf: &str,
+    out_ty: &str,
+    out_buf: &str,
+    cases: &[(String, &str, &str)],
+) -> String {
+    let n = cases.len();
+    let mut src = format!(
+        "/* gpumemsim\ngroups 1\ngroup_size 1\nbuffer va: {buf}[{n}] = zero\nbuffer vb: {buf}[{n}] = zero\n\
+         buffer out: {out_buf}[{}] = zero\n",
+        2 * n
+    );
+    for i in 0..n {
+        src += &format!("check out[{}] == out[{}]\n", 2 * i, 2 * i + 1);
+    }
+    src += &format!("*/\n__global__ void k({ty} *va, {ty} *vb, {out_ty} *out)\n{{\n");
+    for (i, (_, a, b)) in cases.iter().enumerate() {
+        src += &format!("    va[{i}] = {a}; vb[{i}] = {b};\n");
+    }
+    for (i, (e, a, b)) in cases.iter().enumerate() {
+        let folded = e
+            .replace('a', &format!("({a})"))
+            .replace('b', &format!("({b})"));
+        let run = e.replace('a', "x").replace('b', "y");
+        src += &format!(
+            "    {{ {ty} x = va[{i}]; {ty} y = vb[{i}]; out[{}] = ({out_ty})({folded}); \
+             out[{}] = ({out_ty})({run}); }}\n",
+            2 * i,
+            2 * i + 1
+        );
+    }
+    src + "}\n"
+}
+
+#[test]
+fn constants_fold_to_what_the_machine_computes_from_the_same_values() {
+    // Every binary operator on each integer type's edge values and on floats, and every conversion
+    // between the types: the front end folds the constant form, the machine computes the loaded
+    // one (`ir::eval` for both). Left out: divisions that fault (they stop the run) and NaN results.
+    let cfg = config::load(None, &[]).unwrap();
+    let types: [(&str, &str, &[&str]); 5] = [
+        (
+            "int",
+            "i32",
+            &[
+                "0",
+                "1",
+                "-1",
+                "7",
+                "-7",
+                "2147483647",
+                "-2147483647 - 1",
+                "31",
+                "33",
+            ],
+        ),
+        (
+            "unsigned",
+            "u32",
+            &["0u", "1u", "4294967295u", "7u", "31u", "33u", "2147483648u"],
+        ),
+        (
+            "long long",
+            "i64",
+            &[
+                "0LL",
+                "-1LL",
+                "7LL",
+                "-7LL",
+                "9223372036854775807LL",
+                "-9223372036854775807LL - 1",
+                "63LL",
+                "65LL",
+            ],
+        ),
+        (
+            "unsigned long long",
+            "u64",
+            &[
+                "0ull",
+                "1ull",
+                "18446744073709551615ull",
+                "7ull",
+                "63ull",
+                "65ull",
+            ],
+        ),
+        (
+            "float",
+            "f32",
+            &["0.0f", "1.5f", "-2.25f", "3.0e10f", "-0.0f", "7.0f"],
+        ),
+    ];
+    let ops = [
+        "+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^", "<", "<=", "==", "!=", ">", ">=",
+    ];
+    for (ty, buf, vals) in types {
+        let float = ty == "float";
+        let is_zero = |v: &str| v.trim_start_matches('-').starts_with('0') && !v.contains('.');
+        let is_min = |v: &str| v.contains(" - 1");
+        let mut cases = Vec::new();
+        for op in ops {
+            if float && matches!(op, "%" | "<<" | ">>" | "&" | "|" | "^") {
+                continue;
+            }
+            for (a, b) in vals.iter().flat_map(|a| vals.iter().map(move |b| (*a, *b))) {
+                let faults = matches!(op, "/" | "%")
+                    && !float
+                    && (is_zero(b) || (is_min(a) && b.starts_with("-1")));
+                let negative_shift = matches!(op, "<<" | ">>") && b.starts_with('-');
+                let zero_f = |v: &str| v.trim_start_matches('-').starts_with("0.0");
+                let nan = float && op == "/" && zero_f(a) && zero_f(b);
+                if !faults && !negative_shift && !nan {
+                    cases.push((format!("a {op} b"), a, b));
+                }
+            }
+        }
+        let (out_ty, out_buf) = if float {
+            ("float", "f32")
+        } else {
+            ("long long", "i64")
+        };
+        let src = fold_or_run(ty, buf, out_ty, out_buf, &cases);
+        assert_checks_hold(&run(&cfg, &parse(&src, &format!("fold-{ty}.cu"))), ty);
+        // Conversions to every type.
+        for (to, to_buf, _) in types {
+            let cases: Vec<_> = vals.iter().map(|&a| ("a".to_string(), a, "0")).collect();
+            let src = fold_or_run(ty, buf, to, to_buf, &cases);
+            assert_checks_hold(
+                &run(&cfg, &parse(&src, &format!("convert-{ty}-{to}.cu"))),
+                &format!("{ty} to {to}"),
+            );
+        }
+    }
+}
+
 const SEMANTICS_CU: &str = r#"
 /* gpumemsim
 groups 1

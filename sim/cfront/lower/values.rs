@@ -763,7 +763,7 @@ fn range(op: AluOp, t: STy, a: Option<u64>, b: Option<u64>, bop: Operand) -> Opt
             (Some(x), None) | (None, Some(x)) => x,
             (None, None) => return None,
         },
-        AluOp::Or | AluOp::Xor => (a?.max(b?) + 1).checked_next_power_of_two()? - 1,
+        AluOp::Or | AluOp::Xor => a?.max(b?).checked_add(1)?.checked_next_power_of_two()? - 1,
         AluOp::Min => a?.min(b?),
         AluOp::Max => a?.max(b?),
         AluOp::Sub | AluOp::Shl => return None,
