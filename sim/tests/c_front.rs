@@ -1077,3 +1077,184 @@ fn truncated_and_mutated_programs_are_errors_not_panics() {
         }
     }
 }
+
+/// C operand values of each integer type: edges of the type and of the other types.
+const C_VALUES: [(&str, &[&str]); 4] = [
+    ("int", &["-1", "7", "2147483647", "(-2147483647 - 1)"]),
+    ("unsigned", &["1u", "4294967295u", "2147483648u"]),
+    (
+        "long long",
+        &["-1LL", "-7LL", "4294967296LL", "9223372036854775807LL"],
+    ),
+    (
+        "unsigned long long",
+        &["1ull", "18446744073709551615ull", "4294967296ull"],
+    ),
+];
+
+/// One C statement on `x` (of type `tx`, value `a`) and `y` (type `ty`, value `b`) that sets the
+/// `long long r`.
+struct CCase {
+    tx: &'static str,
+    a: &'static str,
+    ty: &'static str,
+    b: &'static str,
+    stmt: String,
+}
+
+/// Statements whose result C defines (with `-fwrapv`'s wrapping signed arithmetic, which the
+/// machine also has): binary operators, compound assignments and conditional expressions between
+/// two different integer types (the usual arithmetic conversions; operations within one type are
+/// `constants_fold_to_what_the_machine_computes_from_the_same_values`'s), shifts by in-range
+/// amounts, unary operators.
+fn c_cases() -> Vec<CCase> {
+    let negative = |v: &str| v.starts_with('-') || v.starts_with("(-");
+    let mut cases = Vec::new();
+    let mut add = |tx, a, ty, b, stmt: String| cases.push(CCase { tx, a, ty, b, stmt });
+    let binary = [
+        "+", "-", "*", "/", "%", "&", "|", "^", "<", "<=", "==", "!=", ">", ">=",
+    ];
+    for (tx, xs) in C_VALUES {
+        for (ty, ys) in C_VALUES.into_iter().filter(|&(t, _)| t != tx) {
+            for (&a, &b) in xs.iter().flat_map(|a| ys.iter().map(move |b| (a, b))) {
+                for op in binary {
+                    add(tx, a, ty, b, format!("r = x {op} y;"));
+                }
+                for op in ["+=", "-=", "*=", "^="] {
+                    add(tx, a, ty, b, format!("x {op} y; r = x;"));
+                }
+                add(tx, a, ty, b, "r = (x > 0) ? x : y;".into());
+            }
+        }
+        for &a in xs {
+            // Amounts below the promoted left operand's width; no negative left operand of `<<`.
+            for b in ["0", "1", "5", "31"] {
+                add(tx, a, "int", b, "r = x >> y;".into());
+                if !negative(a) {
+                    add(tx, a, "int", b, "r = x << y;".into());
+                }
+            }
+            for u in ["-x", "~x", "!x", "x++", "x--", "++x", "--x"] {
+                add(tx, a, "int", "0", format!("r = {u};"));
+            }
+        }
+    }
+    cases
+}
+
+#[test]
+fn c_integer_arithmetic_agrees_with_the_host_c_compiler() {
+    // The reference: the same statements compiled by the host's C compiler (the one Rust links
+    // with) with -fwrapv. Each statement runs twice on the machine: on values loaded from buffers
+    // (the machine computes) and on constants (the front end folds).
+    let cases = c_cases();
+    let dir = std::env::temp_dir().join(format!("gpumemsim-cref-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut c = String::from("#include <stdio.h>\nint main(void) {\n");
+    for k in &cases {
+        c += &format!(
+            "  {{ long long r; {} x = {}; {} y = {}; (void)y; {} printf(\"%lld\\n\", r); }}\n",
+            k.tx, k.a, k.ty, k.b, k.stmt
+        );
+    }
+    c += "  return 0;\n}\n";
+    std::fs::write(dir.join("ref.c"), c).unwrap();
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let status = std::process::Command::new(&cc)
+        .args(["-O0", "-fwrapv", "-w", "-o"])
+        .arg(dir.join("ref"))
+        .arg(dir.join("ref.c"))
+        .status()
+        .unwrap_or_else(|e| panic!("the host C compiler `{cc}` (set CC) did not start: {e}"));
+    assert!(status.success(), "`{cc}` failed on the reference program");
+    let out = std::process::Command::new(dir.join("ref"))
+        .output()
+        .unwrap();
+    let want: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .split_whitespace()
+        .map(|v| match v {
+            "-9223372036854775808" => "-9223372036854775807 - 1".to_string(),
+            v => v.to_string(),
+        })
+        .collect();
+    assert_eq!(want.len(), cases.len());
+    let _ = std::fs::remove_dir_all(&dir);
+    let buf = |t: &str| t.replace(' ', "_");
+    let n = cases.len();
+    let mut src = format!(
+        "/* gpumemsim\ngroups 1\ngroup_size 1\nbuffer out: i64[{}] = zero\n",
+        2 * n
+    );
+    for (t, b) in [
+        ("int", "i32"),
+        ("unsigned", "u32"),
+        ("long long", "i64"),
+        ("unsigned long long", "u64"),
+    ] {
+        src += &format!("buffer v_{}: {b}[{}] = zero\n", buf(t), 2 * n);
+    }
+    for (i, w) in want.iter().enumerate() {
+        src += &format!(
+            "check out[{}] == {w}\ncheck out[{}] == {w}\n",
+            2 * i,
+            2 * i + 1
+        );
+    }
+    src += "*/\n__global__ void k(long long *out, int *v_int, unsigned *v_unsigned, \
+            long long *v_long_long, unsigned long long *v_unsigned_long_long)\n{\n";
+    for (i, k) in cases.iter().enumerate() {
+        src += &format!(
+            "  v_{}[{}] = {}; v_{}[{}] = {};\n",
+            buf(k.tx),
+            2 * i,
+            k.a,
+            buf(k.ty),
+            2 * i + 1,
+            k.b
+        );
+    }
+    for (i, k) in cases.iter().enumerate() {
+        let (x, y) = (buf(k.tx), buf(k.ty));
+        src += &format!(
+            "  {{ long long r; {} x = v_{x}[{}]; {} y = v_{y}[{}]; {} out[{}] = r; }}\n\
+             \x20 {{ long long r; {} x = {}; {} y = {}; {} out[{}] = r; }}\n",
+            k.tx,
+            2 * i,
+            k.ty,
+            2 * i + 1,
+            k.stmt,
+            2 * i,
+            k.tx,
+            k.a,
+            k.ty,
+            k.b,
+            k.stmt,
+            2 * i + 1
+        );
+    }
+    src += "}\n";
+    let cfg = config::load(None, &[]).unwrap();
+    let r = run(&cfg, &parse(&src, "c-reference.cu"));
+    let failed: Vec<String> = r
+        .checks
+        .iter()
+        .filter(|c| !c.passed)
+        .take(10)
+        .map(|c| {
+            let i = c
+                .text
+                .split(['[', ']'])
+                .nth(1)
+                .and_then(|s| s.parse::<usize>().ok())
+                .unwrap_or(0)
+                / 2;
+            let k = &cases[i.min(n - 1)];
+            format!(
+                "{} x = {}; {} y = {}; {} — {}: {:?}",
+                k.tx, k.a, k.ty, k.b, k.stmt, c.text, c.detail
+            )
+        })
+        .collect();
+    assert!(failed.is_empty(), "{} cases:\n{}", n, failed.join("\n"));
+}
