@@ -36,9 +36,9 @@
 //!   WGSL atomic; they become compare-exchange loops, which are atomic but not timed like a native
 //!   unit. Each one is listed in [`Translation::emulated`] and in the measurement file.
 //!
-//! Deviations from the simulator in edge cases (documented, not hidden): int→f32 conversion rounds
-//! once (the simulator goes through f64); f32 min/max with a NaN operand follow the driver; ids are
-//! computed in 32 bits (launches of more than 2^32 work-items are rejected).
+//! Deviations from the simulator in edge cases (documented, not hidden): f32 min/max with a NaN
+//! operand follow the driver; ids are computed in 32 bits (launches of more than 2^32 work-items are
+//! rejected). (Integer to f32 conversions round once on both sides.)
 
 mod inst;
 mod memory;

@@ -8,9 +8,8 @@
 //! Registers hold 64-bit patterns: a 32-bit result is zero-extended (signed ones too), an f32 lives
 //! in the low 32 bits. Integer arithmetic wraps; shifts take their amount modulo the width; an integer
 //! division or remainder by zero, or of the most negative value by -1, is a fault ([`alu`] gives
-//! `None`; the machine stops the run there). Conversions from integers to f32 go through f64 (one
-//! rounding for 32-bit values; 64-bit ones may round twice); float to integer saturates (Rust `as`),
-//! NaN converts to 0.
+//! `None`; the machine stops the run there). Conversions from integers to f32 round once to the
+//! nearest (ties to even); float to integer truncates and saturates (Rust `as`), NaN converts to 0.
 //!
 //! Read-modify-writes (CUDA atomic functions; OpenCL C 2.0 §6.13.11.7 `atomic_fetch_key`): integer
 //! operations wrap; min/max compare as the type's signedness says; `inc`/`dec` are CUDA's
@@ -152,21 +151,31 @@ pub fn cmp(op: CmpOp, ty: Ty, a: u64, b: u64) -> bool {
 /// A conversion (`cvt`) on raw register bits.
 #[inline]
 pub fn convert(v: u64, from: Ty, to: Ty) -> u64 {
-    let x: f64 = match from {
-        Ty::U32 => (v as u32) as f64,
-        Ty::I32 => sx32(v) as f64,
-        Ty::U64 => v as f64,
-        Ty::I64 => (v as i64) as f64,
-        Ty::F32 => bits_f32(v) as f64,
-    };
-    match (from.is_float(), to) {
-        (_, Ty::F32) => f32_bits(x as f32),
-        (true, Ty::U32) => (x as u32) as u64,
-        (true, Ty::I32) => (x as i32) as u32 as u64,
-        (true, Ty::U64) => x as u64,
-        (true, Ty::I64) => (x as i64) as u64,
-        (false, Ty::U32) | (false, Ty::I32) => v & 0xFFFF_FFFF,
-        (false, Ty::U64) | (false, Ty::I64) => match from {
+    if to == Ty::F32 {
+        // Rounded once to the nearest f32 (ties to even), as PTX `cvt.rn.f32.s64` and C do.
+        let f = match from {
+            Ty::U32 => (v as u32) as f32,
+            Ty::I32 => (v as u32 as i32) as f32,
+            Ty::U64 => v as f32,
+            Ty::I64 => (v as i64) as f32,
+            Ty::F32 => bits_f32(v),
+        };
+        return f32_bits(f);
+    }
+    if from == Ty::F32 {
+        // Truncated toward zero, saturating at the type's range; NaN gives 0.
+        let x = bits_f32(v);
+        return match to {
+            Ty::U32 => (x as u32) as u64,
+            Ty::I32 => (x as i32) as u32 as u64,
+            Ty::U64 => x as u64,
+            Ty::I64 => (x as i64) as u64,
+            Ty::F32 => unreachable!("handled above"),
+        };
+    }
+    match to {
+        Ty::U32 | Ty::I32 => v & 0xFFFF_FFFF,
+        _ => match from {
             Ty::I32 => sx32(v) as u64,
             Ty::U32 => v & 0xFFFF_FFFF,
             _ => v,
@@ -320,6 +329,19 @@ mod tests {
             (-2i32) as u32 as u64
         );
         assert_eq!(convert(7, Ty::U32, Ty::F32), f32_bits(7.0));
+        // One rounding: 2^60 + 2^36 + 1 is above the midpoint between two f32 neighbours, so it
+        // rounds up; through f64 (which drops the 1) it would land on the midpoint and round to even.
+        let x = (1u64 << 60) + (1 << 36) + 1;
+        assert_eq!(
+            convert(x, Ty::I64, Ty::F32),
+            f32_bits(((1u64 << 60) + (1 << 37)) as f32)
+        );
+        assert_eq!(convert(x, Ty::U64, Ty::F32), convert(x, Ty::I64, Ty::F32));
+        assert_eq!(convert(f32_bits(f32::NAN), Ty::F32, Ty::U64), 0);
+        assert_eq!(
+            convert(f32_bits(-1.0e20), Ty::F32, Ty::I64),
+            i64::MIN as u64
+        );
     }
 
     #[test]

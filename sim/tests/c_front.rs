@@ -1142,23 +1142,13 @@ fn c_cases() -> Vec<CCase> {
     cases
 }
 
-#[test]
-fn c_integer_arithmetic_agrees_with_the_host_c_compiler() {
-    // The reference: the same statements compiled by the host's C compiler (the one Rust links
-    // with) with -fwrapv. Each statement runs twice on the machine: on values loaded from buffers
-    // (the machine computes) and on constants (the front end folds).
-    let cases = c_cases();
-    let dir = std::env::temp_dir().join(format!("gpumemsim-cref-{}", std::process::id()));
+/// What a C program whose `main` runs `body` prints, word by word, compiled by the host's C compiler
+/// (`CC`, else `cc`: the one Rust links with) with `-fwrapv`; `name` names its scratch folder.
+fn host_c(name: &str, body: &str) -> Vec<String> {
+    let dir = std::env::temp_dir().join(format!("gpumemsim-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let mut c = String::from("#include <stdio.h>\nint main(void) {\n");
-    for k in &cases {
-        c += &format!(
-            "  {{ long long r; {} x = {}; {} y = {}; (void)y; {} printf(\"%lld\\n\", r); }}\n",
-            k.tx, k.a, k.ty, k.b, k.stmt
-        );
-    }
-    c += "  return 0;\n}\n";
-    std::fs::write(dir.join("ref.c"), c).unwrap();
+    let src = format!("#include <stdio.h>\nint main(void) {{\n{body}  return 0;\n}}\n");
+    std::fs::write(dir.join("ref.c"), src).unwrap();
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
     let status = std::process::Command::new(&cc)
         .args(["-O0", "-fwrapv", "-w", "-o"])
@@ -1170,16 +1160,89 @@ fn c_integer_arithmetic_agrees_with_the_host_c_compiler() {
     let out = std::process::Command::new(dir.join("ref"))
         .output()
         .unwrap();
-    let want: Vec<String> = String::from_utf8(out.stdout)
+    let _ = std::fs::remove_dir_all(&dir);
+    String::from_utf8(out.stdout)
         .unwrap()
         .split_whitespace()
-        .map(|v| match v {
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn integer_to_float_conversions_round_once_as_the_host_c_compiler_does() {
+    // Values with more significant bits than an f32 holds, among them one where rounding through
+    // f64 first would land on a midpoint and round the other way.
+    let values: [(&str, &str, &str); 8] = [
+        ("long long", "i64", "1152921573326323713LL"),
+        ("long long", "i64", "-1152921573326323713LL"),
+        ("unsigned long long", "u64", "1152921573326323713ull"),
+        ("long long", "i64", "9007199254740993LL"),
+        ("unsigned long long", "u64", "18446744073709551615ull"),
+        ("int", "i32", "16777217"),
+        ("unsigned", "u32", "4294967295u"),
+        ("long long", "i64", "9223372036854775807LL"),
+    ];
+    let body: String = values
+        .iter()
+        .map(|(t, _, v)| format!("  {{ {t} x = {v}; printf(\"%.17g\\n\", (double)(float)x); }}\n"))
+        .collect();
+    let want = host_c("cfloat", &body);
+    let mut src = String::from("/* gpumemsim\ngroups 1\ngroup_size 1\n");
+    src += &format!("buffer out: f32[{}] = zero\n", 2 * values.len());
+    for (i, (_, b, _)) in values.iter().enumerate() {
+        src += &format!("buffer v{i}: {b}[1] = zero\n");
+    }
+    for (i, w) in want.iter().enumerate() {
+        src += &format!(
+            "check out[{}] == {w}\ncheck out[{}] == {w}\n",
+            2 * i,
+            2 * i + 1
+        );
+    }
+    let params: Vec<String> = values
+        .iter()
+        .enumerate()
+        .map(|(i, (t, _, _))| format!("{t} *v{i}"))
+        .collect();
+    src += &format!(
+        "*/\n__global__ void k(float *out, {})\n{{\n",
+        params.join(", ")
+    );
+    for (i, (t, _, v)) in values.iter().enumerate() {
+        src += &format!(
+            "  v{i}[0] = {v};\n  {{ {t} x = v{i}[0]; out[{}] = (float)x; out[{}] = (float){v}; }}\n",
+            2 * i,
+            2 * i + 1
+        );
+    }
+    src += "}\n";
+    let cfg = config::load(None, &[]).unwrap();
+    assert_checks_hold(&run(&cfg, &parse(&src, "int-to-float.cu")), "int to float");
+}
+
+#[test]
+fn c_integer_arithmetic_agrees_with_the_host_c_compiler() {
+    // The reference: the same statements compiled by the host's C compiler (the one Rust links
+    // with) with -fwrapv. Each statement runs twice on the machine: on values loaded from buffers
+    // (the machine computes) and on constants (the front end folds).
+    let cases = c_cases();
+    let body: String = cases
+        .iter()
+        .map(|k| {
+            format!(
+                "  {{ long long r; {} x = {}; {} y = {}; (void)y; {} printf(\"%lld\\n\", r); }}\n",
+                k.tx, k.a, k.ty, k.b, k.stmt
+            )
+        })
+        .collect();
+    let want: Vec<String> = host_c("cref", &body)
+        .into_iter()
+        .map(|v| match v.as_str() {
             "-9223372036854775808" => "-9223372036854775807 - 1".to_string(),
-            v => v.to_string(),
+            _ => v,
         })
         .collect();
     assert_eq!(want.len(), cases.len());
-    let _ = std::fs::remove_dir_all(&dir);
     let buf = |t: &str| t.replace(' ', "_");
     let n = cases.len();
     let mut src = format!(
