@@ -1321,3 +1321,123 @@ fn c_integer_arithmetic_agrees_with_the_host_c_compiler() {
         .collect();
     assert!(failed.is_empty(), "{} cases:\n{}", n, failed.join("\n"));
 }
+
+#[test]
+fn float_arithmetic_agrees_with_the_host_c_compiler_bit_for_bit() {
+    // IEEE single precision: every operator on zeros of both signs, a denormal, the largest
+    // magnitudes, infinities and inexact values; the result's bits compared
+    // (`__float_as_uint`), computed by the machine and folded from constants.
+    let vals = [
+        "0.0f",
+        "-0.0f",
+        "1.5f",
+        "-2.25f",
+        "3.0e38f",
+        "1.0e-40f",
+        "0.1f",
+        "(1.0f / 0.0f)",
+        "(-1.0f / 0.0f)",
+    ];
+    let ops = ["+", "-", "*", "/", "<", "<=", "==", "!=", ">", ">="];
+    let mut cases: Vec<(&str, &str, &str)> = Vec::new();
+    for op in ops {
+        for a in vals {
+            for b in vals {
+                cases.push((a, b, op));
+            }
+        }
+    }
+    let body: String = cases
+        .iter()
+        .map(|(a, b, op)| {
+            format!(
+                "  {{ float x = {a}; float y = {b}; float r = (float)(x {op} y); \
+                 unsigned u; memcpy(&u, &r, 4); printf(\"%u\\n\", u); }}\n"
+            )
+        })
+        .collect();
+    let want = host_c("cfloatops", &format!("#include <string.h>\n{body}"));
+    let n = cases.len();
+    let mut src = format!(
+        "/* gpumemsim\ngroups 1\ngroup_size 1\nbuffer va: f32[{n}] = zero\nbuffer vb: f32[{n}] = zero\n\
+         buffer out: u32[{}] = zero\n",
+        2 * n
+    );
+    for (i, w) in want.iter().enumerate() {
+        src += &format!(
+            "check out[{}] == {w}\ncheck out[{}] == {w}\n",
+            2 * i,
+            2 * i + 1
+        );
+    }
+    src += "*/\n__global__ void k(float *va, float *vb, unsigned *out)\n{\n";
+    for (i, (a, b, _)) in cases.iter().enumerate() {
+        src += &format!("  va[{i}] = {a}; vb[{i}] = {b};\n");
+    }
+    for (i, (a, b, op)) in cases.iter().enumerate() {
+        src += &format!(
+            "  {{ float x = va[{i}]; float y = vb[{i}]; out[{}] = __float_as_uint((float)(x {op} y)); \
+             out[{}] = __float_as_uint((float)({a} {op} {b})); }}\n",
+            2 * i,
+            2 * i + 1
+        );
+    }
+    src += "}\n";
+    let cfg = config::load(None, &[]).unwrap();
+    assert_checks_hold(&run(&cfg, &parse(&src, "float-ops.cu")), "float operators");
+}
+
+#[test]
+fn bit_reinterpretations_read_the_same_bits_as_another_type() {
+    let cu = r#"
+/* gpumemsim
+groups 1
+group_size 1
+buffer out: u32[4] = zero
+buffer fo: f32[2] = zero
+check out[0] == 1069547520
+check out[1] == 3217031168
+check fo[0] == 1.5
+check fo[1] == -2
+*/
+__global__ void k(unsigned *out, float *fo)
+{
+    float f = fo[0] + 1.5f;
+    out[0] = __float_as_uint(f);
+    out[1] = __float_as_int(-1.5f);
+    fo[0] = __uint_as_float(out[0]);
+    fo[1] = __int_as_float(-1073741824);
+}
+"#;
+    let cfg = config::load(None, &[]).unwrap();
+    assert_checks_hold(&run(&cfg, &parse(cu, "bits.cu")), "bits.cu");
+    let cl = r#"
+/* gpumemsim
+groups 1
+group_size 1
+buffer out: u32[4] = zero
+buffer fo: f32[2] = zero
+check out[0] == 1069547520
+check fo[0] == 1.5
+check out[1] == 1
+*/
+__kernel void k(__global uint *out, __global float *fo)
+{
+    float f = fo[1] + 1.5f;
+    out[0] = as_uint(f);
+    fo[0] = as_float(out[0]);
+    long l = -5;
+    out[1] = as_ulong(l) == 18446744073709551611ul;
+}
+"#;
+    assert_checks_hold(&run(&cfg, &parse(cl, "bits.cl")), "bits.cl");
+    let e = err(
+        "/* gpumemsim\ngroups 1\ngroup_size 1\nbuffer out: u32[1] = zero\n*/\n\
+         __kernel void k(__global uint *out)\n{\n    long l = 5;\n    out[0] = as_uint(l);\n}\n",
+        "bad.cl",
+    );
+    assert!(
+        e.contains("bad.cl:9:22: `as_uint` reads the bits of a 4-byte value"),
+        "{e}"
+    );
+}

@@ -303,6 +303,24 @@ impl Lower<'_> {
                 self.arity(key, args, 1..=1, at)?;
                 Ok(Some(self.abs(&args[0], hint, at)?))
             }
+            "__float_as_uint" | "__float_as_int" | "__uint_as_float" | "__int_as_float" => {
+                // The bits of a 32-bit value read as another type (no instruction: a register holds
+                // raw bits, an f32 and a 32-bit integer alike in its low 32).
+                self.arity(key, args, 1..=1, at)?;
+                let (from, to) = match key {
+                    "__float_as_uint" => (STy::F32, STy::U32),
+                    "__float_as_int" => (STy::F32, STy::I32),
+                    "__uint_as_float" => (STy::U32, STy::F32),
+                    _ => (STy::I32, STy::F32),
+                };
+                let x = self.rvalue(&args[0], None)?;
+                let op = self.operand_as(x, from, at)?;
+                Ok(Some(RVal::Scalar {
+                    op,
+                    ty: to,
+                    max: None,
+                }))
+            }
             "__ldg" => {
                 self.arity(key, args, 1..=1, at)?;
                 let p = self.pointer_operand(&args[0])?;

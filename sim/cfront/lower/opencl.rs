@@ -276,6 +276,39 @@ impl Lower<'_> {
                 };
                 self.abs(a, hint, at)?
             }
+            "as_int" | "as_uint" | "as_float" | "as_long" | "as_ulong" => {
+                // OpenCL C 2.0 §6.2.4.2: the operand's bits read as the type, of the same size (no
+                // instruction: a register holds raw bits).
+                let [a] = args else {
+                    return Err(self.err(at, format!("`{key}` takes one argument")));
+                };
+                let to = match key {
+                    "as_int" => STy::I32,
+                    "as_uint" => STy::U32,
+                    "as_float" => STy::F32,
+                    "as_long" => STy::I64,
+                    _ => STy::U64,
+                };
+                let x = self.rvalue(a, None)?;
+                let RVal::Scalar { op, ty, .. } = x else {
+                    return Err(self.err(a.loc, format!("`{key}` takes a number")));
+                };
+                if ty == STy::Bool || ty.is_64() != to.is_64() {
+                    let bytes = if to.is_64() { 8 } else { 4 };
+                    return Err(self.err(
+                        a.loc,
+                        format!(
+                            "`{key}` reads the bits of a {bytes}-byte value; found `{}`",
+                            ty.name()
+                        ),
+                    ));
+                }
+                RVal::Scalar {
+                    op,
+                    ty: to,
+                    max: None,
+                }
+            }
             _ => return self.ocl_atomic(key, args, hint, unused, at),
         };
         Ok(Some(v))
