@@ -228,8 +228,20 @@ fn arithmetic_workload(threads: u32) -> (Workload, usize) {
             });
         }
     }
+    // f32 edge values to every integer type (saturating at the type's range, NaN 0: the range's
+    // top is no f32, so the translators select it).
+    let edges = [
+        3.0e10f32,
+        -3.0e10,
+        2147483648.0,
+        4294967296.0,
+        1.0e20,
+        f32::NAN,
+        f32::INFINITY,
+        -2.7,
+    ];
     // Result j of thread i at out[j * threads + i], so that a warp's stores coalesce.
-    let per = ops.len() + 6;
+    let per = ops.len() + 6 + 4 * edges.len();
     let slot = |j: usize| 8 * (j as i64) * threads as i64;
     insts.extend(index(8, 2, 3, 3));
     for (j, op) in ops.into_iter().enumerate() {
@@ -237,7 +249,7 @@ fn arithmetic_workload(threads: u32) -> (Workload, usize) {
         insts.push(store(Space::Global, at(8, slot(j)), R(9), Ty::U64));
     }
     // f32: small integers converted, then add/sub/mul/min/max and back.
-    let j0 = per - 6;
+    let j0 = per - 6 - 4 * edges.len();
     insts.push(alu(And, Ty::U32, 10, R(6), I(0xFFFF)));
     insts.push(alu(And, Ty::U32, 11, R(7), I(0xFF)));
     insts.push(Inst::Cvt {
@@ -263,6 +275,20 @@ fn arithmetic_workload(threads: u32) -> (Workload, usize) {
         to: Ty::I32,
     });
     insts.push(store(Space::Global, at(8, slot(j0 + 5)), R(9), Ty::U64));
+    let mut j = j0 + 6;
+    for e in edges {
+        for to in [Ty::U32, Ty::I32, Ty::U64, Ty::I64] {
+            insts.push(alu(Or, Ty::U64, 9, I(e.to_bits() as u64), I(0)));
+            insts.push(Inst::Cvt {
+                dst: 9,
+                src: 9,
+                from: Ty::F32,
+                to,
+            });
+            insts.push(store(Space::Global, at(8, slot(j)), R(9), Ty::U64));
+            j += 1;
+        }
+    }
     insts.push(Inst::Exit);
     let n = threads as u64;
     let w = workload(
@@ -591,30 +617,39 @@ fn arithmetic_on_the_adapter_matches_the_simulator_bit_for_bit() {
     };
     let (w, _) = arithmetic_workload(64);
     let expect = sim(&w);
-    let p = gpu.prepare(&w, Options::default()).unwrap();
-    let (got, _) = p.run_checked().unwrap();
-    let out = 2;
-    let mut diffs = Vec::new();
-    for (i, (g, e)) in got.buffers[out]
-        .iter()
-        .zip(&expect.buffers[out])
-        .enumerate()
-    {
-        if g != e {
-            diffs.push(format!(
-                "op {} thread {}: gpu {g:#x} sim {e:#x}",
-                i / 64,
-                i % 64
-            ));
+    use gpumemsim::gpu::schema::ShaderPath;
+    // Both translators: WGSL, and SPIR-V where the adapter takes it.
+    let paths: &[ShaderPath] = if gpu.passthrough {
+        &[ShaderPath::Wgsl, ShaderPath::Spirv]
+    } else {
+        &[ShaderPath::Wgsl]
+    };
+    for &path in paths {
+        let p = gpu.prepare_with(&w, Options::default(), path).unwrap();
+        let (got, _) = p.run_checked().unwrap();
+        let out = 2;
+        let mut diffs = Vec::new();
+        for (i, (g, e)) in got.buffers[out]
+            .iter()
+            .zip(&expect.buffers[out])
+            .enumerate()
+        {
+            if g != e {
+                diffs.push(format!(
+                    "op {} thread {}: gpu {g:#x} sim {e:#x}",
+                    i / 64,
+                    i % 64
+                ));
+            }
         }
+        assert!(
+            diffs.is_empty(),
+            "{path:?}: {} differences:\n{}",
+            diffs.len(),
+            diffs[..diffs.len().min(20)].join("\n")
+        );
+        assert_eq!(got.buffers[0], expect.buffers[0]);
     }
-    assert!(
-        diffs.is_empty(),
-        "{} differences:\n{}",
-        diffs.len(),
-        diffs[..diffs.len().min(20)].join("\n")
-    );
-    assert_eq!(got.buffers[0], expect.buffers[0]);
 }
 
 #[test]

@@ -113,38 +113,65 @@ impl Gen<'_> {
                         (self.op(u, Op::Bitcast, &[fl]), Width::B32)
                     }
                     (Ty::F32, to) => {
-                        // Saturating, as WGSL's conversions (the range of the target type).
+                        // As the simulator converts (`ir::eval::convert`): truncated toward zero,
+                        // saturating at the target's range, NaN 0. The range's top is no f32, so a
+                        // value at or above it is selected to the type's largest.
                         let x = self.opnd(s, V::F32);
-                        let (lo, hi) = match to {
-                            Ty::U32 => (0.0f32, 4294967040.0f32),
-                            Ty::I32 => (-2147483648.0, 2147483520.0),
-                            Ty::U64 => (0.0, 18446742974197923840.0),
-                            _ => (-9223372036854775808.0, 9223371487098961920.0),
+                        let (lo, hi, top, max) = match to {
+                            Ty::U32 => (0.0f32, 4294967040.0f32, 4294967296.0f32, u32::MAX as u64),
+                            Ty::I32 => (-2147483648.0, 2147483520.0, 2147483648.0, i32::MAX as u64),
+                            Ty::U64 => (
+                                0.0,
+                                18446742974197923840.0,
+                                18446744073709551616.0,
+                                u64::MAX,
+                            ),
+                            _ => (
+                                -9223372036854775808.0,
+                                9223371487098961920.0,
+                                9223372036854775808.0,
+                                i64::MAX as u64,
+                            ),
                         };
+                        let bl = self.ids.bool_;
+                        let top = self.m.cf32(top);
+                        let over = self.op(bl, Op::FOrdGreaterThanEqual, &[x, top]);
+                        let nan = self.op(bl, Op::IsNan, &[x]);
                         let (lo, hi) = (self.m.cf32(lo), self.m.cf32(hi));
-                        let x = self.glsl(f, GLSL_FMAX, &[x, lo]);
-                        let x = self.glsl(f, GLSL_FMIN, &[x, hi]);
-                        match to {
-                            Ty::U32 => (self.op(u, Op::ConvertFToU, &[x]), Width::B32),
-                            Ty::U64 => (self.op(u64_, Op::ConvertFToU, &[x]), Width::B64),
+                        let y = self.glsl(f, GLSL_FMAX, &[x, lo]);
+                        let y = self.glsl(f, GLSL_FMIN, &[y, hi]);
+                        let (t, v, w) = match to {
+                            Ty::U32 => (u, self.op(u, Op::ConvertFToU, &[y]), Width::B32),
+                            Ty::U64 => (u64_, self.op(u64_, Op::ConvertFToU, &[y]), Width::B64),
                             Ty::I32 => {
                                 let i = self.m.ty(Type::I32);
-                                let c = self.op(i, Op::ConvertFToS, &[x]);
-                                (self.op(u, Op::Bitcast, &[c]), Width::B32)
+                                let c = self.op(i, Op::ConvertFToS, &[y]);
+                                (u, self.op(u, Op::Bitcast, &[c]), Width::B32)
                             }
                             _ => {
                                 let i = self.m.ty(Type::I64);
-                                let c = self.op(i, Op::ConvertFToS, &[x]);
-                                (self.op(u64_, Op::Bitcast, &[c]), Width::B64)
+                                let c = self.op(i, Op::ConvertFToS, &[y]);
+                                (u64_, self.op(u64_, Op::Bitcast, &[c]), Width::B64)
                             }
-                        }
+                        };
+                        let (max, zero) = if w == Width::B64 {
+                            (self.m.c64(max), self.m.c64(0))
+                        } else {
+                            (self.c32(max as u32), self.c32(0))
+                        };
+                        let v = self.op(t, Op::Select, &[over, max, v]);
+                        (self.op(t, Op::Select, &[nan, zero, v]), w)
                     }
                     (_, Ty::U32 | Ty::I32) => (self.opnd(s, V::U32), Width::B32),
                     (Ty::I32, _) => {
                         let x = self.opnd(s, V::U32);
                         (self.op(u64_, Op::SConvert, &[x]), Width::B64)
                     }
-                    (Ty::U32, _) => (self.opnd(s, V::U64), Width::B64),
+                    (Ty::U32, _) => {
+                        // Zero-extended from the low 32 bits (the register may hold more).
+                        let x = self.opnd(s, V::U32);
+                        (self.op(u64_, Op::UConvert, &[x]), Width::B64)
+                    }
                     (_, _) => (self.opnd(s, V::U64), Width::B64),
                 };
                 self.assign(dst, v, w);

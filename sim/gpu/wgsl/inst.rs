@@ -103,13 +103,38 @@ impl Gen<'_> {
                         "bitcast<u32>(f32({}))",
                         self.opnd(s, view_of(from))
                     )),
-                    (Ty::F32, Ty::U32) => Val::W32(format!("u32({})", self.opnd(s, View::F32))),
-                    (Ty::F32, Ty::I32) => {
-                        Val::W32(format!("bitcast<u32>(i32({}))", self.opnd(s, View::F32)))
-                    }
-                    (Ty::F32, Ty::U64) => Val::W64(format!("u64({})", self.opnd(s, View::F32))),
-                    (Ty::F32, Ty::I64) => {
-                        Val::W64(format!("bitcast<u64>(i64({}))", self.opnd(s, View::F32)))
+                    (Ty::F32, to) => {
+                        // As the simulator converts (`ir::eval::convert`): WGSL clamps below the
+                        // type's largest value (no f32 holds it), so a value at or above the range's
+                        // top is selected to it; NaN (found by its bits: WGSL may assume no NaN
+                        // in float comparisons) gives 0.
+                        let x = self.opnd(s, View::F32);
+                        let nan = format!("((bitcast<u32>({x}) & 0x7fffffffu) > 0x7f800000u)");
+                        let (conv, top, max, zero) = match to {
+                            Ty::U32 => ("u32", "4294967296.0f", "4294967295u", "0u"),
+                            Ty::I32 => ("i32", "2147483648.0f", "2147483647i", "0i"),
+                            Ty::U64 => (
+                                "u64",
+                                "18446744073709551616.0f",
+                                "18446744073709551615lu",
+                                "0lu",
+                            ),
+                            _ => (
+                                "i64",
+                                "9223372036854775808.0f",
+                                "9223372036854775807li",
+                                "0li",
+                            ),
+                        };
+                        let v = format!(
+                            "select(select({conv}({x}), {max}, {x} >= {top}), {zero}, {nan})"
+                        );
+                        match to {
+                            Ty::U32 => Val::W32(v),
+                            Ty::I32 => Val::W32(format!("bitcast<u32>({v})")),
+                            Ty::U64 => Val::W64(v),
+                            _ => Val::W64(format!("bitcast<u64>({v})")),
+                        }
                     }
                     (_, Ty::U32 | Ty::I32) => Val::W32(self.opnd(s, View::U32)),
                     (Ty::I32, _) => {
