@@ -148,6 +148,21 @@ impl Gpu {
             )));
         }
         let d = &self.device;
+        // The bindings the pipeline's layout has: a WGSL module's own (wgpu reflects them); for a
+        // passed-through SPIR-V module, which wgpu cannot reflect, every binding up to the highest
+        // the module uses (the unused ones bound to the memory too). With gaps in the numbers, the
+        // views of lavapipe's 64-bit atomics reached the wrong buffer (`Binding` numbers are fixed
+        // per view, and a module uses a subset).
+        let bound: Vec<Binding> = match &t.spirv {
+            None => t.bindings.iter().copied().collect(),
+            Some(_) => {
+                let top = t.bindings.iter().map(|b| b.index()).max().unwrap_or(0);
+                Binding::ALL
+                    .into_iter()
+                    .filter(|b| b.index() <= top)
+                    .collect()
+            }
+        };
         let scope = d.push_error_scope(wgpu::ErrorFilter::Validation);
         let pipeline = match &t.spirv {
             None => {
@@ -187,8 +202,7 @@ impl Gpu {
                     })
                 };
                 // wgpu cannot reflect a passed-through module: the layout is explicit.
-                let layout_entries: Vec<wgpu::BindGroupLayoutEntry> = t
-                    .bindings
+                let layout_entries: Vec<wgpu::BindGroupLayoutEntry> = bound
                     .iter()
                     .map(|b| wgpu::BindGroupLayoutEntry {
                         binding: b.index(),
@@ -256,8 +270,7 @@ impl Gpu {
             usage: U::MAP_READ | U::COPY_DST,
             mapped_at_creation: false,
         });
-        let entries: Vec<wgpu::BindGroupEntry> = t
-            .bindings
+        let entries: Vec<wgpu::BindGroupEntry> = bound
             .iter()
             .map(|b| wgpu::BindGroupEntry {
                 binding: b.index(),

@@ -113,6 +113,16 @@ pub enum Binding {
 }
 
 impl Binding {
+    /// Every view, in binding order.
+    pub const ALL: [Binding; 6] = [
+        Binding::Fault,
+        Binding::Plain,
+        Binding::Atomic32,
+        Binding::AtomicI32,
+        Binding::Atomic64,
+        Binding::AtomicI64,
+    ];
+
     pub fn index(self) -> u32 {
         self as u32
     }

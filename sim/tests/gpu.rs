@@ -604,6 +604,16 @@ fn orders_fences_and_wide_barriers_are_rejected_with_their_location() {
     assert!(e.location.starts_with("test.kern:"), "{e}");
 }
 
+/// The shader paths `gpu` runs: WGSL, and SPIR-V where it takes SPIR-V passthrough.
+fn paths(gpu: &Gpu) -> &'static [gpumemsim::gpu::schema::ShaderPath] {
+    use gpumemsim::gpu::schema::ShaderPath;
+    if gpu.passthrough {
+        &[ShaderPath::Wgsl, ShaderPath::Spirv]
+    } else {
+        &[ShaderPath::Wgsl]
+    }
+}
+
 fn sim(w: &Workload) -> machine::RunResult {
     machine::run(&tiny(), w, &RunOptions::default()).expect("simulates")
 }
@@ -617,14 +627,8 @@ fn arithmetic_on_the_adapter_matches_the_simulator_bit_for_bit() {
     };
     let (w, _) = arithmetic_workload(64);
     let expect = sim(&w);
-    use gpumemsim::gpu::schema::ShaderPath;
     // Both translators: WGSL, and SPIR-V where the adapter takes it.
-    let paths: &[ShaderPath] = if gpu.passthrough {
-        &[ShaderPath::Wgsl, ShaderPath::Spirv]
-    } else {
-        &[ShaderPath::Wgsl]
-    };
-    for &path in paths {
+    for &path in paths(&gpu) {
         let p = gpu.prepare_with(&w, Options::default(), path).unwrap();
         let (got, _) = p.run_checked().unwrap();
         let out = 2;
@@ -660,10 +664,12 @@ fn barriers_and_local_memory_reduce_correctly_on_the_adapter() {
     };
     let w = local_reduction_workload(8, 64);
     assert!(sim(&w).all_checks_pass());
-    let p = gpu.prepare(&w, Options::default()).unwrap();
-    let (got, checks) = p.run_checked().unwrap();
-    assert!(checks.iter().all(|c| c.passed));
-    assert_eq!(got.buffers[1][0], 511 * 512 / 2);
+    for &path in paths(&gpu) {
+        let p = gpu.prepare_with(&w, Options::default(), path).unwrap();
+        let (got, checks) = p.run_checked().unwrap();
+        assert!(checks.iter().all(|c| c.passed), "{path:?}");
+        assert_eq!(got.buffers[1][0], 511 * 512 / 2, "{path:?}");
+    }
 }
 
 #[test]
@@ -673,14 +679,26 @@ fn atomics_native_and_emulated_agree_with_the_simulator() {
     };
     let w = atomics_workload(4, 64);
     let expect = sim(&w);
-    let p = gpu.prepare(&w, Options::default()).unwrap();
-    let (got, _) = p.run_checked().unwrap();
-    // Add, sub, and, or, xor, min, max commute; inc and dec do not, so only their bounds are pinned.
-    for j in 0..7 {
-        assert_eq!(got.buffers[0][j], expect.buffers[0][j], "u32 op {j}");
-        assert_eq!(got.buffers[1][j], expect.buffers[1][j], "u64 op {j}");
+    for &path in paths(&gpu) {
+        let p = gpu.prepare_with(&w, Options::default(), path).unwrap();
+        let (got, _) = p.run_checked().unwrap();
+        // Add, sub, and, or, xor, min, max commute; inc and dec do not, so only their bounds are
+        // pinned.
+        for j in 0..7 {
+            assert_eq!(
+                got.buffers[0][j], expect.buffers[0][j],
+                "{path:?}: u32 op {j}"
+            );
+            assert_eq!(
+                got.buffers[1][j], expect.buffers[1][j],
+                "{path:?}: u64 op {j}"
+            );
+        }
+        assert_eq!(
+            got.buffers[2], expect.buffers[2],
+            "{path:?}: i32 min/max, f32 add"
+        );
     }
-    assert_eq!(got.buffers[2], expect.buffers[2], "i32 min/max, f32 add");
 }
 
 #[test]
