@@ -718,16 +718,18 @@ fn out_of_bounds_access_is_a_fault_naming_the_instruction() {
         vec![("d", Ty::U32, 40, Init::Zero)],
     );
     let sim_err = machine::run(&tiny(), &w, &RunOptions::default()).unwrap_err();
-    let p = gpu.prepare(&w, Options::default()).unwrap();
-    let e = p.run_once().unwrap_err().to_string();
-    assert!(
-        e.starts_with("test.kern:4:1: out-of-bounds global access of 4 bytes"),
-        "{e}"
-    );
     assert!(sim_err
         .to_string()
         .contains("out-of-bounds global access of 4 bytes"));
-    assert!(e.contains("24 faulting work-items"), "{e}");
+    for &path in paths(&gpu) {
+        let p = gpu.prepare_with(&w, Options::default(), path).unwrap();
+        let e = p.run_once().unwrap_err().to_string();
+        assert!(
+            e.starts_with("test.kern:4:1: out-of-bounds global access of 4 bytes"),
+            "{path:?}: {e}"
+        );
+        assert!(e.contains("24 faulting work-items"), "{path:?}: {e}");
+    }
 }
 
 #[test]
@@ -751,9 +753,16 @@ fn a_loop_that_never_ends_hits_the_step_limit_instead_of_hanging() {
         32,
         vec![("flag", Ty::U32, 1, Init::Zero)],
     );
-    let p = gpu.prepare(&w, Options { max_steps: 10_000 }).unwrap();
-    let e = p.run_once().unwrap_err().to_string();
-    assert!(e.contains("exceeded 10000 basic-block steps"), "{e}");
+    for &path in paths(&gpu) {
+        let p = gpu
+            .prepare_with(&w, Options { max_steps: 10_000 }, path)
+            .unwrap();
+        let e = p.run_once().unwrap_err().to_string();
+        assert!(
+            e.contains("exceeded 10000 basic-block steps"),
+            "{path:?}: {e}"
+        );
+    }
 }
 
 #[test]
