@@ -149,6 +149,10 @@ pub enum FaultCode {
     Misaligned = 2,
     DivByZero = 3,
     StepLimit = 4,
+    /// The device left the loop that runs the kernel's blocks before the kernel finished, without a
+    /// fault of the kernel's: a driver that ends long-running shader loops (llvmpipe ends every
+    /// loop after 65,535 iterations).
+    LoopCut = 5,
 }
 
 impl FaultCode {
@@ -158,6 +162,7 @@ impl FaultCode {
             2 => FaultCode::Misaligned,
             3 => FaultCode::DivByZero,
             4 => FaultCode::StepLimit,
+            5 => FaultCode::LoopCut,
             _ => return None,
         })
     }
@@ -194,7 +199,7 @@ impl Translation {
             return None;
         }
         // A step-limit fault records the block it was in, every other fault the instruction.
-        let pc = if f[1] == FaultCode::StepLimit as u32 {
+        let pc = if f[1] == FaultCode::StepLimit as u32 || f[1] == FaultCode::LoopCut as u32 {
             self.block_starts
                 .get(f[2] as usize)
                 .copied()
@@ -220,6 +225,11 @@ impl Translation {
                 "exceeded {} basic-block steps (a loop that never ends?)",
                 self.max_steps
             ),
+            Some(FaultCode::LoopCut) => "the device stopped running the kernel here before it \
+                 finished, without a fault of the kernel's: its driver ends long-running shader \
+                 loops (llvmpipe ends every loop after 65,535 iterations), so a kernel this long \
+                 cannot be measured on it"
+                .to_string(),
             None => format!("unknown fault code {}", f[1]),
         };
         Some(format!(

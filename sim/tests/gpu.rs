@@ -1352,3 +1352,57 @@ fn the_device_campaign_runs_on_the_adapter_and_writes_its_folder() {
         );
     }
 }
+
+/// A kernel of 70,000 loop iterations: it completes on a GPU; llvmpipe ends every shader loop after
+/// 65,535 iterations, which must be an error naming that, never a silently wrong result.
+#[test]
+fn a_loop_the_driver_cuts_short_is_an_error_not_a_wrong_result() {
+    let Some(gpu) = adapter_or_skip("a_loop_the_driver_cuts_short_is_an_error_not_a_wrong_result")
+    else {
+        return;
+    };
+    // r1 = counter; loop: r1 += 1; r2 = r1 < N; branch back while r2; out[0] = r1.
+    let n = 70_000u64;
+    let insts = vec![
+        alu(AluOp::Add, Ty::U32, 1, I(0), I(0)),
+        alu(AluOp::Add, Ty::U32, 1, R(1), I(1)),
+        Inst::Cmp {
+            op: CmpOp::Lt,
+            ty: Ty::U32,
+            dst: 2,
+            a: R(1),
+            b: I(n),
+        },
+        Inst::Branch {
+            target: 1,
+            cond: Some((2, true)),
+        },
+        store(Space::Global, at(0, 0), R(1), Ty::U32),
+        Inst::Exit,
+    ];
+    let w = workload(
+        kernel(insts, 3, 0),
+        1,
+        1,
+        vec![("out", Ty::U32, 1, Init::Zero)],
+    );
+    assert_eq!(sim(&w).buffers[0][0], n);
+    let cuts = gpu.report.name.contains("llvmpipe");
+    for &path in paths(&gpu) {
+        let p = gpu.prepare_with(&w, Options::default(), path).unwrap();
+        match p.run_once() {
+            Ok(out) => {
+                assert!(!cuts, "{path:?}: llvmpipe ran 70,000 iterations");
+                assert_eq!(out.buffers[0][0], n, "{path:?}");
+            }
+            Err(e) => {
+                let e = e.to_string();
+                assert!(cuts, "{path:?}: {e}");
+                assert!(
+                    e.contains("the device stopped running the kernel here before it finished"),
+                    "{path:?}: {e}"
+                );
+            }
+        }
+    }
+}

@@ -189,6 +189,13 @@ impl Gen<'_> {
             self.emit(Op::Branch, &[outer_header]);
             self.label(outer_merge);
         }
+        // Left the loops unfinished without a fault: the driver ended a loop (`FaultCode::LoopCut`).
+        let b = self.load(u, blk);
+        let unfinished = self.op(bl, Op::INotEqual, &[b, done_c]);
+        let fc = self.load(u, self.ids.f[0]);
+        let clean = self.op(bl, Op::IEqual, &[fc, z]);
+        let cut = self.op(bl, Op::LogicalAnd, &[unfinished, clean]);
+        self.call_fault_dyn(cut, FaultCode::LoopCut, b, z);
         let fc = self.load(u, self.ids.f[0]);
         let faulted = self.op(bl, Op::INotEqual, &[fc, z]);
         let (rb, rm) = (self.m.id(), self.m.id());

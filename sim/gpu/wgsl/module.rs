@@ -173,6 +173,12 @@ impl Gen<'_> {
         } else {
             s.push_str(&inner);
         }
+        // Left the loops unfinished without a fault: the driver ended a loop (`FaultCode::LoopCut`).
+        let _ = writeln!(
+            s,
+            "  if (blk != DONE && f_code == 0u) {{ fault({}u, blk, 0u, 0u, 0u); }}",
+            FaultCode::LoopCut as u32
+        );
         s.push_str("  if (f_code != 0u) { record_fault(); }\n}\n");
         s
     }
