@@ -156,6 +156,22 @@ impl TagArray {
         let t = self.tags[way.0 as usize];
         (t != INVALID).then_some(t & !1)
     }
+
+    /// Invalidates every line with a byte in `[start, end)` and calls `dropped` with its way (the
+    /// owning cache clears its state for it). A line is tested by its last byte, so that the address
+    /// space's last line (whose end would be 2^64) is found too.
+    pub fn invalidate_range(&mut self, start: u64, end: u64, mut dropped: impl FnMut(Way)) {
+        let last = (1u64 << self.line_shift) - 1;
+        for w in 0..self.tags.len() {
+            let way = Way(w as u32);
+            if let Some(line) = self.line_at(way) {
+                if line < end && line + last >= start {
+                    self.tags[w] = INVALID;
+                    dropped(way);
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -429,17 +429,9 @@ impl L1 {
 
     /// Drops the lines overlapping `[start, end)` (a host copy wrote them in DRAM).
     pub fn drop_range(&mut self, start: u64, end: u64) {
-        let lb = self.line_bytes as u64;
-        for w in 0..self.tags.capacity_lines() as u32 {
-            let way = Way(w);
-            if let Some(line) = self.tags.line_at(way) {
-                // The line's last byte (an aligned line's end may be 2^64: not computed).
-                if line < end && line + (lb - 1) >= start {
-                    self.tags.invalidate(way);
-                    self.valid[w as usize] = 0;
-                }
-            }
-        }
+        let valid = &mut self.valid;
+        self.tags
+            .invalidate_range(start, end, |w| valid[w.0 as usize] = 0);
     }
 
     /// Drops this SM's copy of `line` (and detaches an outstanding fill for it) because a request for

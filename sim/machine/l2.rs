@@ -381,16 +381,8 @@ impl L2Slice {
     /// Drops the lines overlapping `[start, end)`: a host copy wrote them in DRAM, so their cached
     /// copies (dirty or not) are stale and the next access misses.
     pub fn drop_range(&mut self, start: u64, end: u64) {
-        let lb = self.line_bytes as u64;
-        for w in 0..self.tags.capacity_lines() as u32 {
-            let way = super::cache::Way(w);
-            if let Some(line) = self.tags.line_at(way) {
-                // The line's last byte (an aligned line's end may be 2^64: not computed).
-                if line < end && line + (lb - 1) >= start {
-                    self.tags.invalidate(way);
-                    self.dirty[w as usize] = false;
-                }
-            }
-        }
+        let dirty = &mut self.dirty;
+        self.tags
+            .invalidate_range(start, end, |w| dirty[w.0 as usize] = false);
     }
 }
