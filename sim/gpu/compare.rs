@@ -712,6 +712,16 @@ impl Comparison {
                 .or_default()
                 .push((r.kernel_ns, r.simulated_ns));
         }
+        // Cases measured at or below the dispatch overhead have no kernel time to draw: the x axis
+        // says how many.
+        let not_drawn = |rows: &mut dyn Iterator<Item = &Row>, what: &str| match rows
+            .filter(|r| r.error.is_none())
+            .count()
+        {
+            0 => what.to_string(),
+            1 => format!("{what} (1 measured case not above the dispatch overhead: not drawn)"),
+            n => format!("{what} ({n} measured cases not above the dispatch overhead: not drawn)"),
+        };
         if !by_group.is_empty() {
             let series = by_group
                 .into_iter()
@@ -729,7 +739,10 @@ impl Comparison {
                 "simulated-vs-measured",
                 Chart::scatter(
                     title,
-                    Axis::log("measured kernel time", "ns"),
+                    Axis::log(
+                        not_drawn(&mut self.rows.iter(), "measured kernel time"),
+                        "ns",
+                    ),
                     Axis::log(format!("simulated on {}", self.config), "ns"),
                     series,
                     true,
@@ -763,11 +776,15 @@ impl Comparison {
             series.push(Series::new(format!("{name}, {form}: simulated"), simulated));
         }
         if !series.is_empty() {
+            let threads = not_drawn(
+                &mut self.rows.iter().filter(|r| r.group == "contention"),
+                "contending threads T",
+            );
             charts.push((
                 "contention",
                 Chart::lines(
                     "Atomic add: time per operation against contending threads",
-                    Axis::log("contending threads T", "threads"),
+                    Axis::log(threads, "threads"),
                     Axis::log("kernel time / T", "ns"),
                     series,
                 ),
@@ -862,5 +879,50 @@ mod tests {
         let r = pearson(&[(1.0, 2.0), (2.0, 4.0), (3.0, 6.5)]).unwrap();
         assert!(r > 0.99 && r <= 1.0);
         assert_eq!(pearson(&[(1.0, 2.0), (1.0, 2.0), (1.0, 2.0)]), None);
+    }
+
+    #[test]
+    fn charts_say_how_many_cases_they_do_not_draw() {
+        let row = |t: i64, kernel_ns: f64| Row {
+            key: format!("contention[T={t}]"),
+            bench: "contention".into(),
+            group: "contention".into(),
+            case: format!("T={t}"),
+            params: BTreeMap::from([("T".to_string(), t), ("RET".to_string(), 0)]),
+            measured_ns: kernel_ns + 50.0,
+            measured_min_ns: kernel_ns + 50.0,
+            measured_max_ns: kernel_ns + 50.0,
+            kernel_ns,
+            simulated_ns: 500.0,
+            cycles: 1000,
+            error: (kernel_ns > 0.0).then(|| (500.0 - kernel_ns) / kernel_ns),
+        };
+        let c = Comparison {
+            measurement: "m.json".into(),
+            adapter: "a GPU".into(),
+            cpu_adapter: false,
+            measured_on: String::new(),
+            config: "h100".into(),
+            core_mhz: 1980,
+            overhead_ns: 50.0,
+            rows: vec![row(1, 400.0), row(64, 0.0), row(256, 0.0)],
+            skipped: vec![],
+            overall: Metrics::of(&[]),
+            groups: BTreeMap::new(),
+            slopes: vec![],
+            slope_metrics: Metrics::of(&[]),
+            litmus: vec![],
+        };
+        let charts = c.charts();
+        let x = |name: &str| {
+            let (_, chart) = charts.iter().find(|(n, _)| *n == name).expect(name);
+            chart.x.title()
+        };
+        let note = "(2 measured cases not above the dispatch overhead: not drawn)";
+        assert_eq!(
+            x("simulated-vs-measured"),
+            format!("measured kernel time {note} [ns]")
+        );
+        assert_eq!(x("contention"), format!("contending threads T {note}"));
     }
 }
