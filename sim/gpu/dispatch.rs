@@ -154,7 +154,7 @@ impl Gpu {
         // views of lavapipe's 64-bit atomics reached the wrong buffer (`Binding` numbers are fixed
         // per view, and a module uses a subset).
         let bound: Vec<Binding> = match &t.spirv {
-            None => t.bindings.iter().copied().collect(),
+            None => t.bindings.to_vec(),
             Some(_) => {
                 let top = t.bindings.iter().map(|b| b.index()).max().unwrap_or(0);
                 Binding::ALL
