@@ -218,8 +218,8 @@ pub fn workload(
                         *ploc,
                         format!(
                             "`{name}` points to `{}` but the header's local array holds `{}`",
-                            p.elem.name(),
-                            elem.name()
+                            p.elem.name(l.dialect),
+                            elem.name(l.dialect)
                         ),
                     )));
                 }
@@ -247,7 +247,7 @@ pub fn workload(
                         *ploc,
                         format!(
                             "`{name}` points to `{}` but buffer `{buf}` holds {} elements",
-                            p.elem.name(),
+                            p.elem.name(l.dialect),
                             b.elem.name()
                         ),
                     )));

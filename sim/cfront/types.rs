@@ -10,6 +10,7 @@
 //! Register representation (the lowering keeps it): a 32-bit value sits zero-extended in its 64-bit
 //! register, which is how the machine writes 32-bit ALU results and loads; `bool` is 0 or 1.
 
+use super::Dialect;
 use crate::ir::{Space, Ty};
 
 /// A scalar type.
@@ -65,15 +66,19 @@ impl STy {
         }
     }
 
-    /// The C spelling, for messages.
-    pub fn name(self) -> &'static str {
-        match self {
-            STy::Bool => "bool",
-            STy::I32 => "int",
-            STy::U32 => "unsigned int",
-            STy::I64 => "long long",
-            STy::U64 => "unsigned long long",
-            STy::F32 => "float",
+    /// The spelling in dialect `d`, for messages: OpenCL C's `uint`, `long`, `ulong` (OpenCL C 2.0
+    /// §6.1.1, where `long` is 64 bits), CUDA's `unsigned int`, `long long`, `unsigned long long`.
+    pub fn name(self, d: Dialect) -> &'static str {
+        match (self, d) {
+            (STy::Bool, _) => "bool",
+            (STy::I32, _) => "int",
+            (STy::F32, _) => "float",
+            (STy::U32, Dialect::Cuda) => "unsigned int",
+            (STy::I64, Dialect::Cuda) => "long long",
+            (STy::U64, Dialect::Cuda) => "unsigned long long",
+            (STy::U32, Dialect::OpenCl) => "uint",
+            (STy::I64, Dialect::OpenCl) => "long",
+            (STy::U64, Dialect::OpenCl) => "ulong",
         }
     }
 
@@ -140,28 +145,39 @@ pub struct PtrTy {
 }
 
 impl PtrTy {
-    pub fn describe(&self) -> String {
-        format!(
-            "{}{}{} {}*",
-            if self.volatile { "volatile " } else { "" },
-            match self.space {
-                Space::Global => "global ",
-                Space::Local => "local ",
-            },
-            if self.atomic {
-                match self.elem {
-                    STy::I32 => "atomic_int",
-                    STy::U32 => "atomic_uint",
-                    STy::I64 => "atomic_long",
-                    STy::U64 => "atomic_ulong",
-                    _ => "atomic_float",
-                }
-            } else {
-                self.elem.name()
-            },
-            ""
-        )
-        .replace(" *", "*")
+    /// The pointer type as dialect `d` writes it, for messages: OpenCL C names the address space
+    /// (`global atomic_int*`, `local uint*`); CUDA's pointers are generic, so a pointer into shared
+    /// memory says so after the type (`int* (into __shared__ memory)`).
+    pub fn describe(&self, d: Dialect) -> String {
+        let volatile = if self.volatile { "volatile " } else { "" };
+        match d {
+            Dialect::OpenCl => {
+                let space = match self.space {
+                    Space::Global => "global",
+                    Space::Local => "local",
+                };
+                let elem = if self.atomic {
+                    match self.elem {
+                        STy::I32 => "atomic_int",
+                        STy::U32 => "atomic_uint",
+                        STy::I64 => "atomic_long",
+                        STy::U64 => "atomic_ulong",
+                        _ => "atomic_float",
+                    }
+                } else {
+                    self.elem.name(d)
+                };
+                format!("{volatile}{space} {elem}*")
+            }
+            Dialect::Cuda => {
+                let atomic = if self.atomic { "_Atomic " } else { "" };
+                let space = match self.space {
+                    Space::Global => "",
+                    Space::Local => " (into __shared__ memory)",
+                };
+                format!("{volatile}{atomic}{}*{space}", self.elem.name(d))
+            }
+        }
     }
 }
 
@@ -181,10 +197,11 @@ impl VTy {
         }
     }
 
-    pub fn describe(&self) -> String {
+    /// The type as dialect `d` writes it, for messages.
+    pub fn describe(&self, d: Dialect) -> String {
         match self {
-            VTy::Scalar(s) => s.name().to_string(),
-            VTy::Ptr(p) => p.describe(),
+            VTy::Scalar(s) => s.name(d).to_string(),
+            VTy::Ptr(p) => p.describe(d),
         }
     }
 }

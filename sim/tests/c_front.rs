@@ -791,6 +791,42 @@ fn unsupported_constructs_are_named_at_their_place() {
 }
 
 #[test]
+fn pointers_convert_implicitly_only_to_the_same_type_and_messages_spell_the_dialects_types() {
+    // Implicit conversions a C11 or C++ compiler rejects (GCC 14 and Clang by default), each with
+    // the types as the file's own dialect writes them.
+    let cases: &[(&str, &str, &str, &str)] = &[
+        ("__global__ void k(int *d) { unsigned int *q = d; q[0] = 1; }", "k.cu", "6:47", "cannot convert `int*` to `unsigned int*` without a cast"),
+        ("__global__ void k(int *d) { long long a = d; }", "k.cu", "6:43", "cannot convert `int*` to `long long` without a cast"),
+        ("__global__ void k(volatile int *d) { int *q = d; q[0] = 1; }", "k.cu", "6:47", "cannot convert `volatile int*` to `int*`"),
+        ("__device__ void f(unsigned long long *p) { p[0] = 1; }\n__global__ void k(int *d) { f(d); }", "k.cu", "7:31", "cannot convert `int*` to `unsigned long long*`"),
+        ("__kernel void k(__global int *d) { __global uint *q = d; q[0] = 1; }", "k.cl", "6:55", "cannot convert `global int*` to `global uint*` without a cast"),
+        ("__kernel void k(__global int *d) { long a = d; }", "k.cl", "6:45", "cannot convert `global int*` to `long` without a cast"),
+        ("__kernel void k(__global int *d) { __global atomic_int *a = d; }", "k.cl", "6:61", "to `global atomic_int*`"),
+        ("__kernel void k(__global int *d) { __global ulong *q = 0; switch (q) { default: break; } }", "k.cl", "6:67", "found `global ulong*`"),
+        ("__kernel void k(__global int *d) { __local bool a[4]; }", "k.cl", "6:36", "elements are int, uint, long, ulong, float"),
+        ("__global__ void k(int *d) { __shared__ bool a[4]; }", "k.cu", "6:29", "elements are int, unsigned int, long long, unsigned long long, float"),
+    ];
+    for (body, file, at, what) in cases {
+        let e = err(&format!("{HEAD}{body}"), file);
+        let want = format!("{file}:{at}:");
+        assert!(
+            e.starts_with(&want) && e.contains(what),
+            "expected {want} ... {what}, got: {e}"
+        );
+    }
+    // The same conversions written as casts load, and a pointer still tests as a condition.
+    for (body, file) in [
+        ("__global__ void k(int *d) { unsigned int *q = (unsigned int *)d; q[0] = 1; long long a = (long long)d; if (d) { d[1] = 2; } }", "k.cu"),
+        ("__global__ void k(int *d) { volatile int *v = d; v[0] = 1; }", "k.cu"),
+        ("__kernel void k(__global int *d) { __global uint *q = (__global uint *)d; q[0] = 1u; long a = (long)d; if (d) { d[1] = 2; } }", "k.cl"),
+        ("__kernel void k(__global int *d) { __global atomic_int *a = (__global atomic_int *)d; atomic_store(a, 1); }", "k.cl"),
+    ] {
+        kernel::parse(&format!("{HEAD}{body}"), file, &[])
+            .unwrap_or_else(|e| panic!("{file} should load: {e}\n{body}"));
+    }
+}
+
+#[test]
 fn header_errors_point_into_the_comment() {
     let k = "\n__global__ void k(int *d, float c) { d[0] = (int)c; }";
     let cases: &[(&str, &str, &str)] = &[

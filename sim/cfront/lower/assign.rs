@@ -275,7 +275,7 @@ impl Lower<'_> {
                 p.space = from.space;
             }
         }
-        self.convert(v, to, hint, at)
+        self.convert_cast(v, to, hint, at)
     }
 
     /// The value type a type name denotes.

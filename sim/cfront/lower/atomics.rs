@@ -143,7 +143,7 @@ impl Lower<'_> {
                 at,
                 format!(
                     "expected a pointer to the atomic object, found {}",
-                    p.describe()
+                    p.describe(self.dialect)
                 ),
             ));
         };
@@ -218,7 +218,7 @@ impl Lower<'_> {
             match (op, self.dialect) {
                 (RmwOp::Inc | RmwOp::Dec, _) => format!(
                     "atomicInc/atomicDec take `unsigned int`, found `{}`",
-                    t.name()
+                    t.name(self.dialect)
                 ),
                 (_, Dialect::OpenCl) => {
                     "OpenCL 2.0's atomic_float has load, store, exchange and compare-exchange only"
@@ -226,7 +226,7 @@ impl Lower<'_> {
                 }
                 _ => format!(
                     "this atomic operation takes an integer, found `{}`",
-                    t.name()
+                    t.name(self.dialect)
                 ),
             },
         ))
@@ -320,8 +320,8 @@ impl Lower<'_> {
                         at,
                         format!(
                             "the expected value is `{}` but the object is `{}`",
-                            et.name(),
-                            o.elem.name()
+                            et.name(self.dialect),
+                            o.elem.name(self.dialect)
                         ),
                     ));
                 }
@@ -360,8 +360,8 @@ impl Lower<'_> {
                         at,
                         format!(
                             "the expected value is `{}` but the object is `{}`",
-                            et.name(),
-                            o.elem.name()
+                            et.name(self.dialect),
+                            o.elem.name(self.dialect)
                         ),
                     ));
                 }

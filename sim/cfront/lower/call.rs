@@ -181,8 +181,8 @@ impl Lower<'_> {
                 at,
                 format!(
                     "atomic_ref<{}> of an object of type `{}`",
-                    elem.name(),
-                    ty.name()
+                    elem.name(self.dialect),
+                    ty.name(self.dialect)
                 ),
             ));
         }

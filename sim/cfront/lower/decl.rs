@@ -253,7 +253,16 @@ impl Lower<'_> {
         }
         let elem = match &d.spec.base {
             BaseTy::Scalar(s) if *s != STy::Bool => *s,
-            _ => return Err(self.err(d.spec.loc, "a local array's elements are int, unsigned, long long, unsigned long long or float")),
+            _ => {
+                let names: Vec<&str> = [STy::I32, STy::U32, STy::I64, STy::U64, STy::F32]
+                    .iter()
+                    .map(|t| t.name(self.dialect))
+                    .collect();
+                return Err(self.err(
+                    d.spec.loc,
+                    format!("a local array's elements are {}", names.join(", ")),
+                ));
+            }
         };
         for x in &d.decls {
             if !x.ptrs.is_empty() {
@@ -284,8 +293,8 @@ impl Lower<'_> {
                         format!(
                             "`{}` is declared `{}` here and `{}` in the workload header",
                             x.name,
-                            elem.name(),
-                            hdr.name()
+                            elem.name(self.dialect),
+                            hdr.name(self.dialect)
                         ),
                     ));
                 }

@@ -217,7 +217,7 @@ impl Lower<'_> {
                     }
                 };
                 if !matches!(pv, RVal::Ptr { .. }) {
-                    return Err(self.err(at, format!("indexing needs a pointer or an array, found {}", pv.describe())));
+                    return Err(self.err(at, format!("indexing needs a pointer or an array, found {}", pv.describe(self.dialect))));
                 }
                 let p = self.ptr_add(pv, iv, false, None, at)?;
                 self.deref(p, at)
@@ -236,7 +236,10 @@ impl Lower<'_> {
     pub(crate) fn pointer_operand(&mut self, p: &Expr) -> R<RVal> {
         let v = self.pointer_or_value(p)?;
         if !matches!(v, RVal::Ptr { .. }) {
-            return Err(self.err(p.loc, format!("expected a pointer, found {}", v.describe())));
+            return Err(self.err(
+                p.loc,
+                format!("expected a pointer, found {}", v.describe(self.dialect)),
+            ));
         }
         Ok(v)
     }
@@ -257,7 +260,10 @@ impl Lower<'_> {
 
     pub(crate) fn deref(&mut self, p: RVal, at: SrcLoc) -> R<LVal> {
         let RVal::Ptr { base, off, ty } = p else {
-            return Err(self.err(at, format!("`*` needs a pointer, found {}", p.describe())));
+            return Err(self.err(
+                at,
+                format!("`*` needs a pointer, found {}", p.describe(self.dialect)),
+            ));
         };
         if let Operand::Imm(0) = base {
             if off == 0 && ty.space == Space::Global {
@@ -286,7 +292,10 @@ impl Lower<'_> {
                     RVal::Scalar { ty, .. } => self.convert(v, VTy::Scalar(ty.promote()), hint, at),
                     _ => Err(self.err(
                         at,
-                        format!("unary `+` takes a number, found {}", v.describe()),
+                        format!(
+                            "unary `+` takes a number, found {}",
+                            v.describe(self.dialect)
+                        ),
                     )),
                 }
             }
@@ -295,7 +304,10 @@ impl Lower<'_> {
                 let RVal::Scalar { ty, .. } = v else {
                     return Err(self.err(
                         at,
-                        format!("this operator takes a number, found {}", v.describe()),
+                        format!(
+                            "this operator takes a number, found {}",
+                            v.describe(self.dialect)
+                        ),
                     ));
                 };
                 let t = ty.promote();

@@ -299,7 +299,7 @@ impl Lower<'_> {
                         a.loc,
                         format!(
                             "`{key}` reads the bits of a {bytes}-byte value; found `{}`",
-                            ty.name()
+                            ty.name(self.dialect)
                         ),
                     ));
                 }
@@ -328,7 +328,7 @@ impl Lower<'_> {
             if need_atomic && !ty.atomic && self.mode == Mode::Kernel {
                 return Err(self.err(
                     e.loc,
-                    format!("`{key}` takes a pointer to an atomic type (atomic_int, atomic_uint, atomic_long, atomic_ulong, atomic_float); found `{}`: cast it, e.g. `(volatile __global atomic_int *)p`", ty.describe()),
+                    format!("`{key}` takes a pointer to an atomic type (atomic_int, atomic_uint, atomic_long, atomic_ulong, atomic_float); found `{}`: cast it, e.g. `(volatile __global atomic_int *)p`", ty.describe(self.dialect)),
                 ));
             }
             if !need_atomic && ty.atomic && self.mode == Mode::Kernel {
@@ -336,7 +336,7 @@ impl Lower<'_> {
                     e.loc,
                     format!(
                         "`{key}` (OpenCL 1.x) takes a pointer to int or uint, found `{}`",
-                        ty.describe()
+                        ty.describe(self.dialect)
                     ),
                 ));
             }

@@ -264,7 +264,10 @@ impl Lower<'_> {
         let RVal::Scalar { ty, .. } = v else {
             return Err(self.err(
                 e.loc,
-                format!("`switch` needs an integer, found {}", v.describe()),
+                format!(
+                    "`switch` needs an integer, found {}",
+                    v.describe(self.dialect)
+                ),
             ));
         };
         if ty.is_float() {

@@ -83,9 +83,10 @@ impl RVal {
         }
     }
 
-    pub fn describe(&self) -> String {
+    /// The value's type as dialect `d` writes it, quoted, for messages.
+    pub fn describe(&self, d: Dialect) -> String {
         self.vty()
-            .map(|t| format!("`{}`", t.describe()))
+            .map(|t| format!("`{}`", t.describe(d)))
             .unwrap_or_else(|| "a void value".into())
     }
 }
@@ -320,8 +321,52 @@ impl Lower<'_> {
         }
     }
 
-    /// C's conversion of `v` to `to` (assignment, cast, argument passing).
+    /// C's implicit conversion of `v` to `to` (assignment, initialisation, argument passing, the
+    /// arms of `?:`): a pointer converts only to a pointer to the same type, the same atomicity and
+    /// (CUDA, C++ [conv.qual]) without dropping `volatile`, and to an integer only through a cast (C11
+    /// §6.5.16.1's constraints; C++ [conv.ptr]; GCC 14 and Clang reject both by default).
     pub(crate) fn convert(&mut self, v: RVal, to: VTy, hint: Option<Reg>, at: SrcLoc) -> R<RVal> {
+        let d = self.dialect;
+        match (v, to) {
+            (RVal::Ptr { ty, .. }, VTy::Ptr(p))
+                if ty.space == p.space
+                    && (ty.elem != p.elem
+                        || ty.atomic != p.atomic
+                        || (d == Dialect::Cuda && ty.volatile && !p.volatile)) =>
+            {
+                return Err(self.err(
+                    at,
+                    format!(
+                        "cannot convert `{}` to `{}` without a cast",
+                        ty.describe(d),
+                        p.describe(d)
+                    ),
+                ))
+            }
+            (RVal::Ptr { ty, .. }, VTy::Scalar(t)) if t != STy::Bool => {
+                return Err(self.err(
+                    at,
+                    format!(
+                        "cannot convert `{}` to `{}` without a cast",
+                        ty.describe(d),
+                        t.name(d)
+                    ),
+                ))
+            }
+            _ => {}
+        }
+        self.convert_cast(v, to, hint, at)
+    }
+
+    /// C's explicit conversion (a cast) of `v` to `to`: also between pointer types and from a
+    /// pointer to a 64-bit integer.
+    pub(crate) fn convert_cast(
+        &mut self,
+        v: RVal,
+        to: VTy,
+        hint: Option<Reg>,
+        at: SrcLoc,
+    ) -> R<RVal> {
         match (v, to) {
             (RVal::Scalar { op, ty, max }, VTy::Scalar(t)) => {
                 self.convert_scalar(op, ty, max, t, hint, at)
@@ -349,7 +394,7 @@ impl Lower<'_> {
                     at,
                     format!(
                         "cannot convert `{}` into a pointer (only the null pointer constant 0 is)",
-                        ty.name()
+                        ty.name(self.dialect)
                     ),
                 )),
             },
@@ -370,7 +415,7 @@ impl Lower<'_> {
                     at,
                     format!(
                         "cannot convert a pointer into `{}` (addresses are 64 bits)",
-                        t.name()
+                        t.name(self.dialect)
                     ),
                 )),
             },
