@@ -88,6 +88,10 @@ pub enum Capability {
     FloatAtomics,
     /// Thread-block clusters (`.cluster` scope).
     Clusters,
+    /// Memory proxies: virtual aliases (`y @ generic aliases x`), surfaces, textures and constant
+    /// memory reaching one location (`sust`, `suld`, `tld`, Dat3M's `cold`), and the proxy fences
+    /// that order them (`fence.proxy.*`).
+    Proxies,
 }
 
 impl Capability {
@@ -101,6 +105,7 @@ impl Capability {
             Capability::VectorAccess => "vector accesses",
             Capability::FloatAtomics => "f64/f16/bf16 atomics",
             Capability::Clusters => "thread-block clusters",
+            Capability::Proxies => "memory proxies",
         }
     }
 }
@@ -126,12 +131,15 @@ fn needs(test: &LitmusTest, p: &Pending) -> LitmusError {
 
 /// The first construct of `test` the machine cannot run, as an error; `Ok` when it can run all.
 pub fn check_runnable(test: &LitmusTest) -> Result<(), LitmusError> {
+    if let Some(p) = test.pending.first() {
+        return Err(needs(test, p));
+    }
     for t in &test.threads {
         if let Some(p) = t.pending.first() {
             return Err(needs(test, p));
         }
         for b in &t.barriers {
-            if let Some(p) = barrier_need(b) {
+            if let Some(p) = barrier_need(t, b) {
                 return Err(needs(test, &p));
             }
         }
@@ -155,8 +163,9 @@ pub fn check_runnable(test: &LitmusTest) -> Result<(), LitmusError> {
     local_ownership(test)
 }
 
-/// What a barrier needs beyond what the machine runs: an id or a thread count in a register.
-fn barrier_need(b: &NamedBarrier) -> Option<Pending> {
+/// What a barrier of thread `t` needs beyond what the machine runs: an id or a thread count in a
+/// register.
+fn barrier_need(t: &Thread, b: &NamedBarrier) -> Option<Pending> {
     let reg = [Some(b.id), b.threads]
         .into_iter()
         .flatten()
@@ -167,15 +176,19 @@ fn barrier_need(b: &NamedBarrier) -> Option<Pending> {
         detail: format!(
             "barrier {} {}: the machine's barriers take immediate ids and thread counts",
             if reg == b.id { "id" } else { "thread count" },
-            show(reg)
+            show(t, reg)
         ),
     })
 }
 
-fn show(o: Operand) -> String {
+/// An operand as the test wrote it: a number, or a register by its name.
+fn show(t: &Thread, o: Operand) -> String {
     match o {
         Operand::Imm(v) => v.to_string(),
-        Operand::Reg(r) => format!("in register %{r}"),
+        Operand::Reg(r) => match t.regs.get(r as usize) {
+            Some(info) => format!("in register {}", info.name),
+            None => format!("in register %{r}"),
+        },
     }
 }
 

@@ -240,6 +240,8 @@ mod tests {
             prop_true: outcomes.iter().filter(|o| o.prop).map(|o| o.count).sum(),
             witnesses: outcomes.iter().filter(|o| o.witness).map(|o| o.count).sum(),
             no_final_state: 0,
+            no_final_state_stopped: 0,
+            has_loop: false,
             no_final_state_launch: 0,
             outcomes,
             expectation: test.expectation,

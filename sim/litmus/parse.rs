@@ -8,17 +8,20 @@
 //!   `key = value` lines (herd's info: `Hash=...`, `Cycle=...`, kept in order) and comments;
 //! - the init block `{ ... }`: locations (`x=1`, `[x]=1`, `*x=1`, `int x = 1`, `uint64_t x;`,
 //!   `local int x = 0`, arrays `int y[2] = {0, 0}` or `y[2]` for zeros) and registers (`P0:r1=5`,
-//!   `0:r1=x` or `0:r1=&x` for x's address, `0:r1=y[1]` for an element's address);
+//!   `0:r1=x` or `0:r1=&x` for x's address, `0:r1=y[1]` for an element's address), and Dat3M's
+//!   virtual aliases `y @ generic|surface|texture|constant aliases x` (a location like `x` whose test
+//!   needs the memory-proxies capability);
 //! - the dialect's threads (`ptx.rs`, `opencl.rs`), the final condition (`cond.rs`), and the
 //!   expectation (`expect: allowed|forbidden[, required]` in any comment).
 //!
 //! Sizes derived from the input are bounded before anything is allocated from them (`test.rs`:
 //! threads, locations, array lengths, bytes per instance).
 
+use super::capability::Capability;
 use super::lex::{lex, Comment, Cursor, Tok};
 use super::test::{
-    Dialect, Expect, Expectation, LitmusTest, Location, RegInit, MAX_ARRAY_LEN, MAX_INSTANCE_BYTES,
-    MAX_LOCATIONS, MAX_THREADS,
+    Dialect, Expect, Expectation, LitmusTest, Location, Pending, RegInit, MAX_ARRAY_LEN,
+    MAX_INSTANCE_BYTES, MAX_LOCATIONS, MAX_THREADS,
 };
 use super::{cond, opencl, ptx, LitmusError};
 use crate::ir::{Space, SrcLoc, Ty};
@@ -54,7 +57,8 @@ pub fn parse(text: &str, file: &str) -> Result<LitmusTest, LitmusError> {
     };
     let mut c = Cursor::new(&lexed.tokens, file, end);
     let mut locations: Vec<Location> = Vec::new();
-    let reg_init = init_block(&mut c, &mut locations)?;
+    let mut pending = Vec::new();
+    let reg_init = init_block(&mut c, &mut locations, &mut pending)?;
     let threads = match head.dialect {
         Dialect::Ptx => ptx::parse_threads(&mut c, &mut locations, &reg_init)?,
         Dialect::OpenCl => opencl::parse_threads(&mut c, &blanked, &mut locations, &reg_init)?,
@@ -91,6 +95,7 @@ pub fn parse(text: &str, file: &str) -> Result<LitmusTest, LitmusError> {
         threads,
         condition,
         expectation,
+        pending,
     };
     test.apply_spaces();
     Ok(test)
@@ -452,6 +457,7 @@ fn reg_value(
 fn init_block(
     c: &mut Cursor,
     locations: &mut Vec<Location>,
+    pending: &mut Vec<Pending>,
 ) -> Result<Vec<RegInitEntry>, LitmusError> {
     c.expect_punct("{")?;
     let mut regs: Vec<RegInitEntry> = Vec::new();
@@ -470,7 +476,12 @@ fn init_block(
             (Some(Tok::Ident(s)), Some(Tok::Punct(":"))) => Some(s.clone()),
             _ => None,
         };
-        if let Some(t) = thread {
+        if matches!(
+            (c.peek(), c.peek_at(1)),
+            (Some(Tok::Ident(_)), Some(Tok::Punct("@")))
+        ) {
+            proxy_alias(c, locations, &mut declared, pending)?;
+        } else if let Some(t) = thread {
             c.next();
             c.next();
             let (r, _) = c.ident("a register name")?;
@@ -487,6 +498,50 @@ fn init_block(
             return Err(c.error("`;` between initialisations"));
         }
     }
+}
+
+/// A virtual alias through a proxy, as Dat3M's PTX tests declare it: `y @ generic aliases x;`
+/// (also `surface`, `texture`, `constant`): the machine and the oracle have one proxy, so the test
+/// needs a capability. `y` is declared like `x` so that the threads parse.
+fn proxy_alias(
+    c: &mut Cursor,
+    locations: &mut Vec<Location>,
+    declared: &mut Vec<bool>,
+    pending: &mut Vec<Pending>,
+) -> Result<(), LitmusError> {
+    let (name, at) = c.ident("an alias name")?;
+    c.expect_punct("@")?;
+    let (proxy, pat) = c.ident("a proxy (generic, surface, texture, constant)")?;
+    if !matches!(
+        proxy.as_str(),
+        "generic" | "surface" | "texture" | "constant"
+    ) {
+        return Err(c.error_at(
+            pat,
+            format!("unknown proxy `{proxy}` (allowed: generic, surface, texture, constant)"),
+        ));
+    }
+    let (word, wat) = c.ident("`aliases`")?;
+    if word != "aliases" {
+        return Err(c.error_at(wat, format!("expected `aliases`, found `{word}`")));
+    }
+    let (target, tat) = c.ident("the aliased location")?;
+    let Some(t) = locations.iter().position(|l| l.name == target) else {
+        return Err(c.error_at(
+            tat,
+            format!("{target} is not a location declared before this line"),
+        ));
+    };
+    let mut alias = locations[t].clone();
+    alias.name = name.clone();
+    alias.loc = at;
+    declare(c, locations, declared, alias)?;
+    pending.push(Pending {
+        at,
+        capability: Capability::Proxies,
+        detail: format!("{name} aliases {target} through the {proxy} proxy: the machine and the model have one proxy (the generic one) and no virtual aliases"),
+    });
+    Ok(())
 }
 
 /// One location of the init block.

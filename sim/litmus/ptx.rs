@@ -14,6 +14,7 @@
 //! such accesses are checked at run time against the location's bounds (`test.rs`).
 //! Default type `.s32`, or the location's type when it has one.
 
+use super::capability::Capability;
 use super::lex::{Cursor, Tok, Token};
 use super::parse::RegInitEntry;
 use super::ptx_mem::{self, dest, end, split, value, PtxTy};
@@ -201,6 +202,25 @@ fn instruction(b: &mut ThreadBuilder, c: &mut Cursor) -> Result<(), LitmusError>
     match op.as_str() {
         "ld" | "st" => ptx_mem::load_store(b, c, &op, &q, at),
         "atom" | "red" => ptx_mem::atomic(b, c, &op, &q, at),
+        "fence" | "membar" if q.has("proxy") => ptx_mem::pending_operands(
+            b,
+            c,
+            (
+                at,
+                Capability::Proxies,
+                format!("{m}: a proxy fence (the machine and the model have one proxy)"),
+            ),
+        ),
+        // Surfaces, textures and Dat3M's constant load reach memory through other proxies.
+        "suld" | "sust" | "sured" | "tld" | "tld4" | "tex" | "cold" => ptx_mem::pending_operands(
+            b,
+            c,
+            (
+                at,
+                Capability::Proxies,
+                format!("{m}: an access through the surface, texture or constant proxy"),
+            ),
+        ),
         "fence" | "membar" => ptx_sync::fence(b, c, &op, &q, at),
         "bar" | "barrier" => ptx_sync::barrier(b, c, &op, &q, at),
         "mov" => {

@@ -1,12 +1,14 @@
 //! PTX memory instructions of the litmus dialect: qualifiers, types, addresses, and `ld`, `st`,
 //! `atom`, `red`, as the PTX ISA (8.x) lists them:
 //!
-//! - `ld{.weak|.relaxed.S|.acquire.S|.volatile}{.space}{.cache}{.vN}.type d, [a]` and
+//! - `ld{.weak|.relaxed.S|.acquire.S|.volatile}{.space}{.cache}{.vN}.type d, [a]` (and Dat3M's
+//!   "load immediate" `ld d, 5`, which is `mov d, 5`: no access) and
 //!   `st{.weak|.relaxed.S|.release.S|.volatile}{.space}{.cache}{.vN}.type [a], b`, types `.b8 .b16
 //!   .b32 .b64 .b128 .u8 .u16 .u32 .u64 .s8 .s16 .s32 .s64 .f32 .f64`;
 //! - `atom{.sem}{.S}{.space}.op.type d, [a], b` (`cas`: `d, [a], b, c`) and
-//!   `red{.relaxed|.release}{.S}{.space}.op.type [a], b`, with per operation: `and or xor` on `.b32
-//!   .b64`; `cas` on `.b16 .b32 .b64 .b128`; `exch` on `.b32 .b64 .b128`; `add` on `.u32 .s32 .u64
+//!   `red{.relaxed|.release}{.S}{.space}.op.type [a], b` (also `.acquire` and `.acq_rel`, which
+//!   herd's and Dat3M's tests use: the atom with that order, its result dropped), with per
+//!   operation: `and or xor` on `.b32 .b64`; `cas` on `.b16 .b32 .b64 .b128`; `exch` on `.b32 .b64 .b128`; `add` on `.u32 .s32 .u64
 //!   .f32 .f64` and, with `.noftz`, `.f16 .f16x2 .bf16 .bf16x2`; `inc dec` on `.u32`; `min max` on
 //!   `.u32 .s32 .u64 .s64`; sem `.relaxed` (default) `.acquire .release .acq_rel`, scope default
 //!   `.gpu` (the PTX rules). `plus` (Dat3M's spelling of `add`) and `sub` are accepted too.
@@ -325,7 +327,7 @@ fn ty_bits(t: PtxTy) -> u32 {
 
 /// Parses the operands of an instruction the machine cannot run, creating its registers and
 /// locations so that the test stays whole (conditions may name them), and records the need.
-fn pending_operands(
+pub fn pending_operands(
     b: &mut ThreadBuilder,
     c: &mut Cursor,
     need: (SrcLoc, Capability, String),
@@ -441,6 +443,25 @@ pub fn load_store(
     if load {
         let dst = dest(b, c)?;
         c.expect_punct(",")?;
+        // Dat3M's "load immediate" (`ld r0, 1`, `ld.weak r0, 1`, in tests translated from
+        // Memalloy): no memory access, the register takes the number, as `mov r0, 1` does.
+        let weak = q.sem.as_ref().is_none_or(|(s, _)| s == "weak");
+        if weak && q.scope.is_none() && q.space.is_none() {
+            if let Some(Tok::Int(v)) = c.peek() {
+                let v = *v;
+                c.next();
+                end(c)?;
+                b.set_ty(dst, want.unwrap_or(Ty::I32));
+                b.emit(
+                    Inst::Mov {
+                        dst,
+                        src: Operand::Imm(v as u64),
+                    },
+                    at,
+                );
+                return Ok(());
+            }
+        }
         let (addr, l, ty) = address(b, c, want)?;
         end(c)?;
         declare(b, q, l)?;
@@ -543,18 +564,19 @@ pub fn atomic(
     if op == "red" && matches!(rop, "cas" | "exch") {
         return Err(b.error(oat, format!("red has no .{rop} (use atom.{rop})")));
     }
+    // `red.acquire` and `red.acq_rel` are not in the PTX ISA (red is relaxed or release), but
+    // herd's and Dat3M's PTX tests write them: read as the `atom` with the same order whose result
+    // goes to a scratch register, so that the acquire waits for the value as an atom's does.
     let ord = match q.sem.as_ref().map(|(s, l)| (s.as_str(), *l)) {
         None | Some(("relaxed", _)) => RmwOrd::Relaxed,
         Some(("release", _)) => RmwOrd::Release,
-        Some(("acquire", _)) if op == "atom" => RmwOrd::Acquire,
-        Some(("acq_rel", _)) if op == "atom" => RmwOrd::AcqRel,
+        Some(("acquire", _)) => RmwOrd::Acquire,
+        Some(("acq_rel", _)) => RmwOrd::AcqRel,
         Some((s, l)) => {
-            let allowed = if op == "atom" {
-                "relaxed, acquire, release, acq_rel"
-            } else {
-                "relaxed, release"
-            };
-            return Err(b.error(l, format!("{op} cannot be .{s} (allowed: {allowed})")));
+            return Err(b.error(
+                l,
+                format!("{op} cannot be .{s} (allowed: relaxed, acquire, release, acq_rel)"),
+            ));
         }
     };
     let scope = q.scope.map(|s| s.0).unwrap_or(Scope::Device);
@@ -605,6 +627,8 @@ pub fn atomic(
         let d = dest(b, c)?;
         c.expect_punct(",")?;
         Some(d)
+    } else if matches!(ord, RmwOrd::Acquire | RmwOrd::AcqRel) {
+        Some(b.temp())
     } else {
         None
     };

@@ -44,7 +44,8 @@ pub struct JsonTest {
     pub allowed_seen: Option<usize>,
     /// Whether the expectation agrees with the model (null: nothing to compare).
     pub expectation_agrees: Option<bool>,
-    /// Iterations without a final state (a barrier never completed); left out when none.
+    /// Iterations without a final state (a barrier never completed, or a loop never ended); left
+    /// out when none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub no_final_state: Option<NoFinalState>,
 }
@@ -53,11 +54,20 @@ pub struct JsonTest {
 #[derive(Debug, Clone, Serialize)]
 pub struct NoFinalState {
     pub count: u64,
+    /// Of `count`, the iterations the watchdog stopped with a thread still running (a loop that
+    /// did not end); the others deadlocked at barriers. Left out when none.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub stopped: u64,
     /// The first launch one appeared in.
     pub first_launch: u64,
     /// `allowed` (the model has executions that deadlock), `forbidden` (every execution
-    /// completes: the simulator is unsound), `unknown`, `undefined`, or null (not modelled).
+    /// completes: the simulator is unsound), `unknown` (the model's bound was hit, or a loop did
+    /// not end: the model decides finite executions only), `undefined`, or null (not modelled).
     pub model: Option<Judgement>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -123,6 +133,7 @@ pub fn json_report(r: &LitmusResult, config: &str, seed: u64) -> JsonTest {
         expectation_agrees: r.expectation_agrees,
         no_final_state: (r.no_final_state > 0).then(|| NoFinalState {
             count: r.no_final_state,
+            stopped: r.no_final_state_stopped,
             first_launch: r.no_final_state_launch,
             model: r.no_final_state_judgement(),
         }),
@@ -167,12 +178,23 @@ pub fn text_report(r: &LitmusResult) -> String {
     if r.no_final_state > 0 {
         let judge = match r.no_final_state_judgement() {
             Some(Judgement::Forbidden) => "  FORBIDDEN BY THE MODEL (every execution completes)",
+            Some(Judgement::Unknown) if r.no_final_state_stopped > 0 && r.has_loop => {
+                "  (the model decides finite executions only)"
+            }
             Some(Judgement::Unknown) => "  (not within the model's bound)",
             _ => "",
         };
+        let why = match (
+            r.no_final_state_stopped,
+            r.no_final_state - r.no_final_state_stopped,
+        ) {
+            (0, _) => "a barrier never completed".to_string(),
+            (_, 0) => "a loop never ended: the watchdog stopped it".to_string(),
+            (l, b) => format!("{b}: a barrier never completed; {l}: a loop never ended"),
+        };
         let _ = writeln!(
             s,
-            "   {:>width$}  no final state (a thread never finished: a barrier never completed){judge}",
+            "   {:>width$}  no final state (a thread never finished: {why}){judge}",
             r.no_final_state
         );
     }
@@ -286,9 +308,18 @@ pub fn summary(results: &[LitmusResult]) -> (String, bool) {
     );
     let stuck: Vec<&LitmusResult> = results.iter().filter(|r| r.no_final_state > 0).collect();
     if !stuck.is_empty() {
+        let loops = stuck.iter().any(|r| r.no_final_state_stopped > 0);
+        let barriers = stuck
+            .iter()
+            .any(|r| r.no_final_state > r.no_final_state_stopped);
+        let why = match (barriers, loops) {
+            (true, true) => "a barrier never completed, or a loop never ended",
+            (false, true) => "a loop never ended",
+            _ => "a barrier never completed",
+        };
         let _ = write!(
             s,
-            "\n{} tests had iterations without a final state (a barrier never completed): {}",
+            "\n{} tests had iterations without a final state ({why}): {}",
             stuck.len(),
             stuck
                 .iter()
@@ -301,7 +332,7 @@ pub fn summary(results: &[LitmusResult]) -> (String, bool) {
         if r.unsound_no_final_state() {
             let _ = write!(
                 s,
-                "\n  UNSOUND: {} ({}): {} iterations without a final state, but the model says every execution completes; first in launch {} of seed {}",
+                "\n  UNSOUND: {} ({}): {} iterations without a final state, but the model says every execution completes (no barrier deadlocks, no loop); first in launch {} of seed {}",
                 r.name, r.file, r.no_final_state, r.no_final_state_launch, r.seed
             );
         }

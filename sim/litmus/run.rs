@@ -10,10 +10,14 @@
 //! observed is a soundness failure (with the launch it first appeared in, so that `--seed` replays
 //! it). The test's `expect:` line is checked against the model too.
 //!
-//! An iteration in which some thread never finishes (every live thread of the launch waits at a
-//! barrier that can never complete: a deadlock) has no final state: it is counted apart
-//! (`no_final_state`), is no witness, and is checked against the model like a state (the model
-//! says whether some execution may deadlock).
+//! An iteration in which some thread never finishes has no final state: it is counted apart
+//! (`no_final_state`), is no witness, and is checked against the model like a state. Either every
+//! live thread of the launch waits at a barrier that can never complete (a deadlock: the model says
+//! whether some execution may deadlock), or the watchdog stopped the launch with threads still
+//! running (`no_final_state_stopped`: a loop that did not end, such as a spin loop whose awaited
+//! value never comes). The model, like herd's, decides final states of finite executions only, so
+//! it cannot say whether a loop may run for ever: a stopped iteration of a test with a loop is
+//! judged unknown; one of a test without a loop (straight-line code always ends) is unsound.
 
 use super::cond::{Quantifier, Var};
 use super::lower::{normalise, reg_bases, workload, Layout, Plan};
@@ -101,9 +105,15 @@ pub struct LitmusResult {
     pub prop_true: u64,
     /// Iterations whose state was a witness.
     pub witnesses: u64,
-    /// Iterations without a final state: some thread never finished (a barrier never completed).
-    /// They are no state, no witness, and not counted in `prop_true`.
+    /// Iterations without a final state: some thread never finished (a barrier never completed,
+    /// or a loop never ended). They are no state, no witness, and not counted in `prop_true`.
     pub no_final_state: u64,
+    /// Of `no_final_state`, those the watchdog stopped with a thread still running (a loop that
+    /// did not end); the others deadlocked at barriers.
+    pub no_final_state_stopped: u64,
+    /// Whether some thread of the test has a backward branch (a loop), so that an execution may
+    /// run for ever.
+    pub has_loop: bool,
     /// The first launch an iteration without a final state appeared in.
     pub no_final_state_launch: u64,
     pub expectation: Option<Expectation>,
@@ -132,12 +142,33 @@ impl LitmusResult {
     }
 
     /// How the model stands on the iterations without a final state (`None`: there were none, or
-    /// the test could not be modelled).
+    /// the test could not be modelled): deadlocks at barriers as the model judges them; iterations
+    /// the watchdog stopped unknown when a thread has a loop (the model decides finite executions
+    /// only), forbidden when none has (straight-line code always ends); the worse of the two when
+    /// both occurred (forbidden, then unknown).
     pub fn no_final_state_judgement(&self) -> Option<Judgement> {
         if self.no_final_state == 0 {
             return None;
         }
-        self.model.as_ref().ok().map(|d| d.judge_no_final_state())
+        let d = self.model.as_ref().ok()?;
+        let deadlocked =
+            (self.no_final_state > self.no_final_state_stopped).then(|| d.judge_no_final_state());
+        let stopped = (self.no_final_state_stopped > 0).then(|| {
+            if d.race.is_some() {
+                Judgement::Undefined
+            } else if self.has_loop {
+                Judgement::Unknown
+            } else {
+                Judgement::Forbidden
+            }
+        });
+        let all = [deadlocked, stopped];
+        for worst in [Judgement::Forbidden, Judgement::Unknown] {
+            if all.contains(&Some(worst)) {
+                return Some(worst);
+            }
+        }
+        deadlocked.or(stopped)
     }
 
     /// Iterations without a final state where the model says every execution completes.
@@ -303,6 +334,9 @@ struct LaunchOut {
     counts: HashMap<Vec<i64>, u64>,
     /// Instances with a thread that never finished.
     stuck: u64,
+    /// Whether the watchdog stopped the launch with threads still running (else they waited at
+    /// barriers).
+    stopped: bool,
     races: Vec<RaceReport>,
 }
 
@@ -387,7 +421,8 @@ pub fn run_with_model(
     // Launches merge in order, so the first launch a state appears in is well defined.
     let mut counts: HashMap<Vec<i64>, (u64, u64)> = HashMap::new();
     let mut races: Vec<RaceReport> = Vec::new();
-    let (mut no_final_state, mut no_final_state_launch) = (0u64, None);
+    let (mut no_final_state, mut no_final_state_stopped, mut no_final_state_launch) =
+        (0u64, 0, None);
     // Launches in chunks, each merged in launch order before the next starts: the same counts as
     // one pass over all launches, with memory bounded by a chunk whatever `iterations` asks for
     // (10^18 iterations collected every launch's output at once and aborted).
@@ -404,6 +439,9 @@ pub fn run_with_model(
             let launch = first + k as u64;
             if o.stuck > 0 {
                 no_final_state += o.stuck;
+                if o.stopped {
+                    no_final_state_stopped += o.stuck;
+                }
                 no_final_state_launch.get_or_insert(launch);
             }
             for (s, n) in o.counts {
@@ -448,6 +486,8 @@ pub fn run_with_model(
         prop_true,
         witnesses,
         no_final_state,
+        no_final_state_stopped,
+        has_loop: test.threads.iter().any(|t| t.has_loop()),
         no_final_state_launch: no_final_state_launch.unwrap_or(0),
         expectation: test.expectation,
         races,
@@ -485,6 +525,7 @@ fn launch(
     Ok(LaunchOut {
         counts,
         stuck,
+        stopped: res.unfinished_why == Some(machine::Unfinished::Stopped),
         races,
     })
 }

@@ -152,6 +152,14 @@ pub struct Thread {
 }
 
 impl Thread {
+    /// Whether the thread has a backward branch (a loop), so that it may run for ever.
+    pub fn has_loop(&self) -> bool {
+        self.insts
+            .iter()
+            .enumerate()
+            .any(|(pc, i)| matches!(i, Inst::Branch { target, .. } if (*target as usize) <= pc))
+    }
+
     pub fn reg_named(&self, name: &str) -> Option<Reg> {
         self.regs
             .iter()
@@ -211,6 +219,9 @@ pub struct LitmusTest {
     pub threads: Vec<Thread>,
     pub condition: Condition,
     pub expectation: Option<Expectation>,
+    /// Constructs of the init block the machine cannot run yet (a thread's own are in
+    /// `Thread::pending`).
+    pub pending: Vec<Pending>,
 }
 
 impl LitmusTest {

@@ -26,9 +26,10 @@ pub struct RunOptions {
     pub timeline: Option<super::timeline::TimelineOptions>,
     /// Sample the key counters every this many core cycles (`interval.rs`).
     pub stats_interval: Option<u64>,
-    /// A run in which every live thread waits at a barrier that can never complete ends with
-    /// those threads in [`RunResult::unfinished`] instead of a no-progress error (the litmus
-    /// runner's "no final state").
+    /// A run that cannot finish ends with its live threads in [`RunResult::unfinished`] instead of
+    /// a no-progress or cycle-limit error (the litmus runner's "no final state"), and
+    /// [`RunResult::unfinished_why`] says why: every live thread waits at a barrier that can never
+    /// complete, or the watchdog stopped threads still running (a loop that does not end).
     pub stuck_ok: bool,
     /// Told the work-groups finished of the running launch's whenever that count changes (checked
     /// once per synchronisation window: `None` costs one branch per window). Never changes results.
@@ -157,9 +158,24 @@ pub struct RunResult {
     /// The interval statistics (`RunOptions::stats_interval`).
     #[serde(skip)]
     pub intervals: Option<super::interval::Intervals>,
-    /// With `RunOptions::stuck_ok`: the global thread ids that never finished (waiting at a
-    /// barrier that could not complete), sorted; empty otherwise.
+    /// With `RunOptions::stuck_ok`: the global thread ids that never finished, sorted; empty
+    /// otherwise.
     pub unfinished: Vec<u64>,
+    /// Why `unfinished` is not empty (`None` when it is).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unfinished_why: Option<Unfinished>,
+}
+
+/// Why a run with `RunOptions::stuck_ok` ended with threads that never finished.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Unfinished {
+    /// Every live thread waits at a barrier that can never complete (a deadlock).
+    AtBarriers,
+    /// The watchdog stopped the run with threads still running: no progress for
+    /// `watchdog.no_progress_cycles` (a loop whose state repeats), or `watchdog.max_cycles`
+    /// reached.
+    Stopped,
 }
 
 impl RunResult {

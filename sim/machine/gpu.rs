@@ -23,7 +23,10 @@
 //! Watchdog: the run stops with a diagnosis when `watchdog.max_cycles` is reached, when the machine's
 //! state has only repeated itself for `watchdog.no_progress_cycles` (`watchdog.rs` defines progress:
 //! spinning warps re-reading unchanged values, a deadlock or livelock), or when no event is left while
-//! warps are still live (a barrier that can never complete). It looks at whole windows.
+//! warps are still live (a barrier that can never complete). It looks at whole windows. With
+//! `RunOptions::stuck_ok` (litmus launches) a run the watchdog stops ends without an error instead,
+//! its live threads listed as unfinished and why (`Unfinished`): a litmus iteration whose loop never
+//! ends has no final state, like one deadlocked at a barrier.
 
 mod diagnose;
 mod passes;
@@ -98,9 +101,10 @@ struct Gpu<'c> {
     timeline: Option<(TimelineOptions, Recorder)>,
     /// `RunOptions::stats_interval`.
     intervals: Option<Sampler>,
-    /// `RunOptions::stuck_ok`, and the threads left waiting at barriers when it ended a run.
+    /// `RunOptions::stuck_ok`, and the threads left unfinished when it ended a run, and why.
     stuck_ok: bool,
     unfinished: Vec<u64>,
+    unfinished_why: Option<Unfinished>,
     /// `RunOptions::progress`.
     progress: Option<ProgressHook>,
     /// The window's crossbar messages at the barrier: every domain's outbox (SMs, then
@@ -387,6 +391,7 @@ impl<'c> Gpu<'c> {
                 .map(|n| Sampler::new(n, clock, cfg.l2.line_bytes)),
             stuck_ok: opts.stuck_ok,
             unfinished: Vec::new(),
+            unfinished_why: None,
             ahead,
             reader,
             progress: opts.progress.clone(),
@@ -664,7 +669,7 @@ impl<'c> Gpu<'c> {
                 .then(|| dog.check(start, self.events(), self.memory_digest(), &self.sms))
                 .flatten();
             if let Some(stuck) = stuck {
-                if self.stuck_at_barriers() {
+                if self.stuck_at_barriers() || self.stop_live() {
                     return Ok(());
                 }
                 let c = |t| self.clock.cycle_of(t);
@@ -683,6 +688,9 @@ impl<'c> Gpu<'c> {
                 });
             }
             if start > limit {
+                if self.stop_live() {
+                    return Ok(());
+                }
                 return Err(SimError::MaxCycles {
                     cycle: self.clock.cycle_of(start),
                     limit: wd.max_cycles,
@@ -823,6 +831,7 @@ impl<'c> Gpu<'c> {
             timeline,
             intervals,
             unfinished: self.unfinished,
+            unfinished_why: self.unfinished_why,
         })
     }
 }

@@ -4,7 +4,8 @@
 //! condition nesting, and `--format herd` output as litmus7 prints it.
 
 use gpumemsim::config::{self, GpuConfig};
-use gpumemsim::ir::{Inst, Operand, Space};
+use gpumemsim::ir::{Inst, Operand, RmwOrd, Space};
+use gpumemsim::litmus::model::Judgement;
 use gpumemsim::litmus::{
     self, BarrierAction, Capability, LitmusError, LitmusOptions, LitmusResult, LitmusTest,
 };
@@ -208,21 +209,41 @@ fn ptx_operations_take_the_types_the_isa_lists() {
         let t = parse(text);
         assert!(t.threads[0].pending.is_empty(), "{text}");
     }
+    // `red.acquire` and `red.acq_rel` (herd's and Dat3M's tests; not in the PTX ISA) are the atom
+    // with that order and a scratch result, so that the acquire waits for the value; red.release
+    // stays a reduction without a result.
+    for (sem, ord, result) in [
+        ("acquire", RmwOrd::Acquire, true),
+        ("acq_rel", RmwOrd::AcqRel, true),
+        ("release", RmwOrd::Release, false),
+    ] {
+        let t = parse(&format!(
+            "PTX A\n{{ x=0; }}\n P0 ;\n red.{sem}.gpu.add.u32 [x], 1 ;\nexists (x=1)"
+        ));
+        let rmw = t.threads[0]
+            .insts
+            .iter()
+            .find_map(|i| match i {
+                Inst::Rmw { dst, ord, .. } => Some((dst.is_some(), *ord)),
+                _ => None,
+            })
+            .expect("an rmw");
+        assert_eq!(rmw, (result, ord), "red.{sem}");
+    }
     for (text, at, what) in [
         ("atom.inc.s32 r0, [x], 1", "4:11:", ".u32 (PTX ISA)"),
         ("atom.and.u32 r0, [x], 1", "4:11:", ".b32 .b64"),
         ("red.cas.b32 [x], 1", "4:6:", "red has no .cas"),
         (
-            "red.acquire.gpu.add [x], 1",
+            "red.sc.gpu.add [x], 1",
             "4:6:",
-            "red cannot be .acquire",
+            "red cannot be .sc (allowed: relaxed, acquire, release, acq_rel)",
         ),
         ("atom.add.f16 r0, [x], 1", "4:11:", "needs .noftz"),
         ("ld.volatile.gpu r0, [x]", "4:14:", "takes no scope"),
         ("ld.global.nc.u32 r0, [x]", "4:12:", "non-coherent"),
         ("ld.local.u32 r0, [x]", "4:5:", "not a litmus location"),
         ("ld.f16 r0, [x]", "4:5:", "no .f16 type"),
-        ("fence.proxy.alias", "4:8:", "proxy"),
         ("ld.relaxed.gpu.gpu r0, [x]", "4:17:", "second scope"),
     ] {
         let e = error(&format!("PTX A\n{{ }}\n P0 ;\n {text} ;\nexists (x=0)"));
@@ -243,6 +264,12 @@ fn ptx_operations_take_the_types_the_isa_lists() {
         ("atom.add.noftz.bf16x2 r0, [x], 1", Capability::FloatAtomics),
         ("atom.cas.b16 r0, [x], 1, 2", Capability::SubWordAccess),
         ("fence.sc.cluster", Capability::Clusters),
+        ("fence.proxy.alias", Capability::Proxies),
+        ("membar.proxy.alias", Capability::Proxies),
+        ("sust.weak x, 2", Capability::Proxies),
+        ("suld.weak r1, x", Capability::Proxies),
+        ("tld.weak r1, x", Capability::Proxies),
+        ("cold.weak r1, x", Capability::Proxies),
     ] {
         let t = parse(&format!(
             "PTX A\n{{ x=0; }}\n P0 ;\n {text} ;\nexists (x=0)"
@@ -255,7 +282,68 @@ fn ptx_operations_take_the_types_the_isa_lists() {
             }
             other => panic!("{text}: {other:?}"),
         }
+        // The oracle refuses it too: the IR holds no instruction for it.
+        let e = litmus::model::decide(&t, &litmus::model::ModelOptions::default())
+            .expect_err("not modelled");
+        assert!(e.to_string().contains("not modelled"), "{text}: {e}");
     }
+    // A virtual alias of the init block (Dat3M's `y @ PROXY aliases x`): the alias parses as a
+    // location like its target, and the test needs the capability at the alias's line.
+    for proxy in ["generic", "surface", "texture", "constant"] {
+        let t = parse(&format!(
+            "PTX A\n{{ x=0;\n y @ {proxy} aliases x; }}\n P0 ;\n st.weak x, 1 ;\n ld.weak r0, y ;\nexists (0:r0=0)"
+        ));
+        match litmus::check_runnable(&t) {
+            Err(LitmusError::NeedsCapability {
+                capability,
+                line,
+                col,
+                ..
+            }) => assert_eq!(
+                (capability, line, col),
+                (Capability::Proxies, 3, 2),
+                "{proxy}"
+            ),
+            other => panic!("{proxy}: {other:?}"),
+        }
+        assert!(litmus::model::decide(&t, &litmus::model::ModelOptions::default()).is_err());
+    }
+    for (text, at, what) in [
+        ("y @ global aliases x;", "3:6:", "unknown proxy `global`"),
+        ("y @ generic alias x;", "3:14:", "expected `aliases`"),
+        (
+            "y @ generic aliases z;",
+            "3:22:",
+            "z is not a location declared before",
+        ),
+    ] {
+        let e = error(&format!(
+            "PTX A\n{{ x=0;\n {text} }}\n P0 ;\n ld.weak r0, y ;\nexists (0:r0=0)"
+        ));
+        assert!(
+            e.starts_with(&format!("t.litmus:{at}")) && e.contains(what),
+            "{text}: {e}"
+        );
+    }
+}
+
+#[test]
+fn dat3m_load_immediate_is_a_move() {
+    // Dat3M's tests translated from Memalloy write `ld r0, 1` (and `ld.weak r0, 1`) for a register
+    // taking a number: no access, as `mov`.
+    let t = parse("PTX A\n{ x=0; y=0; }\n P0 ;\n ld r0, 5 ;\n ld.weak r1, 7 ;\n st.weak x, r0 ;\n st.weak y, r1 ;\nexists (x=5 /\\ y=7)");
+    assert!(!t.threads[0]
+        .insts
+        .iter()
+        .any(|i| matches!(i, Inst::Load { .. })));
+    let r = run(&t, 32).expect("runs");
+    assert_eq!(r.witnesses, 32, "{:?}", states(&r));
+    // With an order, a scope or a space it is a load, whose operand must be a location.
+    let e = error("PTX A\n{ x=0; }\n P0 ;\n ld.relaxed.gpu r0, 5 ;\nexists (x=0)");
+    assert!(
+        e.starts_with("t.litmus:4:21:") && e.contains("expected a location"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -369,6 +457,41 @@ fn named_barriers_synchronise_by_id_and_count_and_deadlocks_have_no_final_state(
     // The oracle gives every participant the reduction of its generation: 2 only.
     let d = r.model.as_ref().expect("decided");
     assert_eq!(d.allowed, [vec![2]]);
+}
+
+#[test]
+fn loops_that_never_end_have_no_final_state_and_the_model_does_not_judge_them() {
+    // P0 waits for a value no thread writes: every iteration spins until the watchdog stops its
+    // launch. That is a result (no final state, stopped), not an error; the model decides finite
+    // executions only, so it neither allows nor forbids it.
+    let t = parse("PTX Spin\n{ x=0; y=0; }\n P0@cta 0 | P1@cta 1 ;\n L: | st.relaxed.gpu [y], 1 ;\n ld.relaxed.gpu r0, [x] | ;\n beq r0, 0, L | ;\nexists (0:r0=1)");
+    let r = run(&t, 64).expect("a loop that never ends is a result");
+    assert!(r.outcomes.is_empty());
+    assert_eq!(
+        (r.no_final_state, r.no_final_state_stopped, r.witnesses),
+        (64, 64, 0)
+    );
+    assert!(r.has_loop);
+    assert_eq!(r.no_final_state_judgement(), Some(Judgement::Unknown));
+    assert_eq!(r.check(), gpumemsim::litmus::CheckStatus::Unchecked);
+    // Had no thread a loop, straight-line code that did not end would be the simulator's fault.
+    let mut straight = r.clone();
+    straight.has_loop = false;
+    assert!(straight.unsound_no_final_state());
+    assert_eq!(straight.check(), gpumemsim::litmus::CheckStatus::Unsound);
+    // A spin loop that may or may not end: P0 leaves only while x is still 0, so once P1's store
+    // is visible it spins for ever. Finished iterations read 0, the others have no final state.
+    let t = parse("PTX Spin2\n{ x=0; }\n P0@cta 0 | P1@cta 1 ;\n L: | st.relaxed.gpu [x], 1 ;\n ld.relaxed.gpu r0, [x] | ;\n bne r0, 0, L | ;\nexists (0:r0=0)");
+    let r = run(&t, 256).expect("runs");
+    assert!(
+        states(&r).iter().all(|s| s == "P0:r0=0;"),
+        "{:?}",
+        states(&r)
+    );
+    assert_eq!(r.no_final_state, r.no_final_state_stopped);
+    assert_eq!(r.finals() + r.no_final_state, 256);
+    assert!(r.forbidden_observed().is_empty());
+    assert_ne!(r.check(), gpumemsim::litmus::CheckStatus::Unsound);
 }
 
 #[test]
@@ -487,6 +610,23 @@ fn tests_waiting_for_machine_capabilities_name_them() {
                 "{}: {other:?} (if the machine has the capability now, move the test to workloads/litmus/)",
                 f.display()
             ),
+        }
+        // The oracle refuses what the IR could not hold (a verdict would be about another program)
+        // and agrees with the expectation where it decides (threads on two devices).
+        let expect = t.expectation.expect("declared").expect;
+        match litmus::model::decide(&t, &litmus::model::ModelOptions::default()) {
+            Err(litmus::model::ModelError::NotModelled { .. }) => assert!(
+                t.threads.iter().any(|th| !th.pending.is_empty()),
+                "{}: not modelled, yet nothing pending",
+                f.display()
+            ),
+            Ok(d) => assert_eq!(
+                d.agrees(&t.condition, expect),
+                Some(true),
+                "{}: the model disagrees with the expectation",
+                f.display()
+            ),
+            Err(e) => panic!("{}: {e}", f.display()),
         }
     }
 }

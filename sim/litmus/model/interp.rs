@@ -73,7 +73,7 @@ pub fn placements(test: &LitmusTest) -> Vec<Placement> {
         .iter()
         .enumerate()
         .map(|(i, t)| Placement {
-            device: 0,
+            device: t.device,
             group: t.cta,
             sub_group: i as u32,
         })

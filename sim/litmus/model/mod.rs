@@ -19,7 +19,10 @@
 //!
 //! Not modelled, each reported as "model: <construct> not modelled" with the instruction: f32
 //! arithmetic, conversions, special registers, sub-group barriers, address arithmetic and arrays,
-//! more than one device (the parser has none), barriers whose generations depend on timing (`check_barriers`: one id with
+//! constructs the parser accepted but could not express in the IR (`Thread::pending`: sub-word,
+//! vector and 128-bit accesses, f16/f64 atomics, clusters, memory proxies; the IR holds no
+//! instruction for them, so a verdict would be about another program), barriers whose generations
+//! depend on timing (`check_barriers`: one id with
 //! different thread counts, more users than a count, a `bar.arrive` by a thread that uses the
 //! barrier again).
 //!
@@ -243,6 +246,7 @@ pub fn decide(test: &LitmusTest, opts: &ModelOptions) -> Result<Decision, ModelE
             ModelKind::OpenCl => 1,
         },
     };
+    check_pending(test)?;
     check_barriers(test)?;
     let traces = interp::traces(test, interp)?;
     let place = interp::placements(test);
@@ -300,6 +304,20 @@ pub fn decide(test: &LitmusTest, opts: &ModelOptions) -> Result<Decision, ModelE
         bound_hit,
         deadlock,
     })
+}
+
+/// Constructs the parser accepted without an IR instruction (`Thread::pending`): "not modelled",
+/// naming the first, since the threads' instructions are not the test's program.
+fn check_pending(test: &LitmusTest) -> Result<(), ModelError> {
+    let first = test.pending.first();
+    match first.or_else(|| test.threads.iter().find_map(|t| t.pending.first())) {
+        Some(p) => Err(ModelError::NotModelled {
+            file: test.file.clone(),
+            at: p.at,
+            what: format!("{} ({})", p.capability.name(), p.detail),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// PTX barriers whose generations do not depend on timing (`Exec::barrier_sync`), else "not

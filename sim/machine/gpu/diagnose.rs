@@ -1,8 +1,9 @@
 //! Why a run cannot go on: the no-progress diagnosis (which warps wait on what, barrier waiters per
 //! barrier, groups never resident) and, for the litmus runner, the threads left at barriers that can
-//! never complete.
+//! never complete or still running when the watchdog stopped the run.
 
 use super::Gpu;
+use crate::machine::Unfinished;
 
 impl Gpu<'_> {
     /// With `stuck_ok`: whether every live warp waits at a barrier (and every group became
@@ -19,6 +20,24 @@ impl Gpu<'_> {
         }
         out.sort_unstable();
         self.unfinished = out;
+        self.unfinished_why = Some(Unfinished::AtBarriers);
+        true
+    }
+
+    /// With `stuck_ok`, when the watchdog stops the run: records every live thread in
+    /// `unfinished` (they were still running: a loop that does not end) and says so; without it,
+    /// returns false and the run ends with the watchdog's error.
+    pub(super) fn stop_live(&mut self) -> bool {
+        if !self.stuck_ok {
+            return false;
+        }
+        let mut out = Vec::new();
+        for d in &self.sms {
+            d.sm.live_threads(&mut out);
+        }
+        out.sort_unstable();
+        self.unfinished = out;
+        self.unfinished_why = Some(Unfinished::Stopped);
         true
     }
 
