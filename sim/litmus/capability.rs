@@ -160,7 +160,12 @@ pub fn check_runnable(test: &LitmusTest) -> Result<(), LitmusError> {
         }
     }
     barrier_divergence(test)?;
-    local_ownership(test)
+    local_ownership(test).map_err(|(at, message)| LitmusError::Syntax {
+        file: test.file.clone(),
+        line: at.line,
+        col: at.col,
+        message,
+    })
 }
 
 /// What a barrier of thread `t` needs beyond what the machine runs: an id or a thread count in a
@@ -327,7 +332,9 @@ fn barrier_divergence(test: &LitmusTest) -> Result<(), LitmusError> {
 }
 
 /// A work-group-local location is used by the threads of one work-group.
-fn local_ownership(test: &LitmusTest) -> Result<(), LitmusError> {
+/// Each work-group-local location is used by the threads of one work-group (OpenCL 2.0 s3.3.1), else
+/// where and why not. The oracle refuses such a test too (`model::decide`).
+pub(super) fn local_ownership(test: &LitmusTest) -> Result<(), (SrcLoc, String)> {
     let mut owner: Vec<Option<(usize, SrcLoc)>> = vec![None; test.locations.len()];
     for (ti, t) in test.threads.iter().enumerate() {
         for (i, l) in test.accesses(ti) {
@@ -339,15 +346,13 @@ fn local_ownership(test: &LitmusTest) -> Result<(), LitmusError> {
                 Some((o, _)) => {
                     let other = &test.threads[o];
                     if (other.device, other.cta) != (t.device, t.cta) {
-                        return Err(LitmusError::Syntax {
-                            file: test.file.clone(),
-                            line: t.locs[i].line,
-                            col: t.locs[i].col,
-                            message: format!(
+                        return Err((
+                            t.locs[i],
+                            format!(
                                 "local location {} is used by {} (work-group {}) and {} (work-group {}): work-group-local memory is shared only within one work-group",
                                 test.locations[l].name, other.name, other.cta, t.name, t.cta
                             ),
-                        });
+                        ));
                     }
                 }
             }
@@ -355,15 +360,13 @@ fn local_ownership(test: &LitmusTest) -> Result<(), LitmusError> {
     }
     for (l, loc) in test.locations.iter().enumerate() {
         if loc.space == Space::Local && owner[l].is_none() {
-            return Err(LitmusError::Syntax {
-                file: test.file.clone(),
-                line: loc.loc.line,
-                col: loc.loc.col,
-                message: format!(
+            return Err((
+                loc.loc,
+                format!(
                     "local location {} is not used by any thread: it belongs to no work-group",
                     loc.name
                 ),
-            });
+            ));
         }
     }
     Ok(())

@@ -328,6 +328,27 @@ fn ptx_operations_take_the_types_the_isa_lists() {
 }
 
 #[test]
+fn local_memory_of_two_work_groups_is_refused_by_the_runner_and_the_oracle() {
+    // OpenCL 2.0 s3.3.1: local memory belongs to one work-group. herd's tests that share a local
+    // location between work-groups are refused with the access that crosses, by both readers (the
+    // oracle had found no execution and given a vacuous verdict).
+    let t = parse("C MP_local\n{ [x]=0; [y]=0; }\nP0@wg 0, dev 0 (local int* x, global atomic_int* y) {\n *x = 1;\n atomic_store_explicit(y, 1, memory_order_release);\n}\nP1@wg 1, dev 0 (local int* x, global atomic_int* y) {\n int r1 = atomic_load_explicit(y, memory_order_acquire);\n int r2 = *x;\n}\nexists (1:r1=1 /\\ 1:r2=0)");
+    let e = litmus::check_runnable(&t).expect_err("refused").to_string();
+    assert!(
+        e.starts_with("t.litmus:9:11:")
+            && e.contains("local location x is used by P0 (work-group 0) and P1 (work-group 1)"),
+        "{e}"
+    );
+    let e = litmus::model::decide(&t, &litmus::model::ModelOptions::default())
+        .expect_err("not modelled")
+        .to_string();
+    assert!(
+        e.starts_with("t.litmus:9:11:") && e.contains("not modelled") && e.contains("used by P0"),
+        "{e}"
+    );
+}
+
+#[test]
 fn dat3m_load_immediate_is_a_move() {
     // Dat3M's tests translated from Memalloy write `ld r0, 1` (and `ld.weak r0, 1`) for a register
     // taking a number: no access, as `mov`.
