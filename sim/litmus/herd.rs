@@ -34,9 +34,9 @@
 //!   prints a test's info.
 //! - `Observation NAME Never|Sometimes|Always P N`, P and N counting runs where the proposition
 //!   holds and where it does not.
-//! - Iterations without a final state (a barrier never completed) are left out of the histogram
-//!   and of every count, as herd7 drops executions that deadlock; the text and JSON reports count
-//!   them.
+//! - Iterations without a final state (a barrier never completed, or a loop never ended) are left
+//!   out of the histogram and of every count, as herd7 drops executions that deadlock or exceed its
+//!   unrolling; the text and JSON reports count them.
 //!
 //! Left out: litmus7's `Time NAME seconds` line (a wall-clock time would make two runs with the same
 //! inputs and seed differ; mcompare7 reads logs without it), and the `Hash=` line litmus7 computes
@@ -169,11 +169,12 @@ pub fn herd_report(test: &LitmusTest, r: &LitmusResult) -> String {
     for (values, count, witness) in &states {
         let mark = if *witness { '*' } else { ':' };
         let _ = write!(s, "{count:<6}{mark}>");
-        for (n, v) in names.iter().zip(values) {
+        for (i, (n, v)) in names.iter().zip(values).enumerate() {
+            if i > 0 {
+                s.push(' ');
+            }
             let _ = write!(s, "{n}={v};");
-            s.push(' ');
         }
-        s.pop();
         s.push('\n');
     }
     let _ = writeln!(s, "{}", if r.validated() { "Ok" } else { "No" });
@@ -266,6 +267,23 @@ mod tests {
         );
         let want = "Test MP Allowed\nHistogram (3 states)\n4987  :>1:r0=0; 1:r1=0;\n12    *>1:r0=1; 1:r1=0;\n5001  :>1:r0=1; 1:r1=1;\nOk\n\nWitnesses\nPositive: 12, Negative: 9988\nCondition exists (1:r1=0 /\\ 1:r0=1) is validated\nHash=abc\nObservation MP Sometimes 12 9988\n";
         assert_eq!(herd_report(&t, &r), want);
+    }
+
+    #[test]
+    fn a_state_that_observes_nothing_keeps_its_marker() {
+        // `exists 0==0` observes no variable: each state is the marker alone (the bindings'
+        // separator was once trimmed with the marker's `>`).
+        let t = parse(
+            "PTX T\n{ x=0; }\n P0 ;\n st.weak [x], 1 ;\nexists (0==0)",
+            "t.litmus",
+        )
+        .unwrap();
+        let r = result(&t, vec![(vec![], 7)]);
+        assert!(
+            herd_report(&t, &r).contains("Histogram (1 states)\n7     *>\nOk\n"),
+            "{}",
+            herd_report(&t, &r)
+        );
     }
 
     #[test]
