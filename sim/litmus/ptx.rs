@@ -7,7 +7,8 @@
 //! `@p`/`@!p` before any instruction: a predicated branch is a conditional branch, any other
 //! predicated instruction is skipped by a branch around it, which is what predication means for the
 //! memory model: a control dependency), `mov r, v` (`mov r, x` takes x's address), `add sub mul and
-//! or xor shl shr r, a, b`, `not r, a`, `beq a, b, L`, `bne a, b, L`, `goto L`, `bra L`.
+//! or xor shl shr r, a, b`, `not r, a`, `beq a, b, L`, `bne a, b, L` (and Dat3M's `blt ble bgt bge`),
+//! `goto L`, `bra L`.
 //!
 //! A location operand is `x`, `[x]`, `[x+8]`, or `[r]`/`[r+8]` with `r` holding an address: an
 //! initial address (`0:r=x`, `0:r=y[1]`) or one computed from it with `mov`, `add` and `sub`;
@@ -212,7 +213,7 @@ fn instruction(b: &mut ThreadBuilder, c: &mut Cursor) -> Result<(), LitmusError>
             ),
         ),
         // Surfaces, textures and Dat3M's constant load reach memory through other proxies.
-        "suld" | "sust" | "sured" | "tld" | "tld4" | "tex" | "cold" => ptx_mem::pending_operands(
+        "suld" | "sust" | "sured" | "suatom" | "tld" | "tld4" | "tex" | "cold" => ptx_mem::pending_operands(
             b,
             c,
             (
@@ -315,29 +316,44 @@ fn instruction(b: &mut ThreadBuilder, c: &mut Cursor) -> Result<(), LitmusError>
             Ok(())
         }
         "setp" => setp(b, c, &q, at),
-        "beq" | "bne" => {
+        // `beq a, b, L` and `bne`, and Dat3M's `blt ble bgt bge` (signed for signed registers):
+        // either operand a register or a number.
+        "beq" | "bne" | "blt" | "ble" | "bgt" | "bge" => {
             plain(b, &q, &op, &[])?;
             // A register nothing has written holds 0 (herd's default).
-            let (r, _) = c.ident("a register")?;
-            let r = b.reg(&r);
+            let x = value(b, c)?;
             c.expect_punct(",")?;
-            let v = value(b, c)?;
+            let y = value(b, c)?;
             c.expect_punct(",")?;
             let (label, _) = c.ident("a label")?;
             end(c)?;
             let t = b.temp();
-            let ty = b.t.regs[r as usize].ty;
+            let ty = [x, y]
+                .into_iter()
+                .find_map(|o| match o {
+                    Operand::Reg(r) => Some(b.t.regs[r as usize].ty),
+                    Operand::Imm(_) => None,
+                })
+                .unwrap_or(Ty::I32);
+            let (cmp, taken) = match op.as_str() {
+                "beq" => (CmpOp::Eq, true),
+                "bne" => (CmpOp::Eq, false),
+                "blt" => (CmpOp::Lt, true),
+                "ble" => (CmpOp::Le, true),
+                "bgt" => (CmpOp::Gt, true),
+                _ => (CmpOp::Ge, true),
+            };
             b.emit(
                 Inst::Cmp {
-                    op: CmpOp::Eq,
+                    op: cmp,
                     ty,
                     dst: t,
-                    a: Operand::Reg(r),
-                    b: v,
+                    a: x,
+                    b: y,
                 },
                 at,
             );
-            b.branch(&label, Some((t, op == "beq")), at);
+            b.branch(&label, Some((t, taken)), at);
             Ok(())
         }
         "goto" | "bra" => {
@@ -350,7 +366,7 @@ fn instruction(b: &mut ThreadBuilder, c: &mut Cursor) -> Result<(), LitmusError>
         _ => Err(b.error(
             at,
             format!(
-                "unknown instruction `{op}` (allowed: ld, st, atom, red, fence, membar, bar, barrier, mov, add, sub, mul, div, rem, and, or, xor, not, shl, shr, setp, beq, bne, bra, goto)"
+                "unknown instruction `{op}` (allowed: ld, st, atom, red, fence, membar, bar, barrier, mov, add, sub, mul, div, rem, and, or, xor, not, shl, shr, setp, beq, bne, blt, ble, bgt, bge, bra, goto)"
             ),
         )),
     }

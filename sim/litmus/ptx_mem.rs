@@ -2,7 +2,7 @@
 //! `atom`, `red`, as the PTX ISA (8.x) lists them:
 //!
 //! - `ld{.weak|.relaxed.S|.acquire.S|.volatile}{.space}{.cache}{.vN}.type d, [a]` (and Dat3M's
-//!   "load immediate" `ld d, 5`, which is `mov d, 5`: no access) and
+//!   "local value" `ld d, 5` / `ld d, r1`, which is `mov`: no access) and
 //!   `st{.weak|.relaxed.S|.release.S|.volatile}{.space}{.cache}{.vN}.type [a], b`, types `.b8 .b16
 //!   .b32 .b64 .b128 .u8 .u16 .u32 .u64 .s8 .s16 .s32 .s64 .f32 .f64`;
 //! - `atom{.sem}{.S}{.space}.op.type d, [a], b` (`cas`: `d, [a], b, c`) and
@@ -443,22 +443,26 @@ pub fn load_store(
     if load {
         let dst = dest(b, c)?;
         c.expect_punct(",")?;
-        // Dat3M's "load immediate" (`ld r0, 1`, `ld.weak r0, 1`, in tests translated from
-        // Memalloy): no memory access, the register takes the number, as `mov r0, 1` does.
+        // Dat3M's "local value" (`ld r0, 1`, `ld r0, r1`; `ld.weak r0, 1` in tests translated from
+        // Memalloy): no memory access, the register takes the number or the other register's
+        // value, as `mov` does. A bare name is a register only when the thread already has it and
+        // no location has that name (a first-used name stays a location, declared by its use).
         let weak = q.sem.as_ref().is_none_or(|(s, _)| s == "weak");
         if weak && q.scope.is_none() && q.space.is_none() {
-            if let Some(Tok::Int(v)) = c.peek() {
-                let v = *v;
-                c.next();
+            let local = match c.peek() {
+                Some(Tok::Int(_)) | Some(Tok::Punct("-")) => true,
+                Some(Tok::Ident(n)) => b.t.reg_named(n).is_some() && b.find_location(n).is_none(),
+                _ => false,
+            };
+            if local {
+                let src = value(b, c)?;
                 end(c)?;
-                b.set_ty(dst, want.unwrap_or(Ty::I32));
-                b.emit(
-                    Inst::Mov {
-                        dst,
-                        src: Operand::Imm(v as u64),
-                    },
-                    at,
-                );
+                let ty = match src {
+                    Operand::Reg(r) => b.t.regs[r as usize].ty,
+                    Operand::Imm(_) => want.unwrap_or(Ty::I32),
+                };
+                b.set_ty(dst, ty);
+                b.emit(Inst::Mov { dst, src }, at);
                 return Ok(());
             }
         }

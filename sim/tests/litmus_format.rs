@@ -349,16 +349,27 @@ fn local_memory_of_two_work_groups_is_refused_by_the_runner_and_the_oracle() {
 }
 
 #[test]
-fn dat3m_load_immediate_is_a_move() {
+fn dat3m_local_values_are_moves_and_its_branches_compare_either_way() {
     // Dat3M's tests translated from Memalloy write `ld r0, 1` (and `ld.weak r0, 1`) for a register
     // taking a number: no access, as `mov`.
-    let t = parse("PTX A\n{ x=0; y=0; }\n P0 ;\n ld r0, 5 ;\n ld.weak r1, 7 ;\n st.weak x, r0 ;\n st.weak y, r1 ;\nexists (x=5 /\\ y=7)");
+    let t = parse("PTX A\n{ x=0; y=0; }\n P0 ;\n ld r0, 5 ;\n ld.weak r1, 7 ;\n ld r2, r1 ;\n st.weak x, r0 ;\n st.weak y, r2 ;\nexists (x=5 /\\ y=7)");
     assert!(!t.threads[0]
         .insts
         .iter()
         .any(|i| matches!(i, Inst::Load { .. })));
     let r = run(&t, 32).expect("runs");
     assert_eq!(r.witnesses, 32, "{:?}", states(&r));
+    // Dat3M's branches on either operand, signed: blt ble bgt bge.
+    for (cond, taken) in [
+        ("blt r0, 0", true),
+        ("ble 0, r0", false),
+        ("bgt r0, -2", true),
+        ("bge -1, r0", true),
+    ] {
+        let t = parse(&format!("PTX A\n{{ x=0; }}\n P0 ;\n ld r0, -1 ;\n {cond}, LC01 ;\n st.weak x, 1 ;\n LC01: ;\nexists (x=0)"));
+        let r = run(&t, 8).expect("runs");
+        assert_eq!(r.witnesses == 8, taken, "{cond}: {:?}", states(&r));
+    }
     // With an order, a scope or a space it is a load, whose operand must be a location.
     let e = error("PTX A\n{ x=0; }\n P0 ;\n ld.relaxed.gpu r0, 5 ;\nexists (x=0)");
     assert!(
