@@ -3,7 +3,7 @@
 //! Grammar (herd's, `lib/stateParser.mly`): `[locations [v; v; ...]] (exists | ~exists | forall)
 //! prop`, where `prop := impl`, `impl := disj (=> impl)?`, `disj := conj (\/ conj)*`,
 //! `conj := unary (/\ unary)*`, `unary := ~ unary | ( prop ) | true | false | term (= | == | !=)
-//! term`. A term is an integer, a register `P1:r0` or `1:r0`, a location's value `x`, `[x]` or `*x`
+//! term` (and Dat3M's ordered `< <= > >=`, on values as numbers of their type). A term is an integer, a register `P1:r0` or `1:r0`, a location's value `x`, `[x]` or `*x`
 //! on the left of a comparison (`[x]` or `*x` on the right: a bare name there is the location's
 //! *address* in herd, which conditions here cannot compare), or an array element `y[1]`. `&&`,
 //! `||`, `!` and `not` are accepted as spellings of `/\`, `\/`, `~`; `a => b` is read as
@@ -70,12 +70,59 @@ pub enum Term {
     Var(usize),
 }
 
+/// A comparison of a condition: herd's `=` (`==`) and `!=`, and Dat3M's ordered `< <= > >=`
+/// (values as numbers of their register's or location's type: signed for signed types).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CondCmp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl CondCmp {
+    pub fn holds(self, a: i64, b: i64) -> bool {
+        match self {
+            CondCmp::Eq => a == b,
+            CondCmp::Ne => a != b,
+            CondCmp::Lt => a < b,
+            CondCmp::Le => a <= b,
+            CondCmp::Gt => a > b,
+            CondCmp::Ge => a >= b,
+        }
+    }
+
+    /// The comparison with its operands swapped (`a < b` is `b > a`).
+    pub fn swapped(self) -> CondCmp {
+        match self {
+            CondCmp::Lt => CondCmp::Gt,
+            CondCmp::Le => CondCmp::Ge,
+            CondCmp::Gt => CondCmp::Lt,
+            CondCmp::Ge => CondCmp::Le,
+            c => c,
+        }
+    }
+
+    pub fn symbol(self) -> &'static str {
+        match self {
+            CondCmp::Eq => "=",
+            CondCmp::Ne => "!=",
+            CondCmp::Lt => "<",
+            CondCmp::Le => "<=",
+            CondCmp::Gt => ">",
+            CondCmp::Ge => ">=",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Prop {
     Const(bool),
-    /// `a == b` (`eq`) or `a != b`.
+    /// `a OP b`.
     Cmp {
-        eq: bool,
+        op: CondCmp,
         a: Term,
         b: Term,
     },
@@ -92,7 +139,7 @@ impl Prop {
         };
         match self {
             Prop::Const(b) => *b,
-            Prop::Cmp { eq, a, b } => (v(a) == v(b)) == *eq,
+            Prop::Cmp { op, a, b } => op.holds(v(a), v(b)),
             Prop::Not(p) => !p.eval(state),
             Prop::And(a, b) => a.eval(state) && b.eval(state),
             Prop::Or(a, b) => a.eval(state) || b.eval(state),
@@ -284,24 +331,36 @@ impl CondParser<'_, '_> {
             return Ok(Prop::Const(false));
         }
         let a = self.term(true)?;
-        let eq = if self.c.eat_punct("==")
+        let op = if self.c.eat_punct("==")
             || (self.c.is_punct("=")
                 && !matches!(self.c.peek_at(1), Some(Tok::Punct(">")))
                 && self.c.eat_punct("="))
         {
-            true
+            CondCmp::Eq
         } else if self.c.eat_punct("!=") {
-            false
+            CondCmp::Ne
+        } else if self.c.eat_punct("<=") {
+            CondCmp::Le
+        } else if self.c.eat_punct(">=") {
+            CondCmp::Ge
+        } else if self.c.eat_punct("<") {
+            CondCmp::Lt
+        } else if self.c.eat_punct(">") {
+            CondCmp::Gt
         } else {
-            return Err(self.c.error("`=`, `==` or `!=`"));
+            return Err(self.c.error("`=`, `==`, `!=`, `<`, `<=`, `>` or `>=`"));
         };
-        let b = self.term(false)?;
-        Ok(Prop::Cmp { eq, a, b })
+        // herd reads a bare name on the right of `=`/`!=` as an address; it has no ordered
+        // comparisons, whose right side is a value as in Dat3M.
+        let ordered = !matches!(op, CondCmp::Eq | CondCmp::Ne);
+        let b = self.term(ordered)?;
+        Ok(Prop::Cmp { op, a, b })
     }
 
-    /// A term; `left`: on the left of a comparison, where a bare location name is its value (on the
-    /// right, herd reads it as the location's address).
-    fn term(&mut self, left: bool) -> Result<Term, LitmusError> {
+    /// A term; `value`: where a bare location name is its value (the left of a comparison, either
+    /// side of an ordered one); on the right of `=` and `!=`, herd reads it as the location's
+    /// address.
+    fn term(&mut self, value: bool) -> Result<Term, LitmusError> {
         // A number not followed by `:` is a constant (`1:r0` is a register).
         if matches!(self.c.peek(), Some(Tok::Int(_)))
             && !matches!(self.c.peek_at(1), Some(Tok::Punct(":")))
@@ -309,7 +368,7 @@ impl CondParser<'_, '_> {
         {
             return Ok(Term::Const(self.c.int("a number")?.0));
         }
-        if !left {
+        if !value {
             if let (Some(Tok::Ident(name)), false) = (
                 self.c.peek(),
                 matches!(self.c.peek_at(1), Some(Tok::Punct(":"))),

@@ -42,7 +42,7 @@
 //! inputs and seed differ; mcompare7 reads logs without it), and the `Hash=` line litmus7 computes
 //! when a test has none (herd's digest of the test source; a test's own `Hash=` line is printed).
 
-use super::cond::{Prop, Quantifier, Term, Var};
+use super::cond::{CondCmp, Prop, Quantifier, Term, Var};
 use super::run::LitmusResult;
 use super::test::LitmusTest;
 use std::fmt::Write as _;
@@ -90,17 +90,23 @@ fn prop_text(test: &LitmusTest, p: &Prop, above: Op, out: &mut String) {
     match p {
         Prop::Const(true) => out.push_str("true"),
         Prop::Const(false) => out.push_str("false"),
-        Prop::Cmp { eq, a, b } => {
+        Prop::Cmp { op, a, b } => {
             // herd's atoms are `location=value`: a constant goes to the right.
-            let (a, b) = match (a, b) {
-                (Term::Const(_), Term::Var(_)) => (b, a),
-                _ => (a, b),
+            let (a, b, op) = match (a, b) {
+                (Term::Const(_), Term::Var(_)) => (b, a, op.swapped()),
+                _ => (a, b, *op),
             };
-            let atom = format!("{}={}", term(a), term(b));
-            if *eq {
-                out.push_str(&atom);
-            } else {
-                let _ = write!(out, "not ({atom})");
+            match op {
+                CondCmp::Eq => {
+                    let _ = write!(out, "{}={}", term(a), term(b));
+                }
+                CondCmp::Ne => {
+                    let _ = write!(out, "not ({}={})", term(a), term(b));
+                }
+                // Dat3M's ordered comparisons, which herd has not: as written.
+                _ => {
+                    let _ = write!(out, "{}{}{}", term(a), op.symbol(), term(b));
+                }
             }
         }
         Prop::Not(q) => {
@@ -267,6 +273,21 @@ mod tests {
         );
         let want = "Test MP Allowed\nHistogram (3 states)\n4987  :>1:r0=0; 1:r1=0;\n12    *>1:r0=1; 1:r1=0;\n5001  :>1:r0=1; 1:r1=1;\nOk\n\nWitnesses\nPositive: 12, Negative: 9988\nCondition exists (1:r1=0 /\\ 1:r0=1) is validated\nHash=abc\nObservation MP Sometimes 12 9988\n";
         assert_eq!(herd_report(&t, &r), want);
+    }
+
+    #[test]
+    fn ordered_comparisons_print_as_written_with_the_constant_on_the_right() {
+        let t = parse(
+            "PTX T\n{ x=0; }\n P0 ;\n ld.weak r0, [x] ;\nexists (1 <= 0:r0 /\\ x < 2)",
+            "t.litmus",
+        )
+        .unwrap();
+        let r = result(&t, vec![(vec![0, 0], 3)]);
+        let s = herd_report(&t, &r);
+        assert!(
+            s.contains("Condition exists (0:r0>=1 /\\ x<2) is NOT validated"),
+            "{s}"
+        );
     }
 
     #[test]

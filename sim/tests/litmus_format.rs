@@ -349,7 +349,7 @@ fn local_memory_of_two_work_groups_is_refused_by_the_runner_and_the_oracle() {
 }
 
 #[test]
-fn dat3m_local_values_are_moves_and_its_branches_compare_either_way() {
+fn dat3m_local_values_branches_and_ordered_conditions() {
     // Dat3M's tests translated from Memalloy write `ld r0, 1` (and `ld.weak r0, 1`) for a register
     // taking a number: no access, as `mov`.
     let t = parse("PTX A\n{ x=0; y=0; }\n P0 ;\n ld r0, 5 ;\n ld.weak r1, 7 ;\n ld r2, r1 ;\n st.weak x, r0 ;\n st.weak y, r2 ;\nexists (x=5 /\\ y=7)");
@@ -369,6 +369,19 @@ fn dat3m_local_values_are_moves_and_its_branches_compare_either_way() {
         let t = parse(&format!("PTX A\n{{ x=0; }}\n P0 ;\n ld r0, -1 ;\n {cond}, LC01 ;\n st.weak x, 1 ;\n LC01: ;\nexists (x=0)"));
         let r = run(&t, 8).expect("runs");
         assert_eq!(r.witnesses == 8, taken, "{cond}: {:?}", states(&r));
+    }
+    // Dat3M's ordered comparisons in conditions, on values as numbers of their type.
+    for (cond, holds) in [
+        ("P0:r0 < 0", true),
+        ("P0:r0 >= 0", false),
+        ("x > 0 /\\ 2 >= x", true),
+        ("0 > x", false),
+        ("P0:r1 > 5", true),
+        ("P0:r1 <= 4294967294", false),
+    ] {
+        let t = parse(&format!("PTX A\n{{ x=0; uint32_t y=0; }}\n P0 ;\n ld r0, -1 ;\n st.weak x, 1 ;\n st.weak.u32 y, -1 ;\n ld.weak.u32 r1, y ;\nexists ({cond})"));
+        let r = run(&t, 8).expect("runs");
+        assert_eq!(r.witnesses == 8, holds, "{cond}: {:?}", states(&r));
     }
     // With an order, a scope or a space it is a load, whose operand must be a location.
     let e = error("PTX A\n{ x=0; }\n P0 ;\n ld.relaxed.gpu r0, 5 ;\nexists (x=0)");
