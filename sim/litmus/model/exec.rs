@@ -234,6 +234,34 @@ pub enum BarrierStop {
     Mismatch,
 }
 
+/// The work a decision may do: reads-from choices checked and orders enumerated (coherence orders,
+/// Fence-SC orders, combinations of them), counted across every enumeration of the decision. The candidate limit alone bounded
+/// only what a check reported after it returned, so one check could enumerate the coherence orders
+/// of a dozen writes for minutes; once the budget is spent, every enumeration stops and the
+/// decision's states are those found within it (the bound is hit).
+pub struct Budget(std::cell::Cell<u64>);
+
+impl Budget {
+    pub fn new(units: u64) -> Budget {
+        Budget(std::cell::Cell::new(units))
+    }
+
+    /// Takes one unit of work; false once the budget is spent.
+    pub fn take(&self) -> bool {
+        match self.0.get() {
+            0 => false,
+            n => {
+                self.0.set(n - 1);
+                true
+            }
+        }
+    }
+
+    pub fn spent(&self) -> bool {
+        self.0.get() == 0
+    }
+}
+
 /// What a model says about one candidate (events and reads-from) over all its own choices.
 pub struct CheckOut {
     /// Candidate executions considered (reads-from fixed, the model's orders varied).
@@ -252,7 +280,9 @@ pub trait Model {
     fn prepare(&self, ex: &Exec) -> Self::Static;
     /// Whether read-modify-writes `a` and `b` cannot both read from one write (atomicity).
     fn exclusive(&self, ex: &Exec, st: &Self::Static, a: usize, b: usize) -> bool;
-    fn check(&self, ex: &Exec, st: &Self::Static) -> CheckOut;
+    /// Every consistent choice of the model's orders for the candidate, each order enumerated
+    /// taking a unit of `budget` (stopping when it is spent).
+    fn check(&self, ex: &Exec, st: &Self::Static, budget: &Budget) -> CheckOut;
 }
 
 /// What the enumeration found.
@@ -286,6 +316,7 @@ pub fn enumerate<M: Model>(
     place: &[Placement],
     model: &M,
     max_candidates: u64,
+    budget: &Budget,
     first_only: bool,
 ) -> Result<Collected, ModelError> {
     let mut out = Collected {
@@ -372,6 +403,7 @@ pub fn enumerate<M: Model>(
         suffix: &suffix,
         place,
         max_candidates,
+        budget,
     };
     let mut pick = Vec::with_capacity(per.len());
     ctx.choose(model, &mut pick, &init, &Bits::new(), &mut out)?;
@@ -424,6 +456,7 @@ struct Combos<'a> {
     suffix: &'a [Bits],
     place: &'a [Placement],
     max_candidates: u64,
+    budget: &'a Budget,
 }
 
 impl Combos<'_> {
@@ -449,7 +482,7 @@ impl Combos<'_> {
                 &combo,
                 self.place,
                 model,
-                self.max_candidates,
+                (self.max_candidates, self.budget),
                 out,
             );
         }
@@ -571,7 +604,7 @@ fn one_combo<M: Model>(
     combo: &[&Trace],
     place: &[Placement],
     model: &M,
-    max_candidates: u64,
+    (max_candidates, budget): (u64, &Budget),
     out: &mut Collected,
 ) -> Result<(), ModelError> {
     let mut ex = build(test, combo, place)?;
@@ -604,6 +637,7 @@ fn one_combo<M: Model>(
         reads: &reads,
         cands: &cands,
         max_candidates,
+        budget,
     };
     search.assign(&mut ex, 0, out);
     Ok(())
@@ -618,6 +652,7 @@ struct RfSearch<'a, M: Model> {
     reads: &'a [usize],
     cands: &'a [Vec<usize>],
     max_candidates: u64,
+    budget: &'a Budget,
 }
 
 impl<M: Model> RfSearch<'_, M> {
@@ -626,9 +661,14 @@ impl<M: Model> RfSearch<'_, M> {
             return;
         }
         if k == self.reads.len() {
-            let r = self.model.check(ex, self.st);
+            // A reads-from choice costs a unit too (most fail before any order is enumerated).
+            if !self.budget.take() {
+                out.limit_hit = true;
+                return;
+            }
+            let r = self.model.check(ex, self.st, self.budget);
             out.candidates += r.candidates;
-            if out.candidates > self.max_candidates {
+            if out.candidates > self.max_candidates || self.budget.spent() {
                 out.limit_hit = true;
             }
             out.consistent |= r.race.is_some() || !r.finals.is_empty();
@@ -718,15 +758,24 @@ fn collect_states(
 
 /// Calls `f` with every order of `items` in which `must(a, b)` puts `a` before `b` (the linear
 /// extensions), until `f` returns false. Returns how many orders were produced.
-pub fn linear_extensions(items: &[usize], must: &Rel, f: &mut dyn FnMut(&[usize]) -> bool) -> u64 {
+pub fn linear_extensions(
+    items: &[usize],
+    must: &Rel,
+    budget: &Budget,
+    f: &mut dyn FnMut(&[usize]) -> bool,
+) -> u64 {
     fn go(
         left: Set,
         must: &Rel,
         order: &mut Vec<usize>,
         f: &mut dyn FnMut(&[usize]) -> bool,
         count: &mut u64,
+        budget: &Budget,
     ) -> bool {
         if left == 0 {
+            if !budget.take() {
+                return false;
+            }
             *count += 1;
             return f(order);
         }
@@ -736,7 +785,7 @@ pub fn linear_extensions(items: &[usize], must: &Rel, f: &mut dyn FnMut(&[usize]
                 continue;
             }
             order.push(x);
-            let go_on = go(left & !(1 << x), must, order, f, count);
+            let go_on = go(left & !(1 << x), must, order, f, count, budget);
             order.pop();
             if !go_on {
                 return false;
@@ -750,6 +799,6 @@ pub fn linear_extensions(items: &[usize], must: &Rel, f: &mut dyn FnMut(&[usize]
     }
     let mut order = Vec::with_capacity(items.len());
     let mut count = 0;
-    go(left, must, &mut order, f, &mut count);
+    go(left, must, &mut order, f, &mut count, budget);
     count
 }

@@ -85,6 +85,10 @@ pub struct ModelOptions {
     pub unroll: u32,
     /// Candidate executions after which the enumeration stops (the result then counts as bounded).
     pub max_candidates: u64,
+    /// Orders the whole decision may enumerate (`exec::Budget`: coherence and Fence-SC orders and
+    /// their combinations), so that it ends in bounded time whatever one candidate holds; spent,
+    /// the result counts as bounded.
+    pub max_orders: u64,
 }
 
 impl Default for ModelOptions {
@@ -92,6 +96,7 @@ impl Default for ModelOptions {
         ModelOptions {
             unroll: 4,
             max_candidates: 50_000_000,
+            max_orders: 20_000_000,
         }
     }
 }
@@ -259,6 +264,7 @@ pub fn decide(test: &LitmusTest, opts: &ModelOptions) -> Result<Decision, ModelE
     check_barriers(test)?;
     let traces = interp::traces(test, interp)?;
     let place = interp::placements(test);
+    let budget = exec::Budget::new(opts.max_orders);
     let run = |per_thread: &[Vec<interp::Trace>], first_only| match model {
         ModelKind::Ptx => exec::enumerate(
             test,
@@ -266,6 +272,7 @@ pub fn decide(test: &LitmusTest, opts: &ModelOptions) -> Result<Decision, ModelE
             &place,
             &ptx::Ptx,
             opts.max_candidates,
+            &budget,
             first_only,
         ),
         ModelKind::OpenCl => exec::enumerate(
@@ -274,6 +281,7 @@ pub fn decide(test: &LitmusTest, opts: &ModelOptions) -> Result<Decision, ModelE
             &place,
             &opencl::OpenCl,
             opts.max_candidates,
+            &budget,
             first_only,
         ),
     };

@@ -36,7 +36,7 @@
 //! 4. Every location is accessed with one width.
 
 use super::event::{includes, Kind, Mode};
-use super::exec::{linear_extensions, CheckOut, Exec, Model};
+use super::exec::{linear_extensions, Budget, CheckOut, Exec, Model};
 use super::rel::{all, members, Rel, Set};
 use super::{Race, RaceKind};
 use crate::ir::{Scope, Space};
@@ -136,7 +136,7 @@ impl Model for OpenCl {
         true
     }
 
-    fn check(&self, ex: &Exec, st: &Static) -> CheckOut {
+    fn check(&self, ex: &Exec, st: &Static, budget: &Budget) -> CheckOut {
         let mut out = CheckOut {
             candidates: 0,
             finals: Vec::new(),
@@ -216,7 +216,7 @@ impl Model for OpenCl {
             } else {
                 &hb_g
             };
-            let (orders, c) = location(ex, hb, li, need_orders);
+            let (orders, c) = location(ex, hb, li, need_orders, budget);
             count = count.saturating_mul(c);
             if orders.is_empty() {
                 out.candidates += count;
@@ -235,7 +235,7 @@ impl Model for OpenCl {
         } else {
             let hb = hb_g.union(&hb_l);
             let mut idx = vec![0usize; per_loc.len()];
-            loop {
+            while budget.take() {
                 out.candidates += 1;
                 let cos: Vec<&Vec<usize>> = idx.iter().zip(&per_loc).map(|(&i, o)| &o[i]).collect();
                 if sc_consistent(ex, st, &hb, &cos) {
@@ -285,7 +285,13 @@ fn release_sequence(ex: &Exec, start: Set) -> Set {
 
 /// Location `li`'s coherence orders (initial write first) consistent with Coherence and Atomicity:
 /// all of them when `all_orders`, else one per possible last write. Also how many were tried.
-fn location(ex: &Exec, hb: &Rel, li: usize, all_orders: bool) -> (Vec<Vec<usize>>, u64) {
+fn location(
+    ex: &Exec,
+    hb: &Rel,
+    li: usize,
+    all_orders: bool,
+    budget: &Budget,
+) -> (Vec<Vec<usize>>, u64) {
     let n = ex.n();
     let writes = &ex.loc_writes[li];
     let evs = ex.loc_events[li];
@@ -300,7 +306,7 @@ fn location(ex: &Exec, hb: &Rel, li: usize, all_orders: bool) -> (Vec<Vec<usize>
     let rf_loc = ex.rf.restrict(evs, evs);
     let mut found: Vec<Vec<usize>> = Vec::new();
     let mut lasts: Set = 0;
-    let count = linear_extensions(writes, &must, &mut |co| {
+    let count = linear_extensions(writes, &must, budget, &mut |co| {
         let last = co[co.len() - 1];
         if !all_orders && lasts >> last & 1 == 1 {
             return true;

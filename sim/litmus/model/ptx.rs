@@ -45,7 +45,7 @@
 //! and any combination of consistent ones is consistent.
 
 use super::event::{includes, Kind, Mode};
-use super::exec::{linear_extensions, CheckOut, Exec, Model};
+use super::exec::{linear_extensions, Budget, CheckOut, Exec, Model};
 use super::rel::{members, Rel, Set};
 
 pub struct Ptx;
@@ -131,7 +131,7 @@ impl Model for Ptx {
         st.ms.has(a, b)
     }
 
-    fn check(&self, ex: &Exec, st: &Static) -> CheckOut {
+    fn check(&self, ex: &Exec, st: &Static, budget: &Budget) -> CheckOut {
         let mut out = CheckOut {
             candidates: 0,
             finals: Vec::new(),
@@ -160,6 +160,9 @@ impl Model for Ptx {
         let fences = &st.sc_fences;
         let mut order: Vec<usize> = fences.clone();
         permutations(&mut order, 0, &mut |l| {
+            if !budget.take() {
+                return;
+            }
             let mut sw = sw.clone();
             for (i, &f) in l.iter().enumerate() {
                 for &g in &l[i + 1..] {
@@ -168,7 +171,7 @@ impl Model for Ptx {
                     }
                 }
             }
-            self.with_sc_order(ex, st, &obs, &sw, l, &mut out);
+            self.with_sc_order(ex, st, (&obs, &sw, l), budget, &mut out);
         });
         out
     }
@@ -180,9 +183,8 @@ impl Ptx {
         &self,
         ex: &Exec,
         st: &Static,
-        obs: &Rel,
-        sw: &Rel,
-        l: &[usize],
+        (obs, sw, l): (&Rel, &Rel, &[usize]),
+        budget: &Budget,
         out: &mut CheckOut,
     ) {
         let n = ex.n();
@@ -208,7 +210,7 @@ impl Ptx {
         let mut finals = Vec::with_capacity(ex.locs.len());
         let mut count: u64 = 1;
         for li in 0..ex.locs.len() {
-            let (f, c) = self.location(ex, st, &cause, &po_loc, li);
+            let (f, c) = self.location(ex, st, (&cause, &po_loc), li, budget);
             count = count.saturating_mul(c);
             if f == 0 {
                 out.candidates += count;
@@ -222,7 +224,14 @@ impl Ptx {
 
     /// The coherence orders of location `li` that satisfy the per-location axioms: the set of
     /// writes that can be last, and how many orders were tried.
-    fn location(&self, ex: &Exec, st: &Static, cause: &Rel, po_loc: &Rel, li: usize) -> (Set, u64) {
+    fn location(
+        &self,
+        ex: &Exec,
+        st: &Static,
+        (cause, po_loc): (&Rel, &Rel),
+        li: usize,
+        budget: &Budget,
+    ) -> (Set, u64) {
         let n = ex.n();
         let writes = &ex.loc_writes[li];
         let evs = ex.loc_events[li];
@@ -231,55 +240,60 @@ impl Ptx {
         let mut must = cause.restrict(wset, wset);
         let reads: Vec<usize> = members(evs).filter(|&r| ex.events[r].reads()).collect();
         let mut finals: Set = 0;
-        let count = linear_extensions(writes, must_with_init(&mut must, ex, wset), &mut |co| {
-            if finals >> co[co.len() - 1] & 1 == 1 {
-                return true;
-            }
-            // The partial coherence order: total order restricted to morally strong or
-            // causality-ordered pairs, transitively closed.
-            let mut cop = Rel::empty(n);
-            for (i, &a) in co.iter().enumerate() {
-                for &b in &co[i + 1..] {
-                    if ex.init >> a & 1 == 1 || st.ms.has(a, b) || cause.has(a, b) {
-                        cop.add(a, b);
+        let count = linear_extensions(
+            writes,
+            must_with_init(&mut must, ex, wset),
+            budget,
+            &mut |co| {
+                if finals >> co[co.len() - 1] & 1 == 1 {
+                    return true;
+                }
+                // The partial coherence order: total order restricted to morally strong or
+                // causality-ordered pairs, transitively closed.
+                let mut cop = Rel::empty(n);
+                for (i, &a) in co.iter().enumerate() {
+                    for &b in &co[i + 1..] {
+                        if ex.init >> a & 1 == 1 || st.ms.has(a, b) || cause.has(a, b) {
+                            cop.add(a, b);
+                        }
                     }
                 }
-            }
-            let cop = cop.closure();
-            let mut fr = Rel::empty(n);
-            for &r in &reads {
-                let src = ex.rf_src[r].expect("every read reads from a write");
-                fr.set_row(r, cop.row(src) & !(1 << r));
-            }
-            // Atomicity of morally strong read-modify-writes.
-            for &a in &reads {
-                if ex.events[a].kind != Kind::Rmw {
-                    continue;
+                let cop = cop.closure();
+                let mut fr = Rel::empty(n);
+                for &r in &reads {
+                    let src = ex.rf_src[r].expect("every read reads from a write");
+                    fr.set_row(r, cop.row(src) & !(1 << r));
                 }
-                let src = ex.rf_src[a].expect("read");
-                for &w in writes {
-                    if w != a && st.ms.has(a, w) && cop.has(src, w) && cop.has(w, a) {
-                        return true;
+                // Atomicity of morally strong read-modify-writes.
+                for &a in &reads {
+                    if ex.events[a].kind != Kind::Rmw {
+                        continue;
+                    }
+                    let src = ex.rf_src[a].expect("read");
+                    for &w in writes {
+                        if w != a && st.ms.has(a, w) && cop.has(src, w) && cop.has(w, a) {
+                            return true;
+                        }
                     }
                 }
-            }
-            // Causality, second half: no read from a write coherence-before one that precedes it.
-            if fr.pairs().any(|(r, w)| cause.has(w, r)) {
-                return true;
-            }
-            // SC per location.
-            let com = ex
-                .rf
-                .union(&cop)
-                .union(&fr)
-                .intersect(&st.ms)
-                .restrict(evs, evs);
-            if !po_loc.restrict(evs, evs).union(&com).acyclic() {
-                return true;
-            }
-            finals |= 1 << co[co.len() - 1];
-            true
-        });
+                // Causality, second half: no read from a write coherence-before one that precedes it.
+                if fr.pairs().any(|(r, w)| cause.has(w, r)) {
+                    return true;
+                }
+                // SC per location.
+                let com = ex
+                    .rf
+                    .union(&cop)
+                    .union(&fr)
+                    .intersect(&st.ms)
+                    .restrict(evs, evs);
+                if !po_loc.restrict(evs, evs).union(&com).acyclic() {
+                    return true;
+                }
+                finals |= 1 << co[co.len() - 1];
+                true
+            },
+        );
         (finals, count)
     }
 }
