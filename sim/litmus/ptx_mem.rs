@@ -523,7 +523,7 @@ fn atom_types(op: &str) -> &'static [&'static str] {
         "and" | "or" | "xor" => &["b32", "b64"],
         "cas" => &["b16", "b32", "b64", "b128"],
         "exch" => &["b32", "b64", "b128"],
-        "add" | "plus" | "sub" => &[
+        "add" | "plus" | "sub" | "minus" => &[
             "u32", "s32", "u64", "f32", "f64", "f16", "f16x2", "bf16", "bf16x2",
         ],
         "inc" | "dec" => &["u32"],
@@ -541,7 +541,8 @@ pub fn atomic(
     at: SrcLoc,
 ) -> Result<(), LitmusError> {
     const OPS: &[&str] = &[
-        "and", "or", "xor", "cas", "exch", "add", "plus", "sub", "inc", "dec", "min", "max",
+        "and", "or", "xor", "cas", "exch", "add", "plus", "sub", "minus", "inc", "dec", "min",
+        "max",
     ];
     let mut rop: Option<(&str, SrcLoc)> = None;
     let mut noftz = false;
@@ -667,7 +668,7 @@ pub fn atomic(
     end(c)?;
     let rop = match rop {
         "add" | "plus" => RmwOp::Add,
-        "sub" => RmwOp::Sub,
+        "sub" | "minus" => RmwOp::Sub,
         "exch" => RmwOp::Exch,
         "and" => RmwOp::And,
         "or" => RmwOp::Or,

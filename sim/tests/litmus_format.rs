@@ -370,6 +370,11 @@ fn dat3m_local_values_branches_and_ordered_conditions() {
         let r = run(&t, 8).expect("runs");
         assert_eq!(r.witnesses == 8, taken, "{cond}: {:?}", states(&r));
     }
+    // Dat3M's `minus` is `sub`.
+    let t = parse(
+        "PTX A\n{ x=5; }\n P0 ;\n atom.acq_rel.sys.minus r0, x, 1 ;\nexists (x=4 /\\ 0:r0=5)",
+    );
+    assert_eq!(run(&t, 8).expect("runs").witnesses, 8);
     // Dat3M's ordered comparisons in conditions, on values as numbers of their type.
     for (cond, holds) in [
         ("P0:r0 < 0", true),
