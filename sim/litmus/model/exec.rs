@@ -235,10 +235,10 @@ pub enum BarrierStop {
 }
 
 /// The work a decision may do: reads-from choices checked and orders enumerated (coherence orders,
-/// Fence-SC orders, combinations of them), counted across every enumeration of the decision. The candidate limit alone bounded
-/// only what a check reported after it returned, so one check could enumerate the coherence orders
-/// of a dozen writes for minutes; once the budget is spent, every enumeration stops and the
-/// decision's states are those found within it (the bound is hit).
+/// Fence-SC orders, combinations of them), counted across every enumeration of the decision. The
+/// candidate limit alone bounded only what a check reported after it returned, so one check could
+/// enumerate the coherence orders of a dozen writes for minutes; once the budget is spent, every
+/// enumeration stops and the decision's states are those found within it (the bound is hit).
 pub struct Budget(std::cell::Cell<u64>);
 
 impl Budget {

@@ -26,9 +26,10 @@ impl Gpu<'_> {
 
     /// With `stuck_ok`, when the watchdog stops the run: records every live thread in
     /// `unfinished` (they were still running: a loop that does not end) and says so; without it,
-    /// returns false and the run ends with the watchdog's error.
+    /// or with groups that never became resident (they would have no threads to list), returns
+    /// false and the run ends with the watchdog's error.
     pub(super) fn stop_live(&mut self) -> bool {
-        if !self.stuck_ok {
+        if !self.stuck_ok || self.dispatcher.waiting() > 0 {
             return false;
         }
         let mut out = Vec::new();
