@@ -394,6 +394,31 @@ pub enum CmpOp {
     Ge,
 }
 
+impl CmpOp {
+    /// The C (and WGSL) operator.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            CmpOp::Eq => "==",
+            CmpOp::Ne => "!=",
+            CmpOp::Lt => "<",
+            CmpOp::Le => "<=",
+            CmpOp::Gt => ">",
+            CmpOp::Ge => ">=",
+        }
+    }
+
+    /// The predicate with its operands swapped (`a < b` is `b > a`).
+    pub fn swapped(self) -> CmpOp {
+        match self {
+            CmpOp::Lt => CmpOp::Gt,
+            CmpOp::Le => CmpOp::Ge,
+            CmpOp::Gt => CmpOp::Lt,
+            CmpOp::Ge => CmpOp::Le,
+            c => c,
+        }
+    }
+}
+
 /// Latency class of a non-memory instruction (issue 4's traces map SASS opcodes onto these).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -23,7 +23,7 @@
 use super::lex::{Cursor, Tok};
 use super::test::{Location, Thread};
 use super::LitmusError;
-use crate::ir::{Reg, SrcLoc};
+use crate::ir::{eval, CmpOp, Reg, SrcLoc, Ty};
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -70,59 +70,13 @@ pub enum Term {
     Var(usize),
 }
 
-/// A comparison of a condition: herd's `=` (`==`) and `!=`, and Dat3M's ordered `< <= > >=`
-/// (values as numbers of their register's or location's type: signed for signed types).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CondCmp {
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-}
-
-impl CondCmp {
-    pub fn holds(self, a: i64, b: i64) -> bool {
-        match self {
-            CondCmp::Eq => a == b,
-            CondCmp::Ne => a != b,
-            CondCmp::Lt => a < b,
-            CondCmp::Le => a <= b,
-            CondCmp::Gt => a > b,
-            CondCmp::Ge => a >= b,
-        }
-    }
-
-    /// The comparison with its operands swapped (`a < b` is `b > a`).
-    pub fn swapped(self) -> CondCmp {
-        match self {
-            CondCmp::Lt => CondCmp::Gt,
-            CondCmp::Le => CondCmp::Ge,
-            CondCmp::Gt => CondCmp::Lt,
-            CondCmp::Ge => CondCmp::Le,
-            c => c,
-        }
-    }
-
-    pub fn symbol(self) -> &'static str {
-        match self {
-            CondCmp::Eq => "=",
-            CondCmp::Ne => "!=",
-            CondCmp::Lt => "<",
-            CondCmp::Le => "<=",
-            CondCmp::Gt => ">",
-            CondCmp::Ge => ">=",
-        }
-    }
-}
-
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Prop {
     Const(bool),
-    /// `a OP b`.
+    /// `a OP b`: herd's `=` (`==`) and `!=`, and Dat3M's ordered `< <= > >=`, on values as
+    /// numbers of their register's or location's type (signed for signed types).
     Cmp {
-        op: CondCmp,
+        op: CmpOp,
         a: Term,
         b: Term,
     },
@@ -139,7 +93,7 @@ impl Prop {
         };
         match self {
             Prop::Const(b) => *b,
-            Prop::Cmp { op, a, b } => op.holds(v(a), v(b)),
+            Prop::Cmp { op, a, b } => eval::cmp(*op, Ty::I64, v(a) as u64, v(b) as u64),
             Prop::Not(p) => !p.eval(state),
             Prop::And(a, b) => a.eval(state) && b.eval(state),
             Prop::Or(a, b) => a.eval(state) || b.eval(state),
@@ -336,23 +290,23 @@ impl CondParser<'_, '_> {
                 && !matches!(self.c.peek_at(1), Some(Tok::Punct(">")))
                 && self.c.eat_punct("="))
         {
-            CondCmp::Eq
+            CmpOp::Eq
         } else if self.c.eat_punct("!=") {
-            CondCmp::Ne
+            CmpOp::Ne
         } else if self.c.eat_punct("<=") {
-            CondCmp::Le
+            CmpOp::Le
         } else if self.c.eat_punct(">=") {
-            CondCmp::Ge
+            CmpOp::Ge
         } else if self.c.eat_punct("<") {
-            CondCmp::Lt
+            CmpOp::Lt
         } else if self.c.eat_punct(">") {
-            CondCmp::Gt
+            CmpOp::Gt
         } else {
             return Err(self.c.error("`=`, `==`, `!=`, `<`, `<=`, `>` or `>=`"));
         };
         // herd reads a bare name on the right of `=`/`!=` as an address; it has no ordered
         // comparisons, whose right side is a value as in Dat3M.
-        let ordered = !matches!(op, CondCmp::Eq | CondCmp::Ne);
+        let ordered = !matches!(op, CmpOp::Eq | CmpOp::Ne);
         let b = self.term(ordered)?;
         Ok(Prop::Cmp { op, a, b })
     }

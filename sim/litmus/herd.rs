@@ -42,9 +42,10 @@
 //! inputs and seed differ; mcompare7 reads logs without it), and the `Hash=` line litmus7 computes
 //! when a test has none (herd's digest of the test source; a test's own `Hash=` line is printed).
 
-use super::cond::{CondCmp, Prop, Quantifier, Term, Var};
+use super::cond::{Prop, Quantifier, Term, Var};
 use super::run::LitmusResult;
 use super::test::LitmusTest;
+use crate::ir::CmpOp;
 use std::fmt::Write as _;
 
 /// The herd name of observed variable `v`: `1:r0`, `x`, `y[1]`.
@@ -97,10 +98,10 @@ fn prop_text(test: &LitmusTest, p: &Prop, above: Op, out: &mut String) {
                 _ => (a, b, *op),
             };
             match op {
-                CondCmp::Eq => {
+                CmpOp::Eq => {
                     let _ = write!(out, "{}={}", term(a), term(b));
                 }
-                CondCmp::Ne => {
+                CmpOp::Ne => {
                     let _ = write!(out, "not ({}={})", term(a), term(b));
                 }
                 // Dat3M's ordered comparisons, which herd has not: as written.

@@ -200,28 +200,26 @@ fn cell(b: &mut ThreadBuilder, cell: &Cell, file: &str) -> Result<(), LitmusErro
 fn instruction(b: &mut ThreadBuilder, c: &mut Cursor) -> Result<(), LitmusError> {
     let (m, at) = c.ident("an instruction")?;
     let (op, q) = split(b, &m, at)?;
+    // Proxy fences, and accesses through the surface, texture and constant proxies (Dat3M's `cold`
+    // is a constant load): the machine and the model have the generic proxy only.
+    let other_proxy = matches!(
+        op.as_str(),
+        "suld" | "sust" | "sured" | "suatom" | "tld" | "tld4" | "tex" | "cold"
+    ) || (matches!(op.as_str(), "fence" | "membar") && q.has("proxy"));
+    if other_proxy {
+        return ptx_mem::pending_operands(
+            b,
+            c,
+            (
+                at,
+                Capability::Proxies,
+                format!("{m}: the machine and the model have the generic proxy only"),
+            ),
+        );
+    }
     match op.as_str() {
         "ld" | "st" => ptx_mem::load_store(b, c, &op, &q, at),
         "atom" | "red" => ptx_mem::atomic(b, c, &op, &q, at),
-        "fence" | "membar" if q.has("proxy") => ptx_mem::pending_operands(
-            b,
-            c,
-            (
-                at,
-                Capability::Proxies,
-                format!("{m}: a proxy fence (the machine and the model have one proxy)"),
-            ),
-        ),
-        // Surfaces, textures and Dat3M's constant load reach memory through other proxies.
-        "suld" | "sust" | "sured" | "suatom" | "tld" | "tld4" | "tex" | "cold" => ptx_mem::pending_operands(
-            b,
-            c,
-            (
-                at,
-                Capability::Proxies,
-                format!("{m}: an access through the surface, texture or constant proxy"),
-            ),
-        ),
         "fence" | "membar" => ptx_sync::fence(b, c, &op, &q, at),
         "bar" | "barrier" => ptx_sync::barrier(b, c, &op, &q, at),
         "mov" => {

@@ -153,15 +153,7 @@ impl LitmusResult {
         let d = self.model.as_ref().ok()?;
         let deadlocked =
             (self.no_final_state > self.no_final_state_stopped).then(|| d.judge_no_final_state());
-        let stopped = (self.no_final_state_stopped > 0).then(|| {
-            if d.race.is_some() {
-                Judgement::Undefined
-            } else if self.has_loop {
-                Judgement::Unknown
-            } else {
-                Judgement::Forbidden
-            }
-        });
+        let stopped = (self.no_final_state_stopped > 0).then(|| d.judge_stopped(self.has_loop));
         let all = [deadlocked, stopped];
         for worst in [Judgement::Forbidden, Judgement::Unknown] {
             if all.contains(&Some(worst)) {

@@ -154,10 +154,7 @@ pub struct Thread {
 impl Thread {
     /// Whether the thread has a backward branch (a loop), so that it may run for ever.
     pub fn has_loop(&self) -> bool {
-        self.insts
-            .iter()
-            .enumerate()
-            .any(|(pc, i)| matches!(i, Inst::Branch { target, .. } if (*target as usize) <= pc))
+        super::model::loop_headers(&self.insts).contains(&true)
     }
 
     pub fn reg_named(&self, name: &str) -> Option<Reg> {

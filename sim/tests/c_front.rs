@@ -759,6 +759,19 @@ __kernel void k(__global atomic_int *a, __global int *p) {
 
 const HEAD: &str = "/* gpumemsim\ngroups 1\ngroup_size 1\nbuffer d: i32[4]\n*/\n";
 
+/// Each `(body, file, line:col, text)`: the body after [`HEAD`] is refused with an error at that
+/// place containing that text.
+fn errors_at(cases: &[(&str, &str, &str, &str)]) {
+    for (body, file, at, what) in cases {
+        let e = err(&format!("{HEAD}{body}"), file);
+        let want = format!("{file}:{at}:");
+        assert!(
+            e.starts_with(&want) && e.contains(what),
+            "expected {want} ... {what}, got: {e}"
+        );
+    }
+}
+
 #[test]
 fn unsupported_constructs_are_named_at_their_place() {
     let cases: &[(&str, &str, &str, &str)] = &[
@@ -780,14 +793,7 @@ fn unsupported_constructs_are_named_at_their_place() {
         ("__device__ int f(int x) { return f(x); }\n__global__ void k(int *d) { d[0] = f(1); }", "k.cu", "6:34", "recursive call"),
         ("__global__ void k(int *d) { goto nowhere; }", "k.cu", "6:29", "no label `nowhere`"),
     ];
-    for (body, file, at, what) in cases {
-        let e = err(&format!("{HEAD}{body}"), file);
-        let want = format!("{file}:{at}:");
-        assert!(
-            e.starts_with(&want) && e.contains(what),
-            "expected {want} ... {what}, got: {e}"
-        );
-    }
+    errors_at(cases);
 }
 
 #[test]
@@ -806,14 +812,7 @@ fn pointers_convert_implicitly_only_to_the_same_type_and_messages_spell_the_dial
         ("__kernel void k(__global int *d) { __local bool a[4]; }", "k.cl", "6:36", "elements are int, uint, long, ulong, float"),
         ("__global__ void k(int *d) { __shared__ bool a[4]; }", "k.cu", "6:29", "elements are int, unsigned int, long long, unsigned long long, float"),
     ];
-    for (body, file, at, what) in cases {
-        let e = err(&format!("{HEAD}{body}"), file);
-        let want = format!("{file}:{at}:");
-        assert!(
-            e.starts_with(&want) && e.contains(what),
-            "expected {want} ... {what}, got: {e}"
-        );
-    }
+    errors_at(cases);
     // The same conversions written as casts load, and a pointer still tests as a condition.
     for (body, file) in [
         ("__global__ void k(int *d) { unsigned int *q = (unsigned int *)d; q[0] = 1; long long a = (long long)d; if (d) { d[1] = 2; } }", "k.cu"),

@@ -31,6 +31,15 @@ fn error(text: &str) -> String {
     }
 }
 
+/// `text` is refused with an error at `t.litmus:{at}` (line:col:) containing `what`.
+fn error_at(text: &str, at: &str, what: &str) {
+    let e = error(text);
+    assert!(
+        e.starts_with(&format!("t.litmus:{at}")) && e.contains(what),
+        "{text}: {e}"
+    );
+}
+
 fn run(t: &LitmusTest, iterations: u64) -> Result<LitmusResult, LitmusError> {
     let opts = LitmusOptions {
         iterations,
@@ -246,10 +255,10 @@ fn ptx_operations_take_the_types_the_isa_lists() {
         ("ld.f16 r0, [x]", "4:5:", "no .f16 type"),
         ("ld.relaxed.gpu.gpu r0, [x]", "4:17:", "second scope"),
     ] {
-        let e = error(&format!("PTX A\n{{ }}\n P0 ;\n {text} ;\nexists (x=0)"));
-        assert!(
-            e.starts_with(&format!("t.litmus:{at}")) && e.contains(what),
-            "{text}: {e}"
+        error_at(
+            &format!("PTX A\n{{ }}\n P0 ;\n {text} ;\nexists (x=0)"),
+            at,
+            what,
         );
     }
     for (text, cap) in [
@@ -317,12 +326,10 @@ fn ptx_operations_take_the_types_the_isa_lists() {
             "z is not a location declared before",
         ),
     ] {
-        let e = error(&format!(
-            "PTX A\n{{ x=0;\n {text} }}\n P0 ;\n ld.weak r0, y ;\nexists (0:r0=0)"
-        ));
-        assert!(
-            e.starts_with(&format!("t.litmus:{at}")) && e.contains(what),
-            "{text}: {e}"
+        error_at(
+            &format!("PTX A\n{{ x=0;\n {text} }}\n P0 ;\n ld.weak r0, y ;\nexists (0:r0=0)"),
+            at,
+            what,
         );
     }
 }
@@ -459,12 +466,10 @@ fn named_barriers_are_parsed_with_id_and_count_and_register_operands_refused() {
         ("bar.red.popc.u32 r0, 0", "4:25:", "`,`"),
         ("bar.warp.sync 1", "4:2:", "one per warp"),
     ] {
-        let e = error(&format!(
-            "PTX A\n{{ x=0; }}\n P0 ;\n {text} ;\nexists (x=0)"
-        ));
-        assert!(
-            e.starts_with(&format!("t.litmus:{at}")) && e.contains(what),
-            "{text}: {e}"
+        error_at(
+            &format!("PTX A\n{{ x=0; }}\n P0 ;\n {text} ;\nexists (x=0)"),
+            at,
+            what,
         );
     }
 }

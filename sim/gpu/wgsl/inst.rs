@@ -51,14 +51,7 @@ impl Gen<'_> {
             Inst::Alu { op, ty, dst, a, b } => self.alu(pc, ind, op, ty, dst, a, b),
             Inst::Cmp { op, ty, dst, a, b } => {
                 let v = view_of(ty);
-                let o = match op {
-                    CmpOp::Eq => "==",
-                    CmpOp::Ne => "!=",
-                    CmpOp::Lt => "<",
-                    CmpOp::Le => "<=",
-                    CmpOp::Gt => ">",
-                    CmpOp::Ge => ">=",
-                };
+                let o = op.symbol();
                 let e = format!(
                     "select(0u, 1u, {} {o} {})",
                     self.opnd(a, v),

@@ -35,6 +35,7 @@ mod event;
 mod exec;
 mod interp;
 mod live;
+pub(crate) use live::loop_headers;
 mod opencl;
 mod ptx;
 mod rel;
@@ -192,7 +193,21 @@ impl Decision {
         }
     }
 
-    /// How the model stands on executions without a final state (a barrier never completed).
+    /// How the model stands on an execution the watchdog stopped while a thread still ran (a loop
+    /// that did not end): it decides finite executions only, so unknown when some thread has a
+    /// loop (`has_loop`), forbidden when none has (straight-line code always ends).
+    pub fn judge_stopped(&self, has_loop: bool) -> Judgement {
+        if self.race.is_some() {
+            Judgement::Undefined
+        } else if has_loop {
+            Judgement::Unknown
+        } else {
+            Judgement::Forbidden
+        }
+    }
+
+    /// How the model stands on executions without a final state because a barrier never
+    /// completed.
     pub fn judge_no_final_state(&self) -> Judgement {
         if self.race.is_some() {
             Judgement::Undefined
