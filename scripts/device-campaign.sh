@@ -6,6 +6,10 @@
 #   3. GPU litmus with scoped variants  → litmus.json     (release/acquire, fences, seq_cst through SPIR-V)
 #   4. `compare` of both against the matching preset → compare/ and compare-litmus/ (markdown, CSV, JSON,
 #      PNG and SVG charts)
+#   5. where nvcc is on the PATH (an NVIDIA machine): the CUDA ground truth, scripts/cuda-micro.sh →
+#      cuda/ (latencies by clock64, the suite's chain, chase and contention kernels in CUDA, fences,
+#      bandwidth), made a measurement file (scripts/cuda-measured.py → cuda-measured.json) and compared
+#      → compare-cuda/: the simulator against the same programs without the Vulkan translation
 # and writes OUTDIR/<device>-<date>/ (default OUTDIR: reports/measured) with those files, the log of every
 # command and a README.md that says what ran, with which exit status.
 #
@@ -115,6 +119,17 @@ cp "$TMP/measure.log" "$TMP/litmus.log" "$DEST/logs/"
 if [ -f "$DEST/measured.json" ]; then
   step "compare" "$DEST/logs/compare.log" "$BIN" compare --measured "$DREL/measured.json" "${cfg_args[@]}" --out "$DREL/compare"
 fi
+cuda_note="CUDA ground truth: not run (no nvcc on the PATH)."
+[ "$cpu" -eq 1 ] && cuda_note="CUDA ground truth: not run (a CPU adapter)."
+if command -v nvcc >/dev/null 2>&1 && [ "$cpu" -eq 0 ]; then
+  cuda_note="CUDA ground truth: \`cuda/\` (micro.cu's output), \`cuda-measured.json\`, \`compare-cuda/\`."
+  if step "cuda" "$DEST/logs/cuda.log" scripts/cuda-micro.sh "$DEST/cuda" &&
+    [ -f "$DEST/measured.json" ] &&
+    step "cuda measured" "$DEST/logs/cuda-measured.log" python3 scripts/cuda-measured.py \
+      "$DEST/measured.json" "$DEST/cuda/cuda-micro.jsonl" "$DEST/cuda-measured.json"; then
+    step "compare cuda" "$DEST/logs/compare-cuda.log" "$BIN" compare --measured "$DREL/cuda-measured.json" "${cfg_args[@]}" --out "$DREL/compare-cuda"
+  fi
+fi
 if [ -f "$DEST/litmus.json" ]; then
   step "compare litmus" "$DEST/logs/compare-litmus.log" "$BIN" compare --measured "$DREL/litmus.json" "${cfg_args[@]}" --out "$DREL/compare-litmus"
 fi
@@ -139,6 +154,8 @@ fi
   done <"$TMP/steps"
   echo
   echo "Suite \`$SUITE\`, litmus suite \`$LITMUS\`, compared with \`${CONFIG:-embedded default}\`. $preset_note"
+  echo
+  echo "$cuda_note"
   echo
   echo "Files: \`gpu-list.txt\`; \`measured.json\` and \`litmus.json\` (measurement files: every case and litmus"
   echo "variant with its status, shader path and, for litmus, the orders the GPU ran weaker than written);"

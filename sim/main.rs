@@ -401,7 +401,8 @@ fn cmd_measure(c: MeasureCmd) -> Result<ExitCode> {
                     ));
                 }
             }
-            _ => bar.inc(1),
+            measure::Progress::Case(_) | measure::Progress::Litmus(_) => bar.inc(1),
+            measure::Progress::Settled(_) | measure::Progress::NoProbe(_) => {}
         }
     })?;
     bar.finish();

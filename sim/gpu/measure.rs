@@ -4,11 +4,14 @@
 //! fails at once with its location. Then each case is translated, compiled and measured (warm-up, R
 //! timed repetitions, every run checked). A case that cannot be translated, faults, fails a check or
 //! trips a wgpu error is recorded as such with its error and no timing. Latency slopes are fitted over
-//! the parameter the suite names (least squares over the cases' median times).
+//! the parameter the suite names (least squares over the cases' median times). The clock probe
+//! (`gpu::clock`) settles the GPU's clock before the first case and brackets every case.
 
 use super::adapter::Gpu;
+use super::clock::{ClockProbe, Settle};
 use super::schema::{
-    text_hash, utc_now, BenchResult, Derived, Measurement, ShaderPath, Status, SCHEMA, VERSION,
+    text_hash, utc_now, BenchResult, ClockRecord, Derived, Measurement, ShaderPath, Status, SCHEMA,
+    VERSION,
 };
 use super::suite::{Case, Suite, SuiteError};
 use super::{wgsl, GpuError};
@@ -125,6 +128,21 @@ pub fn measure(
     let warmup = opts.warmup.unwrap_or(suite.warmup);
     let reps = opts.reps.unwrap_or(suite.reps).max(1);
     let mut benchmarks = Vec::new();
+    // The clock settles before the first case; a probe that cannot run leaves the cases unprobed.
+    // Litmus tests count outcomes, not time: a suite of litmus tests alone needs no probe.
+    let mut probe = match loaded.cases.is_empty() {
+        true => None,
+        false => match ClockProbe::start(gpu, path) {
+            Ok(p) => {
+                progress(Progress::Settled(p.settles[0]));
+                Some(p)
+            }
+            Err(e) => {
+                progress(Progress::NoProbe(&e));
+                None
+            }
+        },
+    };
     for (case, wl) in &loaded.cases {
         let b = &suite.benches[case.bench];
         let kernel = b.kernel_path.display().to_string();
@@ -145,6 +163,7 @@ pub fn measure(
             reports: vec![],
             emulated: vec![],
             shader: Some(path),
+            clock: None,
         };
         let wopts = wgsl::Options {
             max_steps: opts.max_steps,
@@ -159,7 +178,19 @@ pub fn measure(
             }
             Ok(p) => {
                 r.emulated = p.translation.emulated.clone();
-                match p.measure(warmup, reps) {
+                let settles = probe.as_ref().map_or(0, |c| c.settles.len());
+                let measured = match probe.as_mut().map(|c| c.around(|| p.measure(warmup, reps))) {
+                    None => p.measure(warmup, reps),
+                    Some(Ok((m, check))) => {
+                        r.clock = Some(check);
+                        m
+                    }
+                    Some(Err(e)) => Err(e),
+                };
+                if let Some(c) = probe.as_ref().filter(|c| c.settles.len() > settles) {
+                    progress(Progress::Settled(*c.settles.last().expect("settled")));
+                }
+                match measured {
                     Ok((timing, out)) => {
                         let (checks, reports) = crate::machine::checks::evaluate(wl, &out.buffers);
                         r.timing = Some(timing);
@@ -198,6 +229,11 @@ pub fn measure(
         .and_then(|b| b.timing.as_ref())
         .map(|t| t.median_ns);
     let derived = derive(suite, &benchmarks);
+    let clock = probe.map(|p| ClockRecord {
+        kernel: super::clock::PROBE.to_string(),
+        reference_ns: p.reference_ns(),
+        settles: p.settles,
+    });
     Measurement {
         schema: SCHEMA.to_string(),
         version: VERSION,
@@ -217,6 +253,7 @@ pub fn measure(
         litmus_settings: suite.litmus.as_ref().map(|l| l.settings),
         litmus_tests: loaded.litmus_tests.clone(),
         litmus,
+        clock,
     }
 }
 
@@ -346,6 +383,10 @@ pub enum Progress<'a> {
     Case(&'a BenchResult),
     /// A litmus test variant ran (or failed).
     Litmus(&'a super::schema::LitmusResult),
+    /// The clock probe settled (before the first case, or again before a case whose probe ran slow).
+    Settled(Settle),
+    /// The clock probe could not run: the cases are measured without it.
+    NoProbe(&'a GpuError),
 }
 
 /// The `measure` command: load the suite (all of it, before anything runs), open the adapter,
@@ -404,6 +445,20 @@ pub fn progress_line(p: &Progress) -> String {
             )
         }
         Progress::Case(r) => r,
+        Progress::Settled(s) => {
+            return format!(
+                "clock probe {} at {:.1} µs after {} runs ({:.0} ms busy)",
+                if s.stable {
+                    "settled"
+                } else {
+                    "did not settle; last"
+                },
+                s.probe_ns / 1e3,
+                s.runs,
+                s.busy_ns / 1e6
+            )
+        }
+        Progress::NoProbe(e) => return format!("clock probe cannot run, cases unprobed: {e}"),
         Progress::Litmus(l) => {
             let weak: u64 = l.outcomes.iter().filter(|o| o.weak).map(|o| o.count).sum();
             return match &l.error {

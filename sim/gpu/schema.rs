@@ -53,6 +53,9 @@ pub struct Measurement {
     /// The text of every litmus test run, by path.
     pub litmus_tests: BTreeMap<String, String>,
     pub litmus: Vec<LitmusResult>,
+    /// The clock probe (absent in files written before it, and when the probe could not run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock: Option<ClockRecord>,
 }
 
 /// Whether a case gave a number.
@@ -114,6 +117,41 @@ pub struct BenchResult {
     /// The shader path that ran (absent in files written before there were two).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shader: Option<ShaderPath>,
+    /// The clock probe's times around the case (`gpu::clock`; absent in files written before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock: Option<ClockCheck>,
+}
+
+/// The clock probe (`gpu::clock`) just before and just after one case, beside the reference (the
+/// fastest settled probe time): a probe slower than the reference means the case may have run at a
+/// lower clock.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ClockCheck {
+    pub before_ns: f64,
+    pub after_ns: f64,
+    pub reference_ns: f64,
+    /// The probe before the case was more than `gpu::clock::RESETTLE` slower than the reference, and
+    /// the clock was settled again before the case ran.
+    pub resettled: bool,
+}
+
+impl ClockCheck {
+    /// How much slower than the reference the slower of the two probes ran (0.0: as fast).
+    pub fn slowdown(&self) -> f64 {
+        self.before_ns.max(self.after_ns) / self.reference_ns - 1.0
+    }
+}
+
+/// What the clock probe did during a measurement (`gpu::clock`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClockRecord {
+    /// The probe kernel's text.
+    pub kernel: String,
+    /// Every settling, in order: the first before any case, the others before a case whose probe ran
+    /// slow.
+    pub settles: Vec<super::clock::Settle>,
+    /// The fastest settled probe time, ns.
+    pub reference_ns: f64,
 }
 
 impl BenchResult {

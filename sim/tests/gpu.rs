@@ -868,19 +868,25 @@ fn the_ci_suite_measures_round_trips_and_compares() {
         reps: Some(2),
         ..Default::default()
     };
-    let mut seen = 0;
+    let (mut seen, mut settled) = (0, 0);
     let m = measure::measure(
         &gpu,
         &loaded,
         &opts,
         gpumemsim::gpu::schema::ShaderPath::Wgsl,
-        &mut |_| seen += 1,
+        &mut |p| match p {
+            measure::Progress::Settled(_) => settled += 1,
+            _ => seen += 1,
+        },
     );
     assert_eq!(
         seen,
         loaded.cases.len() + 14,
         "one progress report per case and litmus variant"
     );
+    // The clock settled once before the cases (a CPU adapter does not settle again).
+    assert_eq!(settled, 1);
+    assert_eq!(m.clock.as_ref().map(|c| c.settles.len()), Some(1));
     for b in &m.benchmarks {
         assert_eq!(b.status, Status::Ok, "{}: {:?}", b.key(), b.error);
         let t = b.timing.as_ref().unwrap();
@@ -1351,6 +1357,22 @@ fn the_device_campaign_runs_on_the_adapter_and_writes_its_folder() {
             "step {step} did not exit 0:\n{readme}"
         );
     }
+    // The clock probe settled before the cases and bracketed every case (gpu::clock); a litmus-only
+    // suite needs none.
+    let m = gpumemsim::gpu::schema::Measurement::load(&dir.join("measured.json")).unwrap();
+    let clock = m.clock.as_ref().expect("a clock record");
+    assert!(!clock.settles.is_empty() && clock.reference_ns > 0.0);
+    for b in &m.benchmarks {
+        let c = b
+            .clock
+            .unwrap_or_else(|| panic!("{} has no clock check", b.key()));
+        assert!(c.before_ns > 0.0 && c.after_ns > 0.0, "{c:?}");
+    }
+    let l = gpumemsim::gpu::schema::Measurement::load(&dir.join("litmus.json")).unwrap();
+    assert!(l.clock.is_none());
+    let md = std::fs::read_to_string(dir.join("compare/comparison.md")).unwrap();
+    assert!(md.contains("Clock probe (`gpu::clock`): reference"), "{md}");
+    assert!(readme.contains("CUDA ground truth: not run ("), "{readme}");
 }
 
 /// A kernel of 70,000 loop iterations: it completes on a GPU; llvmpipe ends every shader loop after

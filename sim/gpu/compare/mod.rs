@@ -153,6 +153,35 @@ pub struct Comparison {
     pub slopes: Vec<SlopeRow>,
     pub slope_metrics: Metrics,
     pub litmus: Vec<LitmusRow>,
+    /// What the clock probe saw (`None`: the file has no probe).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock: Option<ClockSummary>,
+}
+
+/// The clock probe of a measurement (`gpu::clock`): its reference time, how often the clock was
+/// settled, and the cases whose probe ran more than `gpu::clock::RESETTLE` slower than the reference.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClockSummary {
+    pub reference_ns: f64,
+    pub settles: usize,
+    /// `bench[case]` and how much slower its slower probe ran (0.1: 10 %).
+    pub slow: Vec<(String, f64)>,
+}
+
+impl ClockSummary {
+    pub fn of(m: &Measurement) -> Option<ClockSummary> {
+        let c = m.clock.as_ref()?;
+        Some(ClockSummary {
+            reference_ns: c.reference_ns,
+            settles: c.settles.len(),
+            slow: m
+                .benchmarks
+                .iter()
+                .filter_map(|b| Some((b.key(), b.clock?.slowdown())))
+                .filter(|&(_, d)| d > super::clock::RESETTLE)
+                .collect(),
+        })
+    }
 }
 
 /// The config a measured case is simulated with: the cycle limit raised to what the case needs.
@@ -402,6 +431,7 @@ pub fn compare_reporting(
         slopes,
         slope_metrics,
         litmus,
+        clock: ClockSummary::of(m),
     }
 }
 
@@ -529,7 +559,30 @@ mod tests {
             slopes: vec![],
             slope_metrics: Metrics::of(&[]),
             litmus: vec![],
+            clock: None,
         };
+        let md = c.markdown();
+        assert!(
+            md.contains("Clock probe: none in this measurement file"),
+            "{md}"
+        );
+        let c = Comparison {
+            clock: Some(ClockSummary {
+                reference_ns: 1.136e6,
+                settles: 3,
+                slow: vec![("contention[T=1]".into(), 4.73)],
+            }),
+            ..c
+        };
+        let md = c.markdown();
+        assert!(
+            md.contains(
+                "Clock probe (`gpu::clock`): reference 1.136 ms, settled 3 times; 1 case ran beside a \
+                 probe more than 5 % slower (a lower clock, or a busy CPU adapter): \
+                 `contention[T=1]` +473 %."
+            ),
+            "{md}"
+        );
         let charts = c.charts();
         let x = |name: &str| {
             let (_, chart) = charts.iter().find(|(n, _)| *n == name).expect(name);

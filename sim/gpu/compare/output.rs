@@ -61,6 +61,47 @@ impl Comparison {
             self.core_mhz,
             fmt_ns(self.overhead_ns)
         );
+        match &self.clock {
+            None if self.rows.is_empty() => {}
+            None => {
+                let _ = writeln!(
+                    s,
+                    "Clock probe: none in this measurement file (written before `gpu::clock`, or not by \
+                     `measure`): a case may have run at an idle clock.\n"
+                );
+            }
+            Some(c) => {
+                let _ = write!(
+                    s,
+                    "Clock probe (`gpu::clock`): reference {}, settled {} time{}; ",
+                    fmt_ns(c.reference_ns),
+                    c.settles,
+                    if c.settles == 1 { "" } else { "s" }
+                );
+                if c.slow.is_empty() {
+                    let _ = writeln!(
+                        s,
+                        "every case's probes ran within {:.0} % of it.\n",
+                        super::super::clock::RESETTLE * 100.0
+                    );
+                } else {
+                    let list: Vec<String> = c
+                        .slow
+                        .iter()
+                        .map(|(k, d)| format!("`{k}` +{:.0} %", d * 100.0))
+                        .collect();
+                    let _ = writeln!(
+                        s,
+                        "{} case{} ran beside a probe more than {:.0} % slower (a lower clock, or a \
+                         busy CPU adapter): {}.\n",
+                        c.slow.len(),
+                        if c.slow.len() == 1 { "" } else { "s" },
+                        super::super::clock::RESETTLE * 100.0,
+                        list.join(", ")
+                    );
+                }
+            }
+        }
         let _ = writeln!(s, "## Error metrics\n");
         let _ = writeln!(
             s,
