@@ -8,9 +8,15 @@ fn lookups(c: &mut Criterion) {
     let mut g = c.benchmark_group("tag_array");
     const N: u64 = 100_000;
     g.throughput(Throughput::Elements(N));
-    for (name, footprint) in [("l1_hits", 64u64), ("l2_mixed", 40_000)] {
+    // The L1 indexes sets by the line's low bits; a hashed L2 slice (100 slices) folds the line's place
+    // in its slice.
+    for (name, footprint, hashed) in [
+        ("l1_hits", 64u64, None),
+        ("l2_mixed", 40_000, None),
+        ("l2_mixed_hashed", 40_000, Some(100)),
+    ] {
         g.bench_function(name, |b| {
-            let mut t = TagArray::new(256, 16, 128);
+            let mut t = TagArray::new(256, 16, 128, hashed);
             let mut rng = SplitMix64::new(1);
             b.iter(|| {
                 for _ in 0..N {

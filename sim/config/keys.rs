@@ -321,7 +321,7 @@ pub static KEYS: &[Key] = &[
         "l2.hash",
         Kind::Choice(&["linear", "xor"]),
         "",
-        "Line-to-slice mapping: line index mod slices, or an XOR fold of higher index bits.",
+        "Line-to-slice mapping: line index mod slices (and the set within a slice from the index's low bits), or an XOR fold of higher index bits (and the set from an XOR fold of the line's place in its slice, so that power-of-two strides spread over all sets).",
     ),
     req(
         "l2.size_bytes",
@@ -365,6 +365,12 @@ pub static KEYS: &[Key] = &[
         int(0, 1_000_000),
         "bytes per L2 cycle",
         "Two L2 partitions: bytes the inter-partition link carries per L2 cycle in each direction, message headers included (several messages share a cycle; a message that finds the cycles from its arrival full waits, first come first served); 0: unlimited, the link adds only l2.far_latency; ignored when l2.far_latency = 0. Not published for any GPU: the presets' value is an assumption (configs/h100.toml).",
+    ),
+    opt(
+        "l2.near_copy_lines",
+        int(0, 1 << 22),
+        "lines per SM",
+        "Two L2 partitions: per SM, how many far lines' copies its partition keeps for it (the oldest replaced first): a read of a far line read before, its copy still held, takes the near path both ways (no l2.far_latency, no link); writes and atomics go to the home slice and drop the SM's copy; timing only (the value is read at the home slice). 0: every far read crosses. Ignored when l2.far_latency = 0.",
     ),
     opt(
         "l2.write_validate",

@@ -178,7 +178,8 @@ pub struct InterconnectSpec {
 pub enum SliceHash {
     /// `slice = line_index mod slices`.
     Linear,
-    /// XOR-fold of the line index's higher bits into the slice bits (spreads strided patterns).
+    /// XOR-fold of the line index's higher bits into the slice bits, and into the set index within the
+    /// slice (spreads strided patterns over slices and sets).
     Xor,
 }
 
@@ -211,6 +212,10 @@ pub struct L2Spec {
     /// byte fetches the line then (false: a partial write miss fetches the line first).
     #[serde(default)]
     pub write_validate: bool,
+    /// Per SM, far lines whose copy its L2 partition holds for it (`machine/near_copy.rs`; 0: none,
+    /// every read of a far line crosses). Ignored with one partition.
+    #[serde(default)]
+    pub near_copy_lines: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

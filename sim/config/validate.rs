@@ -24,6 +24,9 @@ pub struct Violation {
 /// Most bytes of L1 over all SMs together.
 pub const MAX_L1_TOTAL_BYTES: u64 = 2 << 30;
 
+/// Host bytes one near copy takes at most (`machine/near_copy.rs`: a map entry and a queue entry).
+pub const NEAR_COPY_BYTES: u64 = 48;
+
 fn violation(
     key: &str,
     value: impl ToString,
@@ -86,6 +89,21 @@ fn cross_rules(c: &GpuConfig) -> Result<(), Violation> {
                 c.sm.max_warps, c.sm.warp_size
             ),
             &["sm.max_warps", "sm.warp_size"],
+        ));
+    }
+    // The near copies take about NEAR_COPY_BYTES of host memory each once made, bounded like the L1s.
+    let nc = c.l2.near_copy_lines as u64;
+    if nc * NEAR_COPY_BYTES * c.sm.count as u64 > MAX_L1_TOTAL_BYTES {
+        return Err(violation(
+            "l2.near_copy_lines",
+            nc,
+            format!(
+                "the near copies of all {} SMs take up to {NEAR_COPY_BYTES} bytes each: at most {} \
+                 lines per SM",
+                c.sm.count,
+                MAX_L1_TOTAL_BYTES / NEAR_COPY_BYTES / c.sm.count as u64
+            ),
+            &["sm.count"],
         ));
     }
     // The tag array indexes sets with a mask: their number must be a power of two.

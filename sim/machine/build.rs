@@ -14,6 +14,7 @@ use super::dram::Dram;
 use super::l1::{L1Resources, L1};
 use super::l2::L2Slice;
 use super::memory::GlobalMemory;
+use super::near_copy::NearCopies;
 use super::outbox::Outbox;
 use super::pool::{Pool, MAX_LINE};
 use super::slice_map::SliceMap;
@@ -136,6 +137,8 @@ pub fn l1(cfg: &GpuConfig, id: u16, values: bool) -> L1 {
         xbar: xbar(cfg),
         atomic: sm_atomic_unit(cfg),
         values,
+        near_copies: (cfg.l2.far_latency > 0 && cfg.l2.near_copy_lines > 0)
+            .then(|| NearCopies::new(cfg.l2.near_copy_lines)),
     };
     L1::new(id, &cfg.l1, res)
 }

@@ -40,6 +40,12 @@ pub struct TagArray {
     sets: u32,
     ways: u32,
     line_shift: u32,
+    /// Bits of the set index (`sets` is a power of two) when the index is hashed, 0 when it is the line
+    /// index's low bits.
+    fold_bits: u32,
+    /// With a hashed index: the lines of one slice are every `stride`-th line on average (the slices
+    /// of a hashed L2), so the index hashes `line index / stride`, the line's place in its slice.
+    stride: u64,
     /// Each way's line address with its lowest bit set (line addresses are aligned, so the bit is
     /// free); 0: invalid. An empty array is all zeros, which the allocator hands out untouched: a
     /// large L2 costs memory only for the sets a run uses.
@@ -58,13 +64,22 @@ fn tag(line: u64) -> u64 {
 }
 
 impl TagArray {
-    /// `sets` must be a power of two (validated by the config).
-    pub fn new(sets: u32, ways: u32, line_bytes: u32) -> TagArray {
+    /// `sets` must be a power of two (validated by the config). `hashed`: `Some(slices)`: the set index
+    /// is the XOR of every `log2(sets)`-bit field of `line index / slices` (as hashed L2s index their
+    /// sets), so that lines a power of two apart spread over all sets and a slice's share of a
+    /// contiguous range over all of its sets; `None`: the line index's low bits.
+    pub fn new(sets: u32, ways: u32, line_bytes: u32, hashed: Option<u32>) -> TagArray {
         let n = (sets * ways) as usize;
         TagArray {
             sets,
             ways,
             line_shift: line_bytes.trailing_zeros(),
+            fold_bits: if hashed.is_some() {
+                sets.trailing_zeros()
+            } else {
+                0
+            },
+            stride: hashed.unwrap_or(1).max(1) as u64,
             tags: vec![INVALID; n],
             lru: vec![0; n],
             stamp: 0,
@@ -77,7 +92,17 @@ impl TagArray {
 
     #[inline]
     fn set_of(&self, line: u64) -> u32 {
-        ((line >> self.line_shift) as u32) & (self.sets - 1)
+        let mut i = line >> self.line_shift;
+        if self.fold_bits != 0 {
+            i /= self.stride;
+            let mut h = 0;
+            while i != 0 {
+                h ^= i;
+                i >>= self.fold_bits;
+            }
+            i = h;
+        }
+        (i as u32) & (self.sets - 1)
     }
 
     /// Finds `line` (a line-aligned address) and marks it most recently used.
@@ -176,11 +201,27 @@ impl TagArray {
 
 #[cfg(test)]
 mod tests {
+    /// One slice's share of a chase 4 KiB apart (32 lines; the slice gets every 100th line): with the
+    /// low bits as the index they fall into a few sets and evict each other; hashed, they stay.
+    #[test]
+    fn a_hashed_index_keeps_a_power_of_two_stride_that_fits() {
+        let kept = |hashed: Option<u32>| {
+            let mut t = TagArray::new(256, 16, 128, hashed);
+            let lines: Vec<u64> = (0..2048u64).map(|k| k * 32 * 100 * 128).collect();
+            for &l in &lines {
+                t.insert(l, |_| false);
+            }
+            lines.iter().filter(|&&l| t.probe(l).is_some()).count()
+        };
+        assert!(kept(None) <= 16 * 8, "{}", kept(None));
+        assert!(kept(Some(100)) >= 1800, "{}", kept(Some(100)));
+    }
+
     use super::*;
 
     #[test]
     fn lru_evicts_least_recently_used() {
-        let mut t = TagArray::new(1, 2, 128);
+        let mut t = TagArray::new(1, 2, 128, None);
         t.insert(0, |_| false);
         t.insert(128, |_| false);
         t.lookup(0);
@@ -191,7 +232,7 @@ mod tests {
 
     #[test]
     fn pinned_ways_are_not_victims() {
-        let mut t = TagArray::new(1, 2, 128);
+        let mut t = TagArray::new(1, 2, 128, None);
         let (w0, _) = t.insert(0, |_| false).unwrap();
         t.insert(128, |_| false);
         let (_, ev) = t.insert(256, |w| w == w0).unwrap();
@@ -201,7 +242,7 @@ mod tests {
 
     #[test]
     fn sets_are_indexed_by_line_address() {
-        let mut t = TagArray::new(4, 1, 128);
+        let mut t = TagArray::new(4, 1, 128, None);
         for i in 0..4 {
             assert_eq!(t.insert(i * 128, |_| false).unwrap().1, None);
         }

@@ -130,6 +130,15 @@ pub fn collect(
     );
     s.push("l1", "bypass_loads", l1_bypass as f64, "requests");
     s.push("l1", "invalidations", l1_inv as f64, "events");
+    // Only where the config keeps near copies (a split L2 with l2.near_copy_lines > 0).
+    if sms.iter().any(|d| d.l1.near.is_some()) {
+        let hits: u64 = sms
+            .iter()
+            .filter_map(|d| d.l1.near.as_ref())
+            .map(|n| n.hits)
+            .sum();
+        s.push("l1", "near_copy_reads", hits as f64, "requests");
+    }
     let l1a: u64 = sms.iter().map(|d| d.l1.atomic.stats.ops).sum();
     s.push("atomics.sm", "l1_ops", l1a as f64, "operations");
     let sha: u64 = sms.iter().map(|d| d.sm.shared.atomic.stats.ops).sum();

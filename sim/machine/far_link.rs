@@ -28,8 +28,10 @@
 //! than a window, so a message of a later window may arrive before one booked at an earlier barrier;
 //! it takes what that one left free from its own arrival on.
 //!
-//! Not modelled: the near copy a partition keeps of far lines for its own SMs (A100), link-level
-//! flow control and virtual channels, arbitration beyond first-come first-served.
+//! A read of a near copy (`near_copy.rs`) and its response do not cross.
+//!
+//! Not modelled: link-level flow control and virtual channels, arbitration beyond first-come
+//! first-served.
 
 use super::msg::Event;
 use super::outbox::{Mail, Outgoing};
@@ -126,6 +128,15 @@ impl Shape {
 
     /// (SM, slice, from the SM) of a crossbar message.
     #[inline]
+    /// A message on the near path although its ends are far (a near copy's read, `near_copy.rs`).
+    fn near(o: &Outgoing) -> bool {
+        match o.event {
+            Event::SliceIn(_, r) => r.near,
+            Event::L1FromXbar(_, r) => r.near,
+            _ => false,
+        }
+    }
+
     fn ends(o: &Outgoing) -> (usize, usize, bool) {
         match o.event {
             Event::SliceIn(slice, _) => (o.src as usize, slice as usize, true),
@@ -202,7 +213,7 @@ impl Direction {
                 let (sm, slice, request) = Shape::ends(o);
                 debug_assert_eq!(request, d < nsm, "SMs send requests, partitions responses");
                 let (dir, path) = shape.path(sm, slice, request);
-                if dir == self.dir && shape.spec.is_far(sm, slice) {
+                if dir == self.dir && shape.spec.is_far(sm, slice) && !Shape::near(o) {
                     self.order
                         .push((o.transit.arrive, d as u32, i as u32, path as u32));
                     // Its path's last arrival is read when it crosses, after the sort: a cache
@@ -429,6 +440,7 @@ mod tests {
                                 tag: 0,
                                 line: 0,
                                 kind,
+                                near: false,
                             },
                         )
                     } else {
@@ -439,6 +451,7 @@ mod tests {
                                 tag: 0,
                                 line: 0,
                                 kind,
+                                near: false,
                             },
                         )
                     };

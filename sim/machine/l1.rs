@@ -30,6 +30,7 @@ use super::atomic_unit::AtomicUnit;
 use super::cache::{AddrMap, TagArray, Way};
 use super::domain::Ctx;
 use super::msg::*;
+use super::near_copy::NearCopies;
 use super::pool::{LineBuf, Pool, MAX_LINE};
 use super::provenance::ProvEvent;
 use super::slice_map::SliceMap;
@@ -116,6 +117,8 @@ pub struct L1 {
     policy: L1WritePolicy,
     slices: SliceMap,
     tags: TagArray,
+    /// The far lines whose copy the SM's partition holds (`l2.near_copy_lines`; `None`: no copies).
+    pub near: Option<NearCopies>,
     data: LineStore,
     valid: Vec<u32>,
     mshrs: Pool<Mshr>,
@@ -149,13 +152,15 @@ pub struct L1Resources {
     /// Whether the run has values (false for a trace replay, whose L1 keeps tags and sector state
     /// only).
     pub values: bool,
+    /// The near copies of far lines (`l2.near_copy_lines` with a split L2), or `None`.
+    pub near_copies: Option<NearCopies>,
 }
 
 impl L1 {
     /// The L1 of SM `sm`.
     pub fn new(sm: u16, c: &L1Spec, res: L1Resources) -> L1 {
         let sets = c.size_bytes / c.line_bytes / c.ways;
-        let tags = TagArray::new(sets, c.ways, c.line_bytes);
+        let tags = TagArray::new(sets, c.ways, c.line_bytes, None);
         let n = tags.capacity_lines();
         let clock = res.clock;
         L1 {
@@ -171,6 +176,7 @@ impl L1 {
             policy: c.write_policy,
             slices: res.slices,
             tags,
+            near: res.near_copies,
             data: LineStore::new(n, res.values),
             valid: vec![0; n],
             mshrs: Pool::default(),
@@ -255,14 +261,27 @@ impl L1 {
         }
         let slice = self.slices.slice_of(line);
         let at = ctx.now() + self.latency;
+        // A read of a far line whose copy the partition holds takes the near path; a write or an
+        // atomic goes to the home slice and drops the SM's copy (`near_copy.rs`).
+        let near = match &mut self.near {
+            Some(n) if self.xspec.is_far(self.sm as usize, slice as usize) => match kind {
+                ReqKind::Read { .. } => n.read(line),
+                ReqKind::Write { .. } | ReqKind::Atomic { .. } => {
+                    n.drop_copy(line);
+                    false
+                }
+            },
+            _ => false,
+        };
         let t = self
             .port
-            .send(&self.xspec, at, slice as usize, payload, ctx.rng);
+            .send(&self.xspec, at, slice as usize, payload, near, ctx.rng);
         let req = MemReq {
             sm: self.sm,
             tag,
             line,
             kind,
+            near,
         };
         ctx.out.post(
             t,

@@ -10,6 +10,7 @@
 //! | L1 data cache (+ L1 atomic unit) | `l1.rs` |
 //! | tag arrays, address-keyed maps | `cache.rs` |
 //! | interconnect (sending and receiving ports) | `xbar.rs` |
+//! | the link between the two L2 partitions, and the near copies of far lines | `far_link.rs`, `near_copy.rs` |
 //! | messages crossing between simulation domains | `outbox.rs` |
 //! | address-to-slice map | `slice_map.rs` |
 //! | L2 slices | `l2.rs` |
@@ -53,6 +54,7 @@ mod l1;
 mod l2;
 pub mod memory;
 mod msg;
+mod near_copy;
 pub mod ordering;
 mod outbox;
 mod pool;

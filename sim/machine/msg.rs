@@ -119,6 +119,9 @@ pub struct MemReq {
     pub tag: u32,
     pub line: u64,
     pub kind: ReqKind,
+    /// A read of a far line whose copy the SM's partition holds (`near_copy.rs`): it and its
+    /// response take the near path.
+    pub near: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -134,6 +137,8 @@ pub struct MemResp {
     pub tag: u32,
     pub line: u64,
     pub kind: RespKind,
+    /// The response to a `MemReq::near` request: the near path.
+    pub near: bool,
 }
 
 #[derive(Debug, Clone, Copy)]

@@ -265,6 +265,7 @@ mod tests {
                 tag,
                 line: 0,
                 kind: ReqKind::Read { mask: 1 },
+                near: false,
             },
         )
     }
@@ -340,6 +341,7 @@ mod tests {
             tag: 0,
             line: 0,
             kind,
+            near: false,
         };
         let write = Event::SliceIn(0, req(ReqKind::Write { mask: 1, data }));
         let atomic = Event::SliceIn(0, req(ReqKind::Atomic { batch }));

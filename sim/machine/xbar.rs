@@ -155,13 +155,15 @@ impl SourcePort {
     }
 
     /// Injects a message of `payload` bytes (plus the header) to destination `dst` at `now` or as
-    /// soon as the port and its queue allow.
+    /// soon as the port and its queue allow. `near`: a far destination's message takes the near path
+    /// (a read of a near copy and its response, `near_copy.rs`).
     pub fn send(
         &mut self,
         spec: &XbarSpec,
         now: Time,
         dst: usize,
         payload: u32,
+        near: bool,
         rng: &mut SplitMix64,
     ) -> Transit {
         let c = spec.clock;
@@ -179,7 +181,7 @@ impl SourcePort {
             }
         }
         self.free = inject + occupancy;
-        let far = if self.far.get(dst).copied().unwrap_or(false) {
+        let far = if !near && self.far.get(dst).copied().unwrap_or(false) {
             spec.far
         } else {
             0
@@ -309,7 +311,7 @@ mod tests {
         dst: usize,
         rng: &mut SplitMix64,
     ) -> Time {
-        let t = srcs[src].send(spec, now, dst, 0, rng);
+        let t = srcs[src].send(spec, now, dst, 0, false, rng);
         sinks[dst].receive(t, src, now)
     }
 
@@ -432,9 +434,9 @@ mod tests {
         let x = spec(2, 0);
         let mut p = SourcePort::new(3);
         let mut rng = SplitMix64::new(1);
-        let t1 = p.send(&x, 0, 0, 128, &mut rng);
-        let _t2 = p.send(&x, 0, 1, 128, &mut rng);
-        let t3 = p.send(&x, 0, 2, 128, &mut rng);
+        let t1 = p.send(&x, 0, 0, 128, false, &mut rng);
+        let _t2 = p.send(&x, 0, 1, 128, false, &mut rng);
+        let t3 = p.send(&x, 0, 2, 128, false, &mut rng);
         assert!(
             t3.arrive >= t1.arrive + t1.occupancy,
             "third message must wait for the first delivery"
@@ -448,7 +450,7 @@ mod tests {
         let mut p = SourcePort::new(1);
         let mut rng = SplitMix64::new(1);
         for now in [0, 1, 999, 1000, 12_345] {
-            let t = p.send(&x, now, 0, 0, &mut rng);
+            let t = p.send(&x, now, 0, 0, false, &mut rng);
             assert!(t.arrive + t.occupancy >= now + x.min_transit());
         }
     }
@@ -466,7 +468,7 @@ mod tests {
             for i in 0..300u64 {
                 let now = (i / 3) * 1000;
                 let (src, dst) = (rng.below(4) as usize, rng.below(4) as usize);
-                let tr = srcs[src].send(&x, now, dst, 128, &mut rng);
+                let tr = srcs[src].send(&x, now, dst, 128, false, &mut rng);
                 let t = sinks[dst].receive(tr, src, now);
                 assert!(t > now, "delivered after it was sent");
                 sent.push((src, dst, now, tr.arrive, t));

@@ -152,6 +152,7 @@ fn run_l1(
                             tag: req.tag,
                             line: req.line,
                             kind,
+                            near: false,
                         },
                     ),
                 );

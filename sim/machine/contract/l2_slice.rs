@@ -104,6 +104,7 @@ fn slice_round(cfg: &GpuConfig, seed: u64, traffic: Traffic) -> (Round, [u64; 4]
             tag,
             line,
             kind,
+            near: false,
         };
         b.q.schedule(at, Event::SliceIn(0, req)).unwrap();
     }
@@ -187,6 +188,7 @@ fn slice_round(cfg: &GpuConfig, seed: u64, traffic: Traffic) -> (Round, [u64; 4]
         tag: n,
         line: line_addr(3),
         kind: ReqKind::Read { mask: u128::MAX },
+        near: false,
     };
     b.q.schedule(at, Event::SliceIn(0, req)).unwrap();
     while let Some((_, ev)) = {
