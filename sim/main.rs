@@ -437,6 +437,10 @@ struct CompareCmd {
     /// Iterations of each litmus test variant in the simulator.
     #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..))]
     litmus_iterations: u64,
+    /// Simulate every case from empty caches (default: the buffers start in the L2, as the
+    /// measurement harness's copy of fresh memory before each run leaves them)
+    #[arg(long)]
+    cold_l2: bool,
     /// Folder for comparison.{md,csv,json} and the plots (PNG and SVG).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
@@ -450,6 +454,7 @@ fn cmd_compare(c: CompareCmd) -> Result<ExitCode> {
         opts: gpumemsim::gpu::compare::CompareOptions {
             seed: c.seed,
             litmus_iterations: c.litmus_iterations,
+            warm_l2: !c.cold_l2,
         },
         out: c.out,
     })?;

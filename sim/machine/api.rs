@@ -8,6 +8,11 @@ use thiserror::Error;
 #[derive(Debug, Clone, Default)]
 pub struct RunOptions {
     pub seed: u64,
+    /// Start with the workload's buffers in the L2, written (dirty), as a harness's copy of fresh
+    /// memory just before the launch leaves them (`gpu measure` copies every run's initial memory on
+    /// the GPU; `compare` simulates so); a footprint past the L2 keeps its last lines. False: every
+    /// cache starts empty.
+    pub warm_l2: bool,
     /// Detect data races and scope races.
     pub races: bool,
     /// Explicit placement: `group_sm[g]` is the SM of work-group `g` (linear id). Groups not listed are

@@ -81,6 +81,29 @@ pub struct Machine {
     pub window: Time,
 }
 
+/// The L2 as a copy of `ranges` (base, bytes) into memory just before the launch leaves it: every line
+/// written (dirty) in address order, a later line evicting an earlier one where a set is full, as the
+/// copy's own writes would; nothing is written back (the copy's time is before the launch). With near
+/// copies, each SM's partition holds the copied lines' last ones too (`NearCopies::warm`).
+pub fn warm_l2(cfg: &GpuConfig, m: &mut Machine, ranges: &[(u64, u64)]) {
+    let map = SliceMap::new(&cfg.l2);
+    let lb = cfg.l2.line_bytes as u64;
+    let spp = m.slices_per_part as usize;
+    for &(base, bytes) in ranges {
+        let mut line = base / lb * lb;
+        while line < base + bytes {
+            let s = map.slice_of(line) as usize;
+            m.parts[s / spp].slices[s % spp].preload(line);
+            line += lb;
+        }
+    }
+    for d in &mut m.sms {
+        if let Some(n) = &mut d.l1.near {
+            n.warm(ranges, lb);
+        }
+    }
+}
+
 /// The crossbar's parameters.
 pub fn xbar(cfg: &GpuConfig) -> XbarSpec {
     let l2_clock = Clock::from_mhz(cfg.clocks.l2_mhz);

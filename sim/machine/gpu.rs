@@ -311,6 +311,16 @@ impl<'c> Gpu<'c> {
         opts: &RunOptions,
     ) -> Result<Gpu<'c>, SimError> {
         let gt = launch.geo.group_threads();
+        // The workload's buffers, for a run that starts with them in the L2 (`RunOptions::warm_l2`).
+        let warm: Vec<(u64, u64)> = match opts.warm_l2 {
+            true => mem
+                .placed
+                .iter()
+                .filter(|p| p.name != crate::machine::memory::SCRATCH)
+                .map(|p| (p.base, p.bytes))
+                .collect(),
+            false => Vec::new(),
+        };
         let mut captured: HashMap<u64, Vec<(usize, Reg)>> = HashMap::new();
         for (i, &(t, r)) in opts.capture.iter().enumerate() {
             captured.entry(t).or_default().push((i, r));
@@ -337,6 +347,9 @@ impl<'c> Gpu<'c> {
             Some(p) => p.install(|| build::build(cfg, mem, &launch, opts.seed, true)),
             None => build::build(cfg, mem, &launch, opts.seed, false),
         };
+        if !warm.is_empty() {
+            build::warm_l2(cfg, &mut m, &warm);
+        }
         if opts.provenance {
             for d in &mut m.sms {
                 d.prov = Some(Box::default());

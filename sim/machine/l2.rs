@@ -269,6 +269,15 @@ impl L2Slice {
         }
     }
 
+    /// Before the launch: `line` is here and dirty (written by a copy just before), evicting without a
+    /// write-back whatever its set's least recently used way held (`build::warm_l2`).
+    pub fn preload(&mut self, line: u64) {
+        if let Some((w, _)) = self.tags.insert(line, |_| false) {
+            self.dirty[w.0 as usize] = true;
+            self.partial.remove(&(w.0 as u64));
+        }
+    }
+
     /// Installs `line` (clean), writing back the dirty line it evicts; its way.
     fn install(&mut self, line: u64, ctx: &mut Ctx, dram: &mut Dram) -> Option<usize> {
         match self.tags.insert(line, |_| false) {

@@ -25,6 +25,9 @@ use std::sync::Arc;
 /// Byte address of the first buffer.
 pub const GLOBAL_BASE: u64 = 0x1000_0000;
 
+/// The name of the stress warps' scratch region among the placed buffers.
+pub const SCRATCH: &str = "<scratch>";
+
 /// Where a buffer lives.
 #[derive(Debug, Clone)]
 pub struct Placed {
@@ -83,7 +86,7 @@ impl GlobalMemory {
         }
         if extra > 0 {
             placed.push(Placed {
-                name: "<scratch>".into(),
+                name: SCRATCH.into(),
                 base: next,
                 bytes: extra,
                 elem_bytes: 4,

@@ -13,6 +13,10 @@
 //! copy. Timing only: the value is still read at the home slice when the request arrives there, so the
 //! copy cannot be stale and coherence is the home's, as without copies.
 //!
+//! A run that starts as a measurement harness's does (`RunOptions::warm_l2`, what `compare` simulates)
+//! starts with the last lines the harness copied into memory held (`NearCopies::warm`): on the H100 the
+//! first pass over just-copied lines ran at the near latency.
+//!
 //! Deviations: the copies are kept per SM (the partition's copies are shared by its SMs in hardware, so
 //! a line another SM of the same half read is still far here the first time), the oldest copy is
 //! replaced first (not the least recently used); another SM's write does not drop a copy (its next read is near here; in hardware it
@@ -35,6 +39,10 @@ pub struct NearCopies {
     order: VecDeque<(u64, u64)>,
     made: u64,
     capacity: usize,
+    /// Line ranges [start, end) held from before the launch (`warm`), less `unwarmed`.
+    warm: Vec<(u64, u64)>,
+    /// Lines of `warm` whose copy the SM's own write or atomic dropped.
+    unwarmed: AddrMap<()>,
     /// Reads that found a copy.
     pub hits: u64,
 }
@@ -47,14 +55,36 @@ impl NearCopies {
             order: VecDeque::new(),
             made: 0,
             capacity: lines as usize,
+            warm: Vec::new(),
+            unwarmed: AddrMap::default(),
             hits: 0,
         }
+    }
+
+    /// Before the launch, a copy into memory of `ranges` ((base, bytes), in the order written) left the
+    /// partition holding copies of their last lines, as many as it keeps (`build::warm_l2`): on the
+    /// H100 the harness's first pass over lines it had just copied ran at the near latency.
+    pub fn warm(&mut self, ranges: &[(u64, u64)], line_bytes: u64) {
+        let mut left = self.capacity as u64 * line_bytes;
+        for &(base, bytes) in ranges.iter().rev() {
+            if left == 0 {
+                break;
+            }
+            let end = (base + bytes).div_ceil(line_bytes) * line_bytes;
+            let start = (base / line_bytes * line_bytes).max(end.saturating_sub(left));
+            left -= end - start;
+            self.warm.push((start, end));
+        }
+    }
+
+    fn is_warm(&self, line: u64) -> bool {
+        self.warm.iter().any(|&(s, e)| (s..e).contains(&line)) && !self.unwarmed.contains_key(&line)
     }
 
     /// A read of far `line`: whether the copy is held (true: the near path); a miss makes it, replacing
     /// the oldest copy when all are taken.
     pub fn read(&mut self, line: u64) -> bool {
-        if self.held.contains_key(&line) {
+        if self.held.contains_key(&line) || (!self.warm.is_empty() && self.is_warm(line)) {
             self.hits += 1;
             return true;
         }
@@ -78,6 +108,9 @@ impl NearCopies {
     /// The SM writes `line` or runs an atomic on it at the home slice: its copy goes.
     pub fn drop_copy(&mut self, line: u64) {
         self.held.remove(&line);
+        if !self.warm.is_empty() && self.is_warm(line) {
+            self.unwarmed.insert(line, ());
+        }
     }
 }
 
@@ -115,6 +148,57 @@ mod tests {
     /// The suite's chase.kern over 1 MiB (past the L1, half of its lines homed in the far partition)
     /// on the H100 preset: the second pass costs what it costs when every slice is near, and more
     /// without copies.
+    #[test]
+    fn a_copy_before_the_launch_leaves_its_last_lines_held() {
+        // 16 copies; a copy of 32 lines (then of 4 more elsewhere): the last 16 written are held.
+        let mut n = NearCopies::new(16);
+        n.warm(&[(0x1000, 32 * 128), (0x9000, 4 * 128)], 128);
+        let held: Vec<bool> = (0..32u64).map(|i| n.read(0x1000 + i * 128)).collect();
+        assert_eq!(held.iter().filter(|&&h| h).count(), 12);
+        assert!(held[20..].iter().all(|&h| h) && !held[19]);
+        assert!(n.read(0x9000 + 3 * 128));
+        // The SM's own write drops a held line.
+        n.drop_copy(0x9000);
+        assert!(!n.read(0x9000));
+    }
+
+    /// A run that starts as the measurement harness's does (`RunOptions::warm_l2`): the chase's one
+    /// pass over 1 MiB reads no DRAM and costs what a second pass costs from a cold start.
+    #[test]
+    fn a_warm_start_costs_what_a_second_pass_costs() {
+        let h100 = crate::config::PRESETS
+            .iter()
+            .find(|(n, _)| n.ends_with("h100.toml"))
+            .unwrap();
+        let cfg = crate::config::parse_str(h100.1, h100.0, &[]).unwrap();
+        let run = |passes: i64, warm_l2: bool| {
+            let wl = crate::kernel::parse(
+                include_str!("../../workloads/measure/chase.kern"),
+                "chase.kern",
+                &[("FOOT".into(), 1 << 20), ("PASSES".into(), passes)],
+            )
+            .unwrap();
+            let opts = crate::machine::RunOptions {
+                warm_l2,
+                ..Default::default()
+            };
+            let r = crate::machine::run(&cfg, &wl, &opts).unwrap();
+            assert!(r.all_checks_pass());
+            (r.cycles, r.stats.get("dram", "reads").unwrap())
+        };
+        let (warm, warm_dram) = run(1, true);
+        let (one, one_dram) = run(1, false);
+        let (two, _) = run(2, false);
+        assert_eq!(warm_dram, 0.0);
+        assert!(one_dram >= 8192.0, "{one_dram}");
+        // The warm pass is the cold run's second pass, give or take the L1's cold misses' order.
+        let second = two - one;
+        assert!(
+            warm.abs_diff(second) * 100 <= second,
+            "warm {warm}, a second pass {second}"
+        );
+    }
+
     #[test]
     fn a_second_pass_over_far_lines_costs_what_near_lines_cost() {
         let h100 = crate::config::PRESETS

@@ -1,8 +1,9 @@
 //! `gpumemsim compare`: the simulator's predictions beside a measurement file.
 //!
 //! Each case that gave a number on the adapter is simulated with the given config (the kernel text
-//! comes from the measurement file, so the simulator runs exactly what the adapter ran); cycles become
-//! ns at the config's core clock. The measured side is the median pass time minus the dispatch
+//! comes from the measurement file, so the simulator runs exactly what the adapter ran), starting as
+//! the harness's run starts: its buffers just copied into memory, so in the L2 (`warm_l2`; `--cold-l2`
+//! starts from empty caches); cycles become ns at the config's core clock. The measured side is the median pass time minus the dispatch
 //! overhead (the `overhead` group's median: the simulator has no launch cost). Error is signed and
 //! relative, `(simulated − measured) / measured`: positive means the simulator is too slow (STYLE.md's
 //! one sign convention). Metrics: MAPE, mean signed error and Pearson r of the times, overall and per
@@ -144,6 +145,9 @@ pub struct Comparison {
     pub measured_on: String,
     pub config: String,
     pub core_mhz: u32,
+    /// The cases started with their buffers in the L2 (`CompareOptions::warm_l2`).
+    #[serde(default)]
+    pub warm_l2: bool,
     pub overhead_ns: f64,
     pub rows: Vec<Row>,
     /// Cases left out, with the reason.
@@ -213,6 +217,9 @@ pub struct CompareOptions {
     pub seed: u64,
     /// Iterations of each litmus test variant in the simulator.
     pub litmus_iterations: u64,
+    /// Cases start with their buffers in the L2 (`RunOptions::warm_l2`), as `measure`'s copy of the
+    /// initial memory just before each run leaves them on the GPU (false: empty caches).
+    pub warm_l2: bool,
 }
 
 impl Default for CompareOptions {
@@ -220,6 +227,7 @@ impl Default for CompareOptions {
         CompareOptions {
             seed: 0,
             litmus_iterations: 2000,
+            warm_l2: true,
         }
     }
 }
@@ -271,6 +279,7 @@ pub fn compare_reporting(
                     .map_err(|e| e.to_string())?;
                 let opts = RunOptions {
                     seed,
+                    warm_l2: opts.warm_l2,
                     ..RunOptions::default()
                 };
                 let cfg = cycle_limit_for(cfg, b);
@@ -423,6 +432,7 @@ pub fn compare_reporting(
         measured_on: m.date.clone(),
         config: config.to_string(),
         core_mhz: cfg.clocks.core_mhz,
+        warm_l2: opts.warm_l2,
         overhead_ns: overhead,
         rows,
         skipped,
@@ -551,6 +561,7 @@ mod tests {
             measured_on: String::new(),
             config: "h100".into(),
             core_mhz: 1980,
+            warm_l2: true,
             overhead_ns: 50.0,
             rows: vec![row(1, 400.0), row(64, 0.0), row(256, 0.0)],
             skipped: vec![],

@@ -45,7 +45,7 @@ impl Comparison {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "# Simulated vs measured\n\nMeasured: `{}` on **{}** ({}){}.\n\nSimulated: `{}` at {} MHz. \
+            "# Simulated vs measured\n\nMeasured: `{}` on **{}** ({}){}.\n\nSimulated: `{}` at {} MHz{}. \
              Dispatch overhead subtracted from every measurement: {}. Error = (simulated − measured) / \
              measured: positive means the simulator is too slow.\n",
             self.measurement,
@@ -59,6 +59,12 @@ impl Comparison {
             },
             self.config,
             self.core_mhz,
+            if self.warm_l2 {
+                ", each case starting with its buffers in the L2 (as the harness's copy of fresh \
+                 memory before each run leaves them; `--cold-l2`: empty caches)"
+            } else {
+                ", each case starting with empty caches (`--cold-l2`)"
+            },
             fmt_ns(self.overhead_ns)
         );
         match &self.clock {
