@@ -6,7 +6,8 @@
 //!
 //! `measure` therefore runs a fixed ALU-bound kernel (`PROBE`) until its time settles before the first
 //! case; once before and once after every case; and settles again when the probe before a case is more
-//! than `RESETTLE` slower than the best settled time (not on a CPU adapter, whose times follow the
+//! than `RESETTLE` slower than the best settled time, until it is back at that time; a case whose probe
+//! after it ran that slow is measured once more (neither on a CPU adapter, whose times follow the
 //! host's load). Every case records both probe times beside the reference, so a reader (and `compare`)
 //! can tell a case measured at another clock.
 //!

@@ -126,9 +126,8 @@ impl Shape {
         }
     }
 
-    /// (SM, slice, from the SM) of a crossbar message.
-    #[inline]
     /// A message on the near path although its ends are far (a near copy's read, `near_copy.rs`).
+    #[inline]
     fn near(o: &Outgoing) -> bool {
         match o.event {
             Event::SliceIn(_, r) => r.near,
@@ -137,6 +136,8 @@ impl Shape {
         }
     }
 
+    /// (SM, slice, from the SM) of a crossbar message.
+    #[inline]
     fn ends(o: &Outgoing) -> (usize, usize, bool) {
         match o.event {
             Event::SliceIn(slice, _) => (o.src as usize, slice as usize, true),

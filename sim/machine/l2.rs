@@ -92,9 +92,9 @@ impl L2Slice {
     ) -> L2Slice {
         let lines_per_slice = spec.size_bytes / spec.slices as u64 / spec.line_bytes as u64;
         let sets = (lines_per_slice / spec.ways as u64) as u32;
-        // A hashed slice map hashes the set index too: on the H100 16,384 lines 4 KiB apart stay in the L2
-        // (302 cycles a step, reports/measured/nvidia-h100-80gb-hbm3-2026-11-27); indexed by the low
-        // bits they fell into 8 of each slice's 256 sets and went to DRAM.
+        // A hashed slice map hashes the set index too: on the H100 16,384 lines 4 KiB apart stay in the
+        // L2 (302 cycles a step, reports/measured/nvidia-h100-80gb-hbm3-2026-11-27); indexed by the
+        // low bits they fell into 8 of each slice's 256 sets and went to DRAM.
         let tags = TagArray::new(
             sets,
             spec.ways,

@@ -17,11 +17,12 @@
 //! starts with the last lines the harness copied into memory held (`NearCopies::warm`): on the H100 the
 //! first pass over just-copied lines ran at the near latency.
 //!
-//! Deviations: the copies are kept per SM (the partition's copies are shared by its SMs in hardware, so
-//! a line another SM of the same half read is still far here the first time), the oldest copy is
-//! replaced first (not the least recently used); another SM's write does not drop a copy (its next read is near here; in hardware it
-//! would miss the copy and cross); copies take no capacity from the partition's own lines (on the H100
-//! a 40 MiB footprint is 540 cycles a step, a mixture with DRAM, and near-only here).
+//! Deviations: the copies are kept per SM (the partition's copies are shared by its SMs in hardware,
+//! so a line another SM of the same half read is still far here the first time); the oldest copy is
+//! replaced first (not the least recently used); another SM's write does not drop a copy (its next
+//! read is near here; in hardware it would miss the copy and cross); copies take no capacity from the
+//! partition's own lines (on the H100 a 40 MiB footprint is 540 cycles a step, a mixture with DRAM,
+//! and near-only here).
 
 use super::cache::AddrMap;
 use std::collections::VecDeque;
