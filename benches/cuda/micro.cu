@@ -13,7 +13,8 @@
 //   contention the suite's contention.kern (T work-items, K counters, returning or not), and the empty
 //              kernel, timed the same way
 //   fence      cycles per iteration of a relaxed store followed by each fence (and a release store)
-//   bandwidth  streaming read and copy over 1 GiB, and a read that stays in the L2
+//   bandwidth  streaming read and copy over 1 GiB, and a 16 MiB read 64 times through ld.global.cg
+//              (the L2 only; the campaign of 2026-11-27 ran it with plain loads, which the L1s served)
 // Output: one JSON object per line on stdout ({"kind": ..., fields}), read by scripts/cuda-micro.sh.
 //
 // Not measured: anything needing more than one GPU; clock locking (the card is measured as found,
@@ -159,12 +160,15 @@ __global__ void fence_k(unsigned* p, unsigned n, unsigned long long* out) {
   if (threadIdx.x == 0) out[0] = (unsigned long long)(c1 - c0);
 }
 
+// CG: loads through ld.global.cg (the L2 only): a buffer read again by the same threads would
+// otherwise come from their SM's L1 after the first pass (each SM's share of 16 MiB is 124 KiB).
+template <bool CG>
 __global__ void read_k(const uint4* a, size_t n, int passes, unsigned* out) {
   uint4 s = make_uint4(0, 0, 0, 0);
   size_t step = (size_t)gridDim.x * blockDim.x;
   for (int p = 0; p < passes; ++p)
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
-      uint4 v = a[i];
+      uint4 v = CG ? __ldcg(a + i) : a[i];
       s.x ^= v.x;
       s.y ^= v.y;
       s.z ^= v.z;
@@ -438,10 +442,10 @@ int main() {
     CK(cudaMemset(a, 1, bytes));
     CK(cudaMemset(b, 0, bytes));
     int blocks = p.multiProcessorCount * 8;
-    double rd = timed([&] { read_k<<<blocks, 256>>>(a, n, 1, d_out32); }, 10, 2).med;
+    double rd = timed([&] { read_k<false><<<blocks, 256>>>(a, n, 1, d_out32); }, 10, 2).med;
     double cp = timed([&] { copy_k<<<blocks, 256>>>(a, b, n); }, 10, 2).med;
     size_t l2b = 16u << 20, l2n = l2b / 16;
-    double l2 = timed([&] { read_k<<<blocks, 256>>>(a, l2n, 64, d_out32); }, 10, 2).med;
+    double l2 = timed([&] { read_k<true><<<blocks, 256>>>(a, l2n, 64, d_out32); }, 10, 2).med;
     printf("{\"kind\":\"bandwidth\",\"read_gbs\":%.1f,\"copy_gbs\":%.1f,\"l2_read_gbs\":%.1f,\"bytes\":%zu}\n",
            bytes / rd, 2.0 * bytes / cp, 64.0 * l2b / l2, bytes);
     CK(cudaFree(a));
