@@ -123,6 +123,19 @@ pub fn measure(
     path: ShaderPath,
     progress: &mut dyn FnMut(Progress),
 ) -> Measurement {
+    measure_with(gpu, loaded, opts, path, progress, &mut |_| {})
+}
+
+/// [`measure`], handing `checkpoint` the measurement so far (`partial`) after every case and litmus
+/// variant, so that a run stopped from outside (a lent machine's time limit) leaves what it measured.
+pub fn measure_with(
+    gpu: &Gpu,
+    loaded: &Loaded,
+    opts: &MeasureOptions,
+    path: ShaderPath,
+    progress: &mut dyn FnMut(Progress),
+    checkpoint: &mut dyn FnMut(&Measurement),
+) -> Measurement {
     let date = utc_now();
     let suite = &loaded.suite;
     let warmup = opts.warmup.unwrap_or(suite.warmup);
@@ -206,6 +219,16 @@ pub fn measure(
         }
         progress(Progress::Case(&r));
         benchmarks.push(r);
+        checkpoint(&assemble(
+            gpu,
+            loaded,
+            &date,
+            (warmup, reps),
+            benchmarks.clone(),
+            Vec::new(),
+            probe.as_ref(),
+            true,
+        ));
     }
     let mut litmus = Vec::new();
     if let Some(part) = &suite.litmus {
@@ -220,9 +243,44 @@ pub fn measure(
                 r.shader = Some(path);
                 progress(Progress::Litmus(&r));
                 litmus.push(r);
+                checkpoint(&assemble(
+                    gpu,
+                    loaded,
+                    &date,
+                    (warmup, reps),
+                    benchmarks.clone(),
+                    litmus.clone(),
+                    probe.as_ref(),
+                    true,
+                ));
             }
         }
     }
+    assemble(
+        gpu,
+        loaded,
+        &date,
+        (warmup, reps),
+        benchmarks,
+        litmus,
+        probe.as_ref(),
+        false,
+    )
+}
+
+/// The measurement file of what was measured; `partial`: the run has not finished.
+#[allow(clippy::too_many_arguments)]
+fn assemble(
+    gpu: &Gpu,
+    loaded: &Loaded,
+    date: &str,
+    (warmup, reps): (u32, u32),
+    benchmarks: Vec<BenchResult>,
+    litmus: Vec<super::schema::LitmusResult>,
+    probe: Option<&ClockProbe>,
+    partial: bool,
+) -> Measurement {
+    let suite = &loaded.suite;
     let overhead_ns = benchmarks
         .iter()
         .find(|b| b.group == OVERHEAD_GROUP && b.status == Status::Ok)
@@ -232,13 +290,13 @@ pub fn measure(
     let clock = probe.map(|p| ClockRecord {
         kernel: super::clock::PROBE.to_string(),
         reference_ns: p.reference_ns(),
-        settles: p.settles,
+        settles: p.settles.clone(),
     });
     Measurement {
         schema: SCHEMA.to_string(),
         version: VERSION,
         tool: format!("gpumemsim {}", env!("CARGO_PKG_VERSION")),
-        date,
+        date: date.to_string(),
         cpu_adapter: gpu.report.is_cpu(),
         adapter: gpu.report.clone(),
         timestamp_period_ns: gpu.timestamp_period_ns.unwrap_or(0.0),
@@ -254,6 +312,7 @@ pub fn measure(
         litmus_tests: loaded.litmus_tests.clone(),
         litmus,
         clock,
+        partial,
     }
 }
 
@@ -410,13 +469,21 @@ pub fn run(
         }
         .into());
     }
-    let m = measure(&gpu, &loaded, &args.opts, path, progress);
-    let path = if args.out.is_dir() {
-        args.out
-            .join(format!("{}-{}.json", gpu.report.slug(), &m.date[..10]))
-    } else {
-        args.out.clone()
+    let out_path = |date: &str| {
+        if args.out.is_dir() {
+            args.out
+                .join(format!("{}-{}.json", gpu.report.slug(), &date[..10]))
+        } else {
+            args.out.clone()
+        }
     };
+    // After every case the file holds what was measured so far (`partial`), replaced atomically, so a
+    // run stopped from outside leaves its cases; a write that fails here is retried at the end.
+    let mut checkpoint = |m: &Measurement| {
+        let _ = crate::stats::write_atomic(&out_path(&m.date), m.to_json().as_bytes());
+    };
+    let m = measure_with(&gpu, &loaded, &args.opts, path, progress, &mut checkpoint);
+    let path = out_path(&m.date);
     crate::stats::write_atomic(&path, m.to_json().as_bytes()).map_err(|source| {
         MeasureRunError::Write {
             path: path.display().to_string(),

@@ -56,6 +56,10 @@ pub struct Measurement {
     /// The clock probe (absent in files written before it, and when the probe could not run).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock: Option<ClockRecord>,
+    /// Written while the run was still going (after each case and litmus variant): a file left with
+    /// `partial` true is from a run stopped before its end, and holds the cases measured until then.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
 }
 
 /// Whether a case gave a number.

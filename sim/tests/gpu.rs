@@ -869,7 +869,10 @@ fn the_ci_suite_measures_round_trips_and_compares() {
         ..Default::default()
     };
     let (mut seen, mut settled) = (0, 0);
-    let m = measure::measure(
+    // Checkpoints: one after every case and litmus variant, each partial and holding what came before.
+    let mut checkpoints: Vec<(usize, usize, bool)> = Vec::new();
+    let mut third: Option<String> = None;
+    let m = measure::measure_with(
         &gpu,
         &loaded,
         &opts,
@@ -878,12 +881,28 @@ fn the_ci_suite_measures_round_trips_and_compares() {
             measure::Progress::Settled(_) => settled += 1,
             _ => seen += 1,
         },
+        &mut |m| {
+            checkpoints.push((m.benchmarks.len(), m.litmus.len(), m.partial));
+            if checkpoints.len() == 3 {
+                third = Some(m.to_json());
+            }
+        },
     );
     assert_eq!(
         seen,
         loaded.cases.len() + 14,
         "one progress report per case and litmus variant"
     );
+    assert_eq!(checkpoints.len(), seen);
+    assert!(checkpoints.iter().all(|c| c.2) && !m.partial);
+    assert_eq!(checkpoints[2], (3, 0, true));
+    assert_eq!(checkpoints.last().unwrap().1, 14);
+    // A checkpoint is a valid measurement file that says it is partial.
+    let f = std::env::temp_dir().join(format!("gpumemsim-partial-{}.json", std::process::id()));
+    std::fs::write(&f, third.unwrap()).unwrap();
+    let p = gpumemsim::gpu::schema::Measurement::load(&f).unwrap();
+    let _ = std::fs::remove_file(&f);
+    assert!(p.partial && p.benchmarks.len() == 3);
     // The clock settled once before the cases (a CPU adapter does not settle again).
     assert_eq!(settled, 1);
     assert_eq!(m.clock.as_ref().map(|c| c.settles.len()), Some(1));

@@ -142,6 +142,9 @@ pub struct Comparison {
     pub measurement: String,
     pub adapter: String,
     pub cpu_adapter: bool,
+    /// The measurement file is from a run stopped before its end (`Measurement::partial`).
+    #[serde(default)]
+    pub partial: bool,
     pub measured_on: String,
     pub config: String,
     pub core_mhz: u32,
@@ -429,6 +432,7 @@ pub fn compare_reporting(
         measurement: file.to_string(),
         adapter: m.adapter.name.clone(),
         cpu_adapter: m.cpu_adapter,
+        partial: m.partial,
         measured_on: m.date.clone(),
         config: config.to_string(),
         core_mhz: cfg.clocks.core_mhz,
@@ -558,6 +562,7 @@ mod tests {
             measurement: "m.json".into(),
             adapter: "a GPU".into(),
             cpu_adapter: false,
+            partial: false,
             measured_on: String::new(),
             config: "h100".into(),
             core_mhz: 1980,

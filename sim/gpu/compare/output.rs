@@ -51,12 +51,22 @@ impl Comparison {
             self.measurement,
             self.adapter,
             self.measured_on,
-            if self.cpu_adapter {
-                " — **a CPU adapter: these timings do not describe a GPU; this comparison only proves \
-                 the pipeline**"
-            } else {
-                ""
-            },
+            [
+                (
+                    self.cpu_adapter,
+                    " — **a CPU adapter: these timings do not describe a GPU; this comparison only \
+                     proves the pipeline**"
+                ),
+                (
+                    self.partial,
+                    " — **a partial measurement: the run stopped before its end; the cases below are \
+                     those it finished**"
+                ),
+            ]
+            .iter()
+            .filter(|(on, _)| *on)
+            .map(|(_, text)| *text)
+            .collect::<String>(),
             self.config,
             self.core_mhz,
             if self.warm_l2 {
@@ -214,12 +224,17 @@ impl Comparison {
     /// The short summary the CLI prints.
     pub fn summary(&self) -> String {
         let mut s = format!(
-            "{} cases compared ({} left out); measured on {}{}, simulated with {}\n",
+            "{} cases compared ({} left out); measured on {}{}{}, simulated with {}\n",
             self.rows.len(),
             self.skipped.len(),
             self.adapter,
             if self.cpu_adapter {
                 " (CPU adapter: not GPU timings)"
+            } else {
+                ""
+            },
+            if self.partial {
+                " (partial: the run stopped before its end)"
             } else {
                 ""
             },
