@@ -23,6 +23,9 @@
 #   CONFIG=FILE    preset to compare with (default: by adapter name, H100/A100/V100; else the embedded
 #                  default, H100, and the README says that no preset matches)
 #   SHADER=auto|wgsl|spirv   shader path of `measure` (default auto)
+#   MEASURE_S=N    stop each `measure` step after N seconds (default: no limit); its file then holds the
+#                  cases it finished (`"partial": true`) and the comparisons run on them: for a lent
+#                  machine whose time is counted
 # Runs from the repository root (the suites name kernels and tests by relative path). Exit status: 0 when
 # every step succeeded, 1 when one failed (the folder is still written, with what failed and why), 2 for
 # bad usage.
@@ -42,6 +45,13 @@ mkdir -p "$OUTDIR" && OUTDIR=$(cd "$OUTDIR" && pwd)
 cd "$ROOT" || exit 2
 ADAPTER=${ADAPTER:-0}
 SHADER=${SHADER:-auto}
+limit=()
+if [ -n "${MEASURE_S:-}" ]; then
+  case "$MEASURE_S" in
+    *[!0-9]* | "") echo "device-campaign: MEASURE_S=$MEASURE_S: a whole number of seconds" >&2; exit 2 ;;
+  esac
+  limit=(timeout --signal=TERM "$MEASURE_S")
+fi
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 failed=()
@@ -86,8 +96,8 @@ cfg_args=()
 [ -n "$CONFIG" ] && cfg_args=(--config "$CONFIG")
 
 mkdir -p "$TMP/m"
-step "measure" "$TMP/measure.log" "$BIN" measure "$SUITE" --adapter "$ADAPTER" --shader "$SHADER" --out "$TMP/m/measured.json"
-step "litmus" "$TMP/litmus.log" "$BIN" measure "$LITMUS" --adapter "$ADAPTER" --shader "$SHADER" --out "$TMP/m/litmus.json"
+step "measure" "$TMP/measure.log" "${limit[@]}" "$BIN" measure "$SUITE" --adapter "$ADAPTER" --shader "$SHADER" --out "$TMP/m/measured.json"
+step "litmus" "$TMP/litmus.log" "${limit[@]}" "$BIN" measure "$LITMUS" --adapter "$ADAPTER" --shader "$SHADER" --out "$TMP/m/litmus.json"
 
 # <device>-<date> from the measurement file's adapter and date (the name `measure` gives a file).
 meta=$(python3 - "$TMP/m" <<'EOF' 2>/dev/null
@@ -164,7 +174,7 @@ fi
   if [ ${#failed[@]} -gt 0 ]; then
     echo
     echo "**Failed steps:** ${failed[*]} (see \`logs/\`; a measure step fails when a case gave no result, and"
-    echo "the measurement file records which and why)."
+    echo "the measurement file records which and why; exit 124: stopped by MEASURE_S, its file partial)."
   fi
 } >"$DEST/README.md"
 echo "device-campaign: wrote $DEST" >&2
