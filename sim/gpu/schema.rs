@@ -303,6 +303,40 @@ impl Measurement {
         if self.reps == 0 {
             return Err(bad("reps = 0: at least 1 timed repetition".into()));
         }
+        // The clock probe's times: `compare` divides by the reference.
+        if let Some(c) = &self.clock {
+            finite_at_least("clock.reference_ns", c.reference_ns, 0.0, true)?;
+            for (i, st) in c.settles.iter().enumerate() {
+                finite_at_least(
+                    &format!("clock.settles[{i}].probe_ns"),
+                    st.probe_ns,
+                    0.0,
+                    true,
+                )?;
+                finite_at_least(
+                    &format!("clock.settles[{i}].busy_ns"),
+                    st.busy_ns,
+                    0.0,
+                    false,
+                )?;
+            }
+        }
+        for (i, b) in self.benchmarks.iter().enumerate() {
+            if let Some(c) = &b.clock {
+                for (what, v) in [
+                    ("before_ns", c.before_ns),
+                    ("after_ns", c.after_ns),
+                    ("reference_ns", c.reference_ns),
+                ] {
+                    finite_at_least(
+                        &format!("benchmarks[{i}] ({}).clock.{what}", b.key()),
+                        v,
+                        0.0,
+                        true,
+                    )?;
+                }
+            }
+        }
         let mut keys = std::collections::HashSet::new();
         for (i, b) in self.benchmarks.iter().enumerate() {
             let at = format!("benchmarks[{i}] ({})", b.key());

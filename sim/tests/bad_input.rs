@@ -356,6 +356,27 @@ fn measurements_with_bad_timings_are_refused_and_unparsable_kernels_left_out_on_
         .unwrap_err()
         .to_string();
     assert!(e.contains("overhead_ns = -1"), "{e}");
+    // The clock probe's times (`compare` divides by the reference): the H100 campaign's file has them.
+    let h100 = root().join("reports/measured/nvidia-h100-80gb-hbm3-2026-11-27/measured.json");
+    let h: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&h100).unwrap()).unwrap();
+    Measurement::parse(&h.to_string(), "h.json").unwrap();
+    let mut bad = h.clone();
+    bad["benchmarks"][1]["clock"]["after_ns"] = serde_json::json!(-1.0);
+    let e = Measurement::parse(&bad.to_string(), "h.json")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("benchmarks[1]")
+            && e.contains("clock.after_ns = -1: must be a finite number > 0"),
+        "{e}"
+    );
+    let mut bad = h.clone();
+    bad["clock"]["reference_ns"] = serde_json::json!(0.0);
+    let e = Measurement::parse(&bad.to_string(), "h.json")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("clock.reference_ns = 0"), "{e}");
 
     // A kernel text that no longer parses: compare leaves its cases out and says so on stderr.
     let mut m: Measurement = Measurement::parse(&good.to_string(), "m.json").unwrap();
