@@ -37,9 +37,21 @@ def main(argv):
         sys.stderr.write(__doc__.split("\n\n")[1] + "\n")
         return 2
     template, jsonl, out = argv[1:]
-    m = json.load(open(template))
+    try:
+        m = json.load(open(template))
+        benches = m["benchmarks"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        sys.stderr.write(f"{template}: not a measurement file of `gpumemsim measure`: {e}\n")
+        return 1
     cuda = {}
-    for n, line in enumerate(open(jsonl), 1):
+    device = None
+    need = {"device": ["name"], "suite": ["bench", "case", "median_ns", "min_ns", "max_ns", "samples_ns", "ok"]}
+    try:
+        lines = open(jsonl).read().splitlines()
+    except OSError as e:
+        sys.stderr.write(f"{jsonl}: cannot read: {e}\n")
+        return 1
+    for n, line in enumerate(lines, 1):
         line = line.strip()
         if not line:
             continue
@@ -48,12 +60,20 @@ def main(argv):
         except json.JSONDecodeError as e:
             sys.stderr.write(f"{jsonl}:{n}:{e.colno}: not JSON: {e.msg}\n")
             return 1
-        if r.get("kind") == "device":
+        kind = r.get("kind") if isinstance(r, dict) else None
+        missing = [k for k in need.get(kind, []) if k not in r]
+        if missing:
+            sys.stderr.write(f"{jsonl}:{n}:1: a `{kind}` line without {', '.join(missing)}\n")
+            return 1
+        if kind == "device":
             device = r["name"]
-        if r.get("kind") == "suite":
+        if kind == "suite":
             cuda[f"{r['bench']}[{r['case']}]"] = r
+    if device is None:
+        sys.stderr.write(f"{jsonl}: no `device` line (micro.cu prints it first)\n")
+        return 1
     kept = []
-    for b in m["benchmarks"]:
+    for b in benches:
         key = f"{b['bench']}[{b['case']}]"
         r = cuda.get(key)
         if r is None:

@@ -10,8 +10,8 @@
 use super::adapter::Gpu;
 use super::clock::{ClockProbe, Settle};
 use super::schema::{
-    text_hash, utc_now, BenchResult, ClockRecord, Derived, Measurement, ShaderPath, Status, SCHEMA,
-    VERSION,
+    text_hash, utc_now, BenchResult, ClockRecord, Derived, LitmusResult, Measurement, ShaderPath,
+    Status, SCHEMA, VERSION,
 };
 use super::suite::{Case, Suite, SuiteError};
 use super::{wgsl, GpuError};
@@ -123,7 +123,7 @@ pub fn measure(
     path: ShaderPath,
     progress: &mut dyn FnMut(Progress),
 ) -> Measurement {
-    measure_with(gpu, loaded, opts, path, progress, &mut |_| {})
+    measure_with(gpu, loaded, opts, path, progress, None)
 }
 
 /// [`measure`], handing `checkpoint` the measurement so far (`partial`) after every case and litmus
@@ -134,12 +134,27 @@ pub fn measure_with(
     opts: &MeasureOptions,
     path: ShaderPath,
     progress: &mut dyn FnMut(Progress),
-    checkpoint: &mut dyn FnMut(&Measurement),
+    mut checkpoint: Option<&mut dyn FnMut(&Measurement)>,
 ) -> Measurement {
     let date = utc_now();
     let suite = &loaded.suite;
     let warmup = opts.warmup.unwrap_or(suite.warmup);
     let reps = opts.reps.unwrap_or(suite.reps).max(1);
+    let snapshot = |benchmarks: &[BenchResult],
+                    litmus: &[LitmusResult],
+                    probe: Option<&ClockProbe>,
+                    partial: bool| {
+        assemble(
+            gpu,
+            loaded,
+            &date,
+            (warmup, reps),
+            benchmarks,
+            litmus,
+            probe,
+            partial,
+        )
+    };
     let mut benchmarks = Vec::new();
     // The clock settles before the first case; a probe that cannot run leaves the cases unprobed.
     // Litmus tests count outcomes, not time: a suite of litmus tests alone needs no probe.
@@ -200,8 +215,8 @@ pub fn measure_with(
                     }
                     Some(Err(e)) => Err(e),
                 };
-                if let Some(c) = probe.as_ref().filter(|c| c.settles.len() > settles) {
-                    progress(Progress::Settled(*c.settles.last().expect("settled")));
+                for &s in probe.iter().flat_map(|c| &c.settles[settles..]) {
+                    progress(Progress::Settled(s));
                 }
                 match measured {
                     Ok((timing, out)) => {
@@ -219,16 +234,9 @@ pub fn measure_with(
         }
         progress(Progress::Case(&r));
         benchmarks.push(r);
-        checkpoint(&assemble(
-            gpu,
-            loaded,
-            &date,
-            (warmup, reps),
-            benchmarks.clone(),
-            Vec::new(),
-            probe.as_ref(),
-            true,
-        ));
+        if let Some(c) = checkpoint.as_mut() {
+            c(&snapshot(&benchmarks, &[], probe.as_ref(), true));
+        }
     }
     let mut litmus = Vec::new();
     if let Some(part) = &suite.litmus {
@@ -243,29 +251,13 @@ pub fn measure_with(
                 r.shader = Some(path);
                 progress(Progress::Litmus(&r));
                 litmus.push(r);
-                checkpoint(&assemble(
-                    gpu,
-                    loaded,
-                    &date,
-                    (warmup, reps),
-                    benchmarks.clone(),
-                    litmus.clone(),
-                    probe.as_ref(),
-                    true,
-                ));
+                if let Some(c) = checkpoint.as_mut() {
+                    c(&snapshot(&benchmarks, &litmus, probe.as_ref(), true));
+                }
             }
         }
     }
-    assemble(
-        gpu,
-        loaded,
-        &date,
-        (warmup, reps),
-        benchmarks,
-        litmus,
-        probe.as_ref(),
-        false,
-    )
+    snapshot(&benchmarks, &litmus, probe.as_ref(), false)
 }
 
 /// The measurement file of what was measured; `partial`: the run has not finished.
@@ -275,8 +267,8 @@ fn assemble(
     loaded: &Loaded,
     date: &str,
     (warmup, reps): (u32, u32),
-    benchmarks: Vec<BenchResult>,
-    litmus: Vec<super::schema::LitmusResult>,
+    benchmarks: &[BenchResult],
+    litmus: &[LitmusResult],
     probe: Option<&ClockProbe>,
     partial: bool,
 ) -> Measurement {
@@ -286,7 +278,7 @@ fn assemble(
         .find(|b| b.group == OVERHEAD_GROUP && b.status == Status::Ok)
         .and_then(|b| b.timing.as_ref())
         .map(|t| t.median_ns);
-    let derived = derive(suite, &benchmarks);
+    let derived = derive(suite, benchmarks);
     let clock = probe.map(|p| ClockRecord {
         kernel: super::clock::PROBE.to_string(),
         reference_ns: p.reference_ns(),
@@ -306,11 +298,11 @@ fn assemble(
         reps,
         overhead_ns,
         kernels: loaded.kernels.clone(),
-        benchmarks,
+        benchmarks: benchmarks.to_vec(),
         derived,
         litmus_settings: suite.litmus.as_ref().map(|l| l.settings),
         litmus_tests: loaded.litmus_tests.clone(),
-        litmus,
+        litmus: litmus.to_vec(),
         clock,
         partial,
     }
@@ -482,7 +474,14 @@ pub fn run(
     let mut checkpoint = |m: &Measurement| {
         let _ = crate::stats::write_atomic(&out_path(&m.date), m.to_json().as_bytes());
     };
-    let m = measure_with(&gpu, &loaded, &args.opts, path, progress, &mut checkpoint);
+    let m = measure_with(
+        &gpu,
+        &loaded,
+        &args.opts,
+        path,
+        progress,
+        Some(&mut checkpoint),
+    );
     let path = out_path(&m.date);
     crate::stats::write_atomic(&path, m.to_json().as_bytes()).map_err(|source| {
         MeasureRunError::Write {

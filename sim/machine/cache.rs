@@ -44,8 +44,9 @@ pub struct TagArray {
     /// index's low bits.
     fold_bits: u32,
     /// With a hashed index: the lines of one slice are every `stride`-th line on average (the slices
-    /// of a hashed L2), so the index hashes `line index / stride`, the line's place in its slice.
-    stride: u64,
+    /// of a hashed L2), so the index hashes `line index / stride`, the line's place in its slice,
+    /// computed as a multiply by `stride_inv` (`reciprocal`: no division on every access).
+    stride_inv: u64,
     /// Each way's line address with its lowest bit set (line addresses are aligned, so the bit is
     /// free); 0: invalid. An empty array is all zeros, which the allocator hands out untouched: a
     /// large L2 costs memory only for the sets a run uses.
@@ -55,6 +56,26 @@ pub struct TagArray {
 }
 
 const INVALID: u64 = 0;
+
+/// `ceil(2^64 / d)` for `d` > 1 (0 for `d` = 1): with it `div_by(n, _)` is `n / d` for every
+/// `n < 2^64 / d` (the error of the rounded reciprocal, times `n`, stays under `1 / d`) — every line
+/// index below `2^64 / d` (2^57 for 128 slices; simulated addresses stay far below).
+fn reciprocal(d: u64) -> u64 {
+    if d <= 1 {
+        0
+    } else {
+        u64::MAX / d + 1
+    }
+}
+
+#[inline]
+fn div_by(n: u64, inv: u64) -> u64 {
+    if inv == 0 {
+        n
+    } else {
+        ((n as u128 * inv as u128) >> 64) as u64
+    }
+}
 
 /// The stored form of a valid line's tag.
 #[inline]
@@ -79,7 +100,7 @@ impl TagArray {
             } else {
                 0
             },
-            stride: hashed.unwrap_or(1).max(1) as u64,
+            stride_inv: reciprocal(hashed.unwrap_or(1).max(1) as u64),
             tags: vec![INVALID; n],
             lru: vec![0; n],
             stamp: 0,
@@ -94,7 +115,7 @@ impl TagArray {
     fn set_of(&self, line: u64) -> u32 {
         let mut i = line >> self.line_shift;
         if self.fold_bits != 0 {
-            i /= self.stride;
+            i = div_by(i, self.stride_inv);
             let mut h = 0;
             while i != 0 {
                 h ^= i;
@@ -201,6 +222,19 @@ impl TagArray {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn division_by_the_reciprocal_is_exact_for_line_indices() {
+        let mut rng = crate::rng::SplitMix64::new(7);
+        for d in [1u64, 2, 3, 7, 40, 80, 100, 128] {
+            let inv = reciprocal(d);
+            for n in (0..10_000u64).chain((0..10_000).map(|_| rng.below(1 << 57))) {
+                assert_eq!(div_by(n, inv), n / d, "{n} / {d}");
+            }
+            let top = u64::MAX / d;
+            assert_eq!(div_by(top, inv), top / d, "{top} / {d}");
+        }
+    }
+
     /// One slice's share of a chase 4 KiB apart (32 lines; the slice gets every 100th line): with the
     /// low bits as the index they fall into a few sets and evict each other; hashed, they stay.
     #[test]

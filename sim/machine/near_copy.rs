@@ -146,9 +146,6 @@ mod tests {
         }
     }
 
-    /// The suite's chase.kern over 1 MiB (past the L1, half of its lines homed in the far partition)
-    /// on the H100 preset: the second pass costs what it costs when every slice is near, and more
-    /// without copies.
     #[test]
     fn a_copy_before_the_launch_leaves_its_last_lines_held() {
         // 16 copies; a copy of 32 lines (then of 4 more elsewhere): the last 16 written are held.
@@ -163,33 +160,37 @@ mod tests {
         assert!(!n.read(0x9000));
     }
 
-    /// A run that starts as the measurement harness's does (`RunOptions::warm_l2`): the chase's one
-    /// pass over 1 MiB reads no DRAM and costs what a second pass costs from a cold start.
-    #[test]
-    fn a_warm_start_costs_what_a_second_pass_costs() {
-        let h100 = crate::config::PRESETS
+    /// The suite's chase.kern over 1 MiB (past the L1, half of its lines homed in the far partition)
+    /// with `passes` passes, on the H100 preset with `sets`: (cycles, DRAM reads).
+    fn chase(sets: &[&str], passes: i64, warm_l2: bool) -> (u64, f64) {
+        let (name, toml) = crate::config::PRESETS
             .iter()
             .find(|(n, _)| n.ends_with("h100.toml"))
             .unwrap();
-        let cfg = crate::config::parse_str(h100.1, h100.0, &[]).unwrap();
-        let run = |passes: i64, warm_l2: bool| {
-            let wl = crate::kernel::parse(
-                include_str!("../../workloads/measure/chase.kern"),
-                "chase.kern",
-                &[("FOOT".into(), 1 << 20), ("PASSES".into(), passes)],
-            )
-            .unwrap();
-            let opts = crate::machine::RunOptions {
-                warm_l2,
-                ..Default::default()
-            };
-            let r = crate::machine::run(&cfg, &wl, &opts).unwrap();
-            assert!(r.all_checks_pass());
-            (r.cycles, r.stats.get("dram", "reads").unwrap())
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        let cfg = crate::config::parse_str(toml, name, &sets).unwrap();
+        let wl = crate::kernel::parse(
+            include_str!("../../workloads/measure/chase.kern"),
+            "chase.kern",
+            &[("FOOT".into(), 1 << 20), ("PASSES".into(), passes)],
+        )
+        .unwrap();
+        let opts = crate::machine::RunOptions {
+            warm_l2,
+            ..Default::default()
         };
-        let (warm, warm_dram) = run(1, true);
-        let (one, one_dram) = run(1, false);
-        let (two, _) = run(2, false);
+        let r = crate::machine::run(&cfg, &wl, &opts).unwrap();
+        assert!(r.all_checks_pass());
+        (r.cycles, r.stats.get("dram", "reads").unwrap())
+    }
+
+    /// A run that starts as the measurement harness's does (`RunOptions::warm_l2`): the chase's one
+    /// pass reads no DRAM and costs what a second pass costs from a cold start.
+    #[test]
+    fn a_warm_start_costs_what_a_second_pass_costs() {
+        let (warm, warm_dram) = chase(&[], 1, true);
+        let (one, one_dram) = chase(&[], 1, false);
+        let (two, _) = chase(&[], 2, false);
         assert_eq!(warm_dram, 0.0);
         assert!(one_dram >= 8192.0, "{one_dram}");
         // The warm pass is the cold run's second pass, give or take the L1's cold misses' order.
@@ -200,28 +201,10 @@ mod tests {
         );
     }
 
+    /// The second pass costs what it costs when every slice is near, and more without copies.
     #[test]
     fn a_second_pass_over_far_lines_costs_what_near_lines_cost() {
-        let h100 = crate::config::PRESETS
-            .iter()
-            .find(|(n, _)| n.ends_with("h100.toml"))
-            .unwrap();
-        let second_pass = |sets: &[&str]| -> u64 {
-            let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-            let cfg = crate::config::parse_str(h100.1, h100.0, &sets).unwrap();
-            let cycles = |passes: i64| {
-                let wl = crate::kernel::parse(
-                    include_str!("../../workloads/measure/chase.kern"),
-                    "chase.kern",
-                    &[("FOOT".into(), 1 << 20), ("PASSES".into(), passes)],
-                )
-                .unwrap();
-                let r = crate::machine::run(&cfg, &wl, &Default::default()).unwrap();
-                assert!(r.all_checks_pass());
-                r.cycles
-            };
-            cycles(2) - cycles(1)
-        };
+        let second_pass = |sets: &[&str]| chase(sets, 2, false).0 - chase(sets, 1, false).0;
         let copies = second_pass(&[]);
         let all_near = second_pass(&["l2.far_latency=0"]);
         let no_copies = second_pass(&["l2.near_copy_lines=0"]);

@@ -881,12 +881,12 @@ fn the_ci_suite_measures_round_trips_and_compares() {
             measure::Progress::Settled(_) => settled += 1,
             _ => seen += 1,
         },
-        &mut |m| {
+        Some(&mut |m| {
             checkpoints.push((m.benchmarks.len(), m.litmus.len(), m.partial));
             if checkpoints.len() == 3 {
                 third = Some(m.to_json());
             }
-        },
+        }),
     );
     assert_eq!(
         seen,
