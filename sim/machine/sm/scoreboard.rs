@@ -54,6 +54,10 @@ pub struct Scoreboard {
     /// The next instruction waits for a register until this time ([`NEVER`]: until a memory result
     /// returns); 0 when not known to wait.
     pub blocked_until: Time,
+    /// While `blocked_until` is [`NEVER`]: a register whose memory result the next instruction
+    /// waits for. Only its result can let the instruction issue; other results returning leave
+    /// the warp blocked (trying it would fail the same way).
+    blocked_on: u16,
 }
 
 impl Scoreboard {
@@ -62,6 +66,7 @@ impl Scoreboard {
         Scoreboard {
             waiting: Vec::with_capacity(regs.min(8)),
             blocked_until: 0,
+            blocked_on: 0,
         }
     }
 
@@ -95,8 +100,18 @@ impl Scoreboard {
             // drop it here, so that the list stays short (ready and absent are the same).
             self.waiting.retain(|&(_, t)| t > now);
         }
-        let t = regs.map(|r| self.ready_at(r)).max().filter(|&t| t > now)?;
+        let (mut t, mut on) = (0, 0);
+        for r in regs {
+            let rt = self.ready_at(r);
+            if rt > t {
+                (t, on) = (rt, r);
+            }
+        }
+        if t <= now {
+            return None;
+        }
         self.blocked_until = t;
+        self.blocked_on = on;
         Some(t)
     }
 
@@ -114,12 +129,15 @@ impl Scoreboard {
         }
     }
 
-    /// A memory result arrived: `regs` are ready (at `now`, which no later check precedes), and a
-    /// warp blocked on a register is tried again.
+    /// A memory result arrived: `regs` are ready (at `now`, which no later check precedes). A warp
+    /// blocked on one of them is tried again; one blocked until a time, or on another memory
+    /// result, stays blocked.
     #[inline]
     pub fn written(&mut self, regs: impl Iterator<Item = u16>, _now: Time) {
-        self.unblock();
         for r in regs {
+            if self.blocked_until == NEVER && r == self.blocked_on {
+                self.unblock();
+            }
             if let Some(i) = self.waiting.iter().position(|&(x, _)| x == r) {
                 self.waiting.swap_remove(i);
             }
@@ -266,6 +284,21 @@ mod tests {
         assert_eq!(s.wait([1u16].into_iter(), 100), None, "ready at 100");
         assert_eq!(s.next_ready(50), 100);
         assert_eq!(s.next_ready(100), NEVER, "ready by now: no longer timed");
+    }
+
+    #[test]
+    fn only_the_awaited_memory_result_unblocks_the_warp() {
+        let mut s = Scoreboard::new(4);
+        s.pending([1u16, 2].into_iter());
+        s.ready_later(3, 100);
+        assert_eq!(s.wait([2u16, 3].into_iter(), 50), Some(NEVER));
+        s.written([1u16].into_iter(), 60);
+        assert_eq!(s.blocked_until, NEVER, "r1 is not what the warp waits for");
+        s.written([2u16].into_iter(), 70);
+        assert_eq!(s.blocked_until, 0, "r2 is: the warp is tried again");
+        assert_eq!(s.wait([2u16, 3].into_iter(), 70), Some(100));
+        s.written([1u16].into_iter(), 80);
+        assert_eq!(s.blocked_until, 100, "a timed block stays until its time");
     }
 
     #[test]
