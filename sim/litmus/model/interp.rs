@@ -16,18 +16,23 @@
 //! access, or any access when some atomic of the test has a scope that leaves out a thread.
 //!
 //! Addresses: a register initialised to a location holds an abstract address (`ADDR_BASE` plus the
-//! location's index times 2^32), so that address arithmetic can be resolved; today every access must
-//! hit the first element of a location.
+//! location's index times 2^32), so that address arithmetic can be resolved; each element of an array
+//! is a location of its own.
 //!
-//! Not modelled (an error naming the instruction): f32 arithmetic, conversions, special registers,
-//! sub-group barriers, addresses that are not a location's first element, a division that faults
-//! (by zero, or of the most negative value by -1).
+//! Values are raw register bits, computed by the simulator's own evaluators (`ir::eval`): integer and
+//! f32 arithmetic, comparisons, conversions and read-modify-writes give the oracle exactly the bits
+//! the machine computes (f32 rounds to nearest even; neither flushes subnormals, which PTX's
+//! `atom.add.f32` does on hardware).
+//!
+//! Not modelled (an error naming the instruction): special registers, sub-group barriers, addresses
+//! that are not a location's first element, a division that faults (by zero, or of the most negative
+//! value by -1).
 
 use super::event::{Event, Kind, LocKey, Mode, Placement};
 use super::live::{live_in, loop_headers, RegSet};
 use super::ModelError;
-use crate::ir::eval::{alu, cmp, rmw};
-use crate::ir::{Address, BarrierKind, Inst, Operand, Space, SpaceSet, SrcLoc, Ty, Width};
+use crate::ir::eval::{alu, cmp, convert, rmw};
+use crate::ir::{Address, BarrierKind, Inst, Operand, Space, SpaceSet, SrcLoc, Width};
 use crate::litmus::test::{LitmusTest, RegInit, Thread};
 use crate::litmus::Var;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
@@ -518,9 +523,6 @@ impl<'t> Shape<'t> {
                 p.taint[dst as usize] = t;
             }
             Inst::Alu { op, ty, dst, a, b } => {
-                if ty == Ty::F32 {
-                    return Err(self.not_modelled(test, pc, "f32 arithmetic"));
-                }
                 let ((x, tx), (y, ty_)) = (Self::val(p, a), Self::val(p, b));
                 let Some(v) = alu(op, ty, x, y) else {
                     return Err(self.not_modelled(test, pc, "division by zero or overflow"));
@@ -529,9 +531,6 @@ impl<'t> Shape<'t> {
                 p.taint[dst as usize] = tx | ty_;
             }
             Inst::Cmp { op, ty, dst, a, b } => {
-                if ty == Ty::F32 {
-                    return Err(self.not_modelled(test, pc, "f32 comparison"));
-                }
                 let ((x, tx), (y, ty_)) = (Self::val(p, a), Self::val(p, b));
                 p.regs[dst as usize] = cmp(op, ty, x, y) as u64;
                 p.taint[dst as usize] = tx | ty_;
@@ -636,9 +635,6 @@ impl<'t> Shape<'t> {
                 ord,
                 scope,
             } => {
-                if ty == Ty::F32 {
-                    return Err(self.not_modelled(test, pc, "f32 atomics"));
-                }
                 let (k, at_) = self.location(test, p, place, space, addr)?;
                 let (v, tv) = Self::val(p, operand);
                 let base = self.event(
@@ -852,7 +848,10 @@ impl<'t> Shape<'t> {
             Inst::ReadSpecial { .. } => {
                 return Err(self.not_modelled(test, pc, "special registers"));
             }
-            Inst::Cvt { .. } => return Err(self.not_modelled(test, pc, "conversions")),
+            Inst::Cvt { dst, src, from, to } => {
+                p.regs[dst as usize] = convert(p.regs[src as usize], from, to);
+                p.taint[dst as usize] = p.taint[src as usize];
+            }
             Inst::Compute { .. } => {}
             Inst::Exit => return Ok(Step::Done),
         }

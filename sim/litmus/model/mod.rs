@@ -17,8 +17,11 @@
 //! is undecided. An OpenCL test with a race (data, scope or barrier divergence) in some consistent
 //! execution has undefined behaviour: the decision carries the race instead of a verdict.
 //!
-//! Not modelled, each reported as "model: <construct> not modelled" with the instruction: f32
-//! arithmetic, conversions, special registers, sub-group barriers, address arithmetic and arrays,
+//! Values are register bits from the simulator's own evaluators (`ir::eval`: integer and f32
+//! arithmetic, comparisons, conversions, read-modify-writes), so the oracle's values are the machine's.
+//!
+//! Not modelled, each reported as "model: <construct> not modelled" with the instruction: special
+//! registers, sub-group barriers, an address outside every location's elements (or misaligned),
 //! constructs the parser accepted but could not express in the IR (`Thread::pending`: sub-word,
 //! vector and 128-bit accesses, f16/f64 atomics, clusters, memory proxies; the IR holds no
 //! instruction for them, so a verdict would be about another program), barriers whose generations
