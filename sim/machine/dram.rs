@@ -506,11 +506,13 @@ mod tests {
             };
             (res.cycles, stat("row_hits"), stat("row_misses"))
         };
-        let (fcfs_cycles, fcfs_hits, _) = run("0");
+        let (fcfs_cycles, fcfs_hits, fcfs_misses) = run("0");
         let (fr_cycles, fr_hits, fr_misses) = run("4");
+        // (1,590 → 1,749 hits and 544 → 391 misses when written; how much FCFS loses depends on
+        // how the streams' requests interleave, so the margins are set well inside that.)
         assert!(
-            fr_hits > fcfs_hits * 1.1,
-            "{fr_hits} vs {fcfs_hits} row hits"
+            fr_hits > fcfs_hits * 1.05 && fr_misses < fcfs_misses * 0.85,
+            "{fr_hits} vs {fcfs_hits} row hits, {fr_misses} vs {fcfs_misses} row misses"
         );
         assert!(
             fr_cycles < fcfs_cycles,

@@ -161,6 +161,41 @@ mod tests {
     }
 
     #[test]
+    fn the_schedulers_run_once_per_cycle_a_wake_after_the_tick_waits_for_the_next() {
+        let cfg = tiny();
+        let launch = Arc::new(Launch {
+            program: trace("IADD3"),
+            geo: Geometry {
+                groups: [1, 1, 1],
+                group_size: [32, 1, 1],
+            },
+            capture_groups: Default::default(),
+            races: false,
+        });
+        let mut sm = build::sm(&cfg, 0, &launch, None, build::RunStress::draw(&cfg, 0));
+        let mut b = Bench::new(Clock::from_mhz(cfg.clocks.core_mhz), 1, 1);
+        sm.launch(0, 32, 0, || 0, &mut ctx!(b));
+        // The first tick, then a wake-up in its cycle (a response arriving after it).
+        let t = loop {
+            let (t, ev) = b.q.pop().expect("a tick is due");
+            if let Event::SmTick(_) = ev {
+                sm.tick(&mut ctx!(b));
+                break t;
+            }
+        };
+        sm.wake(&mut ctx!(b));
+        let period = Clock::from_mhz(cfg.clocks.core_mhz).period;
+        while let Some((at, ev)) = b.q.pop() {
+            if let Event::SmTick(_) = ev {
+                assert!(
+                    at >= t + period,
+                    "a second tick in the cycle at {t} ps (at {at} ps)"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn a_traced_membar_gpu_waits_for_the_sms_write_frontier_as_a_kernel_fence_does() {
         let cfg = tiny();
         for (op, waits) in [("MEMBAR.GPU", true), ("MEMBAR.CTA", false)] {

@@ -177,6 +177,9 @@ pub struct Sm {
     ops: Pool<MemOp>,
     lane_values: Pool<LaneValues>,
     tick_at: Option<Time>,
+    /// The cycle (clock edge) the schedulers last ran in: they issue once per cycle, so a wake-up
+    /// in that cycle (a response after its tick) waits for the next one.
+    ticked_at: Option<Time>,
     drain_at: Option<Time>,
     pub shared: SharedMemory,
     pub stats: SmStats,
@@ -214,6 +217,7 @@ impl Sm {
             ops: Pool::default(),
             lane_values: Pool::default(),
             tick_at: None,
+            ticked_at: None,
             drain_at: None,
             shared: res.shared,
             stats: SmStats::default(),
@@ -240,9 +244,15 @@ impl Sm {
         self.launch.program.has_values()
     }
 
-    /// Schedules the warp schedulers' next tick at the next clock edge, unless one comes earlier.
+    /// Schedules the warp schedulers' next tick at the next clock edge at which they have not run
+    /// yet, unless one comes earlier.
     pub fn wake(&mut self, ctx: &mut Ctx) {
-        let t = self.clock.edge_at_or_after(ctx.now());
+        let mut t = self.clock.edge_at_or_after(ctx.now());
+        if self.ticked_at == Some(t) {
+            // The schedulers issued this cycle already (a second tick would issue past
+            // `issue_width` and `lsu_per_cycle`): what woke them is seen next cycle.
+            t += self.clock.period;
+        }
         if self.tick_at.is_none_or(|x| x > t) {
             self.tick_at = Some(t);
             ctx.q.at_or_now(t, Event::SmTick(self.id));

@@ -4,7 +4,9 @@
 //! round-robin (from the warp after it). A scheduler that finds nothing to issue stops for the cycle.
 //! The SM then sleeps until the next cycle if anything issued, else until the earliest time a warp
 //! can become ready by itself (start skew, latency, register readiness); memory responses and
-//! barrier releases wake it (`Sm::wake`).
+//! barrier releases wake it (`Sm::wake`), at the next cycle the schedulers have not run in: they
+//! run once per cycle, so a response that arrives in a cycle after its tick is seen the next cycle
+//! (as a result written back in a cycle is read by an issue in the next).
 //!
 //! Not modelled: scheduler-to-warp affinity beyond the slot modulo, dual issue of one warp.
 
@@ -203,6 +205,7 @@ impl Sm {
             return;
         }
         self.tick_at = None;
+        self.ticked_at = Some(now);
         debug_assert!(
             (0..self.warps.len()).all(|i| self.gates.agrees(i, self.warps[i].as_ref(), now)),
             "the schedulers' view of a warp slot is its warp's state"
