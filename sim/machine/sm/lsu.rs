@@ -723,9 +723,14 @@ impl Sm {
         wait
     }
 
-    /// Asks the store buffer to drain at `at` (or the next edge), unless it is due earlier.
+    /// Asks the store buffer to drain at `at` (or the next edge at which no entry has left yet),
+    /// unless it is due earlier.
     pub(super) fn wake_drain(&mut self, ctx: &mut Ctx, at: Time) {
-        let t = self.clock.edge_at_or_after(at.max(ctx.now()));
+        let mut t = self.clock.edge_at_or_after(at.max(ctx.now()));
+        if self.drained_at == Some(t) {
+            // An entry left in this cycle already (a second would drain past one per cycle).
+            t += self.clock.period;
+        }
         if self.drain_at.is_none_or(|x| x > t) {
             self.drain_at = Some(t);
             ctx.q.at_or_now(t, Event::SbDrain(self.id));
@@ -740,6 +745,7 @@ impl Sm {
         self.drain_at = None;
         let now = ctx.now();
         if let Some(e) = self.sb.pop_ready(now, ctx.rng) {
+            self.drained_at = Some(now);
             if let Some(w) = self.warps[e.warp as usize].as_mut() {
                 w.inflight.buffered -= 1;
                 w.inflight.to_l1 += 1;

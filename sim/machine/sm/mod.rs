@@ -181,6 +181,9 @@ pub struct Sm {
     /// in that cycle (a response after its tick) waits for the next one.
     ticked_at: Option<Time>,
     drain_at: Option<Time>,
+    /// The cycle (clock edge) an entry last left the store buffer: one leaves per cycle, so a drain
+    /// asked for in that cycle waits for the next one.
+    drained_at: Option<Time>,
     pub shared: SharedMemory,
     pub stats: SmStats,
     pub notices: SmNotices,
@@ -219,6 +222,7 @@ impl Sm {
             tick_at: None,
             ticked_at: None,
             drain_at: None,
+            drained_at: None,
             shared: res.shared,
             stats: SmStats::default(),
             notices: SmNotices::default(),
