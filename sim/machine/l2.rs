@@ -71,6 +71,9 @@ pub struct L2Slice {
     spare: Vec<Vec<MemReq>>,
     input: VecDeque<MemReq>,
     tick_pending: bool,
+    /// The L2 cycle (clock edge) the slice last accepted a request in: one per cycle, so a request
+    /// arriving in that cycle after it waits for the next.
+    accepted_at: Option<Time>,
     stalled_since: Option<Time>,
     pub atomic: AtomicUnit,
     /// This slice's sending port on the response network.
@@ -116,6 +119,7 @@ impl L2Slice {
             spare: Vec::new(),
             input: VecDeque::new(),
             tick_pending: false,
+            accepted_at: None,
             stalled_since: None,
             atomic,
             port: xbar.port(false, id as usize, sms),
@@ -140,7 +144,10 @@ impl L2Slice {
     fn wake(&mut self, ctx: &mut Ctx) {
         if !self.tick_pending && self.stalled_since.is_none() && !self.input.is_empty() {
             self.tick_pending = true;
-            let t = self.clock.edge_at_or_after(ctx.now());
+            let mut t = self.clock.edge_at_or_after(ctx.now());
+            if self.accepted_at == Some(t) {
+                t += self.clock.period;
+            }
             ctx.q.at_or_now(t, Event::SliceTick(self.id));
         }
     }
@@ -186,6 +193,8 @@ impl L2Slice {
         } else {
             self.stats.misses += 1;
         }
+        // Accepted (a request sent back for want of an MSHR returned above).
+        self.accepted_at = Some(ctx.now());
         if !self.input.is_empty() {
             self.tick_pending = true;
             ctx.q.after(self.clock.period, Event::SliceTick(self.id));

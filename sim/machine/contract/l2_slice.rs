@@ -246,3 +246,34 @@ fn l2_slice_writes_back_dirty_evictions_and_reads_each_miss_once() {
         assert_eq!(reads, misses, "every miss read DRAM once");
     }
 }
+
+#[test]
+fn l2_slice_accepts_one_request_per_cycle_also_when_one_arrives_after_the_cycles_tick() {
+    let cfg = tiny();
+    let mut b = Bench::new(Clock::from_mhz(cfg.clocks.core_mhz), 64, 1);
+    let mut slice = build::slice(&cfg, 0);
+    let mut dram = build::dram(&cfg);
+    let read = |tag, line| MemReq {
+        sm: 0,
+        tag,
+        line,
+        kind: ReqKind::Read { mask: 1 },
+        near: false,
+    };
+    slice.receive(read(0, line_addr(0)), &mut ctx!(b));
+    let (t, ev) = b.q.pop().expect("the slice's tick");
+    assert!(matches!(ev, Event::SliceTick(_)));
+    slice.tick(&mut ctx!(b), &mut dram);
+    // A second request reaches the slice in the cycle whose tick took the first.
+    slice.receive(read(1, line_addr(1)), &mut ctx!(b));
+    let period = Clock::from_mhz(cfg.clocks.l2_mhz).period;
+    while let Some((at, ev)) = b.q.pop() {
+        if let Event::SliceTick(_) = ev {
+            assert!(
+                at >= t + period,
+                "a second acceptance at {at} ps in the cycle at {t} ps"
+            );
+            break;
+        }
+    }
+}
