@@ -24,9 +24,9 @@
 //! the machine computes (f32 rounds to nearest even; neither flushes subnormals, which PTX's
 //! `atom.add.f32` does on hardware).
 //!
-//! Not modelled (an error naming the instruction): special registers, sub-group barriers, addresses
-//! that are not a location's first element, a division that faults (by zero, or of the most negative
-//! value by -1).
+//! Not modelled (an error naming the instruction): special registers, sub-group barriers, an address
+//! outside every location's elements (or misaligned), a division that faults (by zero, or of the most
+//! negative value by -1).
 
 use super::event::{Event, Kind, LocKey, Mode, Placement};
 use super::live::{live_in, loop_headers, RegSet};

@@ -148,6 +148,19 @@ mod tests {
         }
     }
 
+    /// A launch of one traced warp of 32 threads running `op` and exiting.
+    fn one_warp(op: &str) -> Arc<Launch> {
+        Arc::new(Launch {
+            program: trace(op),
+            geo: Geometry {
+                groups: [1, 1, 1],
+                group_size: [32, 1, 1],
+            },
+            capture_groups: Default::default(),
+            races: false,
+        })
+    }
+
     /// Runs the SM's ticks (nothing else answers) until `until` cycles.
     fn ticks(sm: &mut Sm, b: &mut Bench, until: u64) {
         while let Some(t) = b.q.peek_time() {
@@ -164,15 +177,7 @@ mod tests {
     #[test]
     fn the_schedulers_run_once_per_cycle_a_wake_after_the_tick_waits_for_the_next() {
         let cfg = tiny();
-        let launch = Arc::new(Launch {
-            program: trace("IADD3"),
-            geo: Geometry {
-                groups: [1, 1, 1],
-                group_size: [32, 1, 1],
-            },
-            capture_groups: Default::default(),
-            races: false,
-        });
+        let launch = one_warp("IADD3");
         let mut sm = build::sm(&cfg, 0, &launch, None, build::RunStress::draw(&cfg, 0));
         let mut b = Bench::new(Clock::from_mhz(cfg.clocks.core_mhz), 1, 1);
         sm.launch(0, 32, 0, || 0, &mut ctx!(b));
@@ -199,15 +204,7 @@ mod tests {
     #[test]
     fn the_store_buffer_drains_one_entry_per_cycle_even_when_asked_again_in_it() {
         let cfg = tiny();
-        let launch = Arc::new(Launch {
-            program: trace("IADD3"),
-            geo: Geometry {
-                groups: [1, 1, 1],
-                group_size: [32, 1, 1],
-            },
-            capture_groups: Default::default(),
-            races: false,
-        });
+        let launch = one_warp("IADD3");
         let mut sm = build::sm(&cfg, 0, &launch, None, build::RunStress::draw(&cfg, 0));
         let mut b = Bench::new(Clock::from_mhz(cfg.clocks.core_mhz), 1, 1);
         let period = Clock::from_mhz(cfg.clocks.core_mhz).period;
@@ -243,15 +240,7 @@ mod tests {
     fn a_traced_membar_gpu_waits_for_the_sms_write_frontier_as_a_kernel_fence_does() {
         let cfg = tiny();
         for (op, waits) in [("MEMBAR.GPU", true), ("MEMBAR.CTA", false)] {
-            let launch = Arc::new(Launch {
-                program: trace(op),
-                geo: Geometry {
-                    groups: [1, 1, 1],
-                    group_size: [32, 1, 1],
-                },
-                capture_groups: Default::default(),
-                races: false,
-            });
+            let launch = one_warp(op);
             let mut sm = build::sm(&cfg, 0, &launch, None, build::RunStress::draw(&cfg, 0));
             let mut b = Bench::new(Clock::from_mhz(cfg.clocks.core_mhz), 1, 1);
             // A write another warp sent to the L1 earlier, not yet acknowledged by L2: the L1 is
