@@ -194,6 +194,11 @@ impl L2Slice {
             self.stats.misses += 1;
         }
         // Accepted (a request sent back for want of an MSHR returned above).
+        debug_assert_ne!(
+            self.accepted_at,
+            Some(ctx.now()),
+            "one request per L2 cycle"
+        );
         self.accepted_at = Some(ctx.now());
         if !self.input.is_empty() {
             self.tick_pending = true;

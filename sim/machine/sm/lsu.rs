@@ -745,6 +745,7 @@ impl Sm {
         self.drain_at = None;
         let now = ctx.now();
         if let Some(e) = self.sb.pop_ready(now, ctx.rng) {
+            debug_assert_ne!(self.drained_at, Some(now), "one entry leaves per cycle");
             self.drained_at = Some(now);
             if let Some(w) = self.warps[e.warp as usize].as_mut() {
                 w.inflight.buffered -= 1;

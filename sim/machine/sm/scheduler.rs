@@ -205,6 +205,11 @@ impl Sm {
             return;
         }
         self.tick_at = None;
+        debug_assert_ne!(
+            self.ticked_at,
+            Some(now),
+            "the schedulers run once per cycle"
+        );
         self.ticked_at = Some(now);
         debug_assert!(
             (0..self.warps.len()).all(|i| self.gates.agrees(i, self.warps[i].as_ref(), now)),
