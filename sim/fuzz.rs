@@ -30,8 +30,8 @@ pub enum Target {
     Cuda,
     /// OpenCL C kernels (`kernel::parse` of a `.cl` file), then the load-time checks.
     OpenCl,
-    /// Litmus tests, both dialects (`litmus::parse`), and `--expect` files
-    /// (`litmus::parse_expectations`).
+    /// Litmus tests, both dialects (`litmus::parse`, then the oracle, `litmus::model::decide`), and
+    /// `--expect` files (`litmus::parse_expectations`).
     Litmus,
     /// One Accel-Sim kernel trace (`trace::parse_kernel`).
     Trace,
@@ -117,9 +117,18 @@ pub fn run(target: Target, data: &[u8]) -> bool {
         Target::Cuda => workload(&text, "fuzz.cu"),
         Target::OpenCl => workload(&text, "fuzz.cl"),
         Target::Litmus => {
-            let test = crate::litmus::parse(&text, "fuzz.litmus").is_ok();
+            // A test that parses goes to the oracle too (every `litmus` run asks it), with small
+            // bounds so that each input stays quick.
+            let test = crate::litmus::parse(&text, "fuzz.litmus").inspect(|t| {
+                let small = crate::litmus::model::ModelOptions {
+                    unroll: 2,
+                    max_candidates: 20_000,
+                    max_orders: 20_000,
+                };
+                let _ = crate::litmus::model::decide(t, &small);
+            });
             let expect = crate::litmus::parse_expectations(&text, "fuzz.expect").is_ok();
-            test || expect
+            test.is_ok() || expect
         }
         Target::Trace => crate::trace::parse_kernel(&text, Path::new("fuzz.traceg")).is_ok(),
         Target::SweepSpec => {
