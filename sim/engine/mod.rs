@@ -57,6 +57,13 @@ impl Clock {
     pub fn edge_at_or_after(self, t: Time) -> Time {
         t.div_ceil(self.period) * self.period
     }
+    /// The first edge at or after `t` later than `used`, the edge a part that acts once per cycle
+    /// last acted on (schedulers, a store buffer's drain, an L2 slice's input): what wakes it in a
+    /// cycle it has acted in already waits for the next.
+    pub fn free_edge_at_or_after(self, t: Time, used: Option<Time>) -> Time {
+        let e = self.edge_at_or_after(t);
+        used.map_or(e, |u| e.max(u + self.period))
+    }
     /// Whole cycles elapsed at `t`.
     pub fn cycle_of(self, t: Time) -> u64 {
         t / self.period
@@ -323,6 +330,10 @@ mod tests {
         assert_eq!(c.period, 1000);
         assert_eq!(c.edge_at_or_after(1), 1000);
         assert_eq!(c.edge_at_or_after(2000), 2000);
+        // Once per cycle: the edge acted on already is skipped, an earlier one is not.
+        assert_eq!(c.free_edge_at_or_after(2000, None), 2000);
+        assert_eq!(c.free_edge_at_or_after(2000, Some(2000)), 3000);
+        assert_eq!(c.free_edge_at_or_after(1500, Some(1000)), 2000);
         assert_eq!(c.cycles(3), 3000);
     }
 }

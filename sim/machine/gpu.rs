@@ -312,15 +312,10 @@ impl<'c> Gpu<'c> {
     ) -> Result<Gpu<'c>, SimError> {
         let gt = launch.geo.group_threads();
         // The workload's buffers, for a run that starts with them in the L2 (`RunOptions::warm_l2`).
-        let warm: Vec<(u64, u64)> = match opts.warm_l2 {
-            true => mem
-                .placed
-                .iter()
-                .filter(|p| p.name != crate::machine::memory::SCRATCH)
-                .map(|p| (p.base, p.bytes))
-                .collect(),
-            false => Vec::new(),
-        };
+        let warm: Vec<(u64, u64)> = (mem.placed.iter())
+            .filter(|p| opts.warm_l2 && p.name != crate::machine::memory::SCRATCH)
+            .map(|p| (p.base, p.bytes))
+            .collect();
         let mut captured: HashMap<u64, Vec<(usize, Reg)>> = HashMap::new();
         for (i, &(t, r)) in opts.capture.iter().enumerate() {
             captured.entry(t).or_default().push((i, r));

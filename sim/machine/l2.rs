@@ -144,10 +144,9 @@ impl L2Slice {
     fn wake(&mut self, ctx: &mut Ctx) {
         if !self.tick_pending && self.stalled_since.is_none() && !self.input.is_empty() {
             self.tick_pending = true;
-            let mut t = self.clock.edge_at_or_after(ctx.now());
-            if self.accepted_at == Some(t) {
-                t += self.clock.period;
-            }
+            let t = self
+                .clock
+                .free_edge_at_or_after(ctx.now(), self.accepted_at);
             ctx.q.at_or_now(t, Event::SliceTick(self.id));
         }
     }

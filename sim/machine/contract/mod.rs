@@ -176,6 +176,16 @@ impl Bench {
         self.clock.cycles(n)
     }
 
+    /// Pops events until one that `want` picks; its time (the events before it are dropped).
+    pub fn next_time_of(&mut self, want: impl Fn(&Event) -> bool) -> Option<Time> {
+        while let Some((t, ev)) = self.q.pop() {
+            if want(&ev) {
+                return Some(t);
+            }
+        }
+        None
+    }
+
     /// The crossbar's receiving side: every message the part sent enters the queue at its delivery
     /// through its destination's port, its payload back in the bench's pools.
     pub fn deliver(&mut self) {

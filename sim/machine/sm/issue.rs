@@ -121,7 +121,7 @@ impl Sm {
 #[cfg(test)]
 mod tests {
     use super::super::{Launch, Program, Sm, Stall};
-    use crate::engine::Clock;
+    use crate::engine::{Clock, Time};
     use crate::machine::build;
     use crate::machine::contract::{ctx, Bench};
     use crate::machine::msg::Event;
@@ -148,9 +148,11 @@ mod tests {
         }
     }
 
-    /// A launch of one traced warp of 32 threads running `op` and exiting.
-    fn one_warp(op: &str) -> Arc<Launch> {
-        Arc::new(Launch {
+    /// SM 0 of the tiny config loaded with one traced warp of 32 threads running `op` and exiting
+    /// (not launched), its bench and its clock period.
+    fn sm_of(op: &str) -> (Sm, Bench, Time) {
+        let cfg = tiny();
+        let launch = Arc::new(Launch {
             program: trace(op),
             geo: Geometry {
                 groups: [1, 1, 1],
@@ -158,7 +160,10 @@ mod tests {
             },
             capture_groups: Default::default(),
             races: false,
-        })
+        });
+        let sm = build::sm(&cfg, 0, &launch, None, build::RunStress::draw(&cfg, 0));
+        let clock = Clock::from_mhz(cfg.clocks.core_mhz);
+        (sm, Bench::new(clock, 1, 1), clock.period)
     }
 
     /// Runs the SM's ticks (nothing else answers) until `until` cycles.
@@ -176,38 +181,23 @@ mod tests {
 
     #[test]
     fn the_schedulers_run_once_per_cycle_a_wake_after_the_tick_waits_for_the_next() {
-        let cfg = tiny();
-        let launch = one_warp("IADD3");
-        let mut sm = build::sm(&cfg, 0, &launch, None, build::RunStress::draw(&cfg, 0));
-        let mut b = Bench::new(Clock::from_mhz(cfg.clocks.core_mhz), 1, 1);
+        let (mut sm, mut b, period) = sm_of("IADD3");
+        let tick = |ev: &Event| matches!(ev, Event::SmTick(_));
         sm.launch(0, 32, 0, || 0, &mut ctx!(b));
         // The first tick, then a wake-up in its cycle (a response arriving after it).
-        let t = loop {
-            let (t, ev) = b.q.pop().expect("a tick is due");
-            if let Event::SmTick(_) = ev {
-                sm.tick(&mut ctx!(b));
-                break t;
-            }
-        };
+        let t = b.next_time_of(tick).expect("a tick is due");
+        sm.tick(&mut ctx!(b));
         sm.wake(&mut ctx!(b));
-        let period = Clock::from_mhz(cfg.clocks.core_mhz).period;
-        while let Some((at, ev)) = b.q.pop() {
-            if let Event::SmTick(_) = ev {
-                assert!(
-                    at >= t + period,
-                    "a second tick in the cycle at {t} ps (at {at} ps)"
-                );
-            }
-        }
+        let next = b.next_time_of(tick).expect("the next tick");
+        assert!(
+            next >= t + period,
+            "a second tick in the cycle at {t} ps (at {next} ps)"
+        );
     }
 
     #[test]
     fn the_store_buffer_drains_one_entry_per_cycle_even_when_asked_again_in_it() {
-        let cfg = tiny();
-        let launch = one_warp("IADD3");
-        let mut sm = build::sm(&cfg, 0, &launch, None, build::RunStress::draw(&cfg, 0));
-        let mut b = Bench::new(Clock::from_mhz(cfg.clocks.core_mhz), 1, 1);
-        let period = Clock::from_mhz(cfg.clocks.core_mhz).period;
+        let (mut sm, mut b, period) = sm_of("IADD3");
         // Two entries of two lines, both ready at once.
         for line in [0x1000u64, 0x2000] {
             sm.sb.insert(0, 0, line, 1, &[0; MAX_LINE], 0, false);
@@ -238,11 +228,8 @@ mod tests {
 
     #[test]
     fn a_traced_membar_gpu_waits_for_the_sms_write_frontier_as_a_kernel_fence_does() {
-        let cfg = tiny();
         for (op, waits) in [("MEMBAR.GPU", true), ("MEMBAR.CTA", false)] {
-            let launch = one_warp(op);
-            let mut sm = build::sm(&cfg, 0, &launch, None, build::RunStress::draw(&cfg, 0));
-            let mut b = Bench::new(Clock::from_mhz(cfg.clocks.core_mhz), 1, 1);
+            let (mut sm, mut b, _) = sm_of(op);
             // A write another warp sent to the L1 earlier, not yet acknowledged by L2: the L1 is
             // shared, so the membar's warp may have observed it.
             let other = sm.frontier.number();

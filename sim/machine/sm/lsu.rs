@@ -726,11 +726,9 @@ impl Sm {
     /// Asks the store buffer to drain at `at` (or the next edge at which no entry has left yet),
     /// unless it is due earlier.
     pub(super) fn wake_drain(&mut self, ctx: &mut Ctx, at: Time) {
-        let mut t = self.clock.edge_at_or_after(at.max(ctx.now()));
-        if self.drained_at == Some(t) {
-            // An entry left in this cycle already (a second would drain past one per cycle).
-            t += self.clock.period;
-        }
+        let t = self
+            .clock
+            .free_edge_at_or_after(at.max(ctx.now()), self.drained_at);
         if self.drain_at.is_none_or(|x| x > t) {
             self.drain_at = Some(t);
             ctx.q.at_or_now(t, Event::SbDrain(self.id));

@@ -251,12 +251,8 @@ impl Sm {
     /// Schedules the warp schedulers' next tick at the next clock edge at which they have not run
     /// yet, unless one comes earlier.
     pub fn wake(&mut self, ctx: &mut Ctx) {
-        let mut t = self.clock.edge_at_or_after(ctx.now());
-        if self.ticked_at == Some(t) {
-            // The schedulers issued this cycle already (a second tick would issue past
-            // `issue_width` and `lsu_per_cycle`): what woke them is seen next cycle.
-            t += self.clock.period;
-        }
+        // Once per cycle: a second tick would issue past `issue_width` and `lsu_per_cycle`.
+        let t = self.clock.free_edge_at_or_after(ctx.now(), self.ticked_at);
         if self.tick_at.is_none_or(|x| x > t) {
             self.tick_at = Some(t);
             ctx.q.at_or_now(t, Event::SmTick(self.id));
