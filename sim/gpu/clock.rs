@@ -87,12 +87,9 @@ pub fn settle_with<E>(
         times.push(t);
         busy += t;
         let n = times.len();
-        let last = &times[n.saturating_sub(STABLE_RUNS)..];
-        let lo = last.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = last.iter().copied().fold(0.0, f64::max);
-        let mut s = last.to_vec();
+        let mut s = times[n.saturating_sub(STABLE_RUNS)..].to_vec();
         s.sort_by(f64::total_cmp);
-        let median = s[s.len() / 2];
+        let (lo, hi, median) = (s[0], s[s.len() - 1], s[s.len() / 2]);
         let stable = n >= STABLE_RUNS && hi <= lo * (1.0 + STABLE_SPREAD);
         let on_target = target.is_none_or(|t| median <= t * (1.0 + RESETTLE));
         let done = stable && on_target && busy >= MIN_BUSY.as_nanos() as f64;

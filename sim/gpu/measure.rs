@@ -158,9 +158,10 @@ pub fn measure_with(
     let mut benchmarks = Vec::new();
     // The clock settles before the first case; a probe that cannot run leaves the cases unprobed.
     // Litmus tests count outcomes, not time: a suite of litmus tests alone needs no probe.
-    let mut probe = match loaded.cases.is_empty() {
-        true => None,
-        false => match ClockProbe::start(gpu, path) {
+    let mut probe = if loaded.cases.is_empty() {
+        None
+    } else {
+        match ClockProbe::start(gpu, path) {
             Ok(p) => {
                 progress(Progress::Settled(p.settles[0]));
                 Some(p)
@@ -169,7 +170,7 @@ pub fn measure_with(
                 progress(Progress::NoProbe(&e));
                 None
             }
-        },
+        }
     };
     for (case, wl) in &loaded.cases {
         let b = &suite.benches[case.bench];

@@ -321,25 +321,18 @@ impl Measurement {
                 )?;
             }
         }
+        let mut keys = std::collections::HashSet::new();
         for (i, b) in self.benchmarks.iter().enumerate() {
+            let at = format!("benchmarks[{i}] ({})", b.key());
             if let Some(c) = &b.clock {
                 for (what, v) in [
                     ("before_ns", c.before_ns),
                     ("after_ns", c.after_ns),
                     ("reference_ns", c.reference_ns),
                 ] {
-                    finite_at_least(
-                        &format!("benchmarks[{i}] ({}).clock.{what}", b.key()),
-                        v,
-                        0.0,
-                        true,
-                    )?;
+                    finite_at_least(&format!("{at}.clock.{what}"), v, 0.0, true)?;
                 }
             }
-        }
-        let mut keys = std::collections::HashSet::new();
-        for (i, b) in self.benchmarks.iter().enumerate() {
-            let at = format!("benchmarks[{i}] ({})", b.key());
             match self.kernels.get(&b.kernel) {
                 None => {
                     return Err(bad(format!(

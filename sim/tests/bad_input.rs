@@ -341,20 +341,22 @@ fn measurements_with_bad_timings_are_refused_and_unparsable_kernels_left_out_on_
     let path = root().join("reports/measured/llvmpipe-2026-11-22.json");
     let good: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    // The error a measurement file with `v` as its text is refused with.
+    let refused = |v: &serde_json::Value, file: &str| {
+        Measurement::parse(&v.to_string(), file)
+            .unwrap_err()
+            .to_string()
+    };
     let mut neg = good.clone();
     neg["benchmarks"][1]["timing"]["min_ns"] = serde_json::json!(-5.0);
-    let e = Measurement::parse(&neg.to_string(), "m.json")
-        .unwrap_err()
-        .to_string();
+    let e = refused(&neg, "m.json");
     assert!(
         e.contains("benchmarks[1]") && e.contains("min_ns = -5"),
         "{e}"
     );
     let mut neg = good.clone();
     neg["overhead_ns"] = serde_json::json!(-1.0);
-    let e = Measurement::parse(&neg.to_string(), "m.json")
-        .unwrap_err()
-        .to_string();
+    let e = refused(&neg, "m.json");
     assert!(e.contains("overhead_ns = -1"), "{e}");
     // The clock probe's times (`compare` divides by the reference): the H100 campaign's file has them.
     let h100 = root().join("reports/measured/nvidia-h100-80gb-hbm3-2026-11-27/measured.json");
@@ -363,9 +365,7 @@ fn measurements_with_bad_timings_are_refused_and_unparsable_kernels_left_out_on_
     Measurement::parse(&h.to_string(), "h.json").unwrap();
     let mut bad = h.clone();
     bad["benchmarks"][1]["clock"]["after_ns"] = serde_json::json!(-1.0);
-    let e = Measurement::parse(&bad.to_string(), "h.json")
-        .unwrap_err()
-        .to_string();
+    let e = refused(&bad, "h.json");
     assert!(
         e.contains("benchmarks[1]")
             && e.contains("clock.after_ns = -1: must be a finite number > 0"),
@@ -373,9 +373,7 @@ fn measurements_with_bad_timings_are_refused_and_unparsable_kernels_left_out_on_
     );
     let mut bad = h.clone();
     bad["clock"]["reference_ns"] = serde_json::json!(0.0);
-    let e = Measurement::parse(&bad.to_string(), "h.json")
-        .unwrap_err()
-        .to_string();
+    let e = refused(&bad, "h.json");
     assert!(e.contains("clock.reference_ns = 0"), "{e}");
 
     // A kernel text that no longer parses: compare leaves its cases out and says so on stderr.

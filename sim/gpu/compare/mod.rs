@@ -4,9 +4,9 @@
 //! comes from the measurement file, so the simulator runs exactly what the adapter ran), starting as
 //! the harness's run starts: its buffers just copied into memory, so in the L2 (`warm_l2`; `--cold-l2`
 //! starts from empty caches); cycles become ns at the config's core clock. The measured side is the
-//! median pass time minus the dispatch overhead (the `overhead` group's median: the simulator has no launch cost). Error is signed and
-//! relative, `(simulated − measured) / measured`: positive means the simulator is too slow (STYLE.md's
-//! one sign convention). Metrics: MAPE, mean signed error and Pearson r of the times, overall and per
+//! median pass time minus the dispatch overhead (the `overhead` group's median: the simulator has no
+//! launch cost). Error is signed and relative, `(simulated − measured) / measured`: positive means
+//! the simulator is too slow (STYLE.md's one sign convention). Metrics: MAPE, mean signed error and Pearson r of the times, overall and per
 //! group; the fitted latency slopes side by side; litmus weak-outcome rates side by side.
 //!
 //! Simulations run in parallel (rayon); results are collected in case order, so the output is the
