@@ -156,7 +156,7 @@ struct CondParser<'c, 'a> {
     depth: usize,
 }
 
-/// Parses the condition at the cursor (to the end of input).
+/// Parses the condition at the cursor (to the end of input, or to a scope tree after it).
 pub fn parse(
     c: &mut Cursor,
     threads: &[Thread],
@@ -200,8 +200,10 @@ pub fn parse(
             .c
             .error_at(p.c.loc(), "`filter` and `with` clauses are not supported"));
     }
-    if !p.c.at_end() {
-        return Err(p.c.error("the end of the test after the condition"));
+    if !p.c.at_end() && !super::scope_tree::at_section(p.c) {
+        return Err(p.c.error(
+            "the end of the test after the condition (or a scope tree, `scopeTree (device ...)`)",
+        ));
     }
     Ok(Condition {
         quantifier,

@@ -40,6 +40,7 @@ mod ptx_mem;
 mod ptx_sync;
 mod report;
 mod run;
+mod scope_tree;
 mod test;
 
 pub use bench::{mp_rate, BenchRate, MP_TEST};

@@ -1,7 +1,8 @@
 //! The parts of a litmus file both dialects share, as herd7 reads them (herdtools7
 //! `lib/splitter.mll` for the file structure, `lib/stateParser.mly` for the init block):
 //!
-//! - the header line `ARCH NAME [(texname) | rest] ["doc"] [;]`: the name is one token of letters,
+//! - the header line `ARCH NAME [(texname) | rest] ["doc"] [;]` (`ARCH`: `PTX` or herdtools7's
+//!   `GPU_PTX`, `C`, `OpenCL`): the name is one token of letters,
 //!   digits and `_ / . - + [ ]` (`--` names the test after its file); the rest of the line is kept
 //!   as the title;
 //! - between the header and the init block, any number of quoted strings (the test's comment),
@@ -11,8 +12,9 @@
 //!   `0:r1=x` or `0:r1=&x` for x's address, `0:r1=y[1]` for an element's address), and Dat3M's
 //!   virtual aliases `y @ generic|surface|texture|constant aliases x` (a location like `x` whose test
 //!   needs the memory-proxies capability);
-//! - the dialect's threads (`ptx.rs`, `opencl.rs`), the final condition (`cond.rs`), and the
-//!   expectation (`expect: allowed|forbidden[, required]` in any comment).
+//! - the dialect's threads (`ptx.rs`, `opencl.rs`), herd's scope tree and memory map before or after
+//!   the final condition (`scope_tree.rs`), the condition (`cond.rs`), and the expectation
+//!   (`expect: allowed|forbidden[, required]` in any comment).
 //!
 //! Sizes derived from the input are bounded before anything is allocated from them (`test.rs`:
 //! threads, locations, array lengths, bytes per instance).
@@ -23,7 +25,7 @@ use super::test::{
     Dialect, Expect, Expectation, LitmusTest, Location, Pending, RegInit, MAX_ARRAY_LEN,
     MAX_INSTANCE_BYTES, MAX_LOCATIONS, MAX_THREADS,
 };
-use super::{cond, opencl, ptx, LitmusError};
+use super::{cond, opencl, ptx, scope_tree, LitmusError};
 use crate::ir::{Space, SrcLoc, Ty};
 
 /// A register initialisation of the init block: (thread name, register, value, where).
@@ -59,7 +61,7 @@ pub fn parse(text: &str, file: &str) -> Result<LitmusTest, LitmusError> {
     let mut locations: Vec<Location> = Vec::new();
     let mut pending = Vec::new();
     let reg_init = init_block(&mut c, &mut locations, &mut pending)?;
-    let threads = match head.dialect {
+    let mut threads = match head.dialect {
         Dialect::Ptx => ptx::parse_threads(&mut c, &mut locations, &reg_init)?,
         Dialect::OpenCl => opencl::parse_threads(&mut c, &blanked, &mut locations, &reg_init)?,
     };
@@ -78,9 +80,17 @@ pub fn parse(text: &str, file: &str) -> Result<LitmusTest, LitmusError> {
         }
     }
     check_sizes(&locations, &reg_init, file)?;
+    // The scope tree and memory map may stand before the condition or after it.
+    let mut sections = scope_tree::Sections::default();
+    sections.parse(&mut c)?;
     let cond_loc = c.loc();
-    let text_of_cond = raw_from(&lines, cond_loc);
-    let condition = cond::parse(&mut c, &threads, &locations, text_of_cond)?;
+    let mut condition = cond::parse(&mut c, &threads, &locations, String::new())?;
+    condition.text = raw_between(&lines, cond_loc, c.loc());
+    sections.parse(&mut c)?;
+    if !c.at_end() {
+        return Err(c.error("the end of the test"));
+    }
+    sections.apply(&c, &mut threads, &mut locations)?;
     let mut comments = pre.comments;
     comments.extend(lexed.comments);
     let expectation = expectation(&comments, file)?;
@@ -142,20 +152,21 @@ fn header(text: &str, file: &str) -> Result<Header, LitmusError> {
         .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
         .collect();
     let dialect = match arch.as_str() {
-        "PTX" => Dialect::Ptx,
+        // herdtools7 names the architecture of its GPU PTX tests `GPU_PTX` (`lib/GPU_PTXBase.ml`).
+        "PTX" | "GPU_PTX" => Dialect::Ptx,
         "C" | "OpenCL" | "OPENCL" => Dialect::OpenCl,
         "" => {
             return Err(err(
                 line_no,
                 indent + 1,
-                "expected the header `PTX NAME`, `C NAME` or `OpenCL NAME`".into(),
+                "expected the header `PTX NAME`, `GPU_PTX NAME`, `C NAME` or `OpenCL NAME`".into(),
             ))
         }
         _ => {
             return Err(err(
                 line_no,
                 indent + 1,
-                format!("unknown architecture `{arch}` (allowed: PTX, C, OpenCL)"),
+                format!("unknown architecture `{arch}` (allowed: PTX, GPU_PTX, C, OpenCL)"),
             ))
         }
     };
@@ -302,15 +313,23 @@ fn preamble(text: &str, from: usize, file: &str) -> Result<Preamble, LitmusError
     Err(err(text.len(), "expected the init block `{ ... }`"))
 }
 
-/// The source from `from` to the end, comments dropped and whitespace collapsed.
-fn raw_from(lines: &[&str], from: SrcLoc) -> String {
+/// The source from `from` up to `to` (exclusive), comments dropped and whitespace collapsed.
+fn raw_between(lines: &[&str], from: SrcLoc, to: SrcLoc) -> String {
     let mut s = String::new();
-    for (i, l) in lines.iter().enumerate().skip(from.line as usize - 1) {
-        let l: String = if i + 1 == from.line as usize {
-            l.chars().skip(from.col as usize - 1).collect()
-        } else {
-            l.to_string()
-        };
+    let last = (to.line as usize).min(lines.len());
+    for (i, l) in lines
+        .iter()
+        .enumerate()
+        .take(last)
+        .skip(from.line as usize - 1)
+    {
+        let mut l: String = l.chars().collect();
+        if i + 1 == to.line as usize {
+            l = l.chars().take(to.col as usize - 1).collect();
+        }
+        if i + 1 == from.line as usize {
+            l = l.chars().skip(from.col as usize - 1).collect();
+        }
         let l = l.split("//").next().unwrap_or_default();
         s.push_str(l);
         s.push(' ');

@@ -1,5 +1,6 @@
-//! The PTX dialect (herd / Dat3M style): a table whose first row names the threads with their
-//! placement (`P0@cta 0,gpu 0 | P1@cta 1,gpu 0 ;`) and whose further rows hold one instruction (or
+//! The PTX dialect (herd / Dat3M style, and herdtools7's `GPU_PTX`): a table whose first row names
+//! the threads with their placement (`P0@cta 0,gpu 0 | P1@cta 1,gpu 0 ;`, or the names alone and a
+//! scope tree after the program, `scope_tree.rs`) and whose further rows hold one instruction (or
 //! label, or label and instruction) per thread, columns separated by `|`, rows ended by `;`.
 //!
 //! Memory instructions (`ld`, `st`, `atom`, `red`) are in `ptx_mem.rs`, fences and barriers
@@ -7,8 +8,8 @@
 //! `@p`/`@!p` before any instruction: a predicated branch is a conditional branch, any other
 //! predicated instruction is skipped by a branch around it, which is what predication means for the
 //! memory model: a control dependency), `mov r, v` (`mov r, x` takes x's address), `add sub mul and
-//! or xor shl shr r, a, b`, `not r, a`, `beq a, b, L`, `bne a, b, L` (and Dat3M's `blt ble bgt bge`),
-//! `goto L`, `bra L`.
+//! or xor shl shr r, a, b`, `not r, a`, `cvt.dtype.atype d, a`, `beq a, b, L`, `bne a, b, L` (and
+//! Dat3M's `blt ble bgt bge`), `goto L`, `bra L`.
 //!
 //! A location operand is `x`, `[x]`, `[x+8]`, or `[r]`/`[r+8]` with `r` holding an address: an
 //! initial address (`0:r=x`, `0:r=y[1]`) or one computed from it with `mov`, `add` and `sub`;
@@ -31,9 +32,11 @@ struct Cell<'a> {
     end: SrcLoc,
 }
 
-/// Is the cursor at the start of the final condition?
+/// Is the cursor at the start of the final condition, or of the scope tree before it
+/// (`scope_tree.rs`)?
 fn at_condition(c: &Cursor) -> bool {
-    c.is_ident("exists")
+    super::scope_tree::at_section(c)
+        || c.is_ident("exists")
         || c.is_ident("forall")
         || c.is_ident("locations")
         || c.is_ident("filter")
@@ -130,8 +133,10 @@ pub fn placement(cc: &mut Cursor, default_cta: u32) -> Result<Placement, LitmusE
     let mut p = Placement {
         cta: default_cta,
         device: 0,
+        placed: false,
     };
     if cc.eat_punct("@") {
+        p.placed = true;
         loop {
             let (key, kat) = cc.ident("`cta`, `wg`, `gpu` or `dev`")?;
             let (v, vat) = cc.int("a number")?;
@@ -199,6 +204,10 @@ fn cell(b: &mut ThreadBuilder, cell: &Cell, file: &str) -> Result<(), LitmusErro
 
 fn instruction(b: &mut ThreadBuilder, c: &mut Cursor) -> Result<(), LitmusError> {
     let (m, at) = c.ident("an instruction")?;
+    if m == "cvt" || m.starts_with("cvt.") {
+        // Two types (destination, source): not the one-type qualifiers `split` reads.
+        return cvt(b, c, &m, at);
+    }
     let (op, q) = split(b, &m, at)?;
     // Proxy fences, and accesses through the surface, texture and constant proxies (Dat3M's `cold`
     // is a constant load): the machine and the model have the generic proxy only.
@@ -364,7 +373,7 @@ fn instruction(b: &mut ThreadBuilder, c: &mut Cursor) -> Result<(), LitmusError>
         _ => Err(b.error(
             at,
             format!(
-                "unknown instruction `{op}` (allowed: ld, st, atom, red, fence, membar, bar, barrier, mov, add, sub, mul, div, rem, and, or, xor, not, shl, shr, setp, beq, bne, blt, ble, bgt, bge, bra, goto)"
+                "unknown instruction `{op}` (allowed: ld, st, atom, red, fence, membar, bar, barrier, mov, cvt, add, sub, mul, div, rem, and, or, xor, not, shl, shr, setp, beq, bne, blt, ble, bgt, bge, bra, goto)"
             ),
         )),
     }
@@ -397,6 +406,69 @@ fn plain(
             ));
         }
     }
+    Ok(())
+}
+
+/// `cvt{.rnd}.dtype.atype d, a` (PTX ISA, "cvt"): between the 32- and 64-bit integer types
+/// (narrowing keeps the low bits, widening extends by the source's signedness) and to and from
+/// `.f32`, with the machine's roundings: to nearest even into f32 (`.rn`, also when no rounding is
+/// written), toward zero out of it (`.rzi`, saturating; NaN gives 0). Other roundings, `.sat`,
+/// `.ftz`, and f16/f64/8- and 16-bit types are refused with the word that is not modelled.
+fn cvt(b: &mut ThreadBuilder, c: &mut Cursor, m: &str, at: SrcLoc) -> Result<(), LitmusError> {
+    let mut types: Vec<Ty> = Vec::new();
+    let mut round: Option<&str> = None;
+    for w in m.split('.').skip(1) {
+        let ty = PtxTy::parse(w)
+            .filter(|t| *t != PtxTy::F64)
+            .and_then(|t| t.ir());
+        match (w, ty) {
+            ("rn" | "rz" | "rm" | "rp" | "rni" | "rzi" | "rmi" | "rpi", _) if round.is_none() => {
+                round = Some(w)
+            }
+            (_, Some(t)) if types.len() < 2 => types.push(t),
+            _ => {
+                return Err(b.error(
+                    at,
+                    format!(
+                        "`.{w}` in {m}: cvt takes .dtype.atype among .b32 .u32 .s32 .b64 .u64 .s64 \
+                         .f32, with .rn into f32 or .rzi out of it (other roundings, .sat and \
+                         .ftz are not modelled)"
+                    ),
+                ))
+            }
+        }
+    }
+    let [to, from] = types[..] else {
+        return Err(b.error(
+            at,
+            format!("{m}: cvt needs two types, .dtype.atype (cvt.s64.s32)"),
+        ));
+    };
+    let expected = match (from == Ty::F32, to == Ty::F32) {
+        (false, false) => None,
+        (false, true) | (true, true) => Some("rn"),
+        (true, false) => Some("rzi"),
+    };
+    if round.is_some_and(|r| Some(r) != expected) || (from == Ty::F32 && to == Ty::F32) {
+        return Err(b.error(
+            at,
+            format!(
+                "{m}: the modelled conversions are integer to integer, .rn into f32 and .rzi out of it"
+            ),
+        ));
+    }
+    let (dname, _) = c.ident("a destination register")?;
+    c.expect_punct(",")?;
+    let Operand::Reg(src) = value(b, c)? else {
+        return Err(b.error(at, format!("{m} converts a register, not a number")));
+    };
+    end(c)?;
+    // A widened address is still the address (a narrowed one is not).
+    let ptr = b.pointer_into(src).filter(|_| to.width() == Width::B64);
+    let dst = b.reg(&dname);
+    b.set_ty(dst, to);
+    b.set_pointer(dst, ptr);
+    b.emit(Inst::Cvt { dst, src, from, to }, at);
     Ok(())
 }
 

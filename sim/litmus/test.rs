@@ -134,6 +134,8 @@ pub struct Thread {
     pub cta: u32,
     /// Device (`gpu`/`dev`) the thread runs on.
     pub device: u32,
+    /// Whether its header placed it (`@cta 0,gpu 0`), so that a scope tree may not place it too.
+    pub placed: bool,
     pub loc: SrcLoc,
     /// Branch targets index this vector; a target equal to its length ends the thread.
     pub insts: Vec<Inst>,
@@ -279,6 +281,8 @@ impl LitmusTest {
 pub struct Placement {
     pub cta: u32,
     pub device: u32,
+    /// Written in the thread's header (not the default).
+    pub placed: bool,
 }
 
 /// Emits one thread's IR: registers by name, locations by name (created on first use with initial
@@ -310,6 +314,7 @@ impl<'a> ThreadBuilder<'a> {
                 name,
                 cta: place.cta,
                 device: place.device,
+                placed: place.placed,
                 loc,
                 insts: Vec::new(),
                 locs: Vec::new(),

@@ -756,3 +756,178 @@ fn herd_format_prints_litmus7_logs() {
     );
     assert!(!stdout.contains("MP+rel+acq.v2"), "{stdout}");
 }
+
+/// herdtools7's GPU tests (`GPU_PTX`, and OpenCL with a scope tree): registers holding addresses,
+/// cache operators, `membar` levels, and the placement sections after the program.
+const GPU_PTX_MP: &str = "GPU_PTX MP+membar.gls\n\"PodWW Rfe PodRR Fre\"\n{\n0:r1=x; 0:r3=y;\n1:r1=y; 1:r3=x;\n}\n P0                 | P1                 ;\n mov.s32 r0, 1      | ld.cg.s32 r0, [r1] ;\n st.cg.s32 [r1], r0 | membar.gl          ;\n membar.gl          | ld.cg.s32 r2, [r3] ;\n mov.s32 r2, 1      |                    ;\n st.cg.s32 [r3], r2 |                    ;\n\nscopeTree\n(device (kernel (cta (warp P0)) (cta (warp P1))))\nx: global, y: global\nexists\n(1:r0=1 /\\ 1:r2=0)\n";
+
+fn allowed(t: &LitmusTest) -> Vec<Vec<i64>> {
+    litmus::model::decide(t, &litmus::model::ModelOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"))
+        .allowed
+}
+
+fn places(t: &LitmusTest) -> Vec<(u32, u32)> {
+    t.threads.iter().map(|th| (th.device, th.cta)).collect()
+}
+
+#[test]
+fn herd_gpu_ptx_tests_load_with_their_scope_tree_and_memory_map() {
+    let t = parse(GPU_PTX_MP);
+    assert_eq!(places(&t), [(0, 0), (0, 1)]);
+    assert_eq!(t.condition.text, "exists (1:r0=1 /\\ 1:r2=0)");
+    assert_eq!(
+        allowed(&t),
+        [[0, 0], [0, 1], [1, 1]],
+        "membar.gl is fence.sc.gpu"
+    );
+    let r = run(&t, 200).expect("runs");
+    assert_eq!(r.witnesses, 0, "{:?}", states(&r));
+    // Without the fences the weak state is allowed.
+    let weak = GPU_PTX_MP
+        .replace(" membar.gl          ;", "                    ;")
+        .replace(" membar.gl          |", "                    |");
+    assert!(allowed(&parse(&weak)).contains(&vec![1, 0]));
+    // litmus7's logs print the tree after the condition; `scopes:` and a bare tree read the same.
+    let after = GPU_PTX_MP.replace(
+        "scopeTree\n(device (kernel (cta (warp P0)) (cta (warp P1))))\nx: global, y: global\nexists\n(1:r0=1 /\\ 1:r2=0)\n",
+        "exists (1:r0=1 /\\ 1:r2=0)\n(device (kernel (cta (warp P0) (warp P1))))\nx:global; y:global\n",
+    );
+    let t = parse(&after);
+    assert_eq!(places(&t), [(0, 0), (0, 0)], "two warps of one CTA");
+    assert_eq!(t.condition.text, "exists (1:r0=1 /\\ 1:r2=0)");
+    let tree =
+        |tree: &str| GPU_PTX_MP.replace("(device (kernel (cta (warp P0)) (cta (warp P1))))", tree);
+    for (text, want) in [
+        ("(device (cta P0)) (device (cta P1))", [(0, 0), (1, 1)]),
+        ("(device P0 P1)", [(0, 0), (0, 1)]),
+        ("(device (warp P1) (cta P0))", [(0, 1), (0, 0)]),
+        (
+            "(system (gpu (block (thread P0) (thread P1))))",
+            [(0, 0), (0, 0)],
+        ),
+    ] {
+        assert_eq!(places(&parse(&tree(text))), want, "{text}");
+    }
+    let t = parse(&GPU_PTX_MP.replace("scopeTree", "scopes:"));
+    assert_eq!(places(&t), [(0, 0), (0, 1)]);
+    // A shared location in the memory map is work-group-local, and runs in one work-group.
+    let t = parse(
+        "GPU_PTX CoRR+shared\n{0:r1=x; 1:r1=x; 1:r3=x;}\n P0                 | P1                 ;\n mov.s32 r0, 1      | ld.cg.s32 r0, [r1] ;\n st.cg.s32 [r1], r0 | ld.cg.s32 r2, [r3] ;\nexists (1:r0=1 /\\ 1:r2=0)\n(device (kernel (cta (warp P0) (warp P1))))\nx:shared\n",
+    );
+    let x = t.location_named("x").expect("x");
+    assert_eq!(t.locations[x].space, Space::Local);
+    assert!(t.threads[1]
+        .insts
+        .iter()
+        .all(|i| i.mem_space() != Some(Space::Global)));
+    run(&t, 64).expect("one work-group shares x");
+    // OpenCL threads without a placement, placed by the tree.
+    let t = parse(
+        "OpenCL MP\n{ [x]=0; [y]=0; }\nP0 (global atomic_int* x, global atomic_int* y) {\n  atomic_store_explicit(x, 1, memory_order_relaxed, memory_scope_device);\n  atomic_store_explicit(y, 1, memory_order_release, memory_scope_work_group);\n}\nP1 (global atomic_int* x, global atomic_int* y) {\n  int r0 = atomic_load_explicit(y, memory_order_acquire, memory_scope_work_group);\n  int r1 = atomic_load_explicit(x, memory_order_relaxed, memory_scope_device);\n}\nscopeTree (device (work_group P0 P1))\nexists (1:r0=1 /\\ 1:r1=0)",
+    );
+    assert_eq!(places(&t), [(0, 0), (0, 0)]);
+    assert_eq!(
+        allowed(&t),
+        [[0, 0], [0, 1], [1, 1]],
+        "one work-group: the pair synchronises"
+    );
+}
+
+#[test]
+fn scope_trees_and_memory_maps_that_do_not_fit_the_test_are_refused_where_they_are_wrong() {
+    let tree =
+        |tree: &str| GPU_PTX_MP.replace("(device (kernel (cta (warp P0)) (cta (warp P1))))", tree);
+    error_at(
+        &tree("(device (cta (warp P0) (cta P1)))"),
+        "15:24:",
+        "a cta level inside a cta level",
+    );
+    error_at(
+        &tree("(device (cta P0) (cta P0 P1))"),
+        "15:23:",
+        "places P0 twice",
+    );
+    error_at(
+        &tree("(device (cta P0))"),
+        "14:1:",
+        "does not place thread P1",
+    );
+    error_at(
+        &tree("(device (lane P0) (cta P1))"),
+        "15:10:",
+        "unknown scope level `lane`",
+    );
+    error_at(
+        &tree("(device (cta P0) (cta P7))"),
+        "15:23:",
+        "no thread P7",
+    );
+    error_at(&tree("(device (cta P0 x))"), "15:17:", "a thread (`P0`)");
+    error_at(
+        &GPU_PTX_MP.replace(
+            "scopeTree\n(device",
+            "scopeTree\n(device (cta P0 P1))\n(device",
+        ),
+        "16:28:",
+        "places P0 twice",
+    );
+    error_at(
+        &GPU_PTX_MP.replace("x: global, y: global", "x: global, z: shared"),
+        "16:12:",
+        "z is not a location",
+    );
+    error_at(
+        &GPU_PTX_MP.replace("x: global, y: global", "x: global, x: shared"),
+        "16:12:",
+        "names x twice",
+    );
+    error_at(
+        &GPU_PTX_MP.replace("P1                 ;\n", "P1@cta 1,gpu 0     ;\n"),
+        "15:44:",
+        "placed by its header",
+    );
+    error_at(
+        &GPU_PTX_MP
+            .replace("x: global, y: global", "x: shared")
+            .replace("ld.cg.s32 r2, [r3]", "ld.global.cg.s32 r2, [r3]"),
+        "16:1:",
+        "local memory in the memory map but global",
+    );
+    let deep = GPU_PTX_MP.replace(
+        "(device (kernel (cta (warp P0)) (cta (warp P1))))",
+        &format!("{} P0 P1 {}", "(device ".repeat(40), ")".repeat(40)),
+    );
+    error_at(&deep, "15:65:", "deeper than 8");
+    error_at(
+        &format!("{GPU_PTX_MP}(device (cta P0 P1))\n"),
+        "19:1:",
+        "a second scope tree",
+    );
+    error_at(
+        &format!("{GPU_PTX_MP}junk\n"),
+        "19:1:",
+        "the end of the test",
+    );
+}
+
+#[test]
+fn cvt_converts_as_the_machine_does() {
+    let t = parse(
+        "GPU_PTX cvt\n{ x=-1; 0:r1=x; }\n P0 ;\n ld.cg.s32 r0, [r1] ;\n cvt.s64.s32 r2, r0 ;\n cvt.u64.u32 r3, r0 ;\n cvt.u32.s64 r4, r2 ;\n cvt.rn.f32.s32 r5, r0 ;\n cvt.rzi.s32.f32 r6, r5 ;\nexists (0:r2=-1 /\\ 0:r3=4294967295 /\\ 0:r4=4294967295 /\\ 0:r6=-1)\nscopeTree (device (cta P0))",
+    );
+    assert_eq!(allowed(&t), [[-1, 4294967295, 4294967295, -1]]);
+    let r = run(&t, 4).expect("runs");
+    assert_eq!(r.witnesses, 4, "{:?}", states(&r));
+    let cvt =
+        |inst: &str| format!("PTX c\n{{ }}\n P0 ;\n mov.s32 r0, 1 ;\n {inst} ;\nexists (0:r0=1)");
+    error_at(&cvt("cvt.s32 r1, r0"), "5:2:", "needs two types");
+    error_at(
+        &cvt("cvt.rm.f32.s32 r1, r0"),
+        "5:2:",
+        "the modelled conversions",
+    );
+    error_at(&cvt("cvt.sat.s32.f32 r1, r0"), "5:2:", "`.sat`");
+    error_at(&cvt("cvt.f16.f32 r1, r0"), "5:2:", "`.f16`");
+    error_at(&cvt("cvt.s64.s32 r1, 5"), "5:2:", "converts a register");
+}
