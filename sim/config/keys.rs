@@ -382,7 +382,7 @@ pub static KEYS: &[Key] = &[
         "atomics.combine_same_address_lanes",
         Kind::Bool,
         "",
-        "Whether one warp's lanes on one address are one atomic-unit operation.",
+        "Whether one warp's lanes on one address are one atomic-unit operation (a compiler's warp aggregation); false: one operation per lane, serialised on the address, as the H100's L2 measured (the NVIDIA presets).",
     ),
     req(
         "atomics.work_group_global_at",

@@ -733,8 +733,8 @@ fn the_summary_says_what_its_atomic_counts_and_waits_count() {
     let s = run_on(&cfg, &wl).summary(&cfg);
     for want in [
         "16 atomic requests (one per warp instruction and line)",
-        "L2: 512 ops for 512 lanes (a warp's lanes on one address are one op)",
-        "mean queueing 29.0 L2 cycles per request before its slice's unit starts it",
+        "L2: 512 ops for 512 lanes (one op per lane)",
+        "mean queueing 28.2 L2 cycles per request before its slice's unit starts it",
         "same-address wait 0 L2 cycles in total",
         "full-stall 0 warp-cycles",
         "347 warp-cycles stalled at releases",
