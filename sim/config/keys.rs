@@ -21,7 +21,7 @@
 use std::fmt::Write as _;
 
 /// What values a key accepts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Kind {
     /// An integer in `min..=max`.
     Int {
@@ -40,6 +40,11 @@ pub enum Kind {
     Choice(&'static [&'static str]),
     /// A non-empty list of distinct names from this list.
     Set(&'static [&'static str]),
+    /// A finite number (integer or decimal) in `min..=max`.
+    Decimal {
+        min: f64,
+        max: f64,
+    },
 }
 
 /// One configuration key.
@@ -408,6 +413,15 @@ pub static KEYS: &[Key] = &[
         "operations/L2 cycle",
         "Operations a slice's unit starts per cycle (one address: one per cycle).",
     ),
+    opt(
+        "atomics.l2.same_address_cycles",
+        Kind::Decimal {
+            min: 0.25,
+            max: 1000.0,
+        },
+        "L2 cycles per operation",
+        "Interval between two operations on one address in a slice's unit (read-modify-write with forwarding); 1 if absent. Other addresses are not held up (atomics.l2.ops_per_cycle).",
+    ),
     req(
         "atomics.l2.queue_depth",
         int(1, DEPTH),
@@ -425,6 +439,15 @@ pub static KEYS: &[Key] = &[
         int(1, 64),
         "operations/core cycle",
         "Operations an SM's unit starts per cycle.",
+    ),
+    opt(
+        "atomics.sm.same_address_cycles",
+        Kind::Decimal {
+            min: 0.25,
+            max: 1000.0,
+        },
+        "core cycles per operation",
+        "Interval between two operations on one address in an SM's unit; 1 if absent.",
     ),
     req(
         "atomics.sm.queue_depth",
@@ -687,6 +710,7 @@ impl Kind {
             Kind::Text => "string",
             Kind::Choice(_) => "string (enum)",
             Kind::Set(_) => "array of strings",
+            Kind::Decimal { .. } => "number",
         }
     }
 
@@ -699,6 +723,7 @@ impl Kind {
             Kind::Text => "non-empty".into(),
             Kind::Choice(names) => names.join(", "),
             Kind::Set(names) => format!("non-empty, distinct, from: {}", names.join(", ")),
+            Kind::Decimal { min, max } => format!("{min} ..= {max}"),
         }
     }
 }
@@ -726,6 +751,23 @@ impl Key {
                 }
                 if matches!(self.kind, Kind::Pow2 { .. }) && !(i as u64).is_power_of_two() {
                     return Err(format!("must be a power of two ({})", self.kind.allowed()));
+                }
+                Ok(())
+            }
+            Kind::Decimal { min, max } => {
+                let x = match *v {
+                    toml::Value::Float(x) => x,
+                    toml::Value::Integer(i) => i as f64,
+                    _ => return Err(expected()),
+                };
+                if !x.is_finite() {
+                    return Err(format!("must be a finite number ({})", self.kind.allowed()));
+                }
+                if x < min {
+                    return Err(format!("must be at least {min}"));
+                }
+                if x > max {
+                    return Err(format!("must be at most {max}"));
                 }
                 Ok(())
             }

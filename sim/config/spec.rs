@@ -245,6 +245,14 @@ pub struct AtomicUnitSpec {
     pub ops_per_cycle: u32,
     /// Operations waiting before the unit pushes back.
     pub queue_depth: u32,
+    /// Cycles one address is busy per operation (read-modify-write with forwarding): the interval
+    /// between two operations on one address. Optional, 1 by default.
+    #[serde(default = "one_cycle")]
+    pub same_address_cycles: f64,
+}
+
+fn one_cycle() -> f64 {
+    1.0
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -106,6 +106,25 @@ fn values_of_the_wrong_kind_or_range_point_at_the_value() {
         &[],
     );
     assert!(e.contains("must be a power of two"), "{e}");
+    // A decimal key: integers and decimals in range; nothing else, and no infinities.
+    let key = "atomics.l2.same_address_cycles";
+    for (v, want) in [
+        ("0.1", "must be at least 0.25"),
+        ("1000.5", "must be at most 1000"),
+        ("inf", "must be a finite number (0.25 ..= 1000)"),
+        ("\"1.5\"", "expected number (0.25 ..= 1000)"),
+    ] {
+        let e = err(TINY, &[&format!("{key}={v}")]);
+        assert!(e.ends_with(&format!("{key} = {v}: {want}")), "{v}: {e}");
+    }
+    for v in ["2", "1.43"] {
+        let cfg = parse_str(TINY, "x.toml", &[format!("{key}={v}")])
+            .unwrap_or_else(|e| panic!("{v}: {e}"));
+        assert_eq!(
+            cfg.atomics.l2.same_address_cycles,
+            v.parse::<f64>().unwrap()
+        );
+    }
     let e = err(&replace_in(TINY, "l2", "hash", "hash = \"mod\""), &[]);
     assert!(
         e.ends_with("l2.hash = \"mod\": must be one of: linear, xor"),

@@ -1,8 +1,9 @@
 //! The timing of an atomic unit — an L2 slice's, or an SM's (shared memory and L1 atomics).
 //!
-//! Operations start at most `ops_per_cycle` per cycle; one address takes one cycle per operation
-//! (read-modify-write with forwarding), so operations on one address serialise; each result returns
-//! `latency` cycles after it starts; at most `queue_depth` operations wait (a batch arriving at a full
+//! Operations start at most `ops_per_cycle` per cycle; one address is busy `same_address_cycles` per
+//! operation (read-modify-write with forwarding; 1 unless a config says otherwise, the H100's L2 was
+//! measured at 1.43), so operations on one address serialise; each result returns `latency` cycles
+//! after it starts; at most `queue_depth` operations wait (a batch arriving at a full
 //! unit waits for the oldest to finish). With `combine_same_address_lanes` a warp's lanes on one
 //! address are one operation (the unit computes each lane's returned value as a prefix); without it
 //! each lane is its own operation. What an operation does to values is `atomic.rs`.
@@ -36,6 +37,8 @@ pub struct AtomicUnit {
     ops_per_cycle: u64,
     depth: usize,
     combine: bool,
+    /// Picoseconds one address is busy per operation (`same_address_cycles` of the unit's clock).
+    addr_ps: Time,
     next_issue: Time,
     inflight: VecDeque<Time>,
     /// The addresses still busy after the latest batch's start, ascending, each with when it is free
@@ -68,6 +71,7 @@ impl AtomicUnit {
             ops_per_cycle: spec.ops_per_cycle as u64,
             depth: spec.queue_depth as usize,
             combine,
+            addr_ps: ((spec.same_address_cycles * clock.period as f64).round() as Time).max(1),
             next_issue: 0,
             inflight: VecDeque::new(),
             busy: Vec::new(),
@@ -136,14 +140,15 @@ impl AtomicUnit {
             let mut kmax = 0;
             for (addr, lanes_here) in address_groups(&addrs[..n]) {
                 let k = if combine { 1 } else { lanes_here };
-                merged.push((addr, start + c.cycles(k)));
+                merged.push((addr, start + k * self.addr_ps));
                 kmax = kmax.max(k);
                 ops += k;
             }
             if kmax > 0 {
-                let a_end = start + c.cycles(kmax);
+                // The address's last operation starts one interval before it is free.
+                let a_end = start + kmax * self.addr_ps;
                 self.busy_until = self.busy_until.max(a_end);
-                done = done.max(a_end - c.period + c.cycles(self.latency));
+                done = done.max(a_end - self.addr_ps + c.cycles(self.latency));
             }
         } else {
             for (addr, lanes_here) in address_groups(&addrs[..n]) {
@@ -167,7 +172,7 @@ impl AtomicUnit {
                 let k = if combine { 1 } else { lanes_here };
                 let a_start = start.max(free);
                 self.stats.serial_ps += a_start - start;
-                let a_end = a_start + c.cycles(k);
+                let a_end = a_start + k * self.addr_ps;
                 match self.busy_map.as_mut() {
                     Some(map) => {
                         map.insert(addr, a_end);
@@ -175,7 +180,7 @@ impl AtomicUnit {
                     None => merged.push((addr, a_end)),
                 }
                 self.busy_until = self.busy_until.max(a_end);
-                done = done.max(a_end - c.period + c.cycles(self.latency));
+                done = done.max(a_end - self.addr_ps + c.cycles(self.latency));
                 ops += k;
             }
         }
@@ -325,5 +330,29 @@ mod tests {
         // Drained: long after, a new operation starts at once (no state left behind).
         let later = 1_000 * c.period;
         assert_eq!(u.schedule(later, &batch(&[0x100])), later + lat);
+    }
+
+    #[test]
+    fn one_address_takes_its_interval_per_operation_and_holds_up_no_other() {
+        let cfg = tiny();
+        let c = Clock::from_mhz(cfg.clocks.l2_mhz);
+        let lat = c.cycles(cfg.atomics.l2.latency as u64);
+        let unit = |interval: f64| {
+            let mut spec = cfg.atomics.l2.clone();
+            spec.ops_per_cycle = 4;
+            spec.same_address_cycles = interval;
+            AtomicUnit::new(c, &spec, false)
+        };
+        let step = (1.5 * c.period as f64).round() as Time;
+        // Eight lanes on one address: the last starts seven intervals after the first.
+        let mut u = unit(1.5);
+        assert_eq!(u.schedule(0, &batch(&[0x100; 8])), 7 * step + lat);
+        // The next one on that address waits for all eight; one elsewhere starts with the unit's
+        // issue rate (eight operations at four a cycle), not behind the address.
+        assert_eq!(u.schedule(0, &batch(&[0x100])), 8 * step + lat);
+        assert_eq!(u.schedule(0, &batch(&[0x200])), c.cycles(3) + lat);
+        // An interval of one cycle is the unit's clock: the times of `ops_per_cycle` alone.
+        let mut u = unit(1.0);
+        assert_eq!(u.schedule(0, &batch(&[0x100; 8])), c.cycles(7) + lat);
     }
 }

@@ -360,6 +360,7 @@ mod tests {
             latency: 4,
             ops_per_cycle: 1,
             queue_depth: 8,
+            same_address_cycles: 1.0,
         };
         let mut m = SharedMemory::new(&spec, clock, AtomicUnit::new(clock, &unit_spec, false));
         let conflict = addrs(|l| 128 * l);
