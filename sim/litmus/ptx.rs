@@ -444,12 +444,14 @@ fn cvt(b: &mut ThreadBuilder, c: &mut Cursor, m: &str, at: SrcLoc) -> Result<(),
             format!("{m}: cvt needs two types, .dtype.atype (cvt.s64.s32)"),
         ));
     };
-    let expected = match (from == Ty::F32, to == Ty::F32) {
-        (false, false) => None,
-        (false, true) | (true, true) => Some("rn"),
-        (true, false) => Some("rzi"),
+    // The rounding each modelled conversion has (`None`: integer to integer, no rounding word).
+    let modelled = match (from == Ty::F32, to == Ty::F32) {
+        (false, false) => Some(None),
+        (false, true) => Some(Some("rn")),
+        (true, false) => Some(Some("rzi")),
+        (true, true) => None,
     };
-    if round.is_some_and(|r| Some(r) != expected) || (from == Ty::F32 && to == Ty::F32) {
+    if !modelled.is_some_and(|r| round.is_none() || round == r) {
         return Err(b.error(
             at,
             format!(
@@ -463,8 +465,10 @@ fn cvt(b: &mut ThreadBuilder, c: &mut Cursor, m: &str, at: SrcLoc) -> Result<(),
         return Err(b.error(at, format!("{m} converts a register, not a number")));
     };
     end(c)?;
-    // A widened address is still the address (a narrowed one is not).
-    let ptr = b.pointer_into(src).filter(|_| to.width() == Width::B64);
+    // An address converted between 64-bit types is still the address (a 32-bit one is not).
+    let ptr = b
+        .pointer_into(src)
+        .filter(|_| from.width() == Width::B64 && to.width() == Width::B64);
     let dst = b.reg(&dname);
     b.set_ty(dst, to);
     b.set_pointer(dst, ptr);

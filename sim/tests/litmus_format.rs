@@ -930,4 +930,24 @@ fn cvt_converts_as_the_machine_does() {
     error_at(&cvt("cvt.sat.s32.f32 r1, r0"), "5:2:", "`.sat`");
     error_at(&cvt("cvt.f16.f32 r1, r0"), "5:2:", "`.f16`");
     error_at(&cvt("cvt.s64.s32 r1, 5"), "5:2:", "converts a register");
+    error_at(
+        &cvt("cvt.rn.f32.f32 r1, r0"),
+        "5:2:",
+        "the modelled conversions",
+    );
+    error_at(
+        &cvt("cvt.rn.s32.s64 r1, r0"),
+        "5:2:",
+        "the modelled conversions",
+    );
+    // An address stays one through 64-bit conversions only.
+    let addr = |inst: &str| {
+        format!("PTX a\n{{ x=3; 0:r1=x; }}\n P0 ;\n {inst} ;\n ld.s32 r0, [r2] ;\nexists (0:r0=3)")
+    };
+    assert_eq!(allowed(&parse(&addr("cvt.u64.s64 r2, r1"))), [[3]]);
+    error_at(
+        &addr("cvt.u32.u64 r2, r1"),
+        "5:14:",
+        "holds no location's address",
+    );
 }
