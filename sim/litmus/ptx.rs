@@ -32,10 +32,11 @@ struct Cell<'a> {
     end: SrcLoc,
 }
 
-/// Is the cursor at the start of the final condition, or of the scope tree before it
+/// Is the cursor at the start of the final condition, or of the scope tree or memory map before it
 /// (`scope_tree.rs`)?
 fn at_condition(c: &Cursor) -> bool {
     super::scope_tree::at_section(c)
+        || super::scope_tree::at_space(c)
         || c.is_ident("exists")
         || c.is_ident("forall")
         || c.is_ident("locations")

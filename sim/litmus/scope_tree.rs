@@ -99,7 +99,7 @@ pub fn at_section(c: &Cursor) -> bool {
 }
 
 /// Whether the cursor is at a memory-map entry (`x: global`).
-fn at_space(c: &Cursor) -> bool {
+pub fn at_space(c: &Cursor) -> bool {
     matches!(
         (c.peek(), c.peek_at(1), c.peek_at(2)),
         (Some(Tok::Ident(_)), Some(Tok::Punct(":")), Some(Tok::Ident(s)))

@@ -811,6 +811,14 @@ fn herd_gpu_ptx_tests_load_with_their_scope_tree_and_memory_map() {
     }
     let t = parse(&GPU_PTX_MP.replace("scopeTree", "scopes:"));
     assert_eq!(places(&t), [(0, 0), (0, 1)]);
+    // A memory map alone, after a table whose header places the threads.
+    let t = parse(
+        "PTX S\n{ 0:r1=x; 1:r1=x; }\n P0@cta 0 | P1@cta 0 ;\n st.weak.s32 [r1], 1 | ld.weak.s32 r0, [r1] ;\nx: shared\nexists (1:r0=0)",
+    );
+    assert_eq!(
+        t.locations[t.location_named("x").expect("x")].space,
+        Space::Local
+    );
     // A shared location in the memory map is work-group-local, and runs in one work-group.
     let t = parse(
         "GPU_PTX CoRR+shared\n{0:r1=x; 1:r1=x; 1:r3=x;}\n P0                 | P1                 ;\n mov.s32 r0, 1      | ld.cg.s32 r0, [r1] ;\n st.cg.s32 [r1], r0 | ld.cg.s32 r2, [r3] ;\nexists (1:r0=1 /\\ 1:r2=0)\n(device (kernel (cta (warp P0) (warp P1))))\nx:shared\n",
