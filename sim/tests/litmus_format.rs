@@ -840,6 +840,14 @@ fn herd_gpu_ptx_tests_load_with_their_scope_tree_and_memory_map() {
         [[0, 0], [0, 1], [1, 1]],
         "one work-group: the pair synchronises"
     );
+    // herd's OpenCL tests pass every location to every thread, so a local one may be used by none:
+    // it keeps its initial value, in the oracle and in the machine; a labelled barrier.
+    let t = parse(
+        "OpenCL MP+barrier\n{ [x]=0; [y]=5; }\nP0 (global int* x, local int* y) {\n  *x = 1;\n  b1: barrier(CLK_GLOBAL_MEM_FENCE);\n}\nP1 (global int* x, local int* y) {\n  b1: barrier(CLK_GLOBAL_MEM_FENCE);\n  int r0 = *x;\n}\nscopeTree (device (work_group P0 P1))\nexists (1:r0=1 /\\ y=5)",
+    );
+    assert_eq!(allowed(&t), [[1, 5]]);
+    let r = run(&t, 32).expect("runs");
+    assert_eq!(r.witnesses, 32, "{:?}", states(&r));
 }
 
 #[test]
