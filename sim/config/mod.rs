@@ -21,6 +21,7 @@
 
 pub mod doc;
 pub mod keys;
+pub mod kind;
 pub mod layer;
 pub mod show;
 pub mod spec;

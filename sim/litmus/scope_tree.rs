@@ -186,17 +186,13 @@ impl Sections {
         for root in &roots {
             place.node(root, None, None)?;
         }
-        if let Some(i) = place.placed.iter().position(Option::is_none) {
-            return Err(c.error_at(
-                at,
-                format!(
-                    "the scope tree does not place thread {}",
-                    place.threads[i].name
-                ),
-            ));
-        }
         for (t, p) in place.threads.iter_mut().zip(place.placed) {
-            let (device, cta) = p.unwrap_or_default();
+            let Some((device, cta)) = p else {
+                return Err(c.error_at(
+                    at,
+                    format!("the scope tree does not place thread {}", t.name),
+                ));
+            };
             t.device = device;
             t.cta = cta;
         }

@@ -5,7 +5,7 @@
 //! the plot when its widest entry takes at most three eighths of the width and its rows fit the
 //! height, otherwise below the plot in as many columns as fit, read down each column, adding its
 //! height to the canvas; label areas sized from the text they hold; category labels turned vertical
-//! when side by side they would not fit (together, or one in its category's share of the width). On bar charts each bar (each stack) carries its value when
+//! when one would not fit its category's share of the width. On bar charts each bar (each stack) carries its value when
 //! every label fits its bar's width.
 //!
 //! Not here: ranges, ticks and what can be shown (`plot.rs`, `ticks.rs`).
@@ -324,12 +324,10 @@ impl Chart {
             .collect();
         let cat_w: Vec<u32> = cats.iter().map(|t| text_w(t, LABEL_PX)).collect();
         let plot_w = (w - legend_w).saturating_sub(y_tick_w + 60);
-        // Category labels turn vertical when side by side they would not fit: all of them in the
-        // plot's width, or any one in its category's share of it.
+        // Category labels turn vertical when one would not fit its category's share of the width
+        // (then they do not all fit side by side either).
         let slot = plot_w / cat_w.len().max(1) as u32;
-        let rotate = is_bars
-            && (cat_w.iter().map(|tw| tw + 12).sum::<u32>() > plot_w
-                || cat_w.iter().any(|tw| tw + 12 > slot));
+        let rotate = is_bars && cat_w.iter().any(|tw| tw + 12 > slot);
         let x_area = if rotate {
             cat_w.iter().copied().max().unwrap_or(0) + 16 + DESC_PX + 16
         } else {
