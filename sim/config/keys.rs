@@ -152,6 +152,12 @@ pub static KEYS: &[Key] = &[
         "instructions/cycle",
         "Memory instructions the load/store unit of an SM accepts per cycle.",
     ),
+    opt(
+        "sm.l1_port_depth",
+        int(0, 1 << 16),
+        "requests",
+        "Depth of the load/store unit's port into its L1: requests sent that the L1 has not taken yet (in flight, or queued in the L1 for want of an MSHR). A warp whose lines do not fit stalls (\"the L1's input port is full\"), the store buffer holds its next entry, and both try again when the L1 takes one; L1 invalidations and memory-stress traffic count but are never refused. 0: unbounded (the default, until calibrated).",
+    ),
     req(
         "sm.latency.int_alu",
         int(1, LAT),

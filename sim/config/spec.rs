@@ -68,6 +68,10 @@ pub struct SmSpec {
     pub max_shared_bytes: u32,
     /// Memory instructions the LSU accepts per cycle (per SM).
     pub lsu_per_cycle: u32,
+    /// Requests the LSU's port into the L1 holds that the L1 has not taken yet (sent, or waiting in
+    /// the L1's input queue for an MSHR); a full port stalls the sender. 0: unbounded.
+    #[serde(default)]
+    pub l1_port_depth: u32,
     pub latency: InstLatency,
 }
 

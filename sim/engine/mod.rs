@@ -211,9 +211,19 @@ impl<E: Copy> EventQueue<E> {
         self.push(self.now + delay, event);
     }
 
-    /// Schedules at `max(at, now)`: for parts that computed a time from state that may lag.
-    pub fn at_or_now(&mut self, at: Time, event: E) {
-        self.push(at.max(self.now), event);
+    /// Schedules `event` at absolute time `at`, which the caller knows is not in the past (a time
+    /// computed from now: a clock edge at or after it, a resource free at or after it). Scheduling
+    /// into the past is a bug in the part, and stops the run here (STYLE.md: an assertion, never a
+    /// silent clamp); [`EventQueue::schedule`] is the checked form for times from outside.
+    #[inline]
+    #[track_caller]
+    pub fn at(&mut self, at: Time, event: E) {
+        assert!(
+            at >= self.now,
+            "event scheduled into the past: at {at} ps while the clock reads {} ps",
+            self.now
+        );
+        self.push(at, event);
     }
 
     /// Removes the next event and advances the clock to it.
@@ -280,8 +290,18 @@ mod tests {
         q.pop();
         let err = q.schedule(9, 2).unwrap_err();
         assert_eq!((err.at, err.now), (9, 10));
-        q.at_or_now(3, 3);
+        // At the current time is not the past.
+        q.at(10, 3);
         assert_eq!(q.pop(), Some((10, 3)));
+    }
+
+    #[test]
+    #[should_panic(expected = "event scheduled into the past: at 9 ps while the clock reads 10 ps")]
+    fn an_asserted_time_in_the_past_stops_the_run() {
+        let mut q = EventQueue::new();
+        q.schedule(10, 1).unwrap();
+        q.pop();
+        q.at(9, 2);
     }
 
     #[test]

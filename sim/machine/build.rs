@@ -18,7 +18,9 @@ use super::near_copy::NearCopies;
 use super::outbox::Outbox;
 use super::pool::{Pool, MAX_LINE};
 use super::slice_map::SliceMap;
-use super::sm::{Launch, SharedMemory, Sm, SmResources, StressWarps, WarpStress};
+use super::sm::{
+    Launch, Lsu, LsuResources, SharedMemory, Sm, SmResources, StressWarps, WarpStress,
+};
 use super::store_buffer::StoreBuffer;
 use super::xbar::{SinkPort, XbarSpec};
 use crate::config::{GpuConfig, WorkGroupAtomicSite};
@@ -134,15 +136,26 @@ pub fn sm(
     run: RunStress,
 ) -> Sm {
     let clock = Clock::from_mhz(cfg.clocks.core_mhz);
-    let res = SmResources {
+    let warp_stress = WarpStress::new(&cfg.stress, run.issue_stall_percent, run.load_delay_percent);
+    let lsu = Lsu::new(LsuResources {
+        sm: id,
         clock,
         line_bytes: cfg.l1.line_bytes,
         svm: cfg.system.svm,
         work_group_atomics_at_l1: run.work_group_atomics_at_l1,
-        warp_stress: WarpStress::new(&cfg.stress, run.issue_stall_percent, run.load_delay_percent),
+        warp_stress,
         store_buffer: StoreBuffer::new(&cfg.store_buffer),
         drain_delay: cfg.store_buffer.drain_delay as u64,
         drain_jitter: cfg.stress.drain_jitter,
+        l1_port_depth: cfg.sm.l1_port_depth,
+        values: launch.program.has_values(),
+    });
+    let res = SmResources {
+        clock,
+        line_bytes: cfg.l1.line_bytes,
+        svm: cfg.system.svm,
+        warp_stress,
+        lsu,
         shared: SharedMemory::new(&cfg.shared_memory, clock, sm_atomic_unit(cfg)),
         stress: scratch.map(|(base, bytes)| {
             StressWarps::new(cfg.stress.stress_warps, base, bytes, cfg.l1.line_bytes)

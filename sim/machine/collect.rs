@@ -42,7 +42,7 @@ pub fn collect(
     let (mut sh_acc, mut sh_conf) = (0u64, 0u64);
     for d in sms.iter_mut() {
         let (sm, l1) = (&mut d.sm, &d.l1);
-        sm.sb.finish(now);
+        sm.lsu.sb.finish(now);
         let loc = format!("sm{}", sm.id);
         let st = &sm.stats;
         s.push(
@@ -73,10 +73,10 @@ pub fn collect(
         ti += st.thread_insts;
         mi += st.mem_insts;
         fence += st.fence_stall_ps;
-        sbfull += st.sb_full_stall_ps;
-        fwd += st.forwarded_loads;
-        sbocc += sm.sb.occupancy_ps;
-        sbmax = sbmax.max(sm.sb.max_occupancy);
+        sbfull += sm.lsu.stats.sb_full_stall_ps;
+        fwd += sm.lsu.stats.forwarded_loads;
+        sbocc += sm.lsu.sb.occupancy_ps;
+        sbmax = sbmax.max(sm.lsu.sb.max_occupancy);
         sh_acc += sm.shared.stats.accesses;
         sh_conf += sm.shared.stats.conflict_cycles;
         l1_loads += l1.stats.loads;
@@ -95,6 +95,11 @@ pub fn collect(
         "warp instructions/cycle",
     );
     s.push("sm", "fence_stall", cyc(fence, core), "cycles");
+    // Only with a bounded port (`sm.l1_port_depth` > 0): an unbounded one never stalls.
+    if cfg.sm.l1_port_depth > 0 {
+        let port: u64 = sms.iter().map(|d| d.sm.lsu.stats.l1_port_stall_ps).sum();
+        s.push("sm", "l1_port_stall", cyc(port, core), "cycles");
+    }
     s.push("sm", "shared_accesses", sh_acc as f64, "accesses");
     s.push("sm", "bank_conflict", sh_conf as f64, "cycles");
     s.push(
@@ -114,7 +119,7 @@ pub fn collect(
     s.push(
         "store_buffer",
         "drained",
-        sms.iter().map(|d| d.sm.sb.drained).sum::<u64>() as f64,
+        sms.iter().map(|d| d.sm.lsu.sb.drained).sum::<u64>() as f64,
         "entries",
     );
     s.push("l1", "loads", l1_loads as f64, "requests");

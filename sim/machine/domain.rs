@@ -144,6 +144,24 @@ macro_rules! dctx {
     };
 }
 
+/// The wire between an SM's LSU and its L1 (`sm/lsu/port.rs`): after an L1 event — a request
+/// `delivered` from the LSU, or a retry or fill that let the L1 take queued ones — the port learns
+/// what the L1 has not taken yet, and a sender it refused for want of room is woken. A bounded port
+/// only: an unbounded one keeps no count. Whether the SM acted.
+#[inline]
+fn l1_port(sm: &mut Sm, l1: &L1, delivered: bool, ctx: &mut Ctx) -> bool {
+    let port = &mut sm.lsu.l1;
+    if !port.bounded() {
+        return false;
+    }
+    if delivered {
+        port.delivered();
+    }
+    port.queued(l1.queued() as u32);
+    sm.l1_took(ctx);
+    true
+}
+
 impl SmDomain {
     /// Time of the next event, if any (none once halted).
     pub fn next(&self) -> Option<Time> {
@@ -186,7 +204,7 @@ impl SmDomain {
                     true
                 }
                 Event::SbDrain(_) => {
-                    sm.drain(&mut ctx);
+                    sm.drain_event(&mut ctx);
                     true
                 }
                 Event::Stress(_) => {
@@ -195,15 +213,15 @@ impl SmDomain {
                 }
                 Event::L1In(_, r) => {
                     l1.receive(r, &mut ctx);
-                    false
+                    l1_port(sm, l1, true, &mut ctx)
                 }
                 Event::L1Retry(_) => {
                     l1.retry(&mut ctx);
-                    false
+                    l1_port(sm, l1, false, &mut ctx)
                 }
                 Event::L1FromXbar(_, r) => {
                     l1.from_xbar(r, &mut ctx);
-                    false
+                    l1_port(sm, l1, false, &mut ctx)
                 }
                 Event::Launch(_, group) => {
                     let (skew, warps) = (self.start_skew, self.group_warps);

@@ -236,7 +236,7 @@ impl Dram {
         });
         if !bank.tick_pending {
             bank.tick_pending = true;
-            ctx.q.at_or_now(
+            ctx.q.at(
                 bank.ready.max(at),
                 Event::DramBank(ch_i as u16, bank_i as u16),
             );
@@ -257,7 +257,7 @@ impl Dram {
         if b.ready > now {
             // Row hits booked since this event was scheduled keep the bank busy.
             b.tick_pending = true;
-            ctx.q.at_or_now(b.ready, Event::DramBank(ch, bank));
+            ctx.q.at(b.ready, Event::DramBank(ch, bank));
             return;
         }
         let pick = pick(&b.queue, b.open_row, cap);
@@ -270,12 +270,12 @@ impl Dram {
             if let (Some(r), Some((sm, tag))) = (ctx.rec.as_deref_mut(), w.who) {
                 r.dram_fill(sm, tag, w.arrival, done, self.line_bytes as u32);
             }
-            ctx.q.at_or_now(done, Event::DramFill(w.slice, w.line));
+            ctx.q.at(done, Event::DramFill(w.slice, w.line));
         }
         let b = &mut self.channels[ch_i].banks[bank_i];
         if !b.queue.is_empty() {
             b.tick_pending = true;
-            ctx.q.at_or_now(b.ready.max(now), Event::DramBank(ch, bank));
+            ctx.q.at(b.ready.max(now), Event::DramBank(ch, bank));
         }
     }
 

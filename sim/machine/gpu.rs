@@ -736,7 +736,7 @@ impl<'c> Gpu<'c> {
             rec.sample(
                 Counter::StoreBuffer { sm: d.sm.id },
                 t,
-                d.sm.sb.entries.len() as f64,
+                d.sm.lsu.sb.entries.len() as f64,
             );
             outstanding += d.rec.as_ref().map_or(0, |r| r.outstanding());
         }

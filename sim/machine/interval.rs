@@ -149,7 +149,7 @@ impl Sampler {
             value: if ns > 0.0 { d(14) / ns } else { 0.0 },
             unit: "GB/s",
         });
-        let entries: usize = sms.iter().map(|d| d.sm.sb.entries.len()).sum();
+        let entries: usize = sms.iter().map(|d| d.sm.lsu.sb.entries.len()).sum();
         self.out.rows.push(IntervalRow {
             cycle,
             location: "store_buffer",
@@ -174,7 +174,7 @@ fn counters(sms: &[SmDomain], parts: &[PartDomain], line_bytes: u64) -> [u64; CO
         c[4] += d.l1.stats.load_hits;
         c[10] += d.sm.shared.atomic.stats.ops;
         c[11] += d.l1.atomic.stats.ops;
-        c[12] += d.sm.sb.drained;
+        c[12] += d.sm.lsu.sb.drained;
         c[13] += d.l1.port.stats.messages;
     }
     for p in parts {

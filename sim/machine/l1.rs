@@ -238,6 +238,13 @@ impl L1 {
         }
     }
 
+    /// Requests waiting in the input queue (for want of an MSHR, or behind one that waits): what the
+    /// L1 has not taken yet of what it was sent (`sm/lsu/port.rs`).
+    #[inline]
+    pub fn queued(&self) -> usize {
+        self.input.len()
+    }
+
     /// Retries queued requests after an MSHR freed.
     pub fn retry(&mut self, ctx: &mut Ctx) {
         if let Some(since) = self.blocked_since.take() {
@@ -637,7 +644,7 @@ impl L1 {
             },
             mask.count_ones(),
         );
-        ctx.q.at_or_now(
+        ctx.q.at(
             done,
             Event::SmIn(self.sm, CoreResp::AtomicDone { who, batch }),
         );

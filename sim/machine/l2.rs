@@ -147,7 +147,7 @@ impl L2Slice {
             let t = self
                 .clock
                 .free_edge_at_or_after(ctx.now(), self.accepted_at);
-            ctx.q.at_or_now(t, Event::SliceTick(self.id));
+            ctx.q.at(t, Event::SliceTick(self.id));
         }
     }
 
@@ -219,7 +219,7 @@ impl L2Slice {
             if let Some(r) = ctx.rec.as_deref_mut() {
                 r.dram_fill(req.sm, req.tag, ctx.q.now(), done, self.line_bytes);
             }
-            ctx.q.at_or_now(done, Event::DramFill(self.id, req.line));
+            ctx.q.at(done, Event::DramFill(self.id, req.line));
         }
         let mut waiters = self.spare.pop().unwrap_or_default();
         waiters.push(req);

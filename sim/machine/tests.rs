@@ -794,3 +794,89 @@ fn a_store_scattered_over_more_lines_than_the_store_buffer_holds_completes() {
         assert_eq!(r.buffers[0][t * 32 + 1], t as u64);
     }
 }
+
+#[test]
+fn a_bounded_l1_port_pushes_back_without_changing_what_the_kernel_computes() {
+    // A scattered load and store (32 lines per warp, wider than the port) and an atomic count: with a
+    // port of 4 requests the warps wait for room, and every value is the same.
+    let insts = vec![
+        Inst::ReadSpecial {
+            dst: 2,
+            which: Special::GlobalLinearId,
+        },
+        Inst::Alu {
+            op: AluOp::Shl,
+            ty: Ty::U64,
+            dst: 3,
+            a: R(2),
+            b: I(7),
+        },
+        Inst::Alu {
+            op: AluOp::Add,
+            ty: Ty::U64,
+            dst: 3,
+            a: R(3),
+            b: R(0),
+        },
+        // A load of the line first: 32 misses per warp, more than the L1's MSHRs, so requests
+        // queue in the L1 and fill the port.
+        Inst::Load {
+            dst: 4,
+            space: Space::Global,
+            addr: Address {
+                base: R(3),
+                offset: 4,
+            },
+            ty: Ty::U32,
+            ord: LoadOrd::Plain,
+            scope: Scope::Device,
+        },
+        Inst::Store {
+            space: Space::Global,
+            addr: addr(3),
+            src: R(2),
+            ty: Ty::U32,
+            ord: StoreOrd::Plain,
+            scope: Scope::Device,
+        },
+        Inst::Rmw {
+            dst: None,
+            op: RmwOp::Add,
+            space: Space::Global,
+            addr: addr(1),
+            operand: I(1),
+            ty: Ty::U32,
+            ord: RmwOrd::Relaxed,
+            scope: Scope::Device,
+        },
+        Inst::Exit,
+    ];
+    let w = wl(
+        kernel(insts, 5, 0),
+        4,
+        64,
+        vec![
+            buf("data", 128 * 64, Init::Zero),
+            buf("count", 1, Init::Zero),
+        ],
+    );
+    let mut free = tiny();
+    free.l1.mshrs = 2;
+    let mut bounded = free.clone();
+    bounded.sm.l1_port_depth = 4;
+    let free = run(&free, &w, &RunOptions::default()).unwrap();
+    let tight = run(&bounded, &w, &RunOptions::default()).unwrap();
+    for r in [&free, &tight] {
+        for t in 0..256usize {
+            assert_eq!(r.buffers[0][t * 32], t as u64);
+        }
+        assert_eq!(r.buffers[1][0], 256);
+    }
+    let stall = |r: &RunResult| r.stats.get("sm", "l1_port_stall");
+    assert_eq!(stall(&free), None, "an unbounded port reports no stall");
+    assert!(
+        stall(&tight).unwrap() > 0.0,
+        "the warps waited for the port"
+    );
+    assert!(tight.cycles >= free.cycles);
+}

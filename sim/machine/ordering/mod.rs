@@ -53,6 +53,13 @@
 //! Not here: the value each structure returns (the parts themselves), race detection (`races.rs`,
 //! which applies the same effective scopes to decide what is morally strong).
 
+mod same_location;
+
+pub use same_location::{
+    acquire_effect, bypassing_store_waits, load_beside_own_stores, rmw_waits_for_own_stores,
+    Covered, OwnStoreLoad,
+};
+
 use super::msg::Level;
 use crate::ir::*;
 use crate::trace::{TraceAccess, TraceOp, TraceSpace};

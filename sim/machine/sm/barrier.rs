@@ -27,7 +27,6 @@
 use super::{lanes, Sm, Stall};
 use crate::ir::{BarrierKind, BarrierOp, CtaBarrier, BARRIERS_PER_GROUP};
 use crate::machine::domain::Ctx;
-use crate::machine::msg::{Event, L1Req};
 use crate::machine::races::RaceEvent;
 
 /// One of a work-group's barriers.
@@ -296,9 +295,7 @@ impl Sm {
                 self.gates.set(s, Some(w));
             }
         }
-        if invalidate {
-            ctx.q.after(0, Event::L1In(self.id, L1Req::InvalidateAll));
-        }
+        self.lsu.acquired(invalidate, ctx);
         self.wake(ctx);
     }
 }

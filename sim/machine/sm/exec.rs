@@ -11,7 +11,6 @@ use crate::engine::Time;
 use crate::ir::eval::{alu, cmp, convert};
 use crate::ir::*;
 use crate::machine::domain::Ctx;
-use crate::machine::msg::{Event, L1Req};
 use crate::machine::ordering::{self, Access, Rule};
 use crate::machine::races::RaceEvent;
 
@@ -216,9 +215,7 @@ impl Sm {
                     }
                 }
                 self.warps[wi].as_mut().expect("live").flow.advance(mask);
-                if invalidate {
-                    ctx.q.after(0, Event::L1In(self.id, L1Req::InvalidateAll));
-                }
+                self.lsu.acquired(invalidate, ctx);
             }
             Inst::Barrier { kind, .. } => return self.barrier(wi, mask, kind, invalidate, ctx),
             Inst::Load { .. } | Inst::Store { .. } | Inst::Rmw { .. } | Inst::Cas { .. } => {

@@ -74,7 +74,7 @@ impl Sm {
             w.set_stall(Stall::Release);
             self.stats.fence_stall_ps += self.clock.period;
             if w.inflight.buffered > 0 {
-                self.wake_drain(ctx, now);
+                self.lsu.wake_drain(ctx, now);
             }
         }
         ok
@@ -83,10 +83,10 @@ impl Sm {
     /// Whether the SM's write frontier has reached warp `wi`'s mark, taken now if it has none.
     #[inline]
     fn frontier_reached(&mut self, wi: usize) -> bool {
-        let next = self.frontier.next();
+        let next = self.lsu.frontier.next();
         let w = self.warps[wi].as_mut().expect("live");
         let mark = *w.fence_mark.get_or_insert(next);
-        self.frontier.reached(mark)
+        self.lsu.frontier.reached(mark)
     }
 
     /// Bookkeeping of an instruction that issued for the lanes in `mask`.
@@ -200,21 +200,21 @@ mod tests {
         let (mut sm, mut b, period) = sm_of("IADD3");
         // Two entries of two lines, both ready at once.
         for line in [0x1000u64, 0x2000] {
-            sm.sb.insert(0, 0, line, 1, &[0; MAX_LINE], 0, false);
+            sm.lsu.sb.insert(0, 0, line, 1, &[0; MAX_LINE], 0, false);
         }
-        sm.wake_drain(&mut ctx!(b), 0);
+        sm.lsu.wake_drain(&mut ctx!(b), 0);
         // The times entries left (an entry left when the buffer no longer holds its line).
         let mut left = Vec::new();
         while let Some((t, ev)) = b.q.pop() {
             if let Event::SbDrain(_) = ev {
-                let before = [0x1000u64, 0x2000].map(|l| sm.sb.holds(0, l));
-                sm.drain(&mut ctx!(b));
-                let after = [0x1000u64, 0x2000].map(|l| sm.sb.holds(0, l));
+                let before = [0x1000u64, 0x2000].map(|l| sm.lsu.sb.holds(0, l));
+                sm.drain_event(&mut ctx!(b));
+                let after = [0x1000u64, 0x2000].map(|l| sm.lsu.sb.holds(0, l));
                 if before != after {
                     left.push(t);
                     if left.len() == 1 {
                         // A fence asks for a drain in the same cycle.
-                        sm.wake_drain(&mut ctx!(b), t);
+                        sm.lsu.wake_drain(&mut ctx!(b), t);
                     }
                 }
             }
@@ -232,7 +232,7 @@ mod tests {
             let (mut sm, mut b, _) = sm_of(op);
             // A write another warp sent to the L1 earlier, not yet acknowledged by L2: the L1 is
             // shared, so the membar's warp may have observed it.
-            let other = sm.frontier.number();
+            let other = sm.lsu.frontier.number();
             sm.launch(0, 32, 0, || 0, &mut ctx!(b));
             ticks(&mut sm, &mut b, 100);
             let stuck = sm.stuck();
@@ -240,7 +240,7 @@ mod tests {
                 assert_eq!(stuck.len(), 1, "{op}: the warp waits");
                 assert_eq!(stuck[0].waiting, Stall::Release, "{op}");
                 assert!(sm.stats.fence_stall_ps > 0);
-                sm.frontier.acked(other);
+                sm.lsu.frontier.acked(other);
                 sm.wake(&mut ctx!(b));
                 ticks(&mut sm, &mut b, 200);
             }

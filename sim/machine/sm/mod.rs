@@ -7,19 +7,20 @@
 //!
 //! | concept | file |
 //! |---|---|
-//! | the SM, its responses and completions, the no-progress diagnosis | `mod.rs` |
+//! | the SM: routing responses to its units, the no-progress diagnosis | `mod.rs` |
 //! | launch: programs, work-group slots, special registers, exit and retirement | `launch.rs` |
 //! | warp state, stall reasons, SIMT divergence and reconvergence | `warp.rs` |
 //! | warp schedulers (greedy-then-oldest, round-robin) and the SM's tick | `scheduler.rs` |
 //! | register scoreboard | `scoreboard.rs` |
 //! | the ordering gate and issue bookkeeping, common to kernel and trace | `issue.rs` |
-//! | kernel instructions: ALU, moves, branches, fences, dispatch to the LSU | `exec.rs` |
+//! | kernel instructions: ALU, moves, branches, fences | `exec.rs` |
+//! | a memory instruction's addresses and operands, to the LSU or shared memory; race reports | `access.rs` |
 //! | ALU semantics (also the WGSL translator's reference) | `alu.rs` |
 //! | barriers (work-group and sub-group) | `barrier.rs` |
 //! | the coalescer: lanes' addresses to lines, for loads, stores and atomics | `coalescer.rs` |
-//! | the load/store unit: global loads, stores, atomics, store-buffer drain | `lsu.rs` |
+//! | the load/store unit ([`Lsu`]): issue and completion of global accesses, the store buffer and its drain, the ops in flight, the port into the L1 | `lsu/` |
 //! | shared memory: banks, conflicts, its atomic unit | `shared.rs` |
-//! | the SM's write frontier (cumulativity) | `frontier.rs` |
+//! | the SM's write frontier (cumulativity) | `lsu/frontier.rs` |
 //! | traced instructions (Accel-Sim) | `trace_issue.rs` |
 //! | memory-stress warps | `stress.rs` |
 //!
@@ -46,14 +47,14 @@
 //! Not modelled: instruction fetch and caches, register-bank conflicts, dual issue of one warp,
 //! predicated execution other than branches, the carve-out between L1 and shared memory.
 
+mod access;
 mod alu;
 mod barrier;
 mod coalescer;
 mod exec;
-mod frontier;
 mod issue;
 mod launch;
-mod lsu;
+pub mod lsu;
 mod scheduler;
 mod scoreboard;
 mod shared;
@@ -64,22 +65,15 @@ mod warp;
 pub use launch::{GroupSlot, Launch, Program, TraceLaunch};
 pub use shared::SharedMemory;
 pub use stress::{StressWarps, WarpStress};
-use warp::Flow;
 pub use warp::{Stall, Warp};
 
 use super::domain::Ctx;
 use super::msg::*;
-use super::pool::Pool;
-use super::provenance::ProvEvent;
 use super::races::RaceEvent;
-use super::store_buffer::StoreBuffer;
 use crate::config::{InstLatency, SmSpec};
 use crate::engine::{Clock, Time};
-use coalescer::LineAccess;
-use frontier::WriteFrontier;
-use lsu::{LaneValues, MemOp, OpKind};
+pub use lsu::{Lsu, LsuResources};
 use scheduler::{Gates, Scheduler};
-use scoreboard::Dst;
 use std::sync::Arc;
 
 /// A time that never comes: a register waiting for memory, a warp with nothing timed to wait for.
@@ -93,9 +87,7 @@ pub struct SmStats {
     pub mem_insts: u64,
     pub issue_cycles: u64,
     pub fence_stall_ps: Time,
-    pub sb_full_stall_ps: Time,
     pub barrier_waits: u64,
-    pub forwarded_loads: u64,
 }
 
 /// A runtime error of an instruction: its pc, the message, the global thread id and its work-group.
@@ -138,14 +130,9 @@ pub struct SmResources {
     pub line_bytes: u32,
     /// Shared virtual memory (system scope is device scope without it).
     pub svm: bool,
-    /// work_group-scope atomics on global memory run in the L1 (`atomics.work_group_global_at`).
-    pub work_group_atomics_at_l1: bool,
-    /// Issue stalls and held loads of the workload's warps (`stress.rs`).
+    /// Issue stalls of the workload's warps (`stress.rs`; its held loads are the LSU's).
     pub warp_stress: WarpStress,
-    pub store_buffer: StoreBuffer,
-    /// Minimum and seeded extra core cycles a store stays in the store buffer.
-    pub drain_delay: u64,
-    pub drain_jitter: u32,
+    pub lsu: Lsu,
     pub shared: SharedMemory,
     pub stress: Option<StressWarps>,
 }
@@ -158,10 +145,7 @@ pub struct Sm {
     lat: InstLatency,
     lsu_per_cycle: u32,
     line_bytes: u32,
-    sb_delay: u64,
-    drain_jitter: u32,
     svm: bool,
-    wg_atomics_l1: bool,
     warp_stress: WarpStress,
     pub warps: Vec<Option<Warp>>,
     /// What the schedulers read of each warp slot, beside the warps (`scheduler.rs`).
@@ -173,25 +157,16 @@ pub struct Sm {
     pub used_threads: u32,
     pub used_warps: u32,
     pub used_shared: u32,
-    pub sb: StoreBuffer,
-    ops: Pool<MemOp>,
-    lane_values: Pool<LaneValues>,
+    /// The load/store unit: global memory, the store buffer, the instructions in flight.
+    pub lsu: Lsu,
     tick_at: Option<Time>,
     /// The cycle (clock edge) the schedulers last ran in: they issue once per cycle, so a wake-up
     /// in that cycle (a response after its tick) waits for the next one.
     ticked_at: Option<Time>,
-    drain_at: Option<Time>,
-    /// The cycle (clock edge) an entry last left the store buffer: one leaves per cycle, so a drain
-    /// asked for in that cycle waits for the next one.
-    drained_at: Option<Time>,
     pub shared: SharedMemory,
     pub stats: SmStats,
     pub notices: SmNotices,
-    frontier: WriteFrontier,
     stress: Option<StressWarps>,
-    /// Scratch list of the lines of one instruction (kept for its capacity: issuing allocates
-    /// nothing).
-    lines: Vec<LineAccess>,
 }
 
 impl Sm {
@@ -204,10 +179,7 @@ impl Sm {
             lat: spec.latency.clone(),
             lsu_per_cycle: spec.lsu_per_cycle,
             line_bytes: res.line_bytes,
-            sb_delay: res.drain_delay,
-            drain_jitter: res.drain_jitter,
             svm: res.svm,
-            wg_atomics_l1: res.work_group_atomics_at_l1,
             warp_stress: res.warp_stress,
             warps: (0..spec.max_warps).map(|_| None).collect(),
             gates: Gates::new(spec.max_warps as usize, spec.schedulers),
@@ -216,19 +188,13 @@ impl Sm {
             used_threads: 0,
             used_warps: 0,
             used_shared: 0,
-            sb: res.store_buffer,
-            ops: Pool::default(),
-            lane_values: Pool::default(),
+            lsu: res.lsu,
             tick_at: None,
             ticked_at: None,
-            drain_at: None,
-            drained_at: None,
             shared: res.shared,
             stats: SmStats::default(),
             notices: SmNotices::default(),
-            frontier: WriteFrontier::default(),
             stress: res.stress,
-            lines: Vec::new(),
         }
     }
 
@@ -242,6 +208,7 @@ impl Sm {
     pub fn set_launch(&mut self, launch: &Arc<Launch>) {
         debug_assert!(self.warps.iter().all(|w| w.is_none()));
         self.launch = launch.clone();
+        self.lsu.set_values(self.has_values());
     }
 
     fn has_values(&self) -> bool {
@@ -255,7 +222,7 @@ impl Sm {
         let t = self.clock.free_edge_at_or_after(ctx.now(), self.ticked_at);
         if self.tick_at.is_none_or(|x| x > t) {
             self.tick_at = Some(t);
-            ctx.q.at_or_now(t, Event::SmTick(self.id));
+            ctx.q.at(t, Event::SmTick(self.id));
         }
     }
 
@@ -269,7 +236,7 @@ impl Sm {
                 by: Requester::Stress { .. },
                 seq,
             } => {
-                self.frontier.acked(seq);
+                self.lsu.store_acked(seq, None);
                 self.wake(ctx);
                 return;
             }
@@ -287,19 +254,15 @@ impl Sm {
             CoreResp::StoreAccepted {
                 by: Requester::Drain { warp },
             } => {
-                if let Some(w) = self.warps[warp as usize].as_mut() {
-                    w.inflight.to_l1 -= 1;
-                }
+                self.lsu.store_accepted(self.warps[warp as usize].as_mut());
                 self.retire_if_settled(warp as usize, ctx.now());
             }
             CoreResp::StoreAcked {
                 by: Requester::Drain { warp },
                 seq,
             } => {
-                self.frontier.acked(seq);
-                if let Some(w) = self.warps[warp as usize].as_mut() {
-                    w.inflight.to_l2 -= 1;
-                }
+                self.lsu
+                    .store_acked(seq, self.warps[warp as usize].as_mut());
                 self.retire_if_settled(warp as usize, ctx.now());
             }
             CoreResp::LoadData {
@@ -309,19 +272,14 @@ impl Sm {
             } => {
                 let bytes = *ctx.lines.get(data.0);
                 ctx.lines.release(data.0);
-                self.load_data(op, line, &bytes);
+                self.lsu.load_data(op, line, &bytes);
                 self.part_done(op, ctx);
             }
             CoreResp::AtomicDone {
                 who: Requester::Warp { op, .. },
                 batch,
             } => {
-                if let Some(vi) = self.ops.get(op).values {
-                    let lv = self.lane_values.get_mut(vi);
-                    for l in &ctx.batches.get(batch.0).lanes {
-                        lv.vals[l.lane as usize] = l.result;
-                    }
-                }
+                self.lsu.atomic_data(op, ctx.batches.get(batch.0));
                 ctx.batches.release(batch.0);
                 self.part_done(op, ctx);
             }
@@ -356,99 +314,49 @@ impl Sm {
         self.wake(ctx);
     }
 
-    /// One part (line) of memory instruction `opi` completed; the last one completes the instruction:
-    /// its destination registers get their values, its acquire side takes effect
-    /// (`ordering::Acquire`), and an atomic read reports itself to race detection.
+    /// One part (line) of memory instruction `opi` completed; the last one completes it in the LSU
+    /// ([`Lsu::complete`]), and its warp's schedulers and retirement follow.
     fn part_done(&mut self, opi: u32, ctx: &mut Ctx) {
-        let op = self.ops.get_mut(opi);
-        op.parts -= 1;
-        if op.parts > 0 {
+        if !self.lsu.part_done(opi) {
             return;
         }
-        let ws = self.ws as usize;
-        let now = ctx.now();
-        let MemOp {
-            warp,
-            dst,
-            kind,
-            acquire,
-            lanes: mask,
-            values,
-            race_read,
-            ..
-        } = *op;
-        // (A warp that has exited has no thread ids left to name.)
-        let live = self.warps[warp as usize].is_some();
-        if let (Some(p), Some(vi), true) = (ctx.prov.as_deref_mut(), values, live) {
-            let lv = self.lane_values.get(vi);
-            let vals = lanes(mask)
-                .map(|l| (self.thread_ids(warp as usize, l).1, lv.vals[l]))
-                .collect();
-            p.push(
-                now,
-                ProvEvent::Done {
-                    sm: self.id,
-                    op: opi,
-                    vals,
-                },
-            );
-        }
-        if let (Some((space, scope, acq)), Some(vi)) = (race_read, values) {
-            for l in lanes(mask) {
-                let (_, tid) = self.thread_ids(warp as usize, l);
-                let addr = self.lane_values.get(vi).addr[l];
-                self.notices.races.push(RaceEvent::ReadDone {
-                    tid,
-                    space,
-                    addr,
-                    scope,
-                    acquire: acq,
-                });
-            }
-        }
-        self.ops.release(opi);
-        if let Some(vi) = values {
-            self.lane_values.release(vi);
-        }
-        let Some(w) = self.warps[warp as usize].as_mut() else {
-            return;
+        let wi = self.lsu.op(opi).warp as usize;
+        let tid0 = if self.warps[wi].is_some() {
+            self.tid0(wi)
+        } else {
+            0
         };
-        if !w.held.is_empty() {
-            w.held.retain(|&(op, _)| op != opi);
-        }
-        match dst {
-            Dst::None => {}
-            Dst::Reg(d) => {
-                if let Some(vi) = values {
-                    let vals = &self.lane_values.get(vi).vals;
-                    let regs = w.regs_mut();
-                    for l in lanes(mask) {
-                        regs[d as usize * ws + l] = vals[l];
-                    }
-                }
-            }
-            Dst::Trace { .. } => {}
-        }
-        w.scoreboard.written(dst.regs(&self.launch.program), now);
-        // A traced warp that waited on memory reads its next instruction when next tried: its
-        // line has usually left the host's caches meanwhile.
-        if let (Program::Trace { kernel }, Flow::Stream { next, .. }) =
-            (&self.launch.program, &w.flow)
+        let ws = self.ws as usize;
+        let w = self.warps[wi].as_mut();
+        let program = &self.launch.program;
+        if self
+            .lsu
+            .complete(opi, w, tid0, ws, program, &mut self.notices.races, ctx)
         {
-            kernel.block(w.group_slot).prefetch_inst(*next);
+            self.gates.set(wi, self.warps[wi].as_ref());
+            self.retire_if_settled(wi, ctx.now());
         }
-        self.gates.set(warp as usize, Some(w));
-        match kind {
-            OpKind::Local => w.inflight.local -= 1,
-            OpKind::Load | OpKind::Atomic => w.inflight.loads -= 1,
+    }
+
+    /// The store-buffer drain event: the LSU drains ([`Lsu::drain`]); an entry that left may make
+    /// room for a stalled store, so the schedulers look again.
+    pub fn drain_event(&mut self, ctx: &mut Ctx) {
+        if self.lsu.drain(&mut self.warps, ctx) {
+            self.wake(ctx);
+            self.lsu.rearm_drain(ctx);
         }
-        if let Some(a) = acquire {
-            w.inflight.acquires -= 1;
-            if a.invalidate_l1 {
-                ctx.q.after(0, Event::L1In(self.id, L1Req::InvalidateAll));
+    }
+
+    /// The L1 took requests from its input (a bounded port only): a warp or the drain refused for
+    /// want of room tries again.
+    pub fn l1_took(&mut self, ctx: &mut Ctx) {
+        if self.lsu.l1.take_refused() {
+            self.wake(ctx);
+            if !self.lsu.sb.entries.is_empty() {
+                let now = ctx.now();
+                self.lsu.wake_drain(ctx, now);
             }
         }
-        self.retire_if_settled(warp as usize, ctx.now());
     }
 
     /// Records a runtime error of lane `lane` of warp `wi` at `pc`; the run stops with it.
@@ -465,11 +373,14 @@ impl Sm {
     /// (work-group, global linear thread id) of lane `lane` of warp `wi`.
     fn thread_ids(&self, wi: usize, lane: usize) -> (u64, u64) {
         let w = self.warps[wi].as_ref().expect("live warp");
-        let local = w.warp_in_group as u64 * self.ws as u64 + lane as u64;
-        (
-            w.group,
-            w.group * self.launch.geo.group_threads() as u64 + local,
-        )
+        (w.group, self.tid0(wi) + lane as u64)
+    }
+
+    /// The global linear thread id of lane 0 of warp `wi` (lane `l` is this plus `l`).
+    #[inline]
+    fn tid0(&self, wi: usize) -> u64 {
+        let w = self.warps[wi].as_ref().expect("live warp");
+        w.group * self.launch.geo.group_threads() as u64 + w.warp_in_group as u64 * self.ws as u64
     }
 
     /// Appends the global thread ids of the live lanes to `out`; whether every live warp waits at

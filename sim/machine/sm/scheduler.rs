@@ -315,7 +315,7 @@ impl Sm {
             };
             if self.tick_at.is_none_or(|x| x > t) {
                 self.tick_at = Some(t);
-                ctx.q.at_or_now(t, Event::SmTick(self.id));
+                ctx.q.at(t, Event::SmTick(self.id));
             }
         }
     }

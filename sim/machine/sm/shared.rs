@@ -120,14 +120,14 @@ impl Sm {
             r.local(opi, ctx.q.now(), done);
         }
         ctx.q
-            .at_or_now(done, Event::SmIn(self.id, CoreResp::SharedDone { who }));
+            .at(done, Event::SmIn(self.id, CoreResp::SharedDone { who }));
     }
 
     /// Local load or store `opi` is performed: a load reads its lanes' values from the work-group's
     /// local memory, a store writes them.
     pub(super) fn local_perform(&mut self, opi: u32) {
-        let op = self.ops.get(opi);
-        let (Some(vi), w) = (op.values, op.warp as usize) else {
+        let (op, lv) = self.lsu.op_values(opi);
+        let (Some(lv), w) = (lv, op.warp as usize) else {
             return;
         };
         let (mask, store, load) = (op.lanes, op.local_store as usize, op.value_bytes as usize);
@@ -136,7 +136,6 @@ impl Sm {
             .expect("a warp with an access in flight")
             .group_slot;
         let g = self.groups[gs].as_mut().expect("resident");
-        let lv = self.lane_values.get_mut(vi);
         for l in lanes(mask) {
             let o = lv.addr[l] as usize;
             if store > 0 {
@@ -160,7 +159,7 @@ impl Sm {
                 op: opi,
             };
             ctx.q
-                .at_or_now(start, Event::SmIn(self.id, CoreResp::SharedPerform { who }));
+                .at(start, Event::SmIn(self.id, CoreResp::SharedPerform { who }));
         }
     }
 
@@ -174,14 +173,16 @@ impl Sm {
         ctx: &mut Ctx,
     ) -> bool {
         let wi = a.wi;
-        let opi = self.new_op(wi, a.dst, value_bytes, OpKind::Local, a.mask, a.addrs);
+        let opi = self
+            .lsu
+            .new_op(wi, a.dst, value_bytes, OpKind::Local, a.mask, a.addrs);
         if self.launch.races {
-            self.ops.get_mut(opi).race_read = race_read;
+            self.lsu.op_mut(opi).race_read = race_read;
         }
         // The value bytes read are the access width (a load's result is that wide).
-        self.ops.get_mut(opi).value_bytes = if value_bytes > 0 { a.width.min(8) } else { 0 };
+        self.lsu.op_mut(opi).value_bytes = if value_bytes > 0 { a.width.min(8) } else { 0 };
         let (start, done) = self.shared.serve(now, a.addrs, a.mask);
-        self.started(opi, 1, a, OpKind::Local, 0);
+        self.local_started(opi, a);
         self.local_at(opi, wi, start, now, ctx);
         self.shared_done(opi, wi, done, ctx);
         true
@@ -198,12 +199,14 @@ impl Sm {
     ) {
         let wi = a.wi;
         let (start, done) = self.shared.serve(now, a.addrs, a.mask);
-        let opi = self.new_op(wi, Dst::None, 0, OpKind::Local, a.mask, a.addrs);
-        self.ops.get_mut(opi).parts = 1;
+        let opi = self
+            .lsu
+            .new_op(wi, Dst::None, 0, OpKind::Local, a.mask, a.addrs);
+        self.lsu.op_mut(opi).parts = 1;
         if self.has_values() {
-            self.ops.get_mut(opi).local_store = a.width.min(8);
+            self.lsu.op_mut(opi).local_store = a.width.min(8);
             for l in lanes(a.mask) {
-                if let Some(v) = self.lane_val(opi, l) {
+                if let Some(v) = self.lsu.lane_val(opi, l) {
                     *v = vals[l];
                 }
             }
@@ -218,7 +221,7 @@ impl Sm {
     /// Local atomic `opi` is performed (when the banks serve it): `batch` on the work-group's local
     /// memory, each lane's result into the op's values.
     pub(super) fn local_atomic_perform(&mut self, opi: u32, batch: &mut AtomicBatch) {
-        let w = self.ops.get(opi).warp as usize;
+        let w = self.lsu.op(opi).warp as usize;
         let gs = self.warps[w]
             .as_ref()
             .expect("a warp with an access in flight")
@@ -232,7 +235,7 @@ impl Sm {
             },
         );
         for l in &batch.lanes {
-            if let Some(v) = self.lane_val(opi, l.lane as usize) {
+            if let Some(v) = self.lsu.lane_val(opi, l.lane as usize) {
                 *v = l.result;
             }
         }
@@ -258,8 +261,10 @@ impl Sm {
             let (start, t) = self.shared.serve(now, a.addrs, a.mask);
             (start, self.shared.atomic.schedule(t, &batch).max(t))
         };
-        let opi = self.new_op(wi, a.dst, value_bytes, OpKind::Local, a.mask, a.addrs);
-        self.ops.get_mut(opi).race_read = race_read;
+        let opi = self
+            .lsu
+            .new_op(wi, a.dst, value_bytes, OpKind::Local, a.mask, a.addrs);
+        self.lsu.op_mut(opi).race_read = race_read;
         if self.has_values() {
             if start <= now {
                 self.local_atomic_perform(opi, &mut batch);
@@ -269,7 +274,7 @@ impl Sm {
                     warp: wi as u16,
                     op: opi,
                 };
-                ctx.q.at_or_now(
+                ctx.q.at(
                     start,
                     Event::SmIn(
                         self.id,
@@ -281,8 +286,15 @@ impl Sm {
                 );
             }
         }
-        self.started(opi, 1, a, OpKind::Local, 0);
+        self.local_started(opi, a);
         self.shared_done(opi, wi, done, ctx);
+    }
+
+    /// A local load or atomic `opi` went to the banks in one part (`Lsu::started`).
+    fn local_started(&mut self, opi: u32, a: &WarpAccess) {
+        let w = self.warps[a.wi].as_mut().expect("live");
+        let program = &self.launch.program;
+        self.lsu.started(w, program, opi, 1, a, OpKind::Local, 0);
     }
 }
 

@@ -155,10 +155,10 @@ impl Sm {
                     mask: 0xF,
                     data: DataId(ctx.lines.alloc([0u8; MAX_LINE])),
                     level: Level::L2,
-                    seq: self.frontier.number(),
+                    seq: self.lsu.frontier.number(),
                 },
             };
-            ctx.q.after(0, Event::L1In(self.id, req));
+            self.lsu.send_stress(ctx, req);
         }
         let gap = 1 + ctx.rng.upto(7) as u64;
         self.wake_stress(ctx, gap);
@@ -170,7 +170,7 @@ impl Sm {
             if !st.scheduled {
                 st.scheduled = true;
                 let t = self.clock.edge_at_or_after(ctx.now()) + self.clock.cycles(cycles);
-                ctx.q.at_or_now(t, Event::Stress(self.id));
+                ctx.q.at(t, Event::Stress(self.id));
             }
         }
     }

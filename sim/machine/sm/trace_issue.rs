@@ -17,7 +17,6 @@ use crate::engine::Time;
 use crate::ir::{BarrierKind, LatencyClass, Ty};
 use crate::machine::atomic::LaneAtomic;
 use crate::machine::domain::Ctx;
-use crate::machine::msg::{Event, L1Req};
 use crate::machine::ordering::{Access, Rule};
 use crate::trace::{LaneAddrs, TraceAccess, TraceBlock, TraceInst, TraceMem, TraceOp, TraceSpace};
 
@@ -84,9 +83,7 @@ impl Sm {
             }
             (TraceOp::Membar(_), _) => {
                 w.flow.advance(mask);
-                if invalidate {
-                    ctx.q.after(0, Event::L1In(self.id, L1Req::InvalidateAll));
-                }
+                self.lsu.acquired(invalidate, ctx);
                 true
             }
             (TraceOp::Barrier, _) => {
@@ -205,6 +202,7 @@ impl Sm {
             },
             access,
             rule,
+            tid0: self.tid0(wi),
         };
         match m.access {
             TraceAccess::Load => self.issue_load(&a, 0, now, ctx),

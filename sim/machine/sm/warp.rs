@@ -41,6 +41,8 @@ pub enum Stall {
     OwnBufferedStore,
     /// An access waits for the warp's held load to its lines (`ordering::held_load_blocks`).
     HeldLoad,
+    /// The LSU's port into the L1 is full (`sm.l1_port_depth`).
+    L1PortFull,
     /// Every live lane waits at a barrier.
     Barrier,
     /// Every lane has exited; the warp's memory operations are still in flight.
@@ -68,6 +70,7 @@ impl Stall {
             Stall::StoreBufferFull => "store buffer full",
             Stall::OwnBufferedStore => "atomic waits for own buffered store",
             Stall::HeldLoad => "waits for an earlier held load to the same line",
+            Stall::L1PortFull => "the L1's input port is full",
             Stall::Barrier => "barrier",
             Stall::Exited => "exited; memory operations in flight",
         }
