@@ -14,6 +14,7 @@
 //! not depend on the number of threads, so neither do the results.
 
 use super::atomic::AtomicBatch;
+use super::ctx::Ctx;
 use super::dram::Dram;
 use super::l1::L1;
 use super::l2::L2Slice;
@@ -27,29 +28,6 @@ use super::timeline::Recorder;
 use super::xbar::SinkPort;
 use crate::engine::{EventQueue, PastEvent, Time};
 use crate::rng::SplitMix64;
-
-/// What a handler may touch besides its own state — all of it belonging to the handler's simulation
-/// domain: the queue, the payload pools, device memory (the bounds of buffers for an SM; the values
-/// of the lines its slices own for a memory partition), the crossbar outbox and the domain's random
-/// source.
-pub struct Ctx<'a> {
-    pub q: &'a mut EventQueue<Event>,
-    pub lines: &'a mut Pool<LineBuf>,
-    pub batches: &'a mut Pool<AtomicBatch>,
-    pub mem: &'a mut GlobalMemory,
-    pub out: &'a mut Outbox,
-    pub rng: &'a mut SplitMix64,
-    /// Access provenance (`provenance.rs`), when the run records it.
-    pub prov: Option<&'a mut Provenance>,
-    /// The domain's timeline recorder (`--timeline`); `None`: recording is off.
-    pub rec: Option<&'a mut Recorder>,
-}
-
-impl Ctx<'_> {
-    pub fn now(&self) -> Time {
-        self.q.now()
-    }
-}
 
 /// An SM with its L1.
 pub struct SmDomain {

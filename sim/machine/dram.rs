@@ -45,7 +45,7 @@
 //! pseudo-channel pairs sharing a command bus, write buffering (write-backs are scheduled like reads),
 //! command-bus contention between activates and column commands.
 
-use super::domain::Ctx;
+use super::ctx::Ctx;
 use super::msg::Event;
 use crate::config::DramSpec;
 use crate::engine::{Clock, Time};

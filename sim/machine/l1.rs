@@ -28,7 +28,7 @@ mod prov;
 use super::atomic::perform_batch;
 use super::atomic_unit::AtomicUnit;
 use super::cache::{AddrMap, TagArray, Way};
-use super::domain::Ctx;
+use super::ctx::Ctx;
 use super::msg::*;
 use super::near_copy::NearCopies;
 use super::pool::{LineBuf, Pool, MAX_LINE};

@@ -25,7 +25,7 @@
 use super::atomic::perform_batch;
 use super::atomic_unit::AtomicUnit;
 use super::cache::{AddrMap, TagArray};
-use super::domain::Ctx;
+use super::ctx::Ctx;
 use super::dram::Dram;
 use super::msg::*;
 use super::pool::MAX_LINE;

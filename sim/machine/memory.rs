@@ -18,7 +18,7 @@
 //! the SMs keep a bounds-only view (they never read values from device memory, only through their
 //! L1). [`GlobalMemory::join`] puts the shards back together for the end-of-run checks.
 
-use super::watchdog::{words_hash, write_tracked};
+use super::digest::{words_hash, write_tracked};
 use crate::workload::Buffer;
 use std::sync::Arc;
 

@@ -44,6 +44,8 @@ mod build;
 pub mod cache;
 pub mod checks;
 mod collect;
+mod ctx;
+mod digest;
 mod dispatch;
 mod domain;
 mod dram;

@@ -2,7 +2,7 @@
 //! (`RunOptions::provenance`); nothing when it does not.
 
 use super::{Pending, L1};
-use crate::machine::domain::Ctx;
+use crate::machine::ctx::Ctx;
 use crate::machine::msg::{ReqKind, Requester};
 use crate::machine::provenance::{ProvEvent, SendKind};
 

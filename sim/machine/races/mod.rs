@@ -37,8 +37,10 @@
 //! work_group, and under OpenCL/SYCL semantics a relaxed atomic at device scope or wider — its scope
 //! is ignored, so it is morally strong with every thread's atomics.
 
-use super::api::{RaceAccess, RaceKind, RaceReport};
+mod report;
+
 use crate::ir::{Kernel, MemOrder, Scope, Space};
+pub use report::{RaceAccess, RaceKind, RaceReport};
 use std::collections::{HashMap, HashSet};
 
 /// A sparse vector clock: (thread, clock) sorted by thread.

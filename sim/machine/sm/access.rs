@@ -10,7 +10,7 @@ use super::{lanes, Sm};
 use crate::engine::Time;
 use crate::ir::*;
 use crate::machine::atomic::LaneAtomic;
-use crate::machine::domain::Ctx;
+use crate::machine::ctx::Ctx;
 use crate::machine::ordering::{Access, RmwSite, Rule};
 use crate::machine::races::{self, AccessKind, RaceEvent};
 

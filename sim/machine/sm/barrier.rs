@@ -26,7 +26,7 @@
 
 use super::{lanes, Sm, Stall};
 use crate::ir::{BarrierKind, BarrierOp, CtaBarrier, BARRIERS_PER_GROUP};
-use crate::machine::domain::Ctx;
+use crate::machine::ctx::Ctx;
 use crate::machine::races::RaceEvent;
 
 /// One of a work-group's barriers.

@@ -10,7 +10,7 @@ use super::{lanes, Sm, Stall};
 use crate::engine::Time;
 use crate::ir::eval::{alu, cmp, convert};
 use crate::ir::*;
-use crate::machine::domain::Ctx;
+use crate::machine::ctx::Ctx;
 use crate::machine::ordering::{self, Access, Rule};
 use crate::machine::races::RaceEvent;
 

@@ -12,7 +12,7 @@
 use super::launch::Program;
 use super::{Sm, Stall};
 use crate::engine::Time;
-use crate::machine::domain::Ctx;
+use crate::machine::ctx::Ctx;
 use crate::machine::ordering::{self, Access, Before, Rule};
 
 impl Sm {

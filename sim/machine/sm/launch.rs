@@ -15,7 +15,7 @@ use super::warp::{Flow, Stall, Warp};
 use super::{lanes, Sm};
 use crate::engine::Time;
 use crate::ir::{Kernel, Reg, Special};
-use crate::machine::domain::Ctx;
+use crate::machine::ctx::Ctx;
 use crate::trace::{TraceBlock, TraceKernel, TraceReg, TRACE_REGS};
 use crate::workload::Geometry;
 use std::collections::HashSet;
@@ -164,7 +164,7 @@ pub struct GroupSlot {
     /// The group's local memory (empty for a trace, which has no values).
     pub local: Vec<u8>,
     /// The digest of `local` for the watchdog (`../watchdog.rs`): written through
-    /// `watchdog::write_tracked`.
+    /// `digest::write_tracked`.
     pub local_digest: u64,
 }
 

@@ -67,7 +67,7 @@ pub use shared::SharedMemory;
 pub use stress::{StressWarps, WarpStress};
 pub use warp::{Stall, Warp};
 
-use super::domain::Ctx;
+use super::ctx::Ctx;
 use super::msg::*;
 use super::races::RaceEvent;
 use crate::config::{InstLatency, SmSpec};

@@ -13,7 +13,7 @@
 use super::{Sm, Stall, Warp, NEVER};
 use crate::config::WarpPolicy;
 use crate::engine::Time;
-use crate::machine::domain::Ctx;
+use crate::machine::ctx::Ctx;
 use crate::machine::msg::Event;
 use crate::machine::timeline::Recorder;
 

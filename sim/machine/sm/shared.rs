@@ -26,9 +26,9 @@ use crate::engine::{Clock, Time};
 use crate::ir::{AtomicOp, Scope, Space, Ty};
 use crate::machine::atomic::{perform_batch, AtomicBatch, LaneAtomic, ValueStore};
 use crate::machine::atomic_unit::AtomicUnit;
-use crate::machine::domain::Ctx;
+use crate::machine::ctx::Ctx;
+use crate::machine::digest::write_tracked;
 use crate::machine::msg::{CoreResp, Event, Requester};
-use crate::machine::watchdog::write_tracked;
 
 /// Counters of one SM's shared memory.
 #[derive(Debug, Default)]

@@ -21,7 +21,7 @@
 
 use super::Sm;
 use crate::config::StressSpec;
-use crate::machine::domain::Ctx;
+use crate::machine::ctx::Ctx;
 use crate::machine::msg::{DataId, Event, L1Req, Level, Requester};
 use crate::machine::pool::MAX_LINE;
 use crate::rng::SplitMix64;

@@ -16,7 +16,7 @@ use super::{lanes, Sm, Stall};
 use crate::engine::Time;
 use crate::ir::{BarrierKind, LatencyClass, Ty};
 use crate::machine::atomic::LaneAtomic;
-use crate::machine::domain::Ctx;
+use crate::machine::ctx::Ctx;
 use crate::machine::ordering::{Access, Rule};
 use crate::trace::{LaneAddrs, TraceAccess, TraceBlock, TraceInst, TraceMem, TraceOp, TraceSpace};
 

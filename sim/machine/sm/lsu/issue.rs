@@ -27,7 +27,7 @@ use super::{Lsu, OpKind};
 use crate::engine::Time;
 use crate::ir::*;
 use crate::machine::atomic::{AtomicBatch, LaneAtomic};
-use crate::machine::domain::Ctx;
+use crate::machine::ctx::Ctx;
 use crate::machine::msg::*;
 use crate::machine::ordering::{self, Access, Covered, OwnStoreLoad, RmwSite, Rule};
 use crate::machine::pool::{LineBuf, MAX_LINE};

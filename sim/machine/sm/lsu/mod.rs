@@ -48,7 +48,7 @@ use super::warp::{Flow, Warp};
 use super::{lanes, Stall};
 use crate::engine::{Clock, Time};
 use crate::ir::{Scope, Space};
-use crate::machine::domain::Ctx;
+use crate::machine::ctx::Ctx;
 use crate::machine::msg::*;
 use crate::machine::ordering::{self, Acquire};
 use crate::machine::pool::{LineBuf, Pool};
