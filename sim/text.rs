@@ -150,84 +150,9 @@ impl Located {
     }
 }
 
-// Each reader's own error, so that a reader says `crate::text::read(path)?` and the position lands
-// where that reader puts positions.
-
-impl From<TextError> for crate::config::ConfigError {
-    fn from(e: TextError) -> Self {
-        match e.located() {
-            Err((file, source)) => Self::Io { file, source },
-            Ok(l) => Self::Parse {
-                at: l.at(),
-                message: l.message,
-            },
-        }
-    }
-}
-
-impl From<TextError> for crate::kernel::KernelError {
-    fn from(e: TextError) -> Self {
-        match e.located() {
-            Err((file, source)) => Self::Io { file, source },
-            Ok(Located {
-                file,
-                line,
-                col,
-                message,
-            }) => Self::At {
-                file,
-                line,
-                col,
-                message,
-            },
-        }
-    }
-}
-
-impl From<TextError> for crate::litmus::LitmusError {
-    fn from(e: TextError) -> Self {
-        match e.located() {
-            Err((file, source)) => Self::Io { file, source },
-            Ok(Located {
-                file,
-                line,
-                col,
-                message,
-            }) => Self::Syntax {
-                file,
-                line,
-                col,
-                message,
-            },
-        }
-    }
-}
-
-impl From<TextError> for crate::gpu::schema::SchemaError {
-    fn from(e: TextError) -> Self {
-        match e.located() {
-            Err((file, source)) => Self::Io { file, source },
-            Ok(l) => Self::Json {
-                file: l.file,
-                line: l.line as usize,
-                column: l.col as usize,
-                message: l.message,
-            },
-        }
-    }
-}
-
-impl From<TextError> for crate::gpu::suite::SuiteError {
-    fn from(e: TextError) -> Self {
-        match e.located() {
-            Err((file, source)) => Self::Io { file, source },
-            Ok(l) => Self::Parse {
-                file: l.at(),
-                message: l.message,
-            },
-        }
-    }
-}
+// Each reader converts a `TextError` into its own error beside that error's type (config, kernel,
+// litmus, gpu schema and suite), so that a reader says `crate::text::read(path)?` and the position
+// lands where that reader puts positions; this leaf imports none of them.
 
 #[cfg(test)]
 mod tests {

@@ -88,6 +88,19 @@ pub enum ConfigError {
     Override { arg: String, message: String },
 }
 
+/// A file the reader could not read, or whose bytes are not text, at its position (`text.rs`).
+impl From<crate::text::TextError> for ConfigError {
+    fn from(e: crate::text::TextError) -> Self {
+        match e.located() {
+            Err((file, source)) => Self::Io { file, source },
+            Ok(l) => Self::Parse {
+                at: l.at(),
+                message: l.message,
+            },
+        }
+    }
+}
+
 /// `file:line:col` of byte `offset` in `text` (1-based line and column, column in characters).
 fn position(file: &str, text: &str, offset: Option<usize>) -> String {
     match offset {

@@ -8,6 +8,7 @@
 //! timings say nothing about a GPU.
 
 use super::schema::ShaderPath;
+pub use super::schema::{AdapterReport, FeatureReport, LimitReport};
 use super::wgsl::Caps;
 use super::GpuError;
 
@@ -20,7 +21,6 @@ pub enum ShaderChoice {
     Wgsl,
     Spirv,
 }
-use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
 
 /// How to get an adapter on a machine without a GPU.
@@ -31,28 +31,6 @@ pub const INSTALL_HINT: &str = "install Mesa's lavapipe (a CPU Vulkan device) wi
 pub const CPU_WARNING: &str =
     "this is a CPU adapter: its timings do not describe a GPU (it proves the \
      harness, not a memory system)";
-
-/// The features that matter for the measurement suite.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct FeatureReport {
-    /// Timestamps around passes (`TIMESTAMP_QUERY`): required to measure.
-    pub timestamp_query: bool,
-    pub timestamp_inside_passes: bool,
-    pub timestamp_inside_encoders: bool,
-    /// `u64`/`i64` in shaders.
-    pub shader_int64: bool,
-    pub int64_atomic_min_max: bool,
-    pub int64_atomic_all_ops: bool,
-    pub float32_atomic: bool,
-    pub subgroup: bool,
-    pub subgroup_barrier: bool,
-    /// SPIR-V passthrough (`PASSTHROUGH_SHADERS`): the SPIR-V path with the Vulkan memory model.
-    pub spirv_passthrough: bool,
-    /// wgpu's cooperative-matrix feature, the one with which wgpu 30 enables the device's
-    /// `vulkanMemoryModel` and `vulkanMemoryModelDeviceScope` features.
-    #[serde(default)]
-    pub cooperative_matrix: bool,
-}
 
 impl FeatureReport {
     fn of(f: wgpu::Features) -> FeatureReport {
@@ -80,37 +58,6 @@ impl FeatureReport {
             subgroups: self.subgroup,
         }
     }
-}
-
-/// The limits that matter for the measurement suite.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct LimitReport {
-    pub max_invocations_per_workgroup: u32,
-    pub max_workgroup_size: [u32; 3],
-    pub max_workgroups_per_dimension: u32,
-    pub max_workgroup_storage_bytes: u32,
-    pub max_storage_buffer_binding_bytes: u64,
-    pub max_buffer_bytes: u64,
-    pub max_storage_buffers_per_stage: u32,
-    pub subgroup_min_size: u32,
-    pub subgroup_max_size: u32,
-}
-
-/// The identity of an adapter, as `gpu list` prints it and as a measurement file records it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AdapterReport {
-    /// Position in the enumeration (`--adapter N`).
-    pub index: usize,
-    pub name: String,
-    pub backend: String,
-    /// `discrete_gpu`, `integrated_gpu`, `virtual_gpu`, `cpu` or `other`.
-    pub device_type: String,
-    pub vendor_id: u32,
-    pub device_id: u32,
-    pub driver: String,
-    pub driver_info: String,
-    pub features: FeatureReport,
-    pub limits: LimitReport,
 }
 
 impl AdapterReport {

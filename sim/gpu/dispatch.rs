@@ -12,47 +12,15 @@
 
 use super::adapter::Gpu;
 use super::schema::ShaderPath;
+pub use super::schema::Timing;
 use super::wgsl::{self, Binding, Translation, FAULT_WORDS};
 use super::GpuError;
 use crate::machine::CheckOutcome;
 use crate::workload::Workload;
-use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 /// How long one submission may take before the run is declared hung.
 pub const SUBMIT_TIMEOUT: Duration = Duration::from_secs(300);
-
-/// Timing summary of the measured repetitions, in ns.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Timing {
-    pub median_ns: f64,
-    pub min_ns: f64,
-    pub max_ns: f64,
-    /// Every measured repetition, in order.
-    pub samples_ns: Vec<f64>,
-}
-
-impl Timing {
-    pub fn of(samples: Vec<f64>) -> Option<Timing> {
-        if samples.is_empty() {
-            return None;
-        }
-        let mut s = samples.clone();
-        s.sort_by(f64::total_cmp);
-        let n = s.len();
-        let median = if n % 2 == 1 {
-            s[n / 2]
-        } else {
-            (s[n / 2 - 1] + s[n / 2]) / 2.0
-        };
-        Some(Timing {
-            median_ns: median,
-            min_ns: s[0],
-            max_ns: s[n - 1],
-            samples_ns: samples,
-        })
-    }
-}
 
 /// One run's outcome.
 #[derive(Debug, Clone)]

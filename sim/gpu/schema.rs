@@ -8,14 +8,100 @@
 //!
 //! Compatibility rule: a reader accepts exactly [`VERSION`]; any change to the meaning of a field bumps
 //! it; adding a field that older readers may ignore does not (unknown fields are ignored).
+//!
+//! The schema sits below its writers: the adapter's identity (`adapter.rs` fills it from wgpu) and
+//! the timing summary (`dispatch.rs` measures it) are defined here.
 
-use super::adapter::AdapterReport;
-use super::dispatch::Timing;
 use crate::machine::CheckOutcome;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 use thiserror::Error;
+
+/// The features that matter for the measurement suite.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct FeatureReport {
+    /// Timestamps around passes (`TIMESTAMP_QUERY`): required to measure.
+    pub timestamp_query: bool,
+    pub timestamp_inside_passes: bool,
+    pub timestamp_inside_encoders: bool,
+    /// `u64`/`i64` in shaders.
+    pub shader_int64: bool,
+    pub int64_atomic_min_max: bool,
+    pub int64_atomic_all_ops: bool,
+    pub float32_atomic: bool,
+    pub subgroup: bool,
+    pub subgroup_barrier: bool,
+    /// SPIR-V passthrough (`PASSTHROUGH_SHADERS`): the SPIR-V path with the Vulkan memory model.
+    pub spirv_passthrough: bool,
+    /// wgpu's cooperative-matrix feature, the one with which wgpu 30 enables the device's
+    /// `vulkanMemoryModel` and `vulkanMemoryModelDeviceScope` features.
+    #[serde(default)]
+    pub cooperative_matrix: bool,
+}
+
+/// The limits that matter for the measurement suite.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct LimitReport {
+    pub max_invocations_per_workgroup: u32,
+    pub max_workgroup_size: [u32; 3],
+    pub max_workgroups_per_dimension: u32,
+    pub max_workgroup_storage_bytes: u32,
+    pub max_storage_buffer_binding_bytes: u64,
+    pub max_buffer_bytes: u64,
+    pub max_storage_buffers_per_stage: u32,
+    pub subgroup_min_size: u32,
+    pub subgroup_max_size: u32,
+}
+
+/// The identity of an adapter, as `gpu list` prints it and as a measurement file records it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AdapterReport {
+    /// Position in the enumeration (`--adapter N`).
+    pub index: usize,
+    pub name: String,
+    pub backend: String,
+    /// `discrete_gpu`, `integrated_gpu`, `virtual_gpu`, `cpu` or `other`.
+    pub device_type: String,
+    pub vendor_id: u32,
+    pub device_id: u32,
+    pub driver: String,
+    pub driver_info: String,
+    pub features: FeatureReport,
+    pub limits: LimitReport,
+}
+
+/// Timing summary of the measured repetitions, in ns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Timing {
+    pub median_ns: f64,
+    pub min_ns: f64,
+    pub max_ns: f64,
+    /// Every measured repetition, in order.
+    pub samples_ns: Vec<f64>,
+}
+
+impl Timing {
+    pub fn of(samples: Vec<f64>) -> Option<Timing> {
+        if samples.is_empty() {
+            return None;
+        }
+        let mut s = samples.clone();
+        s.sort_by(f64::total_cmp);
+        let n = s.len();
+        let median = if n % 2 == 1 {
+            s[n / 2]
+        } else {
+            (s[n / 2 - 1] + s[n / 2]) / 2.0
+        };
+        Some(Timing {
+            median_ns: median,
+            min_ns: s[0],
+            max_ns: s[n - 1],
+            samples_ns: samples,
+        })
+    }
+}
 
 /// The `schema` value of every measurement file.
 pub const SCHEMA: &str = "gpumemsim-measurement";
@@ -231,6 +317,21 @@ pub enum SchemaError {
     Version { file: String, found: u32 },
     #[error("{file}: {message}")]
     Invalid { file: String, message: String },
+}
+
+/// A file the reader could not read, or whose bytes are not text, at its position (`text.rs`).
+impl From<crate::text::TextError> for SchemaError {
+    fn from(e: crate::text::TextError) -> Self {
+        match e.located() {
+            Err((file, source)) => Self::Io { file, source },
+            Ok(l) => Self::Json {
+                file: l.file,
+                line: l.line as usize,
+                column: l.col as usize,
+                message: l.message,
+            },
+        }
+    }
 }
 
 impl Measurement {

@@ -38,6 +38,19 @@ pub enum SuiteError {
     },
 }
 
+/// A file the reader could not read, or whose bytes are not text, at its position (`text.rs`).
+impl From<crate::text::TextError> for SuiteError {
+    fn from(e: crate::text::TextError) -> Self {
+        match e.located() {
+            Err((file, source)) => Self::Io { file, source },
+            Ok(l) => Self::Parse {
+                file: l.at(),
+                message: l.message,
+            },
+        }
+    }
+}
+
 /// Most cases one suite may have.
 pub const MAX_CASES: u64 = 100_000;
 

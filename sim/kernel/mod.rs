@@ -49,6 +49,26 @@ pub enum KernelError {
     },
 }
 
+/// A file the reader could not read, or whose bytes are not text, at its position (`text.rs`).
+impl From<crate::text::TextError> for KernelError {
+    fn from(e: crate::text::TextError) -> Self {
+        match e.located() {
+            Err((file, source)) => Self::Io { file, source },
+            Ok(crate::text::Located {
+                file,
+                line,
+                col,
+                message,
+            }) => Self::At {
+                file,
+                line,
+                col,
+                message,
+            },
+        }
+    }
+}
+
 impl KernelError {
     pub(crate) fn at(file: &str, line: u32, col: u32, message: impl Into<String>) -> KernelError {
         KernelError::At {

@@ -114,6 +114,26 @@ pub enum LitmusError {
     },
 }
 
+/// A file the reader could not read, or whose bytes are not text, at its position (`text.rs`).
+impl From<crate::text::TextError> for LitmusError {
+    fn from(e: crate::text::TextError) -> Self {
+        match e.located() {
+            Err((file, source)) => Self::Io { file, source },
+            Ok(crate::text::Located {
+                file,
+                line,
+                col,
+                message,
+            }) => Self::Syntax {
+                file,
+                line,
+                col,
+                message,
+            },
+        }
+    }
+}
+
 /// Reads and parses one test file.
 pub fn load(path: &Path) -> Result<LitmusTest, LitmusError> {
     let text = crate::text::read(path)?;
