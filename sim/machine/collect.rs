@@ -1,4 +1,4 @@
-//! Statistics of a run as tidy rows, gathered from every domain's parts at the end (`gpu.rs`).
+//! Statistics of a run as tidy rows, gathered from every domain's parts at the end (`gpu/`).
 
 use super::domain::{PartDomain, SmDomain};
 use super::dram::Dram;

@@ -10,7 +10,7 @@
 //! talk to other domains only by crossbar messages, which take at least the crossbar's lookahead to
 //! arrive (`XbarSpec::min_transit`). So within a window shorter than the lookahead, no domain can
 //! receive anything another domain sends in the same window: domains run the window independently, in
-//! any order or in parallel, and the barrier delivers what they sent (see `gpu.rs`). The domains do
+//! any order or in parallel, and the barrier delivers what they sent (see `gpu/`). The domains do
 //! not depend on the number of threads, so neither do the results.
 
 use super::atomic::AtomicBatch;
@@ -246,7 +246,7 @@ impl SmDomain {
     }
 
     /// Receives the window's crossbar messages listed in the inbox (the barrier's delivery, see
-    /// `gpu.rs`; `mail`: every domain's outbox): each port decides its contention in delivery
+    /// `gpu/`; `mail`: every domain's outbox): each port decides its contention in delivery
     /// order; `end` is the window's end.
     pub fn receive_mail(&mut self, mail: &Mail, end: Time) -> Result<(), PastEvent> {
         let (l1, sink, rec, lines, batches, q) = (

@@ -8,7 +8,7 @@
 //! (`gpu.ipc`, `dram.bandwidth`) and one level at the interval's end (`store_buffer.entries`, summed
 //! over the SMs) come with them.
 //!
-//! The counters are read at the barriers of the parallel loop (`gpu.rs`): the sample for the
+//! The counters are read at the barriers of the parallel loop (`gpu/`): the sample for the
 //! boundary at cycle c is taken before the first window that starts at or after c, so it holds every
 //! event before c and, at most, the events of one lookahead window after it (a few cycles; the
 //! crossbar's minimum transit). Not sampled: per-SM and per-slice rows (the run's statistics have

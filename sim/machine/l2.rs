@@ -17,10 +17,14 @@
 //! partition crosses the inter-partition link, `far_latency` L2 cycles more each way, and waits for
 //! the link's bandwidth (`l2.far_bytes_per_cycle`, `far_link.rs`).
 //!
-//! Not modelled: sectored L2 fills (whole lines move to and from DRAM), L2 compression, the copy a
-//! partition keeps of lines homed in the other one for its own SMs (hardware serves a repeated far
-//! read from the near partition: a footprint under half the L2 shows the near latency; here every
-//! access to a far line pays the link).
+//! The copy a partition keeps of lines homed in the other one for its own SMs (`l2.near_copy_lines`)
+//! is decided on the SM's side: a read of a far line whose copy is held takes the near path both ways
+//! (`near_copy.rs`, where its deviations are listed); the value is still read here, at the home slice.
+//!
+//! Not modelled: sectored L2 fills (whole lines move to and from DRAM), L2 compression, a bound on the
+//! slice's input (requests the crossbar delivered wait here without limit; the crossbar's source
+//! queues, `interconnect.queue_depth`, are the backpressure before it), copies of far lines taking
+//! capacity from the partition's own lines.
 
 use super::atomic::perform_batch;
 use super::atomic_unit::AtomicUnit;

@@ -4,10 +4,11 @@
 //! | part | file |
 //! |---|---|
 //! | the memory-ordering rules (DESIGN.md's table, scope rules, deviations) | `ordering/` |
-//! | SM: warps, schedulers, SIMT, scoreboard, ALU, LSU/coalescer, shared memory, barriers | `sm/` (see `sm/mod.rs`) |
+//! | SM: warps, schedulers, SIMT, scoreboard, ALU, coalescer, shared memory, barriers | `sm/` (see `sm/mod.rs`) |
+//! | the SM's load/store unit: store buffer drain, ops in flight, write frontier, bounded L1 port | `sm/lsu/` |
 //! | scoped store buffer | `store_buffer.rs` |
-//! | data-race and scope-race detection | `races.rs` |
-//! | L1 data cache (+ L1 atomic unit) | `l1.rs` |
+//! | data-race and scope-race detection, and what it reports | `races/` |
+//! | L1 data cache (+ L1 atomic unit) | `l1/` |
 //! | tag arrays, address-keyed maps | `cache.rs` |
 //! | interconnect (sending and receiving ports) | `xbar.rs` |
 //! | the link between the two L2 partitions, and the near copies of far lines | `far_link.rs`, `near_copy.rs` |
@@ -21,9 +22,11 @@
 //! | messages between parts (messages only) | `msg.rs` |
 //! | payload pools (line buffers, atomic batches) | `pool.rs` |
 //! | work-group dispatcher | `dispatch.rs` |
-//! | simulation domains (an SM with its L1; a memory partition) and a handler's context | `domain.rs` |
+//! | simulation domains (an SM with its L1; a memory partition) | `domain.rs` |
+//! | a handler's context (the domain's queue, pools, memory, outbox, random source) | `ctx.rs` |
+//! | digests of memory contents (for the watchdog) | `digest.rs` |
 //! | the builder: each part from its spec and resources | `build.rs` |
-//! | window-synchronous parallel event loop, diagnosis | `gpu.rs` |
+//! | window-synchronous parallel event loop, diagnosis | `gpu/` |
 //! | the watchdog's notion of progress (machine state that does not repeat) | `watchdog.rs` |
 //! | statistics of a run | `collect.rs` |
 //! | end-of-run checks | `checks.rs` |
@@ -32,6 +35,9 @@
 //! | access provenance for `litmus --explain` (off unless asked) | `provenance.rs` |
 //! | the timeline recorder (`--timeline`) and its Chrome trace file | `timeline/` |
 //! | statistics every N cycles (`--stats-interval`) | `interval.rs` |
+//!
+//! Layout: a unit too big for one file is a folder with `mod.rs` (`sm/`, `l1/`, `gpu/`, ...); no
+//! `name.rs` beside a `name/`.
 //!
 //! Tests: unit tests sit beside each unit; `contract/` holds the contract every memory part passes
 //! (drain, flush, backpressure) through one harness; `tests.rs` pins machine behaviour on hand-built

@@ -1,6 +1,6 @@
 //! The crossbar's outbox: messages crossing from one simulation domain to another. The sender posts
 //! each message with its timing at the sending port ([`Outgoing`], `xbar.rs`), its payload moved out
-//! of the sender's pools; the barrier delivers it into the receiver's queue and pools (`gpu.rs`,
+//! of the sender's pools; the barrier delivers it into the receiver's queue and pools (`gpu/`,
 //! `domain.rs`), where the receiving port decides its contention.
 
 use super::atomic::AtomicBatch;
@@ -127,7 +127,7 @@ type Key = (Time, u32, u32, u32);
 const NO_BATCH: u32 = u32::MAX;
 
 /// Every domain's outbox of one window, indexed by sending domain, taken out at the barrier so that
-/// the receivers read it side by side (`gpu.rs`).
+/// the receivers read it side by side (`gpu/`).
 pub type Mail = [Vec<Outgoing>];
 
 impl Inbox {

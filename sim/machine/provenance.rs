@@ -5,7 +5,7 @@
 //! entry, a store leaving the store buffer, an L1 hit, miss, install, local write, drop, and every
 //! request the L1 sends (by its interconnect tag), each request served at an L2 slice (where device
 //! memory's value is read, written or updated by the atomic unit), and an instruction completing
-//! with its lanes' values. Each domain keeps its own log (`domain.rs`); `gpu.rs` merges them in time
+//! with its lanes' values. Each domain keeps its own log (`domain.rs`); `gpu/` merges them in time
 //! order at the end of the run. The explanation (`litmus/explain.rs`) joins the events by SM, warp,
 //! operation slot, line, byte mask and tag.
 //!

@@ -1,7 +1,7 @@
 //! The watchdog's notion of forward progress: machine state that does not repeat.
 //!
 //! Every `watchdog.no_progress_cycles / 16` cycles (at the first window barrier at or after the
-//! sample time, `gpu.rs`), the watchdog samples the machine's architectural state in parts and
+//! sample time, `gpu/`), the watchdog samples the machine's architectural state in parts and
 //! remembers the last [`HISTORY`] distinct values of each part:
 //! - each resident warp (by SM and warp slot): its work-group, the PC of its last instruction
 //!   (unless it is looping, below), its live and at-barrier lane masks, every lane's registers (the predicates are registers of the

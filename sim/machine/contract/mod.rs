@@ -14,7 +14,7 @@
 //!   that went idle serves a new request without waiting for old traffic.
 //!
 //! "Reset" is construction: no part keeps state across runs. Parts: store buffer
-//! (`store_buffer.rs`), L1 with a fake L2 behind it (`l1.rs`), L2 slice with DRAM and a fake SM in
+//! (`store_buffer.rs`), L1 with a fake L2 behind it (`l1/`), L2 slice with DRAM and a fake SM in
 //! front (`l2_slice.rs`), atomic unit (`atomic_unit.rs`), DRAM (`dram.rs`). Part-specific behaviour
 //! (an L1's invalidation epochs, a slice's write-backs, ...) is tested beside each adapter; the
 //! hierarchy as a whole against a shadow memory in `../traffic_tests.rs`.

@@ -507,7 +507,7 @@ pub fn barrier_arrive(spaces: SpaceSet, level: Level) -> Rule {
 /// synchronises with; OpenCL's happens-before is transitive likewise). Writes of other warps of the SM
 /// that the L1 accepted are visible to this warp's loads before they reach L2 (the L1 is shared and
 /// write-through), so the release waits until every write the SM sent before it is acknowledged — the
-/// SM's write frontier (`sm/frontier.rs`, deviation 5). At work_group scope the L1 is the level: every
+/// SM's write frontier (`sm/lsu/frontier.rs`, deviation 5). At work_group scope the L1 is the level: every
 /// write it accepted is already visible to the whole work-group.
 #[inline]
 pub fn cumulative(level: Level) -> bool {

@@ -18,7 +18,7 @@
 //! and writes the reduction into every participating lane when the barrier completes. Lanes of one
 //! warp waiting at barriers with different ids or operations are a runtime error naming the
 //! instruction (`.aligned` PTX barriers require the warp's threads to execute the same barrier).
-//! A barrier that can never complete is not released: the watchdog diagnoses it (`gpu.rs`), the
+//! A barrier that can never complete is not released: the watchdog diagnoses it (`gpu/`), the
 //! barrier named by its instruction (`bar.sync 1, 64`).
 //!
 //! Not modelled: barrier latency beyond the issue of the barrier instruction; with `--races`, the

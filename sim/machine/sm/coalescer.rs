@@ -7,7 +7,7 @@
 //! highest lane wins when several write the same bytes, as on hardware), an atomic one batch per line.
 //!
 //! Not modelled: sector-granular splitting inside the L1 (the L1 fills only the sectors a request's
-//! bytes touch, see `l1.rs`), 128-bit vector accesses spanning lines (the trace loader rejects them).
+//! bytes touch, see `../l1/`), 128-bit vector accesses spanning lines (the trace loader rejects them).
 
 use crate::machine::memory::byte_mask;
 

@@ -1,7 +1,7 @@
 //! Kernel instructions: the issue of a SIMT warp's next instruction (scoreboard, then the ordering
 //! gate of `issue.rs`) and the execution of every instruction that is not an access — moves, special
 //! registers, ALU operations, compares, selects, conversions, branches, fences, barriers, exits.
-//! Loads, stores and atomics go to the load/store unit (`lsu.rs`).
+//! Loads, stores and atomics go to the load/store unit (`lsu/`).
 
 use super::alu::{self, class_of, latency_of};
 use super::scoreboard::scoreboard_regs;

@@ -7,7 +7,7 @@
 //! 2. a load, store or atomic needs the load/store unit, which accepts `sm.lsu_per_cycle` per cycle;
 //! 3. the release side of its row must hold (`ordering::Before`): earlier loads returned, earlier
 //!    stores performed at the level of its scope, and for a cumulative release the SM's write
-//!    frontier (`frontier.rs`). While it waits, the store buffer is asked to drain.
+//!    frontier (`lsu/frontier.rs`). While it waits, the store buffer is asked to drain.
 
 use super::launch::Program;
 use super::{Sm, Stall};

@@ -207,7 +207,7 @@ pub struct Warp {
     /// that their responses never reach a warp that later reuses the slot, and captured registers
     /// hold the values of loads still in flight at the exit.
     pub exited: bool,
-    /// The SM write frontier a cumulative release waits for (`frontier.rs`).
+    /// The SM write frontier a cumulative release waits for (`lsu/frontier.rs`).
     pub fence_mark: Option<u64>,
     /// (op, line) of the warp's loads held before they were sent (`stress.load_delay`), until
     /// each op completes.

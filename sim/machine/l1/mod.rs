@@ -15,7 +15,9 @@
 //! A run without values (trace replay) keeps the tags and sector state only: the array holds no line
 //! data, so a timing-only L1 neither allocates nor touches the megabytes of a full data array.
 //!
-//! All traffic leaves through one queue into the interconnect, `latency` cycles after it arrived
+//! Requests come from the SM's load/store unit through its bounded port (`../sm/lsu/port.rs`,
+//! `sm.l1_port_depth`): what waits here for an MSHR still occupies the port, so a full L1 pushes back
+//! on the warps and the store buffer. All traffic leaves through one queue into the interconnect, `latency` cycles after it arrived
 //! (tag check), so a thread's accesses to one slice stay in order. The extra round trip of the system
 //! point is added to responses of system-level requests.
 //!
