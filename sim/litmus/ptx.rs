@@ -124,7 +124,9 @@ pub fn parse_threads(
             }
             cell(&mut b, &cells[ti], c.file)?;
         }
-        threads.push(b.finish()?);
+        let mut t = b.finish()?;
+        super::ptx_sync::resolve_registers(&mut t, c.file)?;
+        threads.push(t);
     }
     Ok(threads)
 }

@@ -58,6 +58,10 @@ pub struct Trace {
 pub struct InterpOptions {
     pub unroll: u32,
     pub keep_redundant: u32,
+    /// Thin-air cycles are allowed (C11-2011): a value may justify itself, so the domain of every
+    /// location starts with every constant some store writes (a read of it needs a write of it in
+    /// the execution all the same; the fixpoint adds the computed ones).
+    pub thin_air: bool,
 }
 
 #[derive(Debug)]
@@ -134,6 +138,25 @@ pub fn traces(test: &LitmusTest, opts: InterpOptions) -> Result<Traces, ModelErr
     let mut domain: BTreeMap<LocKey, BTreeSet<u64>> = BTreeMap::new();
     for k in initial_keys(test) {
         domain.entry(k).or_default().insert(init_value(test, k));
+    }
+    if opts.thin_air {
+        let constants: BTreeSet<u64> = test
+            .threads
+            .iter()
+            .flat_map(|t| &t.insts)
+            .filter_map(|i| match *i {
+                Inst::Store {
+                    src: Operand::Imm(v),
+                    ..
+                } => Some(v as u64),
+                _ => None,
+            })
+            .collect();
+        for k in initial_keys(test) {
+            let mask = test.locations[k.loc].ty.width().mask();
+            let d = domain.entry(k).or_default();
+            d.extend(constants.iter().map(|v| v & mask));
+        }
     }
     // A value some execution reads was written at the end of a chain of writes, each depending
     // (data or control) on a read of the previous one; No-Thin-Air makes the chain acyclic, so it
@@ -754,7 +777,7 @@ impl<'t> Shape<'t> {
                     // or 1); `Exec::barrier_sync` keeps the combinations whose results match.
                     let holds = (p.regs[pred as usize] != 0) != negated;
                     let most = match threads {
-                        Some(n) => n.div_ceil(32) as u64,
+                        Some(n) => n as u64,
                         None => test
                             .threads
                             .iter()

@@ -34,11 +34,12 @@
 //! the decision says whether some execution may deadlock (`deadlock`), so that a run's "no final
 //! state" count is judged like a state.
 
+mod estimate;
 mod event;
 mod exec;
 mod interp;
 mod live;
-pub(crate) use live::loop_headers;
+pub(crate) use live::{loop_headers, uses_defs};
 mod opencl;
 mod ptx;
 mod rel;
@@ -58,26 +59,68 @@ use serde::Serialize;
 use std::fmt;
 use thiserror::Error;
 
-/// Which memory model decides a test (by its dialect).
+/// Which memory model decides a test: `ptx` for the PTX dialect; for OpenCL, scoped C11 with
+/// RC11's repairs (`opencl-rc11`, the default) or with the original C11 rules as Batty et al.
+/// formalised them (`opencl-c11`: thin-air cycles allowed, the 2011 SC-fence rules).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
 pub enum ModelKind {
+    #[serde(rename = "ptx")]
     Ptx,
-    #[serde(rename = "opencl")]
-    OpenCl,
+    #[serde(rename = "opencl-rc11")]
+    OpenClRc11,
+    #[serde(rename = "opencl-c11")]
+    OpenClC11,
 }
 
 impl ModelKind {
+    pub const ALL: [ModelKind; 3] = [ModelKind::Ptx, ModelKind::OpenClRc11, ModelKind::OpenClC11];
+
+    /// The default model of a dialect.
     pub fn of(d: Dialect) -> ModelKind {
         match d {
             Dialect::Ptx => ModelKind::Ptx,
-            Dialect::OpenCl => ModelKind::OpenCl,
+            Dialect::OpenCl => ModelKind::OpenClRc11,
         }
     }
     pub fn name(self) -> &'static str {
         match self {
             ModelKind::Ptx => "ptx",
-            ModelKind::OpenCl => "opencl",
+            ModelKind::OpenClRc11 => "opencl-rc11",
+            ModelKind::OpenClC11 => "opencl-c11",
+        }
+    }
+    pub fn parse(s: &str) -> Option<ModelKind> {
+        ModelKind::ALL.into_iter().find(|m| m.name() == s)
+    }
+    /// The dialect whose tests the model decides.
+    pub fn dialect(self) -> Dialect {
+        match self {
+            ModelKind::Ptx => Dialect::Ptx,
+            ModelKind::OpenClRc11 | ModelKind::OpenClC11 => Dialect::OpenCl,
+        }
+    }
+    /// Whether a race makes the program's behaviour undefined (C11, OpenCL 2.0 §3.3.6), or
+    /// racy executions are executions like others (PTX ISA, "Data races": weak accesses still
+    /// read from some write; the race is reported beside the verdict).
+    pub fn undefined_on_race(self) -> bool {
+        self != ModelKind::Ptx
+    }
+    /// The model used for `test`: `chosen` when given (it must decide the test's dialect), else
+    /// the dialect's default.
+    pub fn for_test(chosen: Option<ModelKind>, test: &LitmusTest) -> Result<ModelKind, ModelError> {
+        match chosen {
+            None => Ok(ModelKind::of(test.dialect)),
+            Some(m) if m.dialect() == test.dialect => Ok(m),
+            Some(m) => Err(ModelError::Dialect {
+                file: test.file.clone(),
+                model: m.name(),
+                allowed: ModelKind::ALL
+                    .into_iter()
+                    .filter(|k| k.dialect() == test.dialect)
+                    .map(|k| k.name())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            }),
         }
     }
 }
@@ -93,6 +136,14 @@ pub struct ModelOptions {
     /// their combinations), so that it ends in bounded time whatever one candidate holds; spent,
     /// the result counts as bounded.
     pub max_orders: u64,
+    /// The model to decide with (`None`: the dialect's default, [`ModelKind::of`]).
+    pub model: Option<ModelKind>,
+    /// For models under which a race is undefined behaviour: collect the states the axioms allow
+    /// all the same (`--racy-states`); the verdict stays `Undef`.
+    pub racy_states: bool,
+    /// The most work the a-priori estimate (`estimate.rs`) may predict; above it the decision is
+    /// "too large to decide" before any enumeration.
+    pub max_estimate: f64,
 }
 
 impl Default for ModelOptions {
@@ -101,6 +152,9 @@ impl Default for ModelOptions {
             unroll: 4,
             max_candidates: 50_000_000,
             max_orders: 20_000_000,
+            model: None,
+            racy_states: false,
+            max_estimate: estimate::MAX_ESTIMATE,
         }
     }
 }
@@ -115,6 +169,18 @@ pub enum ModelError {
     },
     #[error("{file}: model: cannot decide within its limits: {message}")]
     Limit { file: String, message: String },
+    #[error("{file}: model: too large to decide (estimate {estimate}); the bound is {bound}")]
+    TooLarge {
+        file: String,
+        estimate: String,
+        bound: String,
+    },
+    #[error("{file}: model: the {model} model does not decide this test's dialect (allowed: {allowed})")]
+    Dialect {
+        file: String,
+        model: &'static str,
+        allowed: String,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -126,6 +192,9 @@ pub enum RaceKind {
     Scope,
     /// Work-items of one work-group pass different numbers of barriers.
     BarrierDivergence,
+    /// An access written with an order its kind does not have (`st.acquire`, `ld.release`):
+    /// herd accepts it and marks the program undefined.
+    IllegalOrder,
 }
 
 /// Why a test's behaviour is undefined.
@@ -144,6 +213,7 @@ impl fmt::Display for Race {
             RaceKind::BarrierDivergence => {
                 write!(f, "barrier divergence: {} ({})", self.first, self.second)
             }
+            RaceKind::IllegalOrder => write!(f, "illegal order: {} at {}", self.second, self.first),
         }
     }
 }
@@ -154,8 +224,12 @@ pub struct Decision {
     pub model: ModelKind,
     /// Allowed final states (values of the condition's observed variables), sorted.
     pub allowed: Vec<Vec<i64>>,
-    /// Set when some consistent execution races: the behaviour is undefined.
+    /// A race in some consistent execution: under an OpenCL model the behaviour is undefined
+    /// (`undefined`); under PTX the race is reported beside the verdict.
     pub race: Option<Race>,
+    /// `allowed` holds the states of racy executions too, though the behaviour is undefined
+    /// (`--racy-states`).
+    pub racy_states: bool,
     /// Candidate executions checked.
     pub executions: u64,
     /// The unrolling bound cut a path, or the candidate limit stopped the enumeration: `allowed`
@@ -178,6 +252,21 @@ pub enum Judgement {
 }
 
 impl Decision {
+    /// Whether a race makes the test's behaviour undefined under the model (herd's `Undef`).
+    pub fn undefined(&self) -> bool {
+        self.race.as_ref().is_some_and(|r| {
+            self.model.undefined_on_race() || r.kind == RaceKind::IllegalOrder
+        })
+    }
+
+    /// herd's result word: `Ok`, `No`, `Undef`, or `None` when undecided.
+    pub fn result_word(&self, cond: &Condition) -> Option<&'static str> {
+        if self.undefined() {
+            return Some("Undef");
+        }
+        self.verdict(cond).map(|v| if v { "Ok" } else { "No" })
+    }
+
     pub fn allows(&self, state: &[i64]) -> bool {
         self.allowed
             .binary_search_by(|s| s.as_slice().cmp(state))
@@ -185,7 +274,7 @@ impl Decision {
     }
 
     pub fn judge(&self, state: &[i64]) -> Judgement {
-        if self.race.is_some() {
+        if self.undefined() {
             Judgement::Undefined
         } else if self.allows(state) {
             Judgement::Allowed
@@ -200,7 +289,7 @@ impl Decision {
     /// that did not end): it decides finite executions only, so unknown when some thread has a
     /// loop (`has_loop`), forbidden when none has (straight-line code always ends).
     pub fn judge_stopped(&self, has_loop: bool) -> Judgement {
-        if self.race.is_some() {
+        if self.undefined() {
             Judgement::Undefined
         } else if has_loop {
             Judgement::Unknown
@@ -212,7 +301,7 @@ impl Decision {
     /// How the model stands on executions without a final state because a barrier never
     /// completed.
     pub fn judge_no_final_state(&self) -> Judgement {
-        if self.race.is_some() {
+        if self.undefined() {
             Judgement::Undefined
         } else if self.deadlock {
             Judgement::Allowed
@@ -226,7 +315,7 @@ impl Decision {
     /// Whether some allowed state is a witness of the condition (`None`: racy, or none found
     /// within a bound that was hit).
     pub fn witness_allowed(&self, cond: &Condition) -> Option<bool> {
-        if self.race.is_some() {
+        if self.undefined() {
             return None;
         }
         if self.allowed.iter().any(|s| cond.witness(s)) {
@@ -250,7 +339,7 @@ impl Decision {
     /// Whether a declared expectation agrees with the model (`None`: undecided). A racy test's
     /// behaviour is undefined, so every state may appear: only `allowed` agrees.
     pub fn agrees(&self, cond: &Condition, expect: Expect) -> Option<bool> {
-        if self.race.is_some() {
+        if self.undefined() {
             return Some(expect == Expect::Allowed);
         }
         let w = self.witness_allowed(cond)?;
@@ -260,14 +349,16 @@ impl Decision {
 
 /// Decides `test` under its dialect's model.
 pub fn decide(test: &LitmusTest, opts: &ModelOptions) -> Result<Decision, ModelError> {
-    let model = ModelKind::of(test.dialect);
+    let model = ModelKind::for_test(opts.model, test)?;
     let interp = interp::InterpOptions {
         unroll: opts.unroll,
-        // OpenCL keeps one redundant spin iteration: a race inside a failing iteration is a race.
+        // A redundant spin iteration is kept where races are looked for in it (OpenCL: a race
+        // inside a failing iteration is a race).
         keep_redundant: match model {
             ModelKind::Ptx => 0,
-            ModelKind::OpenCl => 1,
+            ModelKind::OpenClRc11 | ModelKind::OpenClC11 => 1,
         },
+        thin_air: model == ModelKind::OpenClC11,
     };
     check_pending(test)?;
     // What the runner refuses as a test error, the oracle does not decide either (it had found no
@@ -280,9 +371,12 @@ pub fn decide(test: &LitmusTest, opts: &ModelOptions) -> Result<Decision, ModelE
         }
     })?;
     check_barriers(test)?;
+    estimate::before_paths(test)?;
     let traces = interp::traces(test, interp)?;
+    estimate::before_executions(test, &traces.per_thread, model, opts)?;
     let place = interp::placements(test);
     let budget = exec::Budget::new(opts.max_orders);
+    let stop_at_race = model.undefined_on_race() && !opts.racy_states;
     let run = |per_thread: &[Vec<interp::Trace>], first_only| match model {
         ModelKind::Ptx => exec::enumerate(
             test,
@@ -292,15 +386,19 @@ pub fn decide(test: &LitmusTest, opts: &ModelOptions) -> Result<Decision, ModelE
             opts.max_candidates,
             &budget,
             first_only,
+            stop_at_race,
         ),
-        ModelKind::OpenCl => exec::enumerate(
+        ModelKind::OpenClRc11 | ModelKind::OpenClC11 => exec::enumerate(
             test,
             per_thread,
             &place,
-            &opencl::OpenCl,
+            &opencl::OpenCl {
+                c11: model == ModelKind::OpenClC11,
+            },
             opts.max_candidates,
             &budget,
             first_only,
+            stop_at_race,
         ),
     };
     let c = run(&traces.per_thread, false)?;
@@ -331,10 +429,19 @@ pub fn decide(test: &LitmusTest, opts: &ModelOptions) -> Result<Decision, ModelE
         executions += p.candidates;
         bound_hit = p.consistent || p.limit_hit;
     }
+    // herd's undefined accesses make the whole program undefined, whatever the model.
+    let illegal = test.threads.iter().find_map(|t| {
+        t.undefined.first().map(|(at, what)| Race {
+            kind: RaceKind::IllegalOrder,
+            first: format!("{}:{}:{} ({})", test.file, at.line, at.col, t.name),
+            second: what.clone(),
+        })
+    });
     Ok(Decision {
         model,
         allowed: c.states.into_iter().collect(),
-        race: c.race,
+        race: illegal.or(c.race),
+        racy_states: opts.racy_states,
         executions,
         bound_hit,
         deadlock,
@@ -357,7 +464,7 @@ fn check_pending(test: &LitmusTest) -> Result<(), ModelError> {
 
 /// PTX barriers whose generations do not depend on timing (`Exec::barrier_sync`), else "not
 /// modelled" naming the barrier: per work-group and id, one thread count (or none) for every use;
-/// with a count `b`, at most `b / 32` threads using the barrier (more would race for its places);
+/// with a count `b`, at most `b` threads using the barrier (more would race for its places);
 /// a thread that arrives with `bar.arrive` uses that barrier no other time (a thread that does not
 /// wait could join two generations).
 fn check_barriers(test: &LitmusTest) -> Result<(), ModelError> {
@@ -427,13 +534,13 @@ fn check_barriers(test: &LitmusTest) -> Result<(), ModelError> {
     }
     for ((_, _, id), threads, at, users) in &seen {
         if let Some(n) = threads {
-            let places = n.div_ceil(32) as usize;
+            let places = *n as usize;
             if users.len() > places {
                 return Err(not(
                     *at,
                     format!(
-                        "barrier {id} with {n} threads ({places} litmus threads, one warp each) used by \
-                         {} threads: which of them complete a generation depends on timing",
+                        "barrier {id} with a count of {places} litmus threads used by {} threads: \
+                         which of them complete a generation depends on timing",
                         users.len()
                     ),
                 ));

@@ -47,6 +47,7 @@
 use super::event::{includes, Kind, Mode};
 use super::exec::{linear_extensions, Budget, CheckOut, Exec, Model};
 use super::rel::{members, Rel, Set};
+use super::{Race, RaceKind};
 
 pub struct Ptx;
 
@@ -220,6 +221,9 @@ impl Ptx {
         }
         out.candidates += count;
         out.finals.push(finals);
+        if out.race.is_none() {
+            out.race = race(ex, st, &cause);
+        }
     }
 
     /// The coherence orders of location `li` that satisfy the per-location axioms: the set of
@@ -296,6 +300,40 @@ impl Ptx {
         );
         (finals, count)
     }
+}
+
+/// A data race of a consistent execution (PTX ISA, "Data races": two conflicting overlapping
+/// operations, at least one a write, not morally strong and not related in causality order). PTX
+/// gives racy programs a semantics (the execution is consistent as it stands); the race is
+/// reported beside the verdict. Both strong but a scope too narrow is reported as a scope race.
+fn race(ex: &Exec, st: &Static, cause: &Rel) -> Option<Race> {
+    for a in ex.ninit..ex.n() {
+        for b in a + 1..ex.n() {
+            let (ea, eb) = (&ex.events[a], &ex.events[b]);
+            if !ea.is_access()
+                || !eb.is_access()
+                || ea.loc != eb.loc
+                || ex.same_thread(a, b)
+                || !(ea.writes() || eb.writes())
+                || st.ms.has(a, b)
+                || cause.has(a, b)
+                || cause.has(b, a)
+            {
+                continue;
+            }
+            let kind = if strong(ea.mode) && strong(eb.mode) {
+                RaceKind::Scope
+            } else {
+                RaceKind::Data
+            };
+            return Some(Race {
+                kind,
+                first: ex.describe(a),
+                second: ex.describe(b),
+            });
+        }
+    }
+    None
 }
 
 /// `must` with the initial write before every other write.
