@@ -113,7 +113,9 @@ fn model_command_prints_states_and_writes_the_documented_json() {
     assert_eq!(tests[0]["verdict"], false);
     assert_eq!(tests[0]["allowed"].as_array().expect("states").len(), 3);
     assert_eq!(tests[0]["bound_hit"], false);
-    assert_eq!(tests[1]["model"], "opencl");
+    assert_eq!(tests[1]["model"], "opencl-rc11");
+    assert_eq!(tests[1]["result"], "Undef");
+    assert_eq!(tests[1]["undefined"], true);
     assert!(
         tests[1]["verdict"].is_null()
             && tests[1]["race"]
@@ -160,10 +162,22 @@ fn a_decision_does_bounded_work_and_says_so() {
     // ten minutes when only complete candidates were counted).
     let src = "PTX xchg3\n{ m=0; }\n P0@cta 0,gpu 0 | P1@cta 0,gpu 0 | P2@cta 0,gpu 0 ;\n L0: | L1: | L2: ;\n atom.relaxed.gpu.exch r0, [m], 0 | atom.relaxed.gpu.exch r1, [m], 1 | atom.relaxed.gpu.exch r3, [m], 1 ;\n bne r0, 0, E0 | bne r1, 0, E1 | bne r3, 1, E2 ;\n goto L0 | goto L1 | goto L2 ;\n E0: | E1: | E2: ;\nexists (m=0)\n";
     let t = litmus::parse(src, "xchg3.litmus").expect("parses");
+    // The a-priori estimate (herd's candidates over the longest paths, times coherence orders)
+    // says so before any enumeration.
+    let t0 = std::time::Instant::now();
+    match model::decide(&t, &ModelOptions::default()) {
+        Err(e @ model::ModelError::TooLarge { .. }) => {
+            assert!(e.to_string().contains("too large to decide (estimate "), "{e}")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(t0.elapsed().as_secs() < 2, "{:?}", t0.elapsed());
+    // Without the estimate's bound, the enumeration's budget stops it.
     let d = model::decide(
         &t,
         &ModelOptions {
             max_orders: 20_000,
+            max_estimate: f64::INFINITY,
             ..Default::default()
         },
     )

@@ -35,13 +35,17 @@ use crate::ir::eval::{alu, cmp, convert, rmw};
 use crate::ir::{Address, BarrierKind, Inst, Operand, Space, SpaceSet, SrcLoc, Width};
 use crate::litmus::test::{LitmusTest, RegInit, Thread};
 use crate::litmus::Var;
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::hash::{Hash, Hasher};
 
 const ADDR_BASE: u64 = 0x5A00_0000_0000_0000;
 const LOC_SHIFT: u32 = 32;
 
 /// The most traces one thread may have, and the most values one location's domain may hold.
 pub const MAX_TRACES: usize = 200_000;
+/// The most events the paths of all threads may hold together (about 100 bytes each), so that the
+/// traces' memory is bounded as well as their number.
+pub const MAX_STORED_EVENTS: usize = 4_000_000;
 pub const MAX_VALUES: usize = 256;
 /// The most events one path of a thread may have.
 const MAX_THREAD_EVENTS: usize = 128;
@@ -168,8 +172,9 @@ pub fn traces(test: &LitmusTest, opts: InterpOptions) -> Result<Traces, ModelErr
         let mut per_thread = Vec::with_capacity(shapes.len());
         let mut most_writes = Vec::with_capacity(shapes.len());
         let mut cut = Vec::with_capacity(shapes.len());
+        let mut stored = 0;
         for (i, s) in shapes.iter().enumerate() {
-            let r = s.run(test, place[i], &domain, opts, &mut written)?;
+            let r = s.run(test, place[i], &domain, opts, &mut written, &mut stored)?;
             per_thread.push(r.traces);
             cut.push(r.cut);
             most_writes.push(r.most_writes);
@@ -308,6 +313,7 @@ impl<'t> Shape<'t> {
         domain: &BTreeMap<LocKey, BTreeSet<u64>>,
         opts: InterpOptions,
         written: &mut BTreeMap<LocKey, BTreeSet<u64>>,
+        stored: &mut usize,
     ) -> Result<Paths, ModelError> {
         let n = self.thread.regs.len();
         let start = Path {
@@ -323,7 +329,8 @@ impl<'t> Shape<'t> {
         };
         let mut stack = vec![start];
         let mut out: Vec<Trace> = Vec::new();
-        let mut seen: HashSet<Trace> = HashSet::new();
+        // Traces by hash, as indices into `out` (the traces are kept once).
+        let mut seen: HashMap<u64, Vec<usize>> = HashMap::new();
         let mut cut: Vec<Trace> = Vec::new();
         let mut cut_seen: HashSet<Vec<Event>> = HashSet::new();
         let mut most_writes = 0;
@@ -349,14 +356,29 @@ impl<'t> Shape<'t> {
                             events: std::mem::take(&mut p.events),
                             regs: std::mem::take(&mut p.regs),
                         };
-                        if seen.insert(t.clone()) {
+                        let h = {
+                            let mut s = std::collections::hash_map::DefaultHasher::new();
+                            t.hash(&mut s);
+                            s.finish()
+                        };
+                        let same = seen.entry(h).or_default();
+                        if !same.iter().any(|&i| out[i] == t) {
+                            same.push(out.len());
+                            *stored += t.events.len();
                             out.push(t);
-                            if out.len() > MAX_TRACES {
-                                return Err(ModelError::Limit {
+                            if out.len() > MAX_TRACES || *stored > MAX_STORED_EVENTS {
+                                return Err(ModelError::TooLarge {
                                     file: test.file.clone(),
-                                    message: format!(
-                                        "thread {} has more than {MAX_TRACES} executions",
-                                        self.thread.name
+                                    estimate: format!(
+                                        "thread {} has more than {} paths, the threads' paths \
+                                         more than {} events",
+                                        self.thread.name,
+                                        out.len() - 1,
+                                        *stored - out[out.len() - 1].events.len()
+                                    ),
+                                    bound: format!(
+                                        "{MAX_TRACES} paths per thread and {MAX_STORED_EVENTS} \
+                                         events in all"
                                     ),
                                 });
                             }

@@ -232,6 +232,9 @@ pub struct Decision {
     pub racy_states: bool,
     /// Candidate executions checked.
     pub executions: u64,
+    /// The a-priori estimate of the candidate executions (`estimate.rs`: herd's count, one write
+    /// per read times every coherence order, over each thread's longest path).
+    pub estimate: f64,
     /// The unrolling bound cut a path, or the candidate limit stopped the enumeration: `allowed`
     /// holds only states of executions within the bound.
     pub bound_hit: bool,
@@ -373,7 +376,7 @@ pub fn decide(test: &LitmusTest, opts: &ModelOptions) -> Result<Decision, ModelE
     check_barriers(test)?;
     estimate::before_paths(test)?;
     let traces = interp::traces(test, interp)?;
-    estimate::before_executions(test, &traces.per_thread, model, opts)?;
+    let estimate = estimate::before_executions(test, &traces.per_thread, opts)?;
     let place = interp::placements(test);
     let budget = exec::Budget::new(opts.max_orders);
     let stop_at_race = model.undefined_on_race() && !opts.racy_states;
@@ -442,6 +445,7 @@ pub fn decide(test: &LitmusTest, opts: &ModelOptions) -> Result<Decision, ModelE
         allowed: c.states.into_iter().collect(),
         race: illegal.or(c.race),
         racy_states: opts.racy_states,
+        estimate,
         executions,
         bound_hit,
         deadlock,

@@ -22,6 +22,8 @@ pub struct ModelJson {
     pub result: Option<&'static str>,
     /// Candidate executions checked.
     pub executions: u64,
+    /// The estimate of the candidate executions made before enumerating (`estimate.rs`).
+    pub estimate: Option<f64>,
     /// Whether the unrolling bound (or the candidate limit) cut an execution.
     pub bound_hit: bool,
     /// A race of some consistent execution: it makes an OpenCL test's behaviour undefined; a PTX
@@ -64,6 +66,7 @@ pub fn json_decision(test: &LitmusTest, d: &Result<Decision, ModelError>) -> Mod
             verdict: d.verdict(&test.condition),
             result: d.result_word(&test.condition),
             executions: d.executions,
+            estimate: Some(d.estimate),
             bound_hit: d.bound_hit,
             race: d.race.as_ref().map(|r| r.to_string()),
             undefined: d.undefined(),
@@ -81,6 +84,7 @@ pub fn json_decision(test: &LitmusTest, d: &Result<Decision, ModelError>) -> Mod
             verdict: None,
             result: None,
             executions: 0,
+            estimate: None,
             bound_hit: false,
             race: None,
             undefined: false,
