@@ -1001,3 +1001,34 @@ fn cvt_converts_as_the_machine_does() {
         "holds no location's address",
     );
 }
+
+#[test]
+fn herds_gpu_ptx_layout_loads_reg_declarations_thread_names_and_scope_trees() {
+    // `N:.reg .TYPE r` declares, `= x` initialises to x's address; threads T0, T1 are P0, P1.
+    let t = parse("GPU_PTX A\n{\n0:.reg .s32 r0;\n0:.reg .b64 r1 = x;\n1:.reg .b64 r1 = x;\n1:.reg .s32 r2;\n}\n T0 | T1 ;\n mov.s32 r0, 1 | ld.relaxed.gpu.s32 r2, [r1] ;\n st.relaxed.gpu.s32 [r1], r0 | ;\nScopeTree (grid (cta (warp T0)) (cta (warp T1)))\nx: global\nexists (1:r2=1)");
+    assert_eq!(
+        t.threads.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
+        ["P0", "P1"]
+    );
+    assert_ne!(t.threads[0].cta, t.threads[1].cta, "the tree's two CTAs");
+    let x = t.location_named("x").expect("x declared by its use");
+    assert!(t.threads[1]
+        .reg_init
+        .iter()
+        .any(|&(_, i)| i == gpumemsim::litmus::RegInit::Address(x)));
+    let r = run(&t, 64).expect("runs");
+    assert!(r.forbidden_observed().is_empty());
+    assert_eq!(r.model.as_ref().expect("decided").allowed, [vec![0], vec![1]]);
+    error_at(
+        "PTX A\n{ 0:.reg .f16 r0; }\n P0 ;\n mov r0, 1 ;\nexists (0:r0=1)",
+        "2:10:",
+        "unknown register type `.f16`",
+    );
+    // A scope tree in doubled parentheses is the tree itself.
+    let t = parse("PTX A\n{ x=0; }\n P0 | P1 ;\n st.relaxed.gpu [x], 1 | ld.relaxed.gpu r0, [x] ;\nscopes: ((device (cta P0 P1)))\nexists (1:r0=1)");
+    assert_eq!(t.threads[0].cta, t.threads[1].cta);
+    // A store written .acquire and a load written .release load (herd marks them undefined).
+    let t = parse("PTX A\n{ x=0; }\n P0 | P1 ;\n st.acquire.gpu [x], 1 | ld.release.gpu r0, [x] ;\nexists (1:r0=1)");
+    assert_eq!(t.threads[0].undefined.len(), 1);
+    assert!(t.threads[1].undefined[0].1.contains("a load written .release"));
+}

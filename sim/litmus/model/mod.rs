@@ -224,9 +224,12 @@ pub struct Decision {
     pub model: ModelKind,
     /// Allowed final states (values of the condition's observed variables), sorted.
     pub allowed: Vec<Vec<i64>>,
-    /// A race in some consistent execution: under an OpenCL model the behaviour is undefined
-    /// (`undefined`); under PTX the race is reported beside the verdict.
+    /// Why the behaviour is undefined: a race in some consistent execution under an OpenCL model,
+    /// or an access herd marks undefined (`st.acquire`).
     pub race: Option<Race>,
+    /// A race in some consistent execution under a model that gives racy programs a semantics
+    /// (PTX): reported beside the verdict, which stands.
+    pub reported_race: Option<Race>,
     /// `allowed` holds the states of racy executions too, though the behaviour is undefined
     /// (`--racy-states`).
     pub racy_states: bool,
@@ -257,9 +260,7 @@ pub enum Judgement {
 impl Decision {
     /// Whether a race makes the test's behaviour undefined under the model (herd's `Undef`).
     pub fn undefined(&self) -> bool {
-        self.race.as_ref().is_some_and(|r| {
-            self.model.undefined_on_race() || r.kind == RaceKind::IllegalOrder
-        })
+        self.race.is_some()
     }
 
     /// herd's result word: `Ok`, `No`, `Undef`, or `None` when undecided.
@@ -440,10 +441,16 @@ pub fn decide(test: &LitmusTest, opts: &ModelOptions) -> Result<Decision, ModelE
             second: what.clone(),
         })
     });
+    let (race, reported_race) = if model.undefined_on_race() {
+        (illegal.or(c.race), None)
+    } else {
+        (illegal, c.race)
+    };
     Ok(Decision {
         model,
         allowed: c.states.into_iter().collect(),
-        race: illegal.or(c.race),
+        race,
+        reported_race,
         racy_states: opts.racy_states,
         estimate,
         executions,

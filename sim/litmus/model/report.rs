@@ -68,7 +68,11 @@ pub fn json_decision(test: &LitmusTest, d: &Result<Decision, ModelError>) -> Mod
             executions: d.executions,
             estimate: Some(d.estimate),
             bound_hit: d.bound_hit,
-            race: d.race.as_ref().map(|r| r.to_string()),
+            race: d
+                .race
+                .as_ref()
+                .or(d.reported_race.as_ref())
+                .map(|r| r.to_string()),
             undefined: d.undefined(),
             expectation,
             expectation_agrees: test
@@ -124,22 +128,21 @@ pub fn text_decision(test: &LitmusTest, d: &Result<Decision, ModelError>) -> Str
         }
     );
     if let Some(r) = &d.race {
-        if d.undefined() {
-            let _ = writeln!(s, "Undefined behaviour: {r}");
-            if !d.racy_states {
-                let _ = writeln!(
-                    s,
-                    "Condition {}: Undef (the states the axioms allow: --racy-states)",
-                    test.condition.text
-                );
-                return s;
-            }
-        } else {
+        let _ = writeln!(s, "Undefined behaviour: {r}");
+        if !d.racy_states {
             let _ = writeln!(
                 s,
-                "Race (the model gives racy executions a semantics; verdict below): {r}"
+                "Condition {}: Undef (the states the axioms allow: --racy-states)",
+                test.condition.text
             );
+            return s;
         }
+    }
+    if let Some(r) = &d.reported_race {
+        let _ = writeln!(
+            s,
+            "Race (the model gives racy executions a semantics; verdict below): {r}"
+        );
     }
     let _ = writeln!(
         s,
