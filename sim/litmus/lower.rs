@@ -475,8 +475,8 @@ pub fn workload(test: &LitmusTest, lay: &Layout, plan: &Plan) -> Workload {
         if local.final_barrier[cta] {
             code.push(last, local_barrier());
         }
-        // Final values of observed local locations, copied to their buffers.
-        for &l in &local.owned[i] {
+        // Final values of observed local locations (their home copies), copied to their buffers.
+        for &l in &local.home[i] {
             let loc = &test.locations[l];
             let ar = base + address_reg(test, i, l);
             let size = loc.ty.width().bytes() as u64;

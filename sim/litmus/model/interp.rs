@@ -94,9 +94,9 @@ pub fn placements(test: &LitmusTest) -> Vec<Placement> {
 }
 
 /// The instance of element `elem` of location `l` that the test's initial and final states name:
-/// for a global location the one copy, for a work-group-local one the copy of the work-group whose
-/// threads use it (the parser allows one; a local location no thread uses has no copy, so its
-/// global key).
+/// for a global location the one copy, for a work-group-local one the copy of the work-group of
+/// the first thread that uses it (each work-group using it has a copy of its own: the final state
+/// names the first's; a local location no thread uses has no copy, so its global key).
 pub fn home(test: &LitmusTest, l: usize, elem: u32) -> LocKey {
     if test.locations[l].space != Space::Local {
         return LocKey {
@@ -115,12 +115,28 @@ pub fn home(test: &LitmusTest, l: usize, elem: u32) -> LocKey {
     }
 }
 
-/// Every element of every location, as the initial state names them (see [`home`]).
+/// Every instance of every element of every location, each with its initial write: the one copy
+/// of a global location; a copy per work-group whose threads use a work-group-local one (OpenCL 2.0
+/// §3.3.1: each work-group has its own local memory), [`home`] first.
 pub fn initial_keys(test: &LitmusTest) -> impl Iterator<Item = LocKey> + '_ {
-    test.locations
-        .iter()
-        .enumerate()
-        .flat_map(move |(l, loc)| (0..loc.len).map(move |e| home(test, l, e)))
+    test.locations.iter().enumerate().flat_map(move |(l, loc)| {
+        (0..loc.len).flat_map(move |e| {
+            let h = home(test, l, e);
+            let mut keys = vec![h];
+            if loc.space == Space::Local {
+                for (t, th) in test.threads.iter().enumerate() {
+                    let k = LocKey {
+                        copy: Some(th.cta),
+                        ..h
+                    };
+                    if !keys.contains(&k) && test.accesses(t).iter().any(|&(_, a)| a == l) {
+                        keys.push(k);
+                    }
+                }
+            }
+            keys
+        })
+    })
 }
 
 /// The initial value of a location instance, as raw bits of its width.

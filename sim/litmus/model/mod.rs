@@ -365,15 +365,6 @@ pub fn decide(test: &LitmusTest, opts: &ModelOptions) -> Result<Decision, ModelE
         thin_air: model == ModelKind::OpenClC11,
     };
     check_pending(test)?;
-    // What the runner refuses as a test error, the oracle does not decide either (it had found no
-    // execution: a vacuous verdict).
-    crate::litmus::capability::local_ownership(test).map_err(|(at, why)| {
-        ModelError::NotModelled {
-            file: test.file.clone(),
-            at,
-            what: format!("this use of work-group-local memory ({why})"),
-        }
-    })?;
     check_barriers(test)?;
     estimate::before_paths(test)?;
     let traces = interp::traces(test, interp)?;
