@@ -15,8 +15,9 @@
 //! thread's work-group. One that no thread uses keeps its initial value.
 //!
 //! Sources: PTX ISA 8.x, "Parallel Synchronization and Communication Instructions: bar, barrier"
-//! (16 barriers per CTA, ids 0-15, optional thread count a multiple of the warp size, `arrive` and
-//! `red` forms) and "ld", "st", "atom", "red" (types and vector forms).
+//! (16 barriers per CTA, ids 0-15, optional thread count — in a litmus test a count of litmus
+//! threads, `ptx_sync.rs` — `arrive` and `red` forms) and "ld", "st", "atom", "red" (types and
+//! vector forms).
 
 use super::test::{LitmusTest, Thread};
 use super::LitmusError;
@@ -47,7 +48,7 @@ pub enum BarrierReduction {
 }
 
 /// A PTX barrier as written (`bar.sync 1, 64`): PTX has 16 barriers per CTA (ids 0-15), each with
-/// an optional thread count (a multiple of the warp size); `barrier.*` without `.aligned` allows
+/// an optional thread count (in a litmus test, of litmus threads); `barrier.*` without `.aligned` allows
 /// threads of a warp to arrive from different places. The IR holds a work-group barrier at its
 /// place; this record keeps what the IR cannot say yet.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,7 +73,8 @@ impl NamedBarrier {
 /// A mechanism the machine (or the IR) lacks, needed by a construct the parser accepted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Capability {
-    /// A barrier id or thread count in a register (the IR's barriers hold immediates).
+    /// A barrier id or thread count in a register the thread writes (the IR's barriers hold
+    /// immediates; a register the thread never writes is read from its initial value).
     BarrierRegister,
     /// Threads of one work-group reaching its barriers without a thread count a different (or
     /// data-dependent) number of times: the machine stops expecting a thread that exited, the

@@ -5,11 +5,16 @@
 //!   machine capability; proxy and restricted fences are refused;
 //! - `bar{.cta}.sync a{, b}`, `barrier{.cta}.sync{.aligned} a{, b}`, `bar.arrive a, b`,
 //!   `bar.red.popc.u32 d, a{, b}, {!}c`, `bar.red.{and,or}.pred p, a{, b}, {!}c` (the `barrier`
-//!   forms alike), barrier id `a` 0-15 and thread count `b` (a multiple of the warp size) immediates
-//!   or registers. Each becomes the IR's CTA barrier ([`CtaBarrier`]: id, thread count, sync, arrive
-//!   or reduction; `bar.sync 0` the plain work-group barrier) and a [`NamedBarrier`] record as
-//!   written; `capability.rs` refuses an id or count in a register (the IR holds immediates). A
-//!   `bar.red` reduces per instance (`per_lane`: a litmus run puts an instance in each lane).
+//!   forms alike), barrier id `a` 0-15 and thread count `b` immediates or registers. In the litmus
+//!   dialect a count counts *litmus threads* (1 to 64: each runs in a warp of its own, as herd's
+//!   GPU_PTX reads `bar.cta.sync 1, 2`); real PTX kernels keep PTX's rule (a multiple of the warp
+//!   size, `kernel/lower`). `bar.arrive a` without a count arrives at a barrier of the whole CTA.
+//!   Each becomes the IR's CTA barrier ([`CtaBarrier`]: id, thread count, sync, arrive or
+//!   reduction; `bar.sync 0` the plain work-group barrier) and a [`NamedBarrier`] record as
+//!   written. An id or count in a register the thread never writes is read from its initial value
+//!   (`resolve_registers`); one the thread writes is refused by `capability.rs` with its place (the
+//!   IR holds immediates). A `bar.red` reduces per instance (`per_lane`: a litmus run puts an
+//!   instance in each lane).
 
 use super::lex::{Cursor, Tok};
 use super::ptx_mem::{dest, end, value, PtxTy, Quals};

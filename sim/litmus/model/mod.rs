@@ -4,9 +4,15 @@
 //! returns the allowed final states (values of the condition's observed variables) with herd's
 //! verdict for the condition.
 //!
-//! Models: the PTX memory consistency model for the PTX dialect (`ptx.rs`: Lustig et al., ASPLOS
-//! 2019, as in the PTX ISA), scoped C11 for OpenCL with RC11's repaired seq_cst (`opencl.rs`: Batty
-//! et al., POPL 2016; Lahav et al., PLDI 2017). Flow: `interp.rs` (per-thread traces over a value
+//! Models ([`ModelKind`], `gpumemsim model --model`): `ptx`, the PTX memory consistency model for
+//! the PTX dialect (`ptx.rs`: Lustig et al., ASPLOS 2019, as in the PTX ISA); for OpenCL, scoped C11
+//! (Batty et al., POPL 2016) either with RC11's repairs (`opencl-rc11`, the default: no thin-air
+//! cycles, the repaired seq_cst and SC fences; Lahav et al., PLDI 2017) or with the original C11
+//! rules as Batty et al. formalised them (`opencl-c11`: thin-air cycles allowed, the 2011 SC-fence
+//! rules; "Mathematizing C++ Concurrency", POPL 2011). herd's SVM rule for `all_svm_devices` is
+//! not modelled (system scope is the widest scope, nothing more). Before enumerating, `estimate.rs`
+//! refuses a test whose work could not end within the bounds ("too large to decide (estimate …)").
+//! Flow: `interp.rs` (per-thread traces over a value
 //! domain, loops unrolled, spin loops reduced; `live.rs`; values as `crate::ir::eval` computes
 //! them) → `exec.rs` (combinations, reads-from, final states) → the model's axioms over relations
 //! (`rel.rs`) on events (`event.rs`).
@@ -14,8 +20,13 @@
 //! What a result means: the allowed states are exact when no bound was hit; when the unrolling
 //! bound cut a path (`bound_hit`), they are the states of the executions within the bound, so an
 //! observed state outside them is *unknown*, not forbidden, and a verdict that needs the complete set
-//! is undecided. An OpenCL test with a race (data, scope or barrier divergence) in some consistent
-//! execution has undefined behaviour: the decision carries the race instead of a verdict.
+//! is undecided. Races: an OpenCL test with a race (data, scope or barrier divergence) in some
+//! consistent execution has undefined behaviour: the decision carries the race and herd's `Undef`
+//! instead of a verdict (`--racy-states` collects the states the axioms allow all the same). PTX
+//! gives racy programs a semantics (PTX ISA, "Data races": weak accesses still read from some
+//! write, coherence relates morally strong writes): the verdict stands, the race is reported beside
+//! it (`Decision::reported_race`). An access herd accepts and marks undefined (`st.acquire`,
+//! `ld.release`) makes the test `Undef` under any model.
 //!
 //! Values are register bits from the simulator's own evaluators (`ir::eval`: integer and f32
 //! arithmetic, comparisons, conversions, read-modify-writes), so the oracle's values are the machine's.

@@ -30,9 +30,12 @@
 //!    like C11, allows load buffering with relaxed atomics, and every GPU mapping respects
 //!    dependencies.
 //! 2. For the SC axiom, happens-before is the union of the regions' happens-before relations.
-//! 3. Memory regions are modelled. A local location belongs to the one work-group whose threads
-//!    use it (the parser allows no other), and its initial and final states are that work-group's
-//!    copy (`interp::home`).
+//! 3. Memory regions are modelled. A local location has a copy per work-group whose threads use it,
+//!    each with its initial write; the final state names the copy of the first thread's work-group
+//!    (`interp::home`).
+//! 5. `opencl-c11` (`OpenCl { c11: true }`): no No-Thin-Air axiom (the value domains start with
+//!    every constant stored, so a self-justifying value is found, `interp.rs`), and the SC axiom is
+//!    C11-2011's (`sc_consistent_c11`) instead of RC11's `psc`.
 //! 4. Every location is accessed with one width.
 
 use super::event::{includes, Kind, Mode};
