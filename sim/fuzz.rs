@@ -124,6 +124,7 @@ pub fn run(target: Target, data: &[u8]) -> bool {
                     unroll: 2,
                     max_candidates: 20_000,
                     max_orders: 20_000,
+                    ..Default::default()
                 };
                 let _ = crate::litmus::model::decide(t, &small);
             });

@@ -51,6 +51,10 @@ pub(crate) struct LitmusArgs {
     /// The oracle's loop unrolling bound (see `gpumemsim model`).
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
     unroll: u32,
+    /// The memory model the self-check uses (see `gpumemsim model --model`; default: `ptx` for
+    /// PTX tests, `opencl-rc11` for OpenCL tests).
+    #[arg(long, value_name = "MODEL", value_parser = ["ptx", "opencl-rc11", "opencl-c11"])]
+    model: Option<String>,
     /// Explain the first iteration that ends in the condition's witness (or in `--state`): each
     /// thread's accesses with the cycles they issued and completed, the structure that served them,
     /// when each store became visible at L1 and L2, and the reordering the outcome needed. One test
@@ -171,6 +175,7 @@ pub(crate) fn cmd_litmus(a: LitmusArgs) -> Result<ExitCode> {
     let herd = a.format == "herd";
     let model_opts = litmus::model::ModelOptions {
         unroll: a.unroll,
+        model: a.model.as_deref().and_then(litmus::model::ModelKind::parse),
         ..Default::default()
     };
     let mut results = Vec::new();
@@ -326,6 +331,16 @@ pub(crate) struct ModelArgs {
     /// change nothing are not counted).
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
     unroll: u32,
+    /// The memory model: `ptx` (PTX ISA memory consistency model), `opencl-rc11` (scoped C11 with
+    /// RC11's repairs: no thin-air cycles, the repaired seq_cst and SC fences) or `opencl-c11`
+    /// (the original C11-2011 rules: thin-air cycles allowed, SC fences weaker). Default: `ptx`
+    /// for PTX tests, `opencl-rc11` for OpenCL tests; the output names the model used.
+    #[arg(long, value_name = "MODEL", value_parser = ["ptx", "opencl-rc11", "opencl-c11"])]
+    model: Option<String>,
+    /// For OpenCL tests with a race (undefined behaviour, verdict `Undef`): list the states the
+    /// axioms allow all the same.
+    #[arg(long)]
+    racy_states: bool,
     /// Print one line per test.
     #[arg(long)]
     brief: bool,
@@ -341,6 +356,8 @@ pub(crate) fn cmd_model(a: ModelArgs) -> Result<ExitCode> {
         .collect::<Result<Vec<_>, _>>()?;
     let opts = model::ModelOptions {
         unroll: a.unroll,
+        model: a.model.as_deref().and_then(model::ModelKind::parse),
+        racy_states: a.racy_states,
         ..Default::default()
     };
     let start = std::time::Instant::now();

@@ -9,13 +9,15 @@
 //! every path (the machine stops expecting a thread that exits, PTX's model as the oracle reads it
 //! would wait for it: tests where that could differ are refused); a barrier that is never completed
 //! is a "no final state" execution (`run.rs`); 32- and 64-bit accesses; one device (all threads on the same `gpu`/`dev`
-//! number, whichever it is). Work-group-local locations must be used by the threads of one
-//! work-group only (OpenCL 2.0 s3.3.1: local memory is shared by the work-items of one work-group);
-//! one that no thread uses keeps its initial value.
+//! number, whichever it is). A work-group-local location used by threads of several work-groups
+//! has a copy in each (OpenCL 2.0 s3.3.1: local memory is shared by the work-items of one
+//! work-group), each starting at the initial value; the final state names the copy of the first
+//! thread's work-group. One that no thread uses keeps its initial value.
 //!
 //! Sources: PTX ISA 8.x, "Parallel Synchronization and Communication Instructions: bar, barrier"
-//! (16 barriers per CTA, ids 0-15, optional thread count a multiple of the warp size, `arrive` and
-//! `red` forms) and "ld", "st", "atom", "red" (types and vector forms).
+//! (16 barriers per CTA, ids 0-15, optional thread count — in a litmus test a count of litmus
+//! threads, `ptx_sync.rs` — `arrive` and `red` forms) and "ld", "st", "atom", "red" (types and
+//! vector forms).
 
 use super::test::{LitmusTest, Thread};
 use super::LitmusError;
@@ -46,7 +48,7 @@ pub enum BarrierReduction {
 }
 
 /// A PTX barrier as written (`bar.sync 1, 64`): PTX has 16 barriers per CTA (ids 0-15), each with
-/// an optional thread count (a multiple of the warp size); `barrier.*` without `.aligned` allows
+/// an optional thread count (in a litmus test, of litmus threads); `barrier.*` without `.aligned` allows
 /// threads of a warp to arrive from different places. The IR holds a work-group barrier at its
 /// place; this record keeps what the IR cannot say yet.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,7 +73,8 @@ impl NamedBarrier {
 /// A mechanism the machine (or the IR) lacks, needed by a construct the parser accepted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Capability {
-    /// A barrier id or thread count in a register (the IR's barriers hold immediates).
+    /// A barrier id or thread count in a register the thread writes (the IR's barriers hold
+    /// immediates; a register the thread never writes is read from its initial value).
     BarrierRegister,
     /// Threads of one work-group reaching its barriers without a thread count a different (or
     /// data-dependent) number of times: the machine stops expecting a thread that exited, the
@@ -160,13 +163,7 @@ pub fn check_runnable(test: &LitmusTest) -> Result<(), LitmusError> {
             ));
         }
     }
-    barrier_divergence(test)?;
-    local_ownership(test).map_err(|(at, message)| LitmusError::Syntax {
-        file: test.file.clone(),
-        line: at.line,
-        col: at.col,
-        message,
-    })
+    barrier_divergence(test)
 }
 
 /// What a barrier of thread `t` needs beyond what the machine runs: an id or a thread count in a
@@ -332,40 +329,8 @@ fn barrier_divergence(test: &LitmusTest) -> Result<(), LitmusError> {
     Ok(())
 }
 
-/// Each work-group-local location is used by the threads of at most one work-group (OpenCL 2.0
-/// s3.3.1), else where and why not. The oracle refuses such a test too (`model::decide`).
-pub(super) fn local_ownership(test: &LitmusTest) -> Result<(), (SrcLoc, String)> {
-    let mut owner: Vec<Option<(usize, SrcLoc)>> = vec![None; test.locations.len()];
-    for (ti, t) in test.threads.iter().enumerate() {
-        for (i, l) in test.accesses(ti) {
-            if test.locations[l].space != Space::Local {
-                continue;
-            }
-            match owner[l] {
-                None => owner[l] = Some((ti, t.locs[i])),
-                Some((o, _)) => {
-                    let other = &test.threads[o];
-                    if (other.device, other.cta) != (t.device, t.cta) {
-                        return Err((
-                            t.locs[i],
-                            format!(
-                                "local location {} is used by {} (work-group {}) and {} (work-group {}): work-group-local memory is shared only within one work-group",
-                                test.locations[l].name, other.name, other.cta, t.name, t.cta
-                            ),
-                        ));
-                    }
-                }
-            }
-        }
-    }
-    // A local location no thread uses (a parameter some thread does not touch, as herd's OpenCL
-    // tests declare them) belongs to no work-group: it keeps its initial value, which is what a
-    // condition that names it reads.
-    Ok(())
-}
-
-/// The thread that owns each work-group-local location (the first thread that uses it), `None` for
-/// global locations. Call after [`check_runnable`].
+/// The thread that owns each work-group-local location's home copy (the first thread that uses it:
+/// the copy the initial and final states name), `None` for global locations.
 pub fn local_owners(test: &LitmusTest) -> Vec<Option<usize>> {
     let mut owner = vec![None; test.locations.len()];
     for ti in 0..test.threads.len() {

@@ -153,7 +153,7 @@ pub fn lex(text: &str, file: &str) -> Result<Lexed, LitmusError> {
             }
         } else if c.is_alphabetic()
             || c == '_'
-            || ((c == '%' || c == '$') && next.is_some_and(|n| n.is_alphabetic()))
+            || ((c == '%' || c == '$' || c == '.') && next.is_some_and(|n| n.is_alphabetic()))
         {
             let start = i;
             bump!(1);

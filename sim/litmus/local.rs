@@ -1,9 +1,11 @@
 //! Work-group-local locations in a launch (see `lower.rs` for the whole layout): each lives in the
-//! local memory of its work-group, instance lane `i` at byte `base + i·n·size`; its owner thread (the
-//! first that uses it) writes a non-zero initial value before a work-group barrier all threads of the
-//! work-group pass before their first instruction, and copies a final value the condition reads to
-//! the location's buffer after a work-group barrier all of them pass after their last instruction.
-//! Those barriers order only herd's initial and final states against the whole test.
+//! local memory of its work-group, instance lane `i` at byte `base + i·n·size`, one copy per
+//! work-group whose threads use it (OpenCL 2.0 s3.3.1, PTX `.shared`: per CTA). The first thread of
+//! each such work-group writes a non-zero initial value into its copy before a work-group barrier all
+//! threads of the work-group pass before their first instruction; the first thread that uses the
+//! location at all (its home copy, the one herd's final state names) copies a final value the
+//! condition reads to the location's buffer after a work-group barrier all of them pass after their
+//! last instruction. Those barriers order only herd's initial and final states against the whole test.
 
 use super::capability::local_owners;
 use super::cond::Var;
@@ -36,8 +38,12 @@ pub struct LocalLayout {
     pub offset: Vec<Option<u64>>,
     /// Bytes of local memory per work-group.
     pub bytes: u32,
-    /// Per thread: the local locations it owns.
+    /// Per thread: the local locations whose copy in its work-group it initialises (the first
+    /// thread of each work-group that uses the location).
     pub owned: Vec<Vec<usize>>,
+    /// Per thread: the local locations whose home copy (the first user's) it copies out for the
+    /// final state.
+    pub home: Vec<Vec<usize>>,
     /// Per cta (layout index): whether its threads pass a barrier before their first instruction.
     pub init_barrier: Vec<bool>,
     /// Per cta: whether its threads pass a barrier after their last instruction.
@@ -50,6 +56,7 @@ impl LocalLayout {
         let mut offset = vec![None; test.locations.len()];
         let mut bytes = 0u64;
         let mut owned = vec![Vec::new(); test.threads.len()];
+        let mut home = vec![Vec::new(); test.threads.len()];
         let mut init_barrier = vec![false; lay.ctas.len()];
         let mut final_barrier = vec![false; lay.ctas.len()];
         for (l, owner) in owners.iter().enumerate() {
@@ -57,18 +64,28 @@ impl LocalLayout {
             let loc = &test.locations[l];
             offset[l] = Some(bytes);
             bytes += (lay.ws as u64 * loc.bytes()).div_ceil(8) * 8;
-            owned[t].push(l);
+            home[t].push(l);
             let cta = lay.thread_cta[t];
-            init_barrier[cta] |= loc.elems.iter().any(|&v| v != 0);
             final_barrier[cta] |= test.condition.observed.iter().any(|v| match *v {
                 Var::Loc(x) | Var::Elem { loc: x, .. } => x == l,
                 Var::Reg { .. } => false,
             });
+            // Each work-group using the location has its copy, initialised by its first user.
+            let mut groups: Vec<usize> = Vec::new();
+            for u in 0..test.threads.len() {
+                let g = lay.thread_cta[u];
+                if !groups.contains(&g) && test.accesses(u).iter().any(|&(_, a)| a == l) {
+                    groups.push(g);
+                    owned[u].push(l);
+                    init_barrier[g] |= loc.elems.iter().any(|&v| v != 0);
+                }
+            }
         }
         LocalLayout {
             offset,
             bytes: bytes as u32,
             owned,
+            home,
             init_barrier,
             final_barrier,
         }

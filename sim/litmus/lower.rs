@@ -475,8 +475,8 @@ pub fn workload(test: &LitmusTest, lay: &Layout, plan: &Plan) -> Workload {
         if local.final_barrier[cta] {
             code.push(last, local_barrier());
         }
-        // Final values of observed local locations, copied to their buffers.
-        for &l in &local.owned[i] {
+        // Final values of observed local locations (their home copies), copied to their buffers.
+        for &l in &local.home[i] {
             let loc = &test.locations[l];
             let ar = base + address_reg(test, i, l);
             let size = loc.ty.width().bytes() as u64;
@@ -781,9 +781,9 @@ pub fn relocate(inst: &Inst, base: Reg, off: u32) -> Inst {
     }
 }
 
-/// A barrier's thread count in the machine's threads: each litmus thread runs as a warp of its own
-/// (one instance per lane), so `b` PTX threads (`b / 32` litmus threads, PTX counting whole warps of
-/// 32) are `b / 32` warps of the machine's warp size `ws`.
+/// A barrier's thread count in the machine's threads: a litmus count counts litmus threads (herd's
+/// GPU_PTX reading of `bar.cta.sync 1, 2`), and each litmus thread runs as a warp of its own (one
+/// instance per lane), so `b` litmus threads are `b` warps of the machine's warp size `ws`.
 pub fn machine_barrier(inst: Inst, ws: u32) -> Inst {
     match inst {
         Inst::Barrier {
@@ -791,7 +791,7 @@ pub fn machine_barrier(inst: Inst, ws: u32) -> Inst {
             spaces,
             scope,
         } => {
-            b.threads = b.threads.map(|n| n.div_ceil(32) * ws);
+            b.threads = b.threads.map(|n| n * ws);
             Inst::Barrier {
                 kind: BarrierKind::Named(b),
                 spaces,

@@ -472,6 +472,11 @@ fn reg_value(
     }
 }
 
+/// Register types of herd's GPU_PTX `N:.reg .TYPE r` declarations.
+const REG_DECL_TYPES: &[&str] = &[
+    ".s32", ".u32", ".b32", ".s64", ".u64", ".b64", ".pred", ".f32",
+];
+
 /// The init block. Returns the register initialisations.
 fn init_block(
     c: &mut Cursor,
@@ -503,6 +508,42 @@ fn init_block(
         } else if let Some(t) = thread {
             c.next();
             c.next();
+            // herd's GPU_PTX declarations: `0:.reg .s32 r0;` declares, `0:.reg .b64 r1 = x;`
+            // declares and initialises.
+            if matches!(c.peek(), Some(Tok::Ident(s)) if s == ".reg") {
+                c.next();
+                let (ty, tat) = c.ident("a register type (`.s32`, `.b64`, ...)")?;
+                if !REG_DECL_TYPES.contains(&ty.as_str()) {
+                    return Err(c.error_at(
+                        tat,
+                        format!(
+                            "unknown register type `{ty}` (allowed: {})",
+                            REG_DECL_TYPES.join(" ")
+                        ),
+                    ));
+                }
+                if !c.is_punct("=") && matches!(c.peek(), Some(Tok::Ident(_))) {
+                    let (r, _) = c.ident("a register name")?;
+                    if !c.eat_punct("=") {
+                        // A declaration alone: the register starts at 0, its width set by the
+                        // instructions that use it, as for every register of the dialect.
+                        if !c.eat_punct(";") && !c.is_punct("}") {
+                            return Err(c.error("`;` or `= value` after the register"));
+                        }
+                        continue;
+                    }
+                    let v = reg_value(c, locations, &mut declared)?;
+                    if regs.iter().any(|(t2, r2, _, _)| *t2 == t && *r2 == r) {
+                        return Err(c.error_at(at, format!("{t}:{r} is initialised twice")));
+                    }
+                    regs.push((t, r, v, at));
+                    if !c.eat_punct(";") && !c.is_punct("}") {
+                        return Err(c.error("`;` between initialisations"));
+                    }
+                    continue;
+                }
+                return Err(c.error("a register name after the type"));
+            }
             let (r, _) = c.ident("a register name")?;
             c.expect_punct("=")?;
             let v = reg_value(c, locations, &mut declared)?;

@@ -95,8 +95,16 @@ pub fn parse_threads(
     for (i, cell) in head.iter().enumerate() {
         let mut cc = Cursor::new(cell.toks, c.file, cell.end);
         let (name, at) = cc.ident("a thread name (`P0`)")?;
+        // herd's GPU_PTX tests name threads T0, T1, ...: the same threads.
+        let name = match name.strip_prefix('T') {
+            Some(n) if n.parse::<u32>().is_ok() => format!("P{n}"),
+            _ => name,
+        };
         if !name.starts_with('P') || name[1..].parse::<u32>().is_err() {
-            return Err(cc.error_at(at, format!("thread names are P0, P1, ...; found `{name}`")));
+            return Err(cc.error_at(
+                at,
+                format!("thread names are P0, P1, ... (or T0, T1, ...); found `{name}`"),
+            ));
         }
         if names.iter().any(|n| n.0 == name) {
             return Err(cc.error_at(at, format!("thread {name} is declared twice")));
@@ -124,7 +132,9 @@ pub fn parse_threads(
             }
             cell(&mut b, &cells[ti], c.file)?;
         }
-        threads.push(b.finish()?);
+        let mut t = b.finish()?;
+        super::ptx_sync::resolve_registers(&mut t, c.file)?;
+        threads.push(t);
     }
     Ok(threads)
 }

@@ -421,6 +421,20 @@ pub fn load_store(
             (LoadOrd::Relaxed, StoreOrd::Relaxed, Scope::System)
         }
         Some(("mmio", l)) => return Err(b.error(l, "memory-mapped I/O (.mmio) is not modelled")),
+        // A load written .release or a store written .acquire: the PTX ISA has no such access;
+        // herd's GPU_PTX front end accepts it and its model flags the program undefined. It loads,
+        // runs relaxed, and the oracle reports `Undef`.
+        Some((s @ ("release" | "acquire"), l)) => {
+            b.t.undefined.push((
+                l,
+                format!(
+                    "{} written .{s} (the PTX ISA has no {} .{s}; herd marks the program undefined)",
+                    if load { "a load" } else { "a store" },
+                    if load { "ld" } else { "st" }
+                ),
+            ));
+            (LoadOrd::Relaxed, StoreOrd::Relaxed, need_scope(b, q, at)?)
+        }
         Some((s, l)) => {
             let allowed = if load {
                 "weak, relaxed, acquire, volatile"

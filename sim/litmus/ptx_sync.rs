@@ -5,11 +5,16 @@
 //!   machine capability; proxy and restricted fences are refused;
 //! - `bar{.cta}.sync a{, b}`, `barrier{.cta}.sync{.aligned} a{, b}`, `bar.arrive a, b`,
 //!   `bar.red.popc.u32 d, a{, b}, {!}c`, `bar.red.{and,or}.pred p, a{, b}, {!}c` (the `barrier`
-//!   forms alike), barrier id `a` 0-15 and thread count `b` (a multiple of the warp size) immediates
-//!   or registers. Each becomes the IR's CTA barrier ([`CtaBarrier`]: id, thread count, sync, arrive
-//!   or reduction; `bar.sync 0` the plain work-group barrier) and a [`NamedBarrier`] record as
-//!   written; `capability.rs` refuses an id or count in a register (the IR holds immediates). A
-//!   `bar.red` reduces per instance (`per_lane`: a litmus run puts an instance in each lane).
+//!   forms alike), barrier id `a` 0-15 and thread count `b` immediates or registers. In the litmus
+//!   dialect a count counts *litmus threads* (1 to 64: each runs in a warp of its own, as herd's
+//!   GPU_PTX reads `bar.cta.sync 1, 2`); real PTX kernels keep PTX's rule (a multiple of the warp
+//!   size, `kernel/lower`). `bar.arrive a` without a count arrives at a barrier of the whole CTA.
+//!   Each becomes the IR's CTA barrier ([`CtaBarrier`]: id, thread count, sync, arrive or
+//!   reduction; `bar.sync 0` the plain work-group barrier) and a [`NamedBarrier`] record as
+//!   written. An id or count in a register the thread never writes is read from its initial value
+//!   (`resolve_registers`); one the thread writes is refused by `capability.rs` with its place (the
+//!   IR holds immediates). A `bar.red` reduces per instance (`per_lane`: a litmus run puts an
+//!   instance in each lane).
 
 use super::lex::{Cursor, Tok};
 use super::ptx_mem::{dest, end, value, PtxTy, Quals};
@@ -175,22 +180,9 @@ pub fn barrier(
         c.next();
         let (n, nat) = bar_operand(b, c, "a thread count")?;
         if let Operand::Imm(v) = n {
-            if v == 0 || v % 32 != 0 {
-                return Err(b.error(
-                    nat,
-                    format!(
-                        "a barrier's thread count is a multiple of the warp size (32), found {v}"
-                    ),
-                ));
-            }
+            check_count(b, v, nat)?;
         }
         threads = Some(n);
-    }
-    if kind == "arrive" && threads.is_none() {
-        return Err(b.error(
-            at,
-            format!("{op}.arrive needs a thread count (`{op}.arrive a, b`)"),
-        ));
     }
     let action = match red {
         None if kind == "sync" => BarrierAction::Sync,
@@ -221,39 +213,9 @@ pub fn barrier(
         aligned,
     };
     // Immediate ids and counts become the IR's CTA barrier; a register operand keeps the plain
-    // work-group barrier in its place and `capability.rs` refuses the test.
-    let kind = match (id, threads) {
-        (Operand::Imm(0), None) if action == BarrierAction::Sync => BarrierKind::WorkGroup,
-        (Operand::Imm(id), None | Some(Operand::Imm(_))) => BarrierKind::Named(CtaBarrier {
-            id: id as u8,
-            threads: threads.map(|t| match t {
-                Operand::Imm(n) => n as u32,
-                Operand::Reg(_) => unreachable!("matched an immediate"),
-            }),
-            op: match action {
-                BarrierAction::Sync => BarrierOp::Sync,
-                BarrierAction::Arrive => BarrierOp::Arrive,
-                BarrierAction::Reduce {
-                    op,
-                    dst,
-                    pred,
-                    negated,
-                } => BarrierOp::Reduce {
-                    op: match op {
-                        BarrierReduction::Popc => BarrierReduce::Popc,
-                        BarrierReduction::And => BarrierReduce::And,
-                        BarrierReduction::Or => BarrierReduce::Or,
-                    },
-                    dst,
-                    pred,
-                    negated,
-                    // Litmus tests run one instance per lane.
-                    per_lane: true,
-                },
-            },
-        }),
-        _ => BarrierKind::WorkGroup,
-    };
+    // work-group barrier in its place until `resolve_registers` reads the register, or
+    // `capability.rs` refuses the test.
+    let kind = ir_kind(&nb).unwrap_or(BarrierKind::WorkGroup);
     b.t.barriers.push(nb);
     b.emit(
         Inst::Barrier {
@@ -263,5 +225,151 @@ pub fn barrier(
         },
         at,
     );
+    Ok(())
+}
+
+/// A litmus barrier's thread count counts litmus threads (each runs in a warp of its own, herd's
+/// GPU_PTX reading of `bar.cta.sync 1, 2`): at least one. Real PTX kernels keep PTX's rule (a
+/// multiple of the warp size, `kernel/lower`).
+fn check_count(b: &ThreadBuilder, v: u64, at: SrcLoc) -> Result<(), LitmusError> {
+    if v == 0 || v > super::test::MAX_THREADS as u64 {
+        return Err(b.error(
+            at,
+            format!(
+                "a litmus barrier's thread count counts litmus threads (1 to {}), found {v}",
+                super::test::MAX_THREADS
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The IR's barrier for `nb` when its id and count are immediates (`None`: one is a register).
+fn ir_kind(nb: &NamedBarrier) -> Option<BarrierKind> {
+    let imm = |o: Operand| match o {
+        Operand::Imm(v) => Some(v),
+        Operand::Reg(_) => None,
+    };
+    let id = imm(nb.id)?;
+    let threads = match nb.threads {
+        None => None,
+        Some(t) => Some(imm(t)? as u32),
+    };
+    if id == 0 && threads.is_none() && nb.action == BarrierAction::Sync {
+        return Some(BarrierKind::WorkGroup);
+    }
+    Some(BarrierKind::Named(CtaBarrier {
+        id: id as u8,
+        threads,
+        op: match nb.action {
+            BarrierAction::Sync => BarrierOp::Sync,
+            BarrierAction::Arrive => BarrierOp::Arrive,
+            BarrierAction::Reduce {
+                op,
+                dst,
+                pred,
+                negated,
+            } => BarrierOp::Reduce {
+                op: match op {
+                    BarrierReduction::Popc => BarrierReduce::Popc,
+                    BarrierReduction::And => BarrierReduce::And,
+                    BarrierReduction::Or => BarrierReduce::Or,
+                },
+                dst,
+                pred,
+                negated,
+                // Litmus tests run one instance per lane.
+                per_lane: true,
+            },
+        },
+    }))
+}
+
+/// Barrier ids and thread counts held in registers (`bar.cta.sync 1, r2`), read from the register
+/// where its value is known statically: no instruction of the thread writes it, so it holds its
+/// initial value (the init block's `P0:r2=2`, else 0) at every barrier. A register the thread
+/// writes stays a register operand, which `capability.rs` refuses with its place (the IR's
+/// barriers hold immediates).
+pub fn resolve_registers(
+    t: &mut super::test::Thread,
+    file: &str,
+) -> Result<(), LitmusError> {
+    let written: Vec<crate::ir::Reg> = t
+        .insts
+        .iter()
+        .filter_map(|i| super::model::uses_defs(i).1)
+        .collect();
+    for k in 0..t.barriers.len() {
+        let nb = t.barriers[k].clone();
+        let value = |o: Operand| -> Result<Option<Operand>, LitmusError> {
+            let Operand::Reg(r) = o else { return Ok(None) };
+            if written.contains(&r) {
+                return Ok(None);
+            }
+            let v = match t.reg_init.iter().find(|(x, _)| *x == r) {
+                None => 0,
+                Some((_, super::test::RegInit::Value(v))) => *v,
+                Some(_) => {
+                    return Err(LitmusError::Syntax {
+                        file: file.to_string(),
+                        line: nb.at.line,
+                        col: nb.at.col,
+                        message: format!(
+                            "register {} holds an address, not a barrier id or thread count",
+                            t.regs[r as usize].name
+                        ),
+                    })
+                }
+            };
+            Ok(Some(Operand::Imm(v as u64)))
+        };
+        let id = value(nb.id)?;
+        let threads = match nb.threads {
+            Some(o) => value(o)?,
+            None => None,
+        };
+        if id.is_none() && threads.is_none() {
+            continue;
+        }
+        let err = |message: String| LitmusError::Syntax {
+            file: file.to_string(),
+            line: nb.at.line,
+            col: nb.at.col,
+            message,
+        };
+        let mut resolved = nb.clone();
+        if let Some(Operand::Imm(v)) = id {
+            if v > 15 {
+                return Err(err(format!(
+                    "the barrier id register holds {}; barrier ids are 0 to 15 (PTX has 16 per CTA)",
+                    v as i64
+                )));
+            }
+            resolved.id = Operand::Imm(v);
+        }
+        if let Some(Operand::Imm(v)) = threads {
+            if v == 0 || v > super::test::MAX_THREADS as u64 {
+                return Err(err(format!(
+                    "the thread count register holds {}; a litmus barrier's thread count counts \
+                     litmus threads (1 to {})",
+                    v as i64,
+                    super::test::MAX_THREADS
+                )));
+            }
+            resolved.threads = Some(Operand::Imm(v));
+        }
+        if let Some(kind) = ir_kind(&resolved) {
+            let i = t
+                .insts
+                .iter()
+                .zip(&t.locs)
+                .position(|(i, l)| *l == nb.at && matches!(i, Inst::Barrier { .. }))
+                .expect("every barrier record has its instruction");
+            if let Inst::Barrier { kind: k, .. } = &mut t.insts[i] {
+                *k = kind;
+            }
+        }
+        t.barriers[k] = resolved;
+    }
     Ok(())
 }

@@ -84,7 +84,7 @@ pub struct JsonOutcome {
 fn model_status(r: &LitmusResult) -> (&'static str, Option<String>) {
     match &r.model {
         Err(e) => ("not_modelled", Some(e.clone())),
-        Ok(d) if d.race.is_some() => ("racy", d.race.as_ref().map(|x| x.to_string())),
+        Ok(d) if d.undefined() => ("racy", d.race.as_ref().map(|x| x.to_string())),
         Ok(d) if d.bound_hit => ("bound_hit", None),
         Ok(_) => ("decided", None),
     }
@@ -122,7 +122,7 @@ pub fn json_report(r: &LitmusResult, config: &str, seed: u64) -> JsonTest {
             .model
             .as_ref()
             .ok()
-            .filter(|d| d.race.is_none())
+            .filter(|d| !d.undefined())
             .map(|d| d.allowed.iter().map(|s| r.state_string(s)).collect()),
         forbidden_observed: r
             .forbidden_observed()
@@ -238,7 +238,7 @@ pub fn text_report(r: &LitmusResult) -> String {
 pub fn model_line(r: &LitmusResult) -> String {
     match &r.model {
         Err(e) => format!("not checked ({e})"),
-        Ok(d) if d.race.is_some() => format!(
+        Ok(d) if d.undefined() => format!(
             "{} model: undefined behaviour, not checked ({})",
             d.model.name(),
             d.race.as_ref().expect("racy")
@@ -301,8 +301,8 @@ pub fn summary(results: &[LitmusResult]) -> (String, bool) {
         unsound.len(),
         100.0 * seen as f64 / allowed.max(1) as f64,
         decided.len(),
-        status(&|r| r.model.as_ref().is_ok_and(|d| d.race.is_some())),
-        status(&|r| r.model.as_ref().is_ok_and(|d| d.race.is_none() && d.bound_hit)),
+        status(&|r| r.model.as_ref().is_ok_and(|d| d.undefined())),
+        status(&|r| r.model.as_ref().is_ok_and(|d| !d.undefined() && d.bound_hit)),
         status(&|r| r.model.is_err()),
         wrong.len()
     );

@@ -199,7 +199,7 @@ impl LitmusResult {
     /// bound hit).
     pub fn allowed_seen(&self) -> Option<(usize, usize)> {
         let d = self.model.as_ref().ok()?;
-        if d.race.is_some() || d.bound_hit {
+        if d.undefined() || d.bound_hit {
             return None;
         }
         let seen = self

@@ -94,6 +94,7 @@ pub struct Sections {
 /// Whether the cursor is at a placement section: `scopeTree`, `scopes:` or a node `(`.
 pub fn at_section(c: &Cursor) -> bool {
     c.is_ident("scopeTree")
+        || c.is_ident("ScopeTree")
         || (c.is_ident("scopes") && matches!(c.peek_at(1), Some(Tok::Punct(":"))))
         || c.is_punct("(")
 }
@@ -116,7 +117,10 @@ impl Sections {
                 if self.tree.is_some() {
                     return Err(c.error_at(at, "a second scope tree (a test has one)"));
                 }
-                if !c.eat_ident("scopeTree") && c.eat_ident("scopes") {
+                if !c.eat_ident("scopeTree")
+                    && !c.eat_ident("ScopeTree")
+                    && c.eat_ident("scopes")
+                {
                     c.expect_punct(":")?;
                 }
                 let mut roots = vec![node(c, 0)?];
@@ -201,12 +205,29 @@ impl Sections {
 }
 
 /// `(LEVEL item ...)`.
+/// A thread in a tree: `P0`, herd's GPU_PTX `T0`, or a bare `0`.
+fn thread_name(s: &str) -> bool {
+    (s.starts_with('P') || s.starts_with('T')) && s.len() > 1 && s[1..].parse::<u32>().is_ok()
+}
+
+/// One node: `(LEVEL item ...)`, or a node in doubled parentheses `((LEVEL item ...))` (as some
+/// catalogues write the root; herd's parser reads it), read as the node itself.
 fn node(c: &mut Cursor, depth: usize) -> Result<Node, LitmusError> {
     let loc = c.expect_punct("(")?;
     if depth >= MAX_DEPTH {
         return Err(c.error_at(loc, format!("a scope tree nested deeper than {MAX_DEPTH}")));
     }
+    if c.is_punct("(") {
+        let inner = node(c, depth + 1)?;
+        c.expect_punct(")")?;
+        return Ok(inner);
+    }
     let (name, nat) = c.ident("a scope level (device, kernel, cta, warp, thread)")?;
+    node_items(c, depth, name, nat)
+}
+
+/// The items of a node whose level is `name` (at `nat`), up to its `)`.
+fn node_items(c: &mut Cursor, depth: usize, name: String, nat: SrcLoc) -> Result<Node, LitmusError> {
     let Some(level) = Level::parse(&name) else {
         return Err(c.error_at(
             nat,
@@ -245,9 +266,9 @@ fn node(c: &mut Cursor, depth: usize) -> Result<Node, LitmusError> {
                 c.next();
                 items.push(Item::Thread(format!("P{n}"), at));
             }
-            Some(Tok::Ident(s)) if s.starts_with('P') && s[1..].parse::<u32>().is_ok() => {
+            Some(Tok::Ident(s)) if thread_name(s) => {
                 let (s, at) = c.ident("a thread")?;
-                items.push(Item::Thread(s, at));
+                items.push(Item::Thread(format!("P{}", &s[1..]), at));
             }
             _ => return Err(c.error("a thread (`P0`), a nested level `(...)` or `)`")),
         }

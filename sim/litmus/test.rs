@@ -151,6 +151,9 @@ pub struct Thread {
     pub barriers: Vec<NamedBarrier>,
     /// Constructs the machine cannot run yet.
     pub pending: Vec<Pending>,
+    /// Constructs herd accepts and marks the program undefined for (`st.acquire`, `ld.release`):
+    /// where, and what. The oracle's verdict is `Undef`; the machine runs the access relaxed.
+    pub undefined: Vec<(SrcLoc, String)>,
 }
 
 impl Thread {
@@ -324,6 +327,7 @@ impl<'a> ThreadBuilder<'a> {
                 checked: Vec::new(),
                 barriers: Vec::new(),
                 pending: Vec::new(),
+                undefined: Vec::new(),
             },
             labels: HashMap::new(),
             fixups: Vec::new(),

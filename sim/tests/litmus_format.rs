@@ -335,24 +335,24 @@ fn ptx_operations_take_the_types_the_isa_lists() {
 }
 
 #[test]
-fn local_memory_of_two_work_groups_is_refused_by_the_runner_and_the_oracle() {
-    // OpenCL 2.0 s3.3.1: local memory belongs to one work-group. herd's tests that share a local
-    // location between work-groups are refused with the access that crosses, by both readers (the
-    // oracle had found no execution and given a vacuous verdict).
-    let t = parse("C MP_local\n{ [x]=0; [y]=0; }\nP0@wg 0, dev 0 (local int* x, global atomic_int* y) {\n *x = 1;\n atomic_store_explicit(y, 1, memory_order_release);\n}\nP1@wg 1, dev 0 (local int* x, global atomic_int* y) {\n int r1 = atomic_load_explicit(y, memory_order_acquire);\n int r2 = *x;\n}\nexists (1:r1=1 /\\ 1:r2=0)");
-    let e = litmus::check_runnable(&t).expect_err("refused").to_string();
-    assert!(
-        e.starts_with("t.litmus:9:11:")
-            && e.contains("local location x is used by P0 (work-group 0) and P1 (work-group 1)"),
-        "{e}"
-    );
-    let e = litmus::model::decide(&t, &litmus::model::ModelOptions::default())
-        .expect_err("not modelled")
-        .to_string();
-    assert!(
-        e.starts_with("t.litmus:9:11:") && e.contains("not modelled") && e.contains("used by P0"),
-        "{e}"
-    );
+fn local_memory_used_by_two_work_groups_is_a_copy_in_each() {
+    // OpenCL 2.0 s3.3.1: each work-group has its own local memory. P1 reads its work-group's copy
+    // of x, which P0 never writes: 0 whatever P1 reads from y, on the machine and in the oracle;
+    // the final state names the copy of P0's work-group (the first user), which P0 sets to 1.
+    let t = parse("C MP_local\n{ [x]=0; [y]=0; }\nP0@wg 0, dev 0 (local int* x, global atomic_int* y) {\n *x = 1;\n atomic_store_explicit(y, 1, memory_order_release);\n}\nP1@wg 1, dev 0 (local int* x, global atomic_int* y) {\n int r1 = atomic_load_explicit(y, memory_order_acquire);\n int r2 = *x;\n}\nexists (1:r1=1 /\\ 1:r2=0 /\\ x=1)");
+    litmus::check_runnable(&t).expect("runs");
+    let d = litmus::model::decide(&t, &litmus::model::ModelOptions::default()).expect("decides");
+    assert!(d.race.is_none(), "the copies do not race: {:?}", d.race);
+    assert_eq!(d.allowed, [vec![0, 0, 1], vec![1, 0, 1]]);
+    let r = run(&t, 256).expect("runs");
+    assert!(r.forbidden_observed().is_empty(), "{:?}", states(&r));
+    assert!(states(&r).iter().all(|s| s.contains("P1:r2=0;") && s.contains("x=1;")), "{:?}", states(&r));
+    // A non-zero initial value starts every copy.
+    let t = parse("C L2\n{ [x]=5; }\nP0@wg 0, dev 0 (local int* x) {\n *x = 1;\n}\nP1@wg 1, dev 0 (local int* x) {\n int r2 = *x;\n}\nexists (1:r2=5 /\\ x=1)");
+    let d = litmus::model::decide(&t, &litmus::model::ModelOptions::default()).expect("decides");
+    assert_eq!(d.allowed, [vec![5, 1]]);
+    let r = run(&t, 64).expect("runs");
+    assert_eq!(states(&r), ["P1:r2=5; x=1;"]);
 }
 
 #[test]
@@ -412,14 +412,15 @@ fn predicates_skip_instructions_and_branch() {
 }
 
 #[test]
-fn named_barriers_are_parsed_with_id_and_count_and_register_operands_refused() {
-    let t = parse("PTX B\n{ }\n P0 | P1 ;\n bar.sync 0 | barrier.cta.sync.aligned 0 ;\n bar.cta.sync 3, 64 | barrier.sync r1, r2 ;\n bar.arrive 2, 32 | barrier.arrive.aligned 1, 96 ;\n bar.red.popc.u32 r0, 1, !p | barrier.red.or.pred q, 0, 64, p ;\nexists (0:r0=0)");
+fn named_barriers_are_parsed_with_id_and_count_and_written_register_operands_refused() {
+    // Counts count litmus threads; registers the thread never writes are read from the init block.
+    let t = parse("PTX B\n{ 1:r1=1; 1:r2=2; }\n P0 | P1 ;\n bar.sync 0 | barrier.cta.sync.aligned 0 ;\n bar.cta.sync 3, 2 | barrier.sync r1, r2 ;\n bar.arrive 2, 1 | barrier.arrive.aligned 1, 3 ;\n bar.red.popc.u32 r0, 1, !p | barrier.red.or.pred q, 0, 2, p ;\nexists (0:r0=0)");
     let b = &t.threads[0].barriers;
     assert_eq!(b.len(), 4);
     assert!(b[0].is_work_group_barrier() && b[0].aligned);
     assert_eq!(
         (b[1].id, b[1].threads),
-        (Operand::Imm(3), Some(Operand::Imm(64)))
+        (Operand::Imm(3), Some(Operand::Imm(2)))
     );
     assert_eq!(b[2].action, BarrierAction::Arrive);
     assert!(matches!(
@@ -428,10 +429,25 @@ fn named_barriers_are_parsed_with_id_and_count_and_register_operands_refused() {
     ));
     let b = &t.threads[1].barriers;
     assert!(!b[0].aligned || b[0].is_work_group_barrier());
-    assert!(matches!(b[1].id, Operand::Reg(_)) && matches!(b[1].threads, Some(Operand::Reg(_))));
+    assert_eq!(
+        (b[1].id, b[1].threads),
+        (Operand::Imm(1), Some(Operand::Imm(2))),
+        "read from the registers' initial values"
+    );
+    assert!(t.threads[1].insts.iter().any(|i| matches!(
+        i,
+        Inst::Barrier {
+            kind: gpumemsim::ir::BarrierKind::Named(gpumemsim::ir::CtaBarrier {
+                id: 1,
+                threads: Some(2),
+                ..
+            }),
+            ..
+        }
+    )));
     assert!(
         matches!(b[3].action, BarrierAction::Reduce { negated: false, .. })
-            && b[3].threads == Some(Operand::Imm(64))
+            && b[3].threads == Some(Operand::Imm(2))
     );
     // Each is one IR barrier at its place.
     let n = t.threads[0]
@@ -440,13 +456,14 @@ fn named_barriers_are_parsed_with_id_and_count_and_register_operands_refused() {
         .filter(|i| matches!(i, Inst::Barrier { .. }))
         .count();
     assert_eq!(n, 4);
-    // Ids and counts in registers are refused; immediates run.
+    // Ids and counts in registers the thread writes are refused (their value is not known
+    // statically); immediates run.
     for (text, cap) in [
         ("bar.sync r1", Capability::BarrierRegister),
-        ("bar.sync 0, r2", Capability::BarrierRegister),
-        ("bar.arrive r1, 64", Capability::BarrierRegister),
+        ("bar.sync 0, r1", Capability::BarrierRegister),
+        ("bar.arrive r1, 2", Capability::BarrierRegister),
     ] {
-        let t = parse(&format!("PTX A\n{{ x=0; }}\n P0 | P1 ;\n setp.eq.s32 p, r0, 0 | bar.sync 0 ;\n {text} | ;\nexists (x=0)"));
+        let t = parse(&format!("PTX A\n{{ x=0; }}\n P0 | P1 ;\n mov r1, 1 | bar.sync 0 ;\n {text} | ;\nexists (x=0)"));
         match run(&t, 8) {
             Err(LitmusError::NeedsCapability {
                 capability,
@@ -461,13 +478,15 @@ fn named_barriers_are_parsed_with_id_and_count_and_register_operands_refused() {
     }
     for (text, at, what) in [
         ("bar.sync 16", "4:11:", "0 to 15"),
-        ("bar.sync 0, 48", "4:14:", "multiple of the warp size"),
-        ("bar.arrive 1", "4:2:", "needs a thread count"),
+        ("bar.sync 0, 0", "4:14:", "counts litmus threads (1 to 64), found 0"),
+        ("bar.sync 0, 65", "4:14:", "counts litmus threads (1 to 64), found 65"),
+        ("bar.sync r1", "4:2:", "the barrier id register holds 16"),
+        ("bar.sync 1, r2", "4:2:", "the thread count register holds 0"),
         ("bar.red.popc.u32 r0, 0", "4:25:", "`,`"),
         ("bar.warp.sync 1", "4:2:", "one per warp"),
     ] {
         error_at(
-            &format!("PTX A\n{{ x=0; }}\n P0 ;\n {text} ;\nexists (x=0)"),
+            &format!("PTX A\n{{ x=0; 0:r1=16; }}\n P0 ;\n {text} ;\nexists (x=0)"),
             at,
             what,
         );
@@ -476,13 +495,13 @@ fn named_barriers_are_parsed_with_id_and_count_and_register_operands_refused() {
 
 #[test]
 fn named_barriers_synchronise_by_id_and_count_and_deadlocks_have_no_final_state() {
-    // Barrier 1 with a count of two warps orders P0's store before P1's load; P2 takes no part.
-    let t = parse("PTX A\n{ x=0; y=0; }\n P0@cta 0 | P1@cta 0 | P2@cta 0 ;\n st.weak [x], 1 | bar.sync 1, 64 | st.weak [y], 1 ;\n bar.sync 1, 64 | ld.weak r0, [x] | ld.weak r0, [y] ;\nexists (1:r0=0)");
+    // Barrier 1 with a count of two threads orders P0's store before P1's load; P2 takes no part.
+    let t = parse("PTX A\n{ x=0; y=0; }\n P0@cta 0 | P1@cta 0 | P2@cta 0 ;\n st.weak [x], 1 | bar.sync 1, 2 | st.weak [y], 1 ;\n bar.sync 1, 2 | ld.weak r0, [x] | ld.weak r0, [y] ;\nexists (1:r0=0)");
     let r = run(&t, 256).expect("runs");
     assert_eq!(states(&r), ["P1:r0=1;"]);
     assert_eq!(r.no_final_state, 0);
-    // Different ids never meet: each thread's barrier completes alone (count 32) and P1 may read 0.
-    let t = parse("PTX A\n{ x=0; }\n P0@cta 0 | P1@cta 0 ;\n st.weak [x], 1 | bar.sync 2, 32 ;\n bar.sync 1, 32 | ld.weak r0, [x] ;\nexists (1:r0=0)");
+    // Different ids never meet: each thread's barrier completes alone (count 1) and P1 may read 0.
+    let t = parse("PTX A\n{ x=0; }\n P0@cta 0 | P1@cta 0 ;\n st.weak [x], 1 | bar.sync 2, 1 ;\n bar.sync 1, 1 | ld.weak r0, [x] ;\nexists (1:r0=0)");
     let r = run(&t, 256).expect("runs");
     assert!(r.forbidden_observed().is_empty() && r.no_final_state == 0);
     let d = r.model.as_ref().expect("decided");
@@ -502,9 +521,24 @@ fn named_barriers_synchronise_by_id_and_count_and_deadlocks_have_no_final_state(
         "no expectation declared, nothing unsound"
     );
     // bar.arrive then bar.sync: the arrival releases P0's store to P1.
-    let t = parse("PTX A\n{ x=0; }\n P0@cta 0 | P1@cta 0 ;\n st.weak [x], 1 | bar.sync 1, 64 ;\n bar.arrive 1, 64 | ld.weak r0, [x] ;\nexists (1:r0=0)");
+    let t = parse("PTX A\n{ x=0; }\n P0@cta 0 | P1@cta 0 ;\n st.weak [x], 1 | bar.sync 1, 2 ;\n bar.arrive 1, 2 | ld.weak r0, [x] ;\nexists (1:r0=0)");
     let r = run(&t, 256).expect("runs");
     assert_eq!(states(&r), ["P1:r0=1;"]);
+    // `bar.arrive a` without a count (as catalogues write it) expects the whole CTA.
+    let t = parse("PTX A\n{ x=0; }\n P0@cta 0 | P1@cta 0 ;\n st.weak [x], 1 | bar.sync 1 ;\n bar.arrive 1 | ld.weak r0, [x] ;\nexists (1:r0=0)");
+    let r = run(&t, 256).expect("runs");
+    assert_eq!(states(&r), ["P1:r0=1;"]);
+    assert_eq!(r.model.as_ref().expect("decided").allowed, [vec![1]]);
+    // A count held in a register the thread never writes is read from the init block.
+    let t = parse("PTX A\n{ x=0; 0:r2=2; 1:r2=2; }\n P0@cta 0 | P1@cta 0 ;\n st.weak [x], 1 | bar.cta.sync 1, r2 ;\n bar.arrive 1, r2 | ld.weak r0, [x] ;\nexists (1:r0=0)");
+    let r = run(&t, 256).expect("runs");
+    assert_eq!(states(&r), ["P1:r0=1;"]);
+    assert_eq!(r.model.as_ref().expect("decided").allowed, [vec![1]]);
+    // A count of one thread: P1's barrier completes alone, so P1 may read 0 (the catalogues'
+    // `bar.cta.sync 1, 1`).
+    let t = parse("PTX A\n{ x=0; }\n P0@cta 0 | P1@cta 0 ;\n st.weak [x], 1 | bar.cta.sync 1, 1 ;\n  | ld.weak r0, [x] ;\nexists (1:r0=0)");
+    let r = run(&t, 64).expect("runs");
+    assert_eq!(r.model.as_ref().expect("decided").allowed, [vec![0], vec![1]]);
     // bar.red.popc per instance: two of three predicates true.
     let t = parse("PTX A\n{ }\n P0@cta 0 | P1@cta 0 | P2@cta 0 ;\n setp.eq.s32 p, r9, 0 | setp.eq.s32 p, r9, 0 | setp.ne.s32 p, r9, 0 ;\n bar.red.popc.u32 r0, 3, p | bar.red.popc.u32 r0, 3, p | bar.red.popc.u32 r0, 3, p ;\nforall (0:r0=2)");
     let r = run(&t, 256).expect("runs");
@@ -966,4 +1000,35 @@ fn cvt_converts_as_the_machine_does() {
         "5:14:",
         "holds no location's address",
     );
+}
+
+#[test]
+fn herds_gpu_ptx_layout_loads_reg_declarations_thread_names_and_scope_trees() {
+    // `N:.reg .TYPE r` declares, `= x` initialises to x's address; threads T0, T1 are P0, P1.
+    let t = parse("GPU_PTX A\n{\n0:.reg .s32 r0;\n0:.reg .b64 r1 = x;\n1:.reg .b64 r1 = x;\n1:.reg .s32 r2;\n}\n T0 | T1 ;\n mov.s32 r0, 1 | ld.relaxed.gpu.s32 r2, [r1] ;\n st.relaxed.gpu.s32 [r1], r0 | ;\nScopeTree (grid (cta (warp T0)) (cta (warp T1)))\nx: global\nexists (1:r2=1)");
+    assert_eq!(
+        t.threads.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
+        ["P0", "P1"]
+    );
+    assert_ne!(t.threads[0].cta, t.threads[1].cta, "the tree's two CTAs");
+    let x = t.location_named("x").expect("x declared by its use");
+    assert!(t.threads[1]
+        .reg_init
+        .iter()
+        .any(|&(_, i)| i == gpumemsim::litmus::RegInit::Address(x)));
+    let r = run(&t, 64).expect("runs");
+    assert!(r.forbidden_observed().is_empty());
+    assert_eq!(r.model.as_ref().expect("decided").allowed, [vec![0], vec![1]]);
+    error_at(
+        "PTX A\n{ 0:.reg .f16 r0; }\n P0 ;\n mov r0, 1 ;\nexists (0:r0=1)",
+        "2:10:",
+        "unknown register type `.f16`",
+    );
+    // A scope tree in doubled parentheses is the tree itself.
+    let t = parse("PTX A\n{ x=0; }\n P0 | P1 ;\n st.relaxed.gpu [x], 1 | ld.relaxed.gpu r0, [x] ;\nscopes: ((device (cta P0 P1)))\nexists (1:r0=1)");
+    assert_eq!(t.threads[0].cta, t.threads[1].cta);
+    // A store written .acquire and a load written .release load (herd marks them undefined).
+    let t = parse("PTX A\n{ x=0; }\n P0 | P1 ;\n st.acquire.gpu [x], 1 | ld.release.gpu r0, [x] ;\nexists (1:r0=1)");
+    assert_eq!(t.threads[0].undefined.len(), 1);
+    assert!(t.threads[1].undefined[0].1.contains("a load written .release"));
 }

@@ -127,8 +127,8 @@ impl Exec {
     /// synchronizes with `bar.sync`/`bar.red` on the same barrier); `None` when the execution
     /// deadlocks (it has no final state). Per work-group and id, generation `i` is each
     /// participant's `i`-th arrival there: a barrier without a thread count expects every thread
-    /// of the work-group, one with count `b` expects `b / 32` litmus threads (each runs as a warp
-    /// of its own). A generation short of its participants deadlocks when one of its arrivals
+    /// of the work-group, one with count `b` expects `b` litmus threads (a litmus count counts
+    /// litmus threads). A generation short of its participants deadlocks when one of its arrivals
     /// waits; barriers that wait for each other in a cycle (`bar.sync 1; bar.sync 2` against
     /// `bar.sync 2; bar.sync 1`) deadlock too. `decide` has refused the barriers whose generations
     /// depend on timing (`check_barriers`). A completed generation with `bar.red` arrivals gives
@@ -175,7 +175,7 @@ impl Exec {
                     .collect();
                 let need = match self.events[a].bar_threads {
                     None => group.len(),
-                    Some(n) => n.div_ceil(32) as usize,
+                    Some(n) => n as usize,
                 };
                 let gens = at.iter().map(Vec::len).max().unwrap_or(0);
                 for g in 0..gens {
@@ -269,7 +269,8 @@ pub struct CheckOut {
     /// One entry per family of consistent executions: per location, the writes that can be last
     /// in coherence order (any combination across locations is consistent).
     pub finals: Vec<Vec<Set>>,
-    /// A race in a consistent execution (OpenCL: the program's behaviour is undefined).
+    /// A race in a consistent execution (OpenCL: the program's behaviour is undefined; PTX: the
+    /// execution stands, the race is reported).
     pub race: Option<Race>,
 }
 
@@ -300,16 +301,22 @@ pub struct Collected {
     pub deadlock: bool,
     /// Stop at the first consistent candidate.
     first_only: bool,
+    /// Stop at the first race (its behaviour is undefined: no state needs collecting).
+    stop_at_race: bool,
 }
 
 impl Collected {
     fn done(&self) -> bool {
-        self.race.is_some() || self.limit_hit || (self.first_only && self.consistent)
+        (self.stop_at_race && self.race.is_some())
+            || self.limit_hit
+            || (self.first_only && self.consistent)
     }
 }
 
 /// Every consistent execution's final state (values of the condition's observed variables), from
-/// one trace per thread; with `first_only`, until the first consistent execution.
+/// one trace per thread; with `first_only`, until the first consistent execution; with
+/// `stop_at_race`, until the first race (the first race found is kept either way).
+#[allow(clippy::too_many_arguments)]
 pub fn enumerate<M: Model>(
     test: &LitmusTest,
     per: &[Vec<Trace>],
@@ -318,6 +325,7 @@ pub fn enumerate<M: Model>(
     max_candidates: u64,
     budget: &Budget,
     first_only: bool,
+    stop_at_race: bool,
 ) -> Result<Collected, ModelError> {
     let mut out = Collected {
         states: BTreeSet::new(),
@@ -327,6 +335,7 @@ pub fn enumerate<M: Model>(
         consistent: false,
         deadlock: false,
         first_only,
+        stop_at_race,
     };
     if per.iter().any(|t| t.is_empty()) {
         return Ok(out);
@@ -672,9 +681,11 @@ impl<M: Model> RfSearch<'_, M> {
                 out.limit_hit = true;
             }
             out.consistent |= r.race.is_some() || !r.finals.is_empty();
-            if r.race.is_some() {
-                out.race = r.race;
-                return;
+            if let Some(race) = r.race {
+                out.race.get_or_insert(race);
+                if out.stop_at_race {
+                    return;
+                }
             }
             for f in &r.finals {
                 collect_states(self.test, self.combo, ex, f, &mut out.states);

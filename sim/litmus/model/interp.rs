@@ -35,13 +35,17 @@ use crate::ir::eval::{alu, cmp, convert, rmw};
 use crate::ir::{Address, BarrierKind, Inst, Operand, Space, SpaceSet, SrcLoc, Width};
 use crate::litmus::test::{LitmusTest, RegInit, Thread};
 use crate::litmus::Var;
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::hash::{Hash, Hasher};
 
 const ADDR_BASE: u64 = 0x5A00_0000_0000_0000;
 const LOC_SHIFT: u32 = 32;
 
 /// The most traces one thread may have, and the most values one location's domain may hold.
 pub const MAX_TRACES: usize = 200_000;
+/// The most events the paths of all threads may hold together (about 100 bytes each), so that the
+/// traces' memory is bounded as well as their number.
+pub const MAX_STORED_EVENTS: usize = 4_000_000;
 pub const MAX_VALUES: usize = 256;
 /// The most events one path of a thread may have.
 const MAX_THREAD_EVENTS: usize = 128;
@@ -58,6 +62,10 @@ pub struct Trace {
 pub struct InterpOptions {
     pub unroll: u32,
     pub keep_redundant: u32,
+    /// Thin-air cycles are allowed (C11-2011): a value may justify itself, so the domain of every
+    /// location starts with every constant some store writes (a read of it needs a write of it in
+    /// the execution all the same; the fixpoint adds the computed ones).
+    pub thin_air: bool,
 }
 
 #[derive(Debug)]
@@ -86,9 +94,9 @@ pub fn placements(test: &LitmusTest) -> Vec<Placement> {
 }
 
 /// The instance of element `elem` of location `l` that the test's initial and final states name:
-/// for a global location the one copy, for a work-group-local one the copy of the work-group whose
-/// threads use it (the parser allows one; a local location no thread uses has no copy, so its
-/// global key).
+/// for a global location the one copy, for a work-group-local one the copy of the work-group of
+/// the first thread that uses it (each work-group using it has a copy of its own: the final state
+/// names the first's; a local location no thread uses has no copy, so its global key).
 pub fn home(test: &LitmusTest, l: usize, elem: u32) -> LocKey {
     if test.locations[l].space != Space::Local {
         return LocKey {
@@ -107,12 +115,28 @@ pub fn home(test: &LitmusTest, l: usize, elem: u32) -> LocKey {
     }
 }
 
-/// Every element of every location, as the initial state names them (see [`home`]).
+/// Every instance of every element of every location, each with its initial write: the one copy
+/// of a global location; a copy per work-group whose threads use a work-group-local one (OpenCL 2.0
+/// §3.3.1: each work-group has its own local memory), [`home`] first.
 pub fn initial_keys(test: &LitmusTest) -> impl Iterator<Item = LocKey> + '_ {
-    test.locations
-        .iter()
-        .enumerate()
-        .flat_map(move |(l, loc)| (0..loc.len).map(move |e| home(test, l, e)))
+    test.locations.iter().enumerate().flat_map(move |(l, loc)| {
+        (0..loc.len).flat_map(move |e| {
+            let h = home(test, l, e);
+            let mut keys = vec![h];
+            if loc.space == Space::Local {
+                for (t, th) in test.threads.iter().enumerate() {
+                    let k = LocKey {
+                        copy: Some(th.cta),
+                        ..h
+                    };
+                    if !keys.contains(&k) && test.accesses(t).iter().any(|&(_, a)| a == l) {
+                        keys.push(k);
+                    }
+                }
+            }
+            keys
+        })
+    })
 }
 
 /// The initial value of a location instance, as raw bits of its width.
@@ -135,6 +159,25 @@ pub fn traces(test: &LitmusTest, opts: InterpOptions) -> Result<Traces, ModelErr
     for k in initial_keys(test) {
         domain.entry(k).or_default().insert(init_value(test, k));
     }
+    if opts.thin_air {
+        let constants: BTreeSet<u64> = test
+            .threads
+            .iter()
+            .flat_map(|t| &t.insts)
+            .filter_map(|i| match *i {
+                Inst::Store {
+                    src: Operand::Imm(v),
+                    ..
+                } => Some(v as u64),
+                _ => None,
+            })
+            .collect();
+        for k in initial_keys(test) {
+            let mask = test.locations[k.loc].ty.width().mask();
+            let d = domain.entry(k).or_default();
+            d.extend(constants.iter().map(|v| v & mask));
+        }
+    }
     // A value some execution reads was written at the end of a chain of writes, each depending
     // (data or control) on a read of the previous one; No-Thin-Air makes the chain acyclic, so it
     // has at most as many links as the execution has writes. Round `i` adds the values of chains of
@@ -145,8 +188,9 @@ pub fn traces(test: &LitmusTest, opts: InterpOptions) -> Result<Traces, ModelErr
         let mut per_thread = Vec::with_capacity(shapes.len());
         let mut most_writes = Vec::with_capacity(shapes.len());
         let mut cut = Vec::with_capacity(shapes.len());
+        let mut stored = 0;
         for (i, s) in shapes.iter().enumerate() {
-            let r = s.run(test, place[i], &domain, opts, &mut written)?;
+            let r = s.run(test, place[i], &domain, opts, &mut written, &mut stored)?;
             per_thread.push(r.traces);
             cut.push(r.cut);
             most_writes.push(r.most_writes);
@@ -285,6 +329,7 @@ impl<'t> Shape<'t> {
         domain: &BTreeMap<LocKey, BTreeSet<u64>>,
         opts: InterpOptions,
         written: &mut BTreeMap<LocKey, BTreeSet<u64>>,
+        stored: &mut usize,
     ) -> Result<Paths, ModelError> {
         let n = self.thread.regs.len();
         let start = Path {
@@ -300,7 +345,8 @@ impl<'t> Shape<'t> {
         };
         let mut stack = vec![start];
         let mut out: Vec<Trace> = Vec::new();
-        let mut seen: HashSet<Trace> = HashSet::new();
+        // Traces by hash, as indices into `out` (the traces are kept once).
+        let mut seen: HashMap<u64, Vec<usize>> = HashMap::new();
         let mut cut: Vec<Trace> = Vec::new();
         let mut cut_seen: HashSet<Vec<Event>> = HashSet::new();
         let mut most_writes = 0;
@@ -326,14 +372,29 @@ impl<'t> Shape<'t> {
                             events: std::mem::take(&mut p.events),
                             regs: std::mem::take(&mut p.regs),
                         };
-                        if seen.insert(t.clone()) {
+                        let h = {
+                            let mut s = std::collections::hash_map::DefaultHasher::new();
+                            t.hash(&mut s);
+                            s.finish()
+                        };
+                        let same = seen.entry(h).or_default();
+                        if !same.iter().any(|&i| out[i] == t) {
+                            same.push(out.len());
+                            *stored += t.events.len();
                             out.push(t);
-                            if out.len() > MAX_TRACES {
-                                return Err(ModelError::Limit {
+                            if out.len() > MAX_TRACES || *stored > MAX_STORED_EVENTS {
+                                return Err(ModelError::TooLarge {
                                     file: test.file.clone(),
-                                    message: format!(
-                                        "thread {} has more than {MAX_TRACES} executions",
-                                        self.thread.name
+                                    estimate: format!(
+                                        "thread {} has more than {} paths, the threads' paths \
+                                         more than {} events",
+                                        self.thread.name,
+                                        out.len() - 1,
+                                        *stored - out[out.len() - 1].events.len()
+                                    ),
+                                    bound: format!(
+                                        "{MAX_TRACES} paths per thread and {MAX_STORED_EVENTS} \
+                                         events in all"
                                     ),
                                 });
                             }
@@ -754,7 +815,7 @@ impl<'t> Shape<'t> {
                     // or 1); `Exec::barrier_sync` keeps the combinations whose results match.
                     let holds = (p.regs[pred as usize] != 0) != negated;
                     let most = match threads {
-                        Some(n) => n.div_ceil(32) as u64,
+                        Some(n) => n as u64,
                         None => test
                             .threads
                             .iter()

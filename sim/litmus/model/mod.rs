@@ -4,9 +4,15 @@
 //! returns the allowed final states (values of the condition's observed variables) with herd's
 //! verdict for the condition.
 //!
-//! Models: the PTX memory consistency model for the PTX dialect (`ptx.rs`: Lustig et al., ASPLOS
-//! 2019, as in the PTX ISA), scoped C11 for OpenCL with RC11's repaired seq_cst (`opencl.rs`: Batty
-//! et al., POPL 2016; Lahav et al., PLDI 2017). Flow: `interp.rs` (per-thread traces over a value
+//! Models ([`ModelKind`], `gpumemsim model --model`): `ptx`, the PTX memory consistency model for
+//! the PTX dialect (`ptx.rs`: Lustig et al., ASPLOS 2019, as in the PTX ISA); for OpenCL, scoped C11
+//! (Batty et al., POPL 2016) either with RC11's repairs (`opencl-rc11`, the default: no thin-air
+//! cycles, the repaired seq_cst and SC fences; Lahav et al., PLDI 2017) or with the original C11
+//! rules as Batty et al. formalised them (`opencl-c11`: thin-air cycles allowed, the 2011 SC-fence
+//! rules; "Mathematizing C++ Concurrency", POPL 2011). herd's SVM rule for `all_svm_devices` is
+//! not modelled (system scope is the widest scope, nothing more). Before enumerating, `estimate.rs`
+//! refuses a test whose work could not end within the bounds ("too large to decide (estimate …)").
+//! Flow: `interp.rs` (per-thread traces over a value
 //! domain, loops unrolled, spin loops reduced; `live.rs`; values as `crate::ir::eval` computes
 //! them) → `exec.rs` (combinations, reads-from, final states) → the model's axioms over relations
 //! (`rel.rs`) on events (`event.rs`).
@@ -14,8 +20,13 @@
 //! What a result means: the allowed states are exact when no bound was hit; when the unrolling
 //! bound cut a path (`bound_hit`), they are the states of the executions within the bound, so an
 //! observed state outside them is *unknown*, not forbidden, and a verdict that needs the complete set
-//! is undecided. An OpenCL test with a race (data, scope or barrier divergence) in some consistent
-//! execution has undefined behaviour: the decision carries the race instead of a verdict.
+//! is undecided. Races: an OpenCL test with a race (data, scope or barrier divergence) in some
+//! consistent execution has undefined behaviour: the decision carries the race and herd's `Undef`
+//! instead of a verdict (`--racy-states` collects the states the axioms allow all the same). PTX
+//! gives racy programs a semantics (PTX ISA, "Data races": weak accesses still read from some
+//! write, coherence relates morally strong writes): the verdict stands, the race is reported beside
+//! it (`Decision::reported_race`). An access herd accepts and marks undefined (`st.acquire`,
+//! `ld.release`) makes the test `Undef` under any model.
 //!
 //! Values are register bits from the simulator's own evaluators (`ir::eval`: integer and f32
 //! arithmetic, comparisons, conversions, read-modify-writes), so the oracle's values are the machine's.
@@ -34,11 +45,12 @@
 //! the decision says whether some execution may deadlock (`deadlock`), so that a run's "no final
 //! state" count is judged like a state.
 
+mod estimate;
 mod event;
 mod exec;
 mod interp;
 mod live;
-pub(crate) use live::loop_headers;
+pub(crate) use live::{loop_headers, uses_defs};
 mod opencl;
 mod ptx;
 mod rel;
@@ -58,26 +70,68 @@ use serde::Serialize;
 use std::fmt;
 use thiserror::Error;
 
-/// Which memory model decides a test (by its dialect).
+/// Which memory model decides a test: `ptx` for the PTX dialect; for OpenCL, scoped C11 with
+/// RC11's repairs (`opencl-rc11`, the default) or with the original C11 rules as Batty et al.
+/// formalised them (`opencl-c11`: thin-air cycles allowed, the 2011 SC-fence rules).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
 pub enum ModelKind {
+    #[serde(rename = "ptx")]
     Ptx,
-    #[serde(rename = "opencl")]
-    OpenCl,
+    #[serde(rename = "opencl-rc11")]
+    OpenClRc11,
+    #[serde(rename = "opencl-c11")]
+    OpenClC11,
 }
 
 impl ModelKind {
+    pub const ALL: [ModelKind; 3] = [ModelKind::Ptx, ModelKind::OpenClRc11, ModelKind::OpenClC11];
+
+    /// The default model of a dialect.
     pub fn of(d: Dialect) -> ModelKind {
         match d {
             Dialect::Ptx => ModelKind::Ptx,
-            Dialect::OpenCl => ModelKind::OpenCl,
+            Dialect::OpenCl => ModelKind::OpenClRc11,
         }
     }
     pub fn name(self) -> &'static str {
         match self {
             ModelKind::Ptx => "ptx",
-            ModelKind::OpenCl => "opencl",
+            ModelKind::OpenClRc11 => "opencl-rc11",
+            ModelKind::OpenClC11 => "opencl-c11",
+        }
+    }
+    pub fn parse(s: &str) -> Option<ModelKind> {
+        ModelKind::ALL.into_iter().find(|m| m.name() == s)
+    }
+    /// The dialect whose tests the model decides.
+    pub fn dialect(self) -> Dialect {
+        match self {
+            ModelKind::Ptx => Dialect::Ptx,
+            ModelKind::OpenClRc11 | ModelKind::OpenClC11 => Dialect::OpenCl,
+        }
+    }
+    /// Whether a race makes the program's behaviour undefined (C11, OpenCL 2.0 §3.3.6), or
+    /// racy executions are executions like others (PTX ISA, "Data races": weak accesses still
+    /// read from some write; the race is reported beside the verdict).
+    pub fn undefined_on_race(self) -> bool {
+        self != ModelKind::Ptx
+    }
+    /// The model used for `test`: `chosen` when given (it must decide the test's dialect), else
+    /// the dialect's default.
+    pub fn for_test(chosen: Option<ModelKind>, test: &LitmusTest) -> Result<ModelKind, ModelError> {
+        match chosen {
+            None => Ok(ModelKind::of(test.dialect)),
+            Some(m) if m.dialect() == test.dialect => Ok(m),
+            Some(m) => Err(ModelError::Dialect {
+                file: test.file.clone(),
+                model: m.name(),
+                allowed: ModelKind::ALL
+                    .into_iter()
+                    .filter(|k| k.dialect() == test.dialect)
+                    .map(|k| k.name())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            }),
         }
     }
 }
@@ -93,6 +147,14 @@ pub struct ModelOptions {
     /// their combinations), so that it ends in bounded time whatever one candidate holds; spent,
     /// the result counts as bounded.
     pub max_orders: u64,
+    /// The model to decide with (`None`: the dialect's default, [`ModelKind::of`]).
+    pub model: Option<ModelKind>,
+    /// For models under which a race is undefined behaviour: collect the states the axioms allow
+    /// all the same (`--racy-states`); the verdict stays `Undef`.
+    pub racy_states: bool,
+    /// The most work the a-priori estimate (`estimate.rs`) may predict; above it the decision is
+    /// "too large to decide" before any enumeration.
+    pub max_estimate: f64,
 }
 
 impl Default for ModelOptions {
@@ -101,6 +163,9 @@ impl Default for ModelOptions {
             unroll: 4,
             max_candidates: 50_000_000,
             max_orders: 20_000_000,
+            model: None,
+            racy_states: false,
+            max_estimate: estimate::MAX_ESTIMATE,
         }
     }
 }
@@ -115,6 +180,18 @@ pub enum ModelError {
     },
     #[error("{file}: model: cannot decide within its limits: {message}")]
     Limit { file: String, message: String },
+    #[error("{file}: model: too large to decide (estimate {estimate}); the bound is {bound}")]
+    TooLarge {
+        file: String,
+        estimate: String,
+        bound: String,
+    },
+    #[error("{file}: model: the {model} model does not decide this test's dialect (allowed: {allowed})")]
+    Dialect {
+        file: String,
+        model: &'static str,
+        allowed: String,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -126,6 +203,9 @@ pub enum RaceKind {
     Scope,
     /// Work-items of one work-group pass different numbers of barriers.
     BarrierDivergence,
+    /// An access written with an order its kind does not have (`st.acquire`, `ld.release`):
+    /// herd accepts it and marks the program undefined.
+    IllegalOrder,
 }
 
 /// Why a test's behaviour is undefined.
@@ -144,6 +224,7 @@ impl fmt::Display for Race {
             RaceKind::BarrierDivergence => {
                 write!(f, "barrier divergence: {} ({})", self.first, self.second)
             }
+            RaceKind::IllegalOrder => write!(f, "illegal order: {} at {}", self.second, self.first),
         }
     }
 }
@@ -154,10 +235,20 @@ pub struct Decision {
     pub model: ModelKind,
     /// Allowed final states (values of the condition's observed variables), sorted.
     pub allowed: Vec<Vec<i64>>,
-    /// Set when some consistent execution races: the behaviour is undefined.
+    /// Why the behaviour is undefined: a race in some consistent execution under an OpenCL model,
+    /// or an access herd marks undefined (`st.acquire`).
     pub race: Option<Race>,
+    /// A race in some consistent execution under a model that gives racy programs a semantics
+    /// (PTX): reported beside the verdict, which stands.
+    pub reported_race: Option<Race>,
+    /// `allowed` holds the states of racy executions too, though the behaviour is undefined
+    /// (`--racy-states`).
+    pub racy_states: bool,
     /// Candidate executions checked.
     pub executions: u64,
+    /// The a-priori estimate of the candidate executions (`estimate.rs`: herd's count, one write
+    /// per read times every coherence order, over each thread's longest path).
+    pub estimate: f64,
     /// The unrolling bound cut a path, or the candidate limit stopped the enumeration: `allowed`
     /// holds only states of executions within the bound.
     pub bound_hit: bool,
@@ -178,6 +269,19 @@ pub enum Judgement {
 }
 
 impl Decision {
+    /// Whether a race makes the test's behaviour undefined under the model (herd's `Undef`).
+    pub fn undefined(&self) -> bool {
+        self.race.is_some()
+    }
+
+    /// herd's result word: `Ok`, `No`, `Undef`, or `None` when undecided.
+    pub fn result_word(&self, cond: &Condition) -> Option<&'static str> {
+        if self.undefined() {
+            return Some("Undef");
+        }
+        self.verdict(cond).map(|v| if v { "Ok" } else { "No" })
+    }
+
     pub fn allows(&self, state: &[i64]) -> bool {
         self.allowed
             .binary_search_by(|s| s.as_slice().cmp(state))
@@ -185,7 +289,7 @@ impl Decision {
     }
 
     pub fn judge(&self, state: &[i64]) -> Judgement {
-        if self.race.is_some() {
+        if self.undefined() {
             Judgement::Undefined
         } else if self.allows(state) {
             Judgement::Allowed
@@ -200,7 +304,7 @@ impl Decision {
     /// that did not end): it decides finite executions only, so unknown when some thread has a
     /// loop (`has_loop`), forbidden when none has (straight-line code always ends).
     pub fn judge_stopped(&self, has_loop: bool) -> Judgement {
-        if self.race.is_some() {
+        if self.undefined() {
             Judgement::Undefined
         } else if has_loop {
             Judgement::Unknown
@@ -212,7 +316,7 @@ impl Decision {
     /// How the model stands on executions without a final state because a barrier never
     /// completed.
     pub fn judge_no_final_state(&self) -> Judgement {
-        if self.race.is_some() {
+        if self.undefined() {
             Judgement::Undefined
         } else if self.deadlock {
             Judgement::Allowed
@@ -226,7 +330,7 @@ impl Decision {
     /// Whether some allowed state is a witness of the condition (`None`: racy, or none found
     /// within a bound that was hit).
     pub fn witness_allowed(&self, cond: &Condition) -> Option<bool> {
-        if self.race.is_some() {
+        if self.undefined() {
             return None;
         }
         if self.allowed.iter().any(|s| cond.witness(s)) {
@@ -250,7 +354,7 @@ impl Decision {
     /// Whether a declared expectation agrees with the model (`None`: undecided). A racy test's
     /// behaviour is undefined, so every state may appear: only `allowed` agrees.
     pub fn agrees(&self, cond: &Condition, expect: Expect) -> Option<bool> {
-        if self.race.is_some() {
+        if self.undefined() {
             return Some(expect == Expect::Allowed);
         }
         let w = self.witness_allowed(cond)?;
@@ -260,29 +364,25 @@ impl Decision {
 
 /// Decides `test` under its dialect's model.
 pub fn decide(test: &LitmusTest, opts: &ModelOptions) -> Result<Decision, ModelError> {
-    let model = ModelKind::of(test.dialect);
+    let model = ModelKind::for_test(opts.model, test)?;
     let interp = interp::InterpOptions {
         unroll: opts.unroll,
-        // OpenCL keeps one redundant spin iteration: a race inside a failing iteration is a race.
+        // A redundant spin iteration is kept where races are looked for in it (OpenCL: a race
+        // inside a failing iteration is a race).
         keep_redundant: match model {
             ModelKind::Ptx => 0,
-            ModelKind::OpenCl => 1,
+            ModelKind::OpenClRc11 | ModelKind::OpenClC11 => 1,
         },
+        thin_air: model == ModelKind::OpenClC11,
     };
     check_pending(test)?;
-    // What the runner refuses as a test error, the oracle does not decide either (it had found no
-    // execution: a vacuous verdict).
-    crate::litmus::capability::local_ownership(test).map_err(|(at, why)| {
-        ModelError::NotModelled {
-            file: test.file.clone(),
-            at,
-            what: format!("this use of work-group-local memory ({why})"),
-        }
-    })?;
     check_barriers(test)?;
+    estimate::before_paths(test)?;
     let traces = interp::traces(test, interp)?;
+    let estimate = estimate::before_executions(test, &traces.per_thread, opts)?;
     let place = interp::placements(test);
     let budget = exec::Budget::new(opts.max_orders);
+    let stop_at_race = model.undefined_on_race() && !opts.racy_states;
     let run = |per_thread: &[Vec<interp::Trace>], first_only| match model {
         ModelKind::Ptx => exec::enumerate(
             test,
@@ -292,15 +392,19 @@ pub fn decide(test: &LitmusTest, opts: &ModelOptions) -> Result<Decision, ModelE
             opts.max_candidates,
             &budget,
             first_only,
+            stop_at_race,
         ),
-        ModelKind::OpenCl => exec::enumerate(
+        ModelKind::OpenClRc11 | ModelKind::OpenClC11 => exec::enumerate(
             test,
             per_thread,
             &place,
-            &opencl::OpenCl,
+            &opencl::OpenCl {
+                c11: model == ModelKind::OpenClC11,
+            },
             opts.max_candidates,
             &budget,
             first_only,
+            stop_at_race,
         ),
     };
     let c = run(&traces.per_thread, false)?;
@@ -331,10 +435,26 @@ pub fn decide(test: &LitmusTest, opts: &ModelOptions) -> Result<Decision, ModelE
         executions += p.candidates;
         bound_hit = p.consistent || p.limit_hit;
     }
+    // herd's undefined accesses make the whole program undefined, whatever the model.
+    let illegal = test.threads.iter().find_map(|t| {
+        t.undefined.first().map(|(at, what)| Race {
+            kind: RaceKind::IllegalOrder,
+            first: format!("{}:{}:{} ({})", test.file, at.line, at.col, t.name),
+            second: what.clone(),
+        })
+    });
+    let (race, reported_race) = if model.undefined_on_race() {
+        (illegal.or(c.race), None)
+    } else {
+        (illegal, c.race)
+    };
     Ok(Decision {
         model,
         allowed: c.states.into_iter().collect(),
-        race: c.race,
+        race,
+        reported_race,
+        racy_states: opts.racy_states,
+        estimate,
         executions,
         bound_hit,
         deadlock,
@@ -357,7 +477,7 @@ fn check_pending(test: &LitmusTest) -> Result<(), ModelError> {
 
 /// PTX barriers whose generations do not depend on timing (`Exec::barrier_sync`), else "not
 /// modelled" naming the barrier: per work-group and id, one thread count (or none) for every use;
-/// with a count `b`, at most `b / 32` threads using the barrier (more would race for its places);
+/// with a count `b`, at most `b` threads using the barrier (more would race for its places);
 /// a thread that arrives with `bar.arrive` uses that barrier no other time (a thread that does not
 /// wait could join two generations).
 fn check_barriers(test: &LitmusTest) -> Result<(), ModelError> {
@@ -427,13 +547,13 @@ fn check_barriers(test: &LitmusTest) -> Result<(), ModelError> {
     }
     for ((_, _, id), threads, at, users) in &seen {
         if let Some(n) = threads {
-            let places = n.div_ceil(32) as usize;
+            let places = *n as usize;
             if users.len() > places {
                 return Err(not(
                     *at,
                     format!(
-                        "barrier {id} with {n} threads ({places} litmus threads, one warp each) used by \
-                         {} threads: which of them complete a generation depends on timing",
+                        "barrier {id} with a count of {places} litmus threads used by {} threads: \
+                         which of them complete a generation depends on timing",
                         users.len()
                     ),
                 ));

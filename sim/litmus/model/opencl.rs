@@ -30,9 +30,12 @@
 //!    like C11, allows load buffering with relaxed atomics, and every GPU mapping respects
 //!    dependencies.
 //! 2. For the SC axiom, happens-before is the union of the regions' happens-before relations.
-//! 3. Memory regions are modelled. A local location belongs to the one work-group whose threads
-//!    use it (the parser allows no other), and its initial and final states are that work-group's
-//!    copy (`interp::home`).
+//! 3. Memory regions are modelled. A local location has a copy per work-group whose threads use it,
+//!    each with its initial write; the final state names the copy of the first thread's work-group
+//!    (`interp::home`).
+//! 5. `opencl-c11` (`OpenCl { c11: true }`): no No-Thin-Air axiom (the value domains start with
+//!    every constant stored, so a self-justifying value is found, `interp.rs`), and the SC axiom is
+//!    C11-2011's (`sc_consistent_c11`) instead of RC11's `psc`.
 //! 4. Every location is accessed with one width.
 
 use super::event::{includes, Kind, Mode};
@@ -41,7 +44,10 @@ use super::rel::{all, members, Rel, Set};
 use super::{Race, RaceKind};
 use crate::ir::{Scope, Space};
 
-pub struct OpenCl;
+/// The OpenCL model; `c11` selects the original C11 rules (`opencl-c11`) instead of RC11's.
+pub struct OpenCl {
+    pub c11: bool,
+}
 
 pub struct Static {
     incl: Rel,
@@ -143,8 +149,9 @@ impl Model for OpenCl {
             race: None,
         };
         let n = ex.n();
-        // No-Thin-Air (deviation 1).
-        if !ex.rf.union(&ex.dep).acyclic() {
+        // No-Thin-Air (deviation 1); C11-2011 has no such axiom (Batty et al. POPL'11: the
+        // standard's thin-air note is not part of the formal model), so thin-air cycles stand.
+        if !self.c11 && !ex.rf.union(&ex.dep).acyclic() {
             return out;
         }
         // Synchronizes-with, per region.
@@ -238,7 +245,12 @@ impl Model for OpenCl {
             while budget.take() {
                 out.candidates += 1;
                 let cos: Vec<&Vec<usize>> = idx.iter().zip(&per_loc).map(|(&i, o)| &o[i]).collect();
-                if sc_consistent(ex, st, &hb, &cos) {
+                let ok = if self.c11 {
+                    sc_consistent_c11(ex, st, &hb, &cos, budget)
+                } else {
+                    sc_consistent(ex, st, &hb, &cos)
+                };
+                if ok {
                     out.finals
                         .push(cos.iter().map(|co| 1 << co[co.len() - 1]).collect());
                 }
@@ -322,9 +334,16 @@ fn location(
             let src = ex.rf_src[r].expect("read");
             fr.set_row(r, corel.row(src) & !(1 << r));
         }
-        // Atomicity: a read-modify-write directly follows the write it reads in coherence order.
+        // Atomicity: a read-modify-write directly follows the write it reads in coherence order
+        // (C11 §29.3p12 "the last value (in the modification order) before the write"; Batty et al.
+        // POPL'11 `rmw_atomicity`: mo-adjacent, so the write read is mo-before it, which RC11's
+        // No-Thin-Air implied and C11-2011 has to say itself).
         for &a in &reads {
-            if ex.events[a].kind == Kind::Rmw && fr.row(a) & corel.column(a) != 0 {
+            if ex.events[a].kind != Kind::Rmw {
+                continue;
+            }
+            let src = ex.rf_src[a].expect("read");
+            if fr.row(a) & corel.column(a) != 0 || !corel.has(src, a) {
                 return true;
             }
         }
@@ -395,6 +414,106 @@ fn sc_consistent(ex: &Exec, st: &Static, hb: &Rel, cos: &[&Vec<usize>]) -> bool 
         .restrict(st.sc, st.sc)
         .intersect(&st.incl);
     psc.acyclic()
+}
+
+/// The C11-2011 seq_cst rules, as Batty, Owens, Sarkar, Sewell and Weber formalised them
+/// ("Mathematizing C++ Concurrency", POPL 2011: `sc_accesses_consistent_sc`,
+/// `sc_accesses_sc_reads_restricted`, `sc_fenced_sc_fences_heeded`; C++11 §29.3p3-p6), scoped as in
+/// Batty et al. POPL 2016 (the rules relate inclusive events only). Some total order S over the
+/// SC events such that:
+/// - S contains happens-before and coherence order between SC events (§29.3p3);
+/// - an SC read reads from the last SC write to its location before it in S, or from a non-SC write
+///   that happens-before no SC write to the location before the read in S (§29.3p3);
+/// - §29.3p4: a write A sequenced before an SC fence X, X before an SC read B in S: B does not read
+///   from a write coherence-before A;
+/// - §29.3p5: an SC write A before an SC fence X in S, X sequenced before a read B: likewise;
+/// - §29.3p6: A sequenced before SC fence X, X before SC fence Y in S, Y sequenced before B:
+///   likewise.
+/// These fence rules are weaker than RC11's `psc_F` (no hb ; eco ; hb between fences), and the
+/// `hb ⊆ S` rule is stronger than RC11's `scb` (Lahav et al. PLDI'17 §2 show it unsound for the
+/// Power mapping): the two models differ both ways.
+fn sc_consistent_c11(
+    ex: &Exec,
+    st: &Static,
+    hb: &Rel,
+    cos: &[&Vec<usize>],
+    budget: &Budget,
+) -> bool {
+    let n = ex.n();
+    let mut co = Rel::empty(n);
+    for c in cos {
+        for (i, &a) in c.iter().enumerate() {
+            for &b in &c[i + 1..] {
+                co.add(a, b);
+            }
+        }
+    }
+    let sc: Vec<usize> = members(st.sc).collect();
+    let must = hb
+        .union(&co)
+        .restrict(st.sc, st.sc)
+        .intersect(&st.incl);
+    let fences = st.sc & ex.set(|e| e.is_fence());
+    let atomic = |e: usize| ex.events[e].is_access() && ex.events[e].mode.atomic();
+    let same_loc = |a: usize, b: usize| ex.loc_of[a].is_some() && ex.loc_of[a] == ex.loc_of[b];
+    let reads: Vec<usize> = (ex.ninit..n)
+        .filter(|&r| ex.events[r].reads() && atomic(r))
+        .collect();
+    let writes: Vec<usize> = (0..n).filter(|&w| ex.events[w].writes()).collect();
+    // B reads from a write coherence-before A.
+    let before = |b: usize, a: usize| {
+        let src = ex.rf_src[b].expect("a read reads from a write");
+        co.has(src, a)
+    };
+    let mut found = false;
+    linear_extensions(&sc, &must, budget, &mut |order| {
+        let mut pos = vec![usize::MAX; n];
+        for (i, &e) in order.iter().enumerate() {
+            pos[e] = i;
+        }
+        let s = |a: usize, b: usize| pos[a] < pos[b] && pos[b] != usize::MAX;
+        for &b in &reads {
+            let src = ex.rf_src[b].expect("read");
+            // §29.3p3: SC reads.
+            if st.sc >> b & 1 == 1 {
+                let sc_writes = writes
+                    .iter()
+                    .copied()
+                    .filter(|&c| st.sc >> c & 1 == 1 && same_loc(c, b) && st.incl.has(c, b));
+                let ok = if st.sc >> src & 1 == 1 {
+                    s(src, b) && !sc_writes.clone().any(|c| c != src && s(src, c) && s(c, b))
+                } else {
+                    !sc_writes.clone().any(|c| hb.has(src, c) && s(c, b))
+                };
+                if !ok {
+                    return true;
+                }
+            }
+            for &a in writes.iter().filter(|&&a| a >= ex.ninit && same_loc(a, b) && atomic(a)) {
+                if !st.incl.has(a, b) || !before(b, a) {
+                    continue;
+                }
+                for x in members(fences) {
+                    // §29.3p4 and §29.3p5.
+                    if (ex.po.has(a, x) && st.sc >> b & 1 == 1 && s(x, b))
+                        || (st.sc >> a & 1 == 1 && s(a, x) && ex.po.has(x, b))
+                    {
+                        return true;
+                    }
+                    // §29.3p6.
+                    if ex.po.has(a, x)
+                        && members(fences)
+                            .any(|y| s(x, y) && st.incl.has(x, y) && ex.po.has(y, b))
+                    {
+                        return true;
+                    }
+                }
+            }
+        }
+        found = true;
+        false
+    });
+    found
 }
 
 /// A race in this (consistent) execution, if any.

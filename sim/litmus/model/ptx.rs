@@ -16,15 +16,24 @@
 //!   (rule 2: each arrival before every other participant's departure);
 //! - *base causality order*: `(po ∪ sw)+`; *causality order*: `base ∪ obs ; base`
 //!   (§"Causality order");
-//! - *coherence order* (§"Coherence order"): a partial order relating writes that are morally strong
-//!   or causality-ordered. Enumerated as a total order per location whose restriction
-//!   `(co ∩ (ms ∪ cause))+` is the partial order; from-reads use the partial order;
+//! - *coherence order* (§"Coherence order": "a partial transitive order that relates overlapping
+//!   write operations ... related in coherence order if they are morally strong or if they are
+//!   related in causality order; unrelated if they are in a data-race"): a weak and a strong write
+//!   of different threads without causality between them are not ordered. Enumerated as a total
+//!   order per location whose restriction `(co ∩ (ms ∪ cause))+` is the partial order — every
+//!   orientation of the morally strong pairs, closed, which are exactly the minimal partial orders
+//!   (a larger one only adds from-reads, so forbids more and leaves the maximal writes fewer);
+//!   from-reads use the partial order, the final value of a location is a maximal write;
 //! - axioms (§"Axioms"): Coherence (causality-ordered writes are coherence-ordered), Fence-SC
 //!   (Fence-SC order, a total order over the fence.sc operations, cannot contradict causality
 //!   between morally strong fences), Atomicity (of morally strong read-modify-writes), No-Thin-Air
 //!   (`acyclic(rf ∪ dep)`, as in the ASPLOS'19 formalisation), SC-per-Location
 //!   (`acyclic(po_loc ∪ (com ∩ ms))`), Causality (a read cannot read from a write it precedes in
 //!   causality order, nor from a write coherence-before one that precedes it).
+//!
+//! *Data races* (§"Data races": conflicting overlapping operations, not morally strong, unrelated
+//! in causality order) do not make the program undefined: the first race of a consistent execution
+//! is reported beside the verdict (`race`).
 //!
 //! Deviations and limits (numbered):
 //! 1. Every location is accessed with one width (the parser enforces it), so single-copy atomicity
@@ -47,6 +56,7 @@
 use super::event::{includes, Kind, Mode};
 use super::exec::{linear_extensions, Budget, CheckOut, Exec, Model};
 use super::rel::{members, Rel, Set};
+use super::{Race, RaceKind};
 
 pub struct Ptx;
 
@@ -59,6 +69,9 @@ pub struct Static {
     /// fence.sc operations that are morally strong with another one.
     sc_fences: Vec<usize>,
     barriers: Option<Vec<(usize, usize)>>,
+    /// Conflicting accesses of different threads that are not morally strong: a data race where
+    /// causality does not order them (`race`).
+    conflicts: Vec<(usize, usize)>,
 }
 
 fn strong(m: Mode) -> bool {
@@ -118,7 +131,23 @@ impl Model for Ptx {
         }
         let sc = ex.set(|e| e.is_fence() && e.mode.sc());
         let sc_fences = members(sc).filter(|&f| ms.row(f) & sc != 0).collect();
+        let mut conflicts = Vec::new();
+        for a in ex.ninit..n {
+            for b in a + 1..n {
+                let (ea, eb) = (&ex.events[a], &ex.events[b]);
+                if ea.is_access()
+                    && eb.is_access()
+                    && ea.loc == eb.loc
+                    && !ex.same_thread(a, b)
+                    && (ea.writes() || eb.writes())
+                    && !ms.has(a, b)
+                {
+                    conflicts.push((a, b));
+                }
+            }
+        }
         Static {
+            conflicts,
             ms,
             releases,
             acquires,
@@ -220,6 +249,9 @@ impl Ptx {
         }
         out.candidates += count;
         out.finals.push(finals);
+        if out.race.is_none() {
+            out.race = race(ex, st, &cause);
+        }
     }
 
     /// The coherence orders of location `li` that satisfy the per-location axioms: the set of
@@ -296,6 +328,27 @@ impl Ptx {
         );
         (finals, count)
     }
+}
+
+/// A data race of a consistent execution (PTX ISA, "Data races": two conflicting overlapping
+/// operations, at least one a write, not morally strong and not related in causality order). PTX
+/// gives racy programs a semantics (the execution is consistent as it stands); the race is
+/// reported beside the verdict. Both strong but a scope too narrow is reported as a scope race.
+fn race(ex: &Exec, st: &Static, cause: &Rel) -> Option<Race> {
+    let &(a, b) = st
+        .conflicts
+        .iter()
+        .find(|&&(a, b)| !cause.has(a, b) && !cause.has(b, a))?;
+    let kind = if strong(ex.events[a].mode) && strong(ex.events[b].mode) {
+        RaceKind::Scope
+    } else {
+        RaceKind::Data
+    };
+    Some(Race {
+        kind,
+        first: ex.describe(a),
+        second: ex.describe(b),
+    })
 }
 
 /// `must` with the initial write before every other write.
