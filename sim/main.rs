@@ -11,6 +11,24 @@
 //! Each subcommand is one variant of [`Command`] with its argument struct, and one `cmd_*` function
 //! that returns the process exit code; the sweep and litmus families live in `cli/`.
 
+/// `print!` for the CLI: a closed stdout ends the command quietly (`cli/out.rs`).
+macro_rules! out {
+    ($($t:tt)*) => { $crate::cli::out::stdout(format_args!($($t)*)) };
+}
+/// `println!` for the CLI: a closed stdout ends the command quietly (`cli/out.rs`).
+macro_rules! outln {
+    () => { $crate::cli::out::stdout(format_args!("\n")) };
+    ($($t:tt)*) => { $crate::cli::out::stdout(format_args!("{}\n", format_args!($($t)*))) };
+}
+/// `eprint!` that never panics (`cli/out.rs`).
+macro_rules! err {
+    ($($t:tt)*) => { $crate::cli::out::stderr(format_args!($($t)*)) };
+}
+/// `eprintln!` that never panics (`cli/out.rs`).
+macro_rules! errln {
+    ($($t:tt)*) => { $crate::cli::out::stderr(format_args!("{}\n", format_args!($($t)*))) };
+}
+
 mod cli;
 
 use anyhow::{Context, Result};
@@ -97,10 +115,10 @@ fn cmd_config(c: ConfigCmd) -> Result<ExitCode> {
             let mut failed = false;
             for f in &files {
                 match config::load(Some(f), &[]) {
-                    Ok(_) => println!("{}: ok", f.display()),
+                    Ok(_) => outln!("{}: ok", f.display()),
                     Err(e) => {
                         failed = true;
-                        eprintln!("{e}");
+                        errln!("{e}");
                     }
                 }
             }
@@ -108,7 +126,7 @@ fn cmd_config(c: ConfigCmd) -> Result<ExitCode> {
         }
         ConfigCmd::Show { file, set } => {
             let resolved = config::load_resolved(file.as_deref(), &set)?;
-            print!("{}", config::show::render(&resolved)?);
+            out!("{}", config::show::render(&resolved)?);
             Ok(ExitCode::SUCCESS)
         }
         ConfigCmd::Doc { markdown } => {
@@ -118,7 +136,7 @@ fn cmd_config(c: ConfigCmd) -> Result<ExitCode> {
             } else {
                 config::doc::text(&cfg)?
             };
-            print!("{out}");
+            out!("{out}");
             Ok(ExitCode::SUCCESS)
         }
     }
@@ -220,10 +238,10 @@ fn cmd_run(c: RunCmd) -> Result<ExitCode> {
     );
     progress.finish();
     let out = out?;
-    print!("{}", out.summary);
+    out!("{}", out.summary);
     let failed = out.failed_checks();
     if failed > 0 {
-        eprintln!(
+        errln!(
             "error: {failed} of {} checks failed",
             out.result.checks.len()
         );
@@ -267,13 +285,17 @@ fn cmd_bench(c: BenchCmd) -> Result<ExitCode> {
         only: c.only,
         litmus_iterations: c.litmus_iterations,
     };
-    println!("{}", bench::table_header());
-    let rows = bench::run(&opts, |r| println!("{}", bench::table_line(r)))?;
+    outln!("{}", bench::table_header());
+    let rows = bench::run(&opts, |r| outln!("{}", bench::table_line(r)))?;
     let litmus = bench::litmus_rate(&opts)?;
     if let Some(l) = &litmus {
-        println!(
+        outln!(
             "litmus {} on {}: {} iterations in {:.3} s, {:.0} iterations/s",
-            l.test, l.config, l.iterations, l.seconds, l.iterations_per_second
+            l.test,
+            l.config,
+            l.iterations,
+            l.seconds,
+            l.iterations_per_second
         );
     }
     if let Some(path) = c.json {
@@ -342,7 +364,7 @@ fn cmd_gpu(c: GpuCmd) -> Result<ExitCode> {
             let adapters = gpumemsim::gpu::adapter::list()?;
             for a in &adapters {
                 // A CPU adapter's description ends in a warning line.
-                print!("{}", a.describe());
+                out!("{}", a.describe());
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -387,7 +409,7 @@ fn cmd_measure(c: MeasureCmd) -> Result<ExitCode> {
     };
     let bar = gpumemsim::progress::Progress::new("measure", "cases", 0);
     let out = measure::run(&args, &mut |p| {
-        bar.suspend(|| println!("{}", measure::progress_line(&p)));
+        bar.suspend(|| outln!("{}", measure::progress_line(&p)));
         match p {
             measure::Progress::Opened {
                 adapter: a, items, ..
@@ -407,9 +429,9 @@ fn cmd_measure(c: MeasureCmd) -> Result<ExitCode> {
     })?;
     bar.finish();
     let m = &out.measurement;
-    println!("wrote {}", out.written.display());
+    outln!("wrote {}", out.written.display());
     if out.failed() > 0 {
-        eprintln!(
+        errln!(
             "error: {} of {} cases and litmus tests gave no result (recorded with their errors in {})",
             out.failed(),
             m.benchmarks.len() + m.litmus.len(),
@@ -458,13 +480,13 @@ fn cmd_compare(c: CompareCmd) -> Result<ExitCode> {
         },
         out: c.out,
     })?;
-    print!("{}", cmp.summary());
+    out!("{}", cmp.summary());
     // Left-out cases on the terminal too, not only in comparison.md.
     for (key, why) in &cmp.skipped {
-        eprintln!("left out: {key}: {why}");
+        errln!("left out: {key}: {why}");
     }
     for p in written {
-        println!("wrote {}", p.display());
+        outln!("wrote {}", p.display());
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -530,12 +552,12 @@ fn cmd_validate(a: ValidateArgs) -> Result<ExitCode> {
     let mut results = Vec::new();
     for r in selected {
         let p = validate::run(r, a.config.as_deref(), a.threads as usize)?;
-        print!("{}", validate::table(&p));
+        out!("{}", validate::table(&p));
         results.push(p);
     }
     if let Some(out) = &a.out {
         validate::write(out, &results)?;
-        println!(
+        outln!(
             "wrote {}/results.csv, results.json, validate.png, validate.svg (and loaded.csv, loaded.png, loaded.svg with a curve)",
             out.display()
         );
@@ -566,12 +588,13 @@ fn main() -> ExitCode {
         Command::Plot(a) => cmd_plot(a),
         Command::Validate(a) => cmd_validate(a),
     };
+    cli::out::flush();
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             for cause in e.chain().skip(1) {
-                eprintln!("  caused by: {cause}");
+                errln!("  caused by: {cause}");
             }
             ExitCode::from(1)
         }

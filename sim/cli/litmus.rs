@@ -116,7 +116,7 @@ pub(crate) fn cmd_generate(a: GenerateArgs) -> Result<ExitCode> {
         placements: a.placements,
         out: a.out.clone(),
     })?;
-    println!(
+    outln!(
         "wrote {} tests to {} ({} shapes × {} orders × {} scopes × {} placements): witness allowed in {}, forbidden in {}; left out {} racy and {} duplicate variants",
         r.written,
         a.out.display(),
@@ -190,7 +190,7 @@ pub(crate) fn cmd_litmus(a: LitmusArgs) -> Result<ExitCode> {
             &progress.part(k as u64 * a.iterations),
         ) {
             Err(e @ litmus::LitmusError::NeedsCapability { .. }) => {
-                progress.suspend(|| eprintln!("{:<name_w$}  skipped: {e}", t.name));
+                progress.suspend(|| errln!("{:<name_w$}  skipped: {e}", t.name));
                 waiting.push(t.name.clone());
                 continue;
             }
@@ -198,7 +198,7 @@ pub(crate) fn cmd_litmus(a: LitmusArgs) -> Result<ExitCode> {
         };
         progress.suspend(|| {
             if herd {
-                println!("{}", litmus::herd_report(t, &r));
+                outln!("{}", litmus::herd_report(t, &r));
             } else if a.brief {
                 let verdict = if r.validated() { "Ok" } else { "No" };
                 let model = match (&r.model, r.allowed_seen()) {
@@ -207,7 +207,7 @@ pub(crate) fn cmd_litmus(a: LitmusArgs) -> Result<ExitCode> {
                     (_, Some((seen, all))) => format!("{seen}/{all} allowed seen"),
                     (Ok(_), None) => "bound hit".to_string(),
                 };
-                println!(
+                outln!(
                     "{:<name_w$}  {:>count_w$} of {} witnesses  {verdict}  {:?}  model: {model}",
                     r.name,
                     r.witnesses,
@@ -215,7 +215,7 @@ pub(crate) fn cmd_litmus(a: LitmusArgs) -> Result<ExitCode> {
                     r.check()
                 );
             } else {
-                println!("{}", litmus::text_report(&r));
+                outln!("{}", litmus::text_report(&r));
             }
         });
         if let Some((path, topts)) = a.timeline.get() {
@@ -229,7 +229,7 @@ pub(crate) fn cmd_litmus(a: LitmusArgs) -> Result<ExitCode> {
                 .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", path.display()))?;
             let warn = gpumemsim::runner::timeline_truncation(&tl);
             progress.suspend(|| {
-                eprint!(
+                err!(
                     "{}: timeline {} ({} trace events) of the launch that ran iterations {}..{} (iteration {} among them)\n{warn}",
                     t.name,
                     path.display(),
@@ -258,9 +258,9 @@ pub(crate) fn cmd_litmus(a: LitmusArgs) -> Result<ExitCode> {
         n => format!("\n{n} tests skipped: they need a machine capability (see above)"),
     };
     if herd {
-        eprintln!("{line}{waiting}");
+        errln!("{line}{waiting}");
     } else {
-        println!("{line}{waiting}");
+        outln!("{line}{waiting}");
     }
     Ok(if a.check && failed {
         ExitCode::from(1)
@@ -294,11 +294,11 @@ pub(crate) fn explain(
     progress.finish();
     Ok(match r {
         litmus::Explained::Found(text, tl) => {
-            print!("{text}");
+            out!("{text}");
             if let (Some((path, _)), Some(tl)) = (&timeline, tl) {
                 gpumemsim::stats::write_atomic(path, tl.json.as_bytes())
                     .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", path.display()))?;
-                eprint!(
+                err!(
                     "timeline of the explained launch: {} ({} trace events)\n{}",
                     path.display(),
                     tl.events,
@@ -308,7 +308,7 @@ pub(crate) fn explain(
             ExitCode::SUCCESS
         }
         litmus::Explained::NotSeen(text) => {
-            println!("{text}");
+            outln!("{text}");
             ExitCode::from(1)
         }
     })
@@ -355,9 +355,9 @@ pub(crate) fn cmd_model(a: ModelArgs) -> Result<ExitCode> {
         }
         let j = model::json_decision(t, &d);
         if a.brief {
-            println!("{}", model::brief_line(&j));
+            outln!("{}", model::brief_line(&j));
         } else {
-            println!("{}", model::text_decision(t, &d));
+            outln!("{}", model::text_decision(t, &d));
         }
         docs.push(j);
     }
@@ -368,7 +368,7 @@ pub(crate) fn cmd_model(a: ModelArgs) -> Result<ExitCode> {
             .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", path.display()))?;
     }
     let (line, failed) = model::summary(&docs, secs, &slowest.1, slowest.0);
-    println!("{line}");
+    outln!("{line}");
     Ok(if failed {
         ExitCode::from(1)
     } else {

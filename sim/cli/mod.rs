@@ -3,4 +3,5 @@
 
 pub(crate) mod heap;
 pub(crate) mod litmus;
+pub(crate) mod out;
 pub(crate) mod sweep;

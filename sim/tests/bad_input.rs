@@ -485,3 +485,72 @@ fn c_kernels_charts_and_config_bases_are_read_and_sized_like_every_input() {
         "{e}"
     );
 }
+
+/// Runs gpumemsim with its stdout a pipe whose reading end is already closed (the state `| head`
+/// leaves once it has its lines), so that the first write meets `EPIPE` whatever the timing.
+fn with_closed_stdout(args: &[&str]) -> Output {
+    use std::os::fd::FromRawFd;
+    let mut fds = [0i32; 2];
+    // SAFETY: `pipe` fills two fresh descriptors; the reading one is closed at once and the writing
+    // one is owned by the `File` handed to the child.
+    let write = unsafe {
+        assert_eq!(libc::pipe(fds.as_mut_ptr()), 0, "pipe");
+        libc::close(fds[0]);
+        std::fs::File::from_raw_fd(fds[1])
+    };
+    Command::new(env!("CARGO_BIN_EXE_gpumemsim"))
+        .args(args)
+        .current_dir(root())
+        .stdout(std::process::Stdio::from(write))
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .expect("the gpumemsim binary runs")
+}
+
+#[test]
+fn a_closed_stdout_ends_every_kind_of_command_quietly() {
+    // Panicked with "failed printing to stdout: Broken pipe" (exit 101).
+    let t = Temp::new("epipe");
+    let spec = t.file(
+        "s.toml",
+        format!(
+            "name = \"s\"\nconfig = {:?}\nseeds = [1]\n[[workload]]\nname = \"c\"\nkernel = {:?}\n\
+             params = {{ T = 64 }}\n",
+            root().join("configs/tiny.toml"),
+            root().join("workloads/contention.kern")
+        ),
+    );
+    let dir = t.0.join("s").display().to_string();
+    let planned = gpumemsim(&["sweep", "plan", &spec, "--out", &dir]);
+    assert!(planned.status.success(), "{}", stderr(&planned));
+    let commands: [&[&str]; 6] = [
+        &["config", "doc"],
+        &["config", "show"],
+        &["model", "workloads/litmus/ptx", "--brief"],
+        &[
+            "litmus",
+            "workloads/litmus/ptx/2p2w_rel.litmus",
+            "--brief",
+            "--iterations",
+            "20",
+        ],
+        &["sweep", "status", &dir, "--json"],
+        &[
+            "run",
+            "workloads/contention.kern",
+            "--config",
+            "configs/tiny.toml",
+            "--param",
+            "T=64",
+        ],
+    ];
+    for args in commands {
+        let o = with_closed_stdout(args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {err}");
+        assert!(
+            !err.contains("panicked") && !err.contains("Broken pipe"),
+            "{args:?}: {err}"
+        );
+    }
+}
