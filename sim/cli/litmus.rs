@@ -11,7 +11,7 @@ pub(crate) struct LitmusArgs {
     /// Test files, or folders searched for *.litmus.
     #[arg(required = true)]
     paths: Vec<PathBuf>,
-    /// Hardware config (default: the embedded H100 preset).
+    /// Hardware config (TOML); default: the embedded H100 preset.
     #[arg(long)]
     config: Option<PathBuf>,
     /// Override a config value, e.g. `--set stress.drain_jitter=40` (repeatable).
@@ -20,11 +20,13 @@ pub(crate) struct LitmusArgs {
     /// Iterations per test.
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
     iterations: u64,
-    /// Seed of the runs' random sources (launch i draws from (seed, i)).
-    #[arg(long, default_value_t = 1)]
+    /// Seed of the runs' random sources (launch i draws from (seed, i)); default 0, as on every
+    /// command.
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = crate::seed)]
     seed: u64,
-    /// Write the results as a JSON array (one object per test).
-    #[arg(long, value_name = "FILE")]
+    /// Write the results to this file as a JSON array, one object per test (`--json` is the
+    /// older name).
+    #[arg(long = "out", visible_alias = "json", value_name = "FILE.json")]
     json: Option<PathBuf>,
     /// Report data races and scope races.
     #[arg(long)]
@@ -137,6 +139,14 @@ pub(crate) fn cmd_litmus(a: LitmusArgs) -> Result<ExitCode> {
     if let Some(LitmusCmd::Generate(g)) = a.generate {
         return cmd_generate(g);
     }
+    crate::cli::outputs::check(&[
+        ("--out", a.json.as_deref(), crate::cli::outputs::Kind::File),
+        (
+            "--timeline",
+            a.timeline.timeline.as_deref(),
+            crate::cli::outputs::Kind::File,
+        ),
+    ])?;
     let cfg = gpumemsim::config::load(a.config.as_deref(), &a.set)?;
     let cfg_name = a
         .config
@@ -319,8 +329,9 @@ pub(crate) struct ModelArgs {
     /// Test files, or folders searched for *.litmus.
     #[arg(required = true)]
     paths: Vec<PathBuf>,
-    /// Write the decisions as a JSON array (one object per test).
-    #[arg(long, value_name = "FILE")]
+    /// Write the decisions to this file as a JSON array, one object per test (`--json` is the
+    /// older name).
+    #[arg(long = "out", visible_alias = "json", value_name = "FILE.json")]
     json: Option<PathBuf>,
     /// Loop unrolling bound: backward branches to one loop header per path (spin iterations that
     /// change nothing are not counted).
@@ -334,6 +345,7 @@ pub(crate) struct ModelArgs {
 /// Exit 1 when a test cannot be modelled or its expectation disagrees with the model.
 pub(crate) fn cmd_model(a: ModelArgs) -> Result<ExitCode> {
     use gpumemsim::litmus::{self, model};
+    crate::cli::outputs::check(&[("--out", a.json.as_deref(), crate::cli::outputs::Kind::File)])?;
     let files = litmus::collect(&a.paths)?;
     let tests = files
         .iter()

@@ -21,8 +21,8 @@ pub(crate) struct SweepRunArgs {
     /// Output folder (default: the spec's path without `.toml`).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
-    /// Worker threads (default: one per core).
-    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    /// Threads running points in parallel (default: one per core; `--jobs`/`-j` is the older name).
+    #[arg(long = "threads", visible_alias = "jobs", short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     jobs: Option<u16>,
     /// Record N shards in the plan (default: the plan's, else 1).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
@@ -318,8 +318,9 @@ pub(crate) fn cmd_sweep_run(spec: &std::path::Path, a: SweepRunArgs) -> Result<E
     use std::io::IsTerminal;
     let shard_arg: Option<sweep::shard::ShardArg> =
         a.shard.as_deref().map(str::parse).transpose()?;
-    let mut plan = sweep::spec::load(spec)?;
     let out = a.out.unwrap_or_else(|| sweep::spec::default_out(spec));
+    crate::cli::outputs::check(&[("--out", Some(&out), crate::cli::outputs::Kind::Folder)])?;
+    let mut plan = sweep::spec::load(spec)?;
     let planning = sweep::shard::Planning {
         shards: a.shards.map(|n| n as usize),
         shard: shard_arg,
@@ -429,10 +430,11 @@ pub(crate) fn cmd_submit(a: SubmitArgs) -> Result<ExitCode> {
 }
 
 pub(crate) fn cmd_plot(a: PlotArgs) -> Result<ExitCode> {
+    crate::cli::outputs::check(&[("--out", Some(&a.out), crate::cli::outputs::Kind::File)])?;
     if a.kind == sweep::charts::ChartKind::Intervals {
         let file = a.dir.display().to_string();
-        let text = std::fs::read_to_string(&a.dir)
-            .map_err(|e| anyhow::anyhow!("{file}: cannot read: {e}"))?;
+        // The shared reader: a non-UTF-8 byte is named at its line:column, a size is bounded.
+        let text = gpumemsim::text::read(&a.dir)?;
         let ys: Vec<String> =
             a.y.as_deref()
                 .unwrap_or("gpu.ipc")
