@@ -11,6 +11,24 @@
 //! Each subcommand is one variant of [`Command`] with its argument struct, and one `cmd_*` function
 //! that returns the process exit code; the sweep and litmus families live in `cli/`.
 
+/// `print!` for the CLI: a closed stdout ends the command quietly (`cli/out.rs`).
+macro_rules! out {
+    ($($t:tt)*) => { $crate::cli::out::stdout(format_args!($($t)*)) };
+}
+/// `println!` for the CLI: a closed stdout ends the command quietly (`cli/out.rs`).
+macro_rules! outln {
+    () => { $crate::cli::out::stdout(format_args!("\n")) };
+    ($($t:tt)*) => { $crate::cli::out::stdout(format_args!("{}\n", format_args!($($t)*))) };
+}
+/// `eprint!` that never panics (`cli/out.rs`).
+macro_rules! err {
+    ($($t:tt)*) => { $crate::cli::out::stderr(format_args!($($t)*)) };
+}
+/// `eprintln!` that never panics (`cli/out.rs`).
+macro_rules! errln {
+    ($($t:tt)*) => { $crate::cli::out::stderr(format_args!("{}\n", format_args!($($t)*))) };
+}
+
 mod cli;
 
 use anyhow::{Context, Result};
@@ -35,17 +53,23 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Validate, show and document hardware configs (TOML).
-    #[command(subcommand)]
-    Config(ConfigCmd),
+    /// Run a workload and print a summary; exit 1 when a check fails or the run cannot complete.
+    Run(RunCmd),
+    /// Run litmus tests (herd format, PTX or OpenCL dialect) on the simulated GPU.
+    Litmus(LitmusArgs),
+    /// The memory model's allowed final states and verdict for litmus tests (the oracle).
+    Model(ModelArgs),
     /// Run a parameter sweep from a spec (TOML), or one shard of it; `sweep plan|submit|status|merge`.
     Sweep(SweepArgs),
     /// Draw one chart (PNG or SVG by extension) from a sweep's output folder.
     Plot(PlotArgs),
-    /// Run a workload and print a summary; exit 1 when a check fails or the run cannot complete.
-    Run(RunCmd),
-    /// Measure simulation speed on a fixed set of workloads (synthetic traces, kernels).
-    Bench(BenchCmd),
+    /// Validate, show and document hardware configs (TOML).
+    #[command(subcommand)]
+    Config(ConfigCmd),
+    /// The presets against published hardware numbers (the reference sets, embedded): each row's
+    /// signed error, MAPE per preset, a chart; exit 1 when a row or a preset's MAPE misses its
+    /// tolerance.
+    Validate(ValidateArgs),
     /// The physical GPU through wgpu: `gpu list` (adapters), `gpu measure` (a suite on an adapter),
     /// `gpu compare` (simulated beside measured).
     #[command(subcommand)]
@@ -56,13 +80,8 @@ enum Command {
     /// Same as `gpu compare`.
     #[command(hide = true)]
     Compare(CompareCmd),
-    /// Run litmus tests (herd format, PTX or OpenCL dialect) on the simulated GPU.
-    Litmus(LitmusArgs),
-    /// The memory model's allowed final states and verdict for litmus tests (the oracle).
-    Model(ModelArgs),
-    /// The presets against published hardware numbers (reports/reference/): each row's signed error,
-    /// MAPE per preset, a chart; exit 1 when a row or a preset's MAPE misses its tolerance.
-    Validate(ValidateArgs),
+    /// Measure simulation speed on a fixed set of workloads (synthetic traces, kernels).
+    Bench(BenchCmd),
 }
 
 #[derive(Subcommand)]
@@ -76,7 +95,7 @@ enum ConfigCmd {
     /// Print the resolved config as TOML, each value with its origin (preset, file:line:col, --set,
     /// default).
     Show {
-        /// Config file (default: the embedded H100 preset).
+        /// Config file (TOML); default: the embedded H100 preset.
         #[arg(value_name = "FILE")]
         file: Option<PathBuf>,
         /// Override one key, e.g. `--set l2.slices=8` (repeatable; checked like the file).
@@ -97,10 +116,10 @@ fn cmd_config(c: ConfigCmd) -> Result<ExitCode> {
             let mut failed = false;
             for f in &files {
                 match config::load(Some(f), &[]) {
-                    Ok(_) => println!("{}: ok", f.display()),
+                    Ok(_) => outln!("{}: ok", f.display()),
                     Err(e) => {
                         failed = true;
-                        eprintln!("{e}");
+                        errln!("{e}");
                     }
                 }
             }
@@ -108,7 +127,7 @@ fn cmd_config(c: ConfigCmd) -> Result<ExitCode> {
         }
         ConfigCmd::Show { file, set } => {
             let resolved = config::load_resolved(file.as_deref(), &set)?;
-            print!("{}", config::show::render(&resolved)?);
+            out!("{}", config::show::render(&resolved)?);
             Ok(ExitCode::SUCCESS)
         }
         ConfigCmd::Doc { markdown } => {
@@ -118,7 +137,7 @@ fn cmd_config(c: ConfigCmd) -> Result<ExitCode> {
             } else {
                 config::doc::text(&cfg)?
             };
-            print!("{out}");
+            out!("{out}");
             Ok(ExitCode::SUCCESS)
         }
     }
@@ -129,11 +148,11 @@ struct RunCmd {
     /// Workload file (`workloads/*.kern`, or CUDA `.cu` / OpenCL C `.cl`), or an Accel-Sim trace: its
     /// `kernelslist.g` or the directory holding it (replayed for timing only).
     kernel: PathBuf,
-    /// Hardware config (TOML); default: the embedded preset.
+    /// Hardware config (TOML); default: the embedded H100 preset.
     #[arg(long)]
     config: Option<PathBuf>,
-    /// Seed of the run's random source.
-    #[arg(long, default_value_t = 0)]
+    /// Seed of the run's random source (default 0, as on every command).
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = seed)]
     seed: u64,
     /// Override a config value, e.g. `--set l2.slices=8` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = key_value)]
@@ -198,6 +217,14 @@ impl TimelineArgs {
 }
 
 fn cmd_run(c: RunCmd) -> Result<ExitCode> {
+    use cli::outputs::{check, Kind::File};
+    check(&[
+        ("--json", c.json.as_deref(), File),
+        ("--csv", c.csv.as_deref(), File),
+        ("--stats-json", c.stats_json.as_deref(), File),
+        ("--timeline", c.timeline.timeline.as_deref(), File),
+        ("--interval-csv", c.interval_csv.as_deref(), File),
+    ])?;
     let label = if c.races { "run --races" } else { "run" };
     let progress = std::sync::Arc::new(gpumemsim::progress::Progress::new(label, "work-groups", 0));
     let hook = gpumemsim::machine::ProgressHook(progress.clone());
@@ -220,10 +247,10 @@ fn cmd_run(c: RunCmd) -> Result<ExitCode> {
     );
     progress.finish();
     let out = out?;
-    print!("{}", out.summary);
+    out!("{}", out.summary);
     let failed = out.failed_checks();
     if failed > 0 {
-        eprintln!(
+        errln!(
             "error: {failed} of {} checks failed",
             out.result.checks.len()
         );
@@ -234,7 +261,7 @@ fn cmd_run(c: RunCmd) -> Result<ExitCode> {
 
 #[derive(Args)]
 struct BenchCmd {
-    /// Hardware config (TOML); default: the embedded preset (H100).
+    /// Hardware config (TOML); default: the embedded H100 preset.
     #[arg(long)]
     config: Option<PathBuf>,
     /// Override a config value for every workload (repeatable).
@@ -249,16 +276,18 @@ struct BenchCmd {
     /// Only the workloads whose name contains this.
     #[arg(long)]
     only: Option<String>,
-    /// Iterations of the litmus MP rate (tiny config, all cores); 0 skips it.
+    /// Iterations of the litmus MP rate (tiny config, all cores); 0 skips it (as on every
+    /// command).
     #[arg(long, default_value_t = 20_000)]
     litmus_iterations: u64,
-    /// Write the rows as JSON.
-    #[arg(long, value_name = "FILE")]
+    /// Write the rows as JSON to this file (`--json` is the older name).
+    #[arg(long = "out", visible_alias = "json", value_name = "FILE.json")]
     json: Option<PathBuf>,
 }
 
 fn cmd_bench(c: BenchCmd) -> Result<ExitCode> {
     use gpumemsim::bench;
+    cli::outputs::check(&[("--out", c.json.as_deref(), cli::outputs::Kind::File)])?;
     let opts = bench::BenchOptions {
         config: c.config.clone(),
         sets: c.set,
@@ -267,13 +296,17 @@ fn cmd_bench(c: BenchCmd) -> Result<ExitCode> {
         only: c.only,
         litmus_iterations: c.litmus_iterations,
     };
-    println!("{}", bench::table_header());
-    let rows = bench::run(&opts, |r| println!("{}", bench::table_line(r)))?;
+    outln!("{}", bench::table_header());
+    let rows = bench::run(&opts, |r| outln!("{}", bench::table_line(r)))?;
     let litmus = bench::litmus_rate(&opts)?;
     if let Some(l) = &litmus {
-        println!(
+        outln!(
             "litmus {} on {}: {} iterations in {:.3} s, {:.0} iterations/s",
-            l.test, l.config, l.iterations, l.seconds, l.iterations_per_second
+            l.test,
+            l.config,
+            l.iterations,
+            l.seconds,
+            l.iterations_per_second
         );
     }
     if let Some(path) = c.json {
@@ -342,7 +375,7 @@ fn cmd_gpu(c: GpuCmd) -> Result<ExitCode> {
             let adapters = gpumemsim::gpu::adapter::list()?;
             for a in &adapters {
                 // A CPU adapter's description ends in a warning line.
-                print!("{}", a.describe());
+                out!("{}", a.describe());
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -374,6 +407,7 @@ struct MeasureCmd {
 
 fn cmd_measure(c: MeasureCmd) -> Result<ExitCode> {
     use gpumemsim::gpu::measure;
+    cli::outputs::check(&[("--out", Some(&c.out), cli::outputs::Kind::FileOrFolder)])?;
     let args = measure::MeasureArgs {
         suite: c.suite,
         adapter: c.adapter,
@@ -387,7 +421,7 @@ fn cmd_measure(c: MeasureCmd) -> Result<ExitCode> {
     };
     let bar = gpumemsim::progress::Progress::new("measure", "cases", 0);
     let out = measure::run(&args, &mut |p| {
-        bar.suspend(|| println!("{}", measure::progress_line(&p)));
+        bar.suspend(|| outln!("{}", measure::progress_line(&p)));
         match p {
             measure::Progress::Opened {
                 adapter: a, items, ..
@@ -407,9 +441,9 @@ fn cmd_measure(c: MeasureCmd) -> Result<ExitCode> {
     })?;
     bar.finish();
     let m = &out.measurement;
-    println!("wrote {}", out.written.display());
+    outln!("wrote {}", out.written.display());
     if out.failed() > 0 {
-        eprintln!(
+        errln!(
             "error: {} of {} cases and litmus tests gave no result (recorded with their errors in {})",
             out.failed(),
             m.benchmarks.len() + m.litmus.len(),
@@ -425,17 +459,18 @@ struct CompareCmd {
     /// Measurement file written by `gpumemsim measure`.
     #[arg(long, value_name = "FILE.json")]
     measured: PathBuf,
-    /// Hardware config (TOML); default: the embedded preset.
+    /// Hardware config (TOML); default: the embedded H100 preset.
     #[arg(long)]
     config: Option<PathBuf>,
     /// Override a config value, e.g. `--set l2.slices=8` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = key_value)]
     set: Vec<String>,
-    /// Seed of the simulations.
-    #[arg(long, default_value_t = 0)]
+    /// Seed of the simulations (default 0, as on every command).
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = seed)]
     seed: u64,
-    /// Iterations of each litmus test variant in the simulator.
-    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Iterations of each litmus test variant in the simulator; 0 skips the litmus tests (as on
+    /// every command).
+    #[arg(long, default_value_t = 2000)]
     litmus_iterations: u64,
     /// Simulate every case from empty caches (default: the buffers start in the L2, as the
     /// measurement harness's copy of fresh memory before each run leaves them)
@@ -447,6 +482,7 @@ struct CompareCmd {
 }
 
 fn cmd_compare(c: CompareCmd) -> Result<ExitCode> {
+    cli::outputs::check(&[("--out", c.out.as_deref(), cli::outputs::Kind::Folder)])?;
     let (cmp, written) = gpumemsim::gpu::compare::run(&gpumemsim::gpu::compare::CompareArgs {
         measured: c.measured,
         config: c.config,
@@ -458,15 +494,31 @@ fn cmd_compare(c: CompareCmd) -> Result<ExitCode> {
         },
         out: c.out,
     })?;
-    print!("{}", cmp.summary());
+    out!("{}", cmp.summary());
     // Left-out cases on the terminal too, not only in comparison.md.
     for (key, why) in &cmp.skipped {
-        eprintln!("left out: {key}: {why}");
+        errln!("left out: {key}: {why}");
     }
     for p in written {
-        println!("wrote {}", p.display());
+        outln!("wrote {}", p.display());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--seed`: an unsigned 64-bit integer. A negative one is refused as a value (clap's own message
+/// would suggest `-- -1`, which means something else here).
+fn seed(s: &str) -> Result<u64, String> {
+    s.trim().parse::<u64>().map_err(|_| {
+        format!(
+            "a seed is an integer 0 ..= {}{}",
+            u64::MAX,
+            if s.trim_start().starts_with('-') {
+                " (not negative)"
+            } else {
+                ""
+            }
+        )
+    })
 }
 
 /// `--shard`: the form only (whether the index fits the plan is the plan's to say).
@@ -490,9 +542,10 @@ struct ValidateArgs {
     /// it is based on (its `base`, else its file stem).
     #[arg(long)]
     config: Option<PathBuf>,
-    /// Folder of reference sets (one `*.toml` per preset).
-    #[arg(long, default_value = "reports/reference")]
-    reference: PathBuf,
+    /// Folder of reference sets (one `*.toml` per preset); default: `reports/reference` here, else
+    /// in the source tree the binary was built from, else beside the binary.
+    #[arg(long, value_name = "DIR")]
+    reference: Option<PathBuf>,
     /// Write results.csv, results.json and the chart (validate.png, validate.svg) here; with a
     /// loaded-latency curve also loaded.csv and loaded.png / loaded.svg.
     #[arg(long, value_name = "DIR")]
@@ -504,7 +557,12 @@ struct ValidateArgs {
 
 fn cmd_validate(a: ValidateArgs) -> Result<ExitCode> {
     use gpumemsim::validate;
-    let refs = validate::load_dir(&a.reference)?;
+    cli::outputs::check(&[("--out", a.out.as_deref(), cli::outputs::Kind::Folder)])?;
+    let reference = match &a.reference {
+        Some(d) => d.clone(),
+        None => validate::default_dir()?,
+    };
+    let refs = validate::load_dir(&reference)?;
     let selected: Vec<&validate::Reference> = match &a.config {
         None => refs.iter().collect(),
         Some(c) => {
@@ -520,22 +578,26 @@ fn cmd_validate(a: ValidateArgs) -> Result<ExitCode> {
                 anyhow::bail!(
                     "{}: based on `{want}`, which has no reference set in {}; sets: {}",
                     c.display(),
-                    a.reference.display(),
+                    reference.display(),
                     names.join(", ")
                 );
             }
             found
         }
     };
+    // Every row's inputs load before the first row runs (a bad one is named at its line).
+    for r in &selected {
+        validate::preflight(r, a.config.as_deref())?;
+    }
     let mut results = Vec::new();
     for r in selected {
         let p = validate::run(r, a.config.as_deref(), a.threads as usize)?;
-        print!("{}", validate::table(&p));
+        out!("{}", validate::table(&p));
         results.push(p);
     }
     if let Some(out) = &a.out {
         validate::write(out, &results)?;
-        println!(
+        outln!(
             "wrote {}/results.csv, results.json, validate.png, validate.svg (and loaded.csv, loaded.png, loaded.svg with a curve)",
             out.display()
         );
@@ -566,12 +628,13 @@ fn main() -> ExitCode {
         Command::Plot(a) => cmd_plot(a),
         Command::Validate(a) => cmd_validate(a),
     };
+    cli::out::flush();
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             for cause in e.chain().skip(1) {
-                eprintln!("  caused by: {cause}");
+                errln!("  caused by: {cause}");
             }
             ExitCode::from(1)
         }

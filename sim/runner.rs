@@ -35,6 +35,12 @@ pub enum RunError {
     TraceParam { name: String },
     #[error("--param {arg}: expected NAME=INTEGER")]
     BadParam { arg: String },
+    #[error(
+        "--param {arg}: {value} does not fit in 64 bits (a parameter is an integer {} ..= {})",
+        i64::MIN,
+        i64::MAX
+    )]
+    ParamRange { arg: String, value: String },
     #[error("{path}: cannot write: {source}")]
     Write {
         path: String,
@@ -138,11 +144,29 @@ pub fn parse_param(arg: &str) -> Result<(String, i64), RunError> {
         Some(d) => (true, d),
         None => (false, value.as_str()),
     };
-    let v = match digits.strip_prefix("0x") {
-        Some(h) => u64::from_str_radix(h, 16).ok().map(|v| v as i64),
-        None => digits.parse::<i64>().ok(),
+    let hex = digits.strip_prefix("0x");
+    let well_formed = !digits.is_empty()
+        && match hex {
+            Some(h) => !h.is_empty() && h.chars().all(|c| c.is_ascii_hexdigit()),
+            None => digits.chars().all(|c| c.is_ascii_digit()),
+        };
+    if !well_formed {
+        return Err(bad());
     }
-    .ok_or_else(bad)?;
+    let too_large = || RunError::ParamRange {
+        arg: arg.to_string(),
+        value: value.clone(),
+    };
+    // Hexadecimal takes the full 64 bits (0xffffffffffffffff is -1); decimal must fit i64.
+    let v = match hex {
+        Some(h) => u64::from_str_radix(h, 16).ok().map(|v| v as i64),
+        None => digits
+            .parse::<u64>()
+            .ok()
+            .filter(|&v| v <= i64::MAX as u64 || (neg && v == 1 << 63))
+            .map(|v| v as i64),
+    }
+    .ok_or_else(too_large)?;
     Ok((name.to_string(), if neg { v.wrapping_neg() } else { v }))
 }
 

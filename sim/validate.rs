@@ -68,6 +68,9 @@ pub struct Row {
     /// thing (e.g. atomics), or why the row is expected to miss.
     #[serde(default)]
     pub note: Option<String>,
+    /// `file:line:col` of the row's `id`, for messages about the row.
+    #[serde(skip)]
+    pub at: String,
 }
 
 /// The loaded-latency curve of a preset: one workload run at several offered loads (a parameter),
@@ -199,6 +202,33 @@ pub fn parse(text: &str, file: &Path) -> Result<Reference, ValidateError> {
             message: what.to_string(),
         }
     };
+    let at_key = |key: &str| match text.find(&format!("{key} =")).or_else(|| text.find(key)) {
+        Some(o) => {
+            let (l, c) = line_col(text, o);
+            format!("{name}:{l}:{c}")
+        }
+        None => name.clone(),
+    };
+    let presets = config::layer::preset_names();
+    if !presets.contains(&r.preset.as_str()) {
+        return Err(ValidateError::File {
+            at: at_key("preset"),
+            message: format!(
+                "preset `{}` is not an embedded preset; allowed: {}",
+                r.preset,
+                presets.join(", ")
+            ),
+        });
+    }
+    // Each row's place: the n-th `[[row]]` table header (ids are checked unique below).
+    let mut headers = text.match_indices("[[row]]").map(|(o, _)| o);
+    for row in &mut r.rows {
+        let needle = format!("\"{}\"", row.id);
+        let from = headers.next().unwrap_or(0);
+        let o = text[from..].find(&needle).map_or(from, |k| from + k);
+        let (l, c) = line_col(text, o);
+        row.at = format!("{name}:{l}:{c}");
+    }
     if !(r.mape_target > 0.0 && r.mape_target.is_finite()) {
         return Err(ValidateError::File {
             at: name,
@@ -275,6 +305,77 @@ pub fn parse(text: &str, file: &Path) -> Result<Reference, ValidateError> {
         }
     }
     Ok(r)
+}
+
+/// Checks, before any row runs, that every row's inputs load: the config with the row's `set`, the
+/// workload with its `params` (and the loaded curve's). The first failure names the row's
+/// `file:line:col` (issue 43: found after 15-60 s of runs, without a place).
+pub fn preflight(r: &Reference, config: Option<&Path>) -> Result<(), ValidateError> {
+    let dir = r.file.parent().unwrap_or(Path::new("."));
+    let config_path = match config {
+        Some(p) => p.to_path_buf(),
+        None => dir.join(&r.config),
+    };
+    config::load(Some(&config_path), &[]).map_err(ValidateError::Config)?;
+    let located = |at: &str, id: &str, message: String| ValidateError::File {
+        at: at.to_string(),
+        message: format!("row `{id}`: {message}"),
+    };
+    for row in &r.rows {
+        if !row.set.is_empty() {
+            config::load(Some(&config_path), &row.set)
+                .map_err(|e| located(&row.at, &row.id, format!("`set`: {e}")))?;
+        }
+        let params: Vec<(String, i64)> = row.params.iter().map(|(k, v)| (k.clone(), *v)).collect();
+        crate::kernel::load(&dir.join(&row.workload), &params)
+            .map_err(|e| located(&row.at, &row.id, format!("`workload`: {e}")))?;
+    }
+    if let Some(l) = &r.loaded {
+        let mut params: Vec<(String, i64)> =
+            l.params.iter().map(|(k, v)| (k.clone(), *v)).collect();
+        params.push((l.load_param.clone(), l.loads[0]));
+        crate::kernel::load(&dir.join(&l.workload), &params).map_err(|e| ValidateError::File {
+            at: r.file.display().to_string(),
+            message: format!("[loaded] `workload`: {e}"),
+        })?;
+    }
+    Ok(())
+}
+
+/// The default folder of reference sets, so that `validate` works from any directory:
+/// `reports/reference` under the current folder, else in the source tree this binary was built
+/// from, else beside the binary (`reference/` next to it, or `reports/reference` in a folder above
+/// it, as in a checkout's `target/release/`). The error says where it looked.
+pub fn default_dir() -> Result<PathBuf, ValidateError> {
+    let mut tried = vec![PathBuf::from("reports/reference")];
+    tried.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/reference"));
+    if let Ok(exe) = std::env::current_exe() {
+        if let Some(d) = exe.parent() {
+            tried.push(d.join("reference"));
+            tried.extend(
+                d.ancestors()
+                    .skip(1)
+                    .take(3)
+                    .map(|a| a.join("reports/reference")),
+            );
+        }
+    }
+    for d in &tried {
+        if d.join(format!("{}.toml", config::DEFAULT_PRESET)).is_file() {
+            return Ok(d.clone());
+        }
+    }
+    Err(ValidateError::Io {
+        path: "reports/reference".into(),
+        message: format!(
+            "no reference sets found; looked in {}; give the folder with --reference DIR",
+            tried
+                .iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    })
 }
 
 /// Reads a reference set from a file.
@@ -800,6 +901,48 @@ better = "lower"
             let p = run(&r, None, 2).unwrap();
             assert!(p.passed(), "{}", table(&p));
         }
+    }
+
+    #[test]
+    fn an_unknown_preset_or_a_row_that_cannot_load_is_refused_at_its_line_before_any_run() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/reference");
+        let f = dir.join("x.toml");
+        let e = parse(&ROW.replace("\"tiny\"", "\"h200\""), &f)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("x.toml:2:1: preset `h200` is not an embedded preset"),
+            "{e}"
+        );
+        assert!(e.contains("allowed: h100"), "{e}");
+        let second = ROW[ROW.find("[[row]]").unwrap()..].replace("\"l1\"", "\"l2\"");
+        let two = format!("{ROW}{second}");
+        preflight(&parse(&two, &f).unwrap(), None).unwrap();
+        // The second row's workload does not exist: named at the second row's id line.
+        let k = two.rfind("chase.kern").unwrap();
+        let broken = format!(
+            "{}missing.kern{}",
+            &two[..k],
+            &two[k + "chase.kern".len()..]
+        );
+        let e = preflight(&parse(&broken, &f).unwrap(), None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("x.toml:19:6: row `l2`: `workload`:"), "{e}");
+        assert!(e.contains("missing.kern"), "{e}");
+        let r = parse(
+            &ROW.replace(
+                "params = { N = 16 }",
+                "params = { N = 16 }\nset = [\"l1.ways=0\"]",
+            ),
+            &f,
+        )
+        .unwrap();
+        let e = preflight(&r, None).unwrap_err().to_string();
+        assert!(
+            e.contains("x.toml:7:6: row `l1`: `set`:") && e.contains("l1.ways"),
+            "{e}"
+        );
     }
 
     #[test]

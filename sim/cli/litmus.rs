@@ -11,7 +11,7 @@ pub(crate) struct LitmusArgs {
     /// Test files, or folders searched for *.litmus.
     #[arg(required = true)]
     paths: Vec<PathBuf>,
-    /// Hardware config (default: the embedded H100 preset).
+    /// Hardware config (TOML); default: the embedded H100 preset.
     #[arg(long)]
     config: Option<PathBuf>,
     /// Override a config value, e.g. `--set stress.drain_jitter=40` (repeatable).
@@ -20,11 +20,13 @@ pub(crate) struct LitmusArgs {
     /// Iterations per test.
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
     iterations: u64,
-    /// Seed of the runs' random sources (launch i draws from (seed, i)).
-    #[arg(long, default_value_t = 1)]
+    /// Seed of the runs' random sources (launch i draws from (seed, i)); default 0, as on every
+    /// command.
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = crate::seed)]
     seed: u64,
-    /// Write the results as a JSON array (one object per test).
-    #[arg(long, value_name = "FILE")]
+    /// Write the results to this file as a JSON array, one object per test (`--json` is the
+    /// older name).
+    #[arg(long = "out", visible_alias = "json", value_name = "FILE.json")]
     json: Option<PathBuf>,
     /// Report data races and scope races.
     #[arg(long)]
@@ -120,7 +122,7 @@ pub(crate) fn cmd_generate(a: GenerateArgs) -> Result<ExitCode> {
         placements: a.placements,
         out: a.out.clone(),
     })?;
-    println!(
+    outln!(
         "wrote {} tests to {} ({} shapes × {} orders × {} scopes × {} placements): witness allowed in {}, forbidden in {}; left out {} racy and {} duplicate variants",
         r.written,
         a.out.display(),
@@ -141,6 +143,14 @@ pub(crate) fn cmd_litmus(a: LitmusArgs) -> Result<ExitCode> {
     if let Some(LitmusCmd::Generate(g)) = a.generate {
         return cmd_generate(g);
     }
+    crate::cli::outputs::check(&[
+        ("--out", a.json.as_deref(), crate::cli::outputs::Kind::File),
+        (
+            "--timeline",
+            a.timeline.timeline.as_deref(),
+            crate::cli::outputs::Kind::File,
+        ),
+    ])?;
     let cfg = gpumemsim::config::load(a.config.as_deref(), &a.set)?;
     let cfg_name = a
         .config
@@ -195,7 +205,7 @@ pub(crate) fn cmd_litmus(a: LitmusArgs) -> Result<ExitCode> {
             &progress.part(k as u64 * a.iterations),
         ) {
             Err(e @ litmus::LitmusError::NeedsCapability { .. }) => {
-                progress.suspend(|| eprintln!("{:<name_w$}  skipped: {e}", t.name));
+                progress.suspend(|| errln!("{:<name_w$}  skipped: {e}", t.name));
                 waiting.push(t.name.clone());
                 continue;
             }
@@ -203,7 +213,7 @@ pub(crate) fn cmd_litmus(a: LitmusArgs) -> Result<ExitCode> {
         };
         progress.suspend(|| {
             if herd {
-                println!("{}", litmus::herd_report(t, &r));
+                outln!("{}", litmus::herd_report(t, &r));
             } else if a.brief {
                 let verdict = if r.validated() { "Ok" } else { "No" };
                 let model = match (&r.model, r.allowed_seen()) {
@@ -212,7 +222,7 @@ pub(crate) fn cmd_litmus(a: LitmusArgs) -> Result<ExitCode> {
                     (_, Some((seen, all))) => format!("{seen}/{all} allowed seen"),
                     (Ok(_), None) => "bound hit".to_string(),
                 };
-                println!(
+                outln!(
                     "{:<name_w$}  {:>count_w$} of {} witnesses  {verdict}  {:?}  model: {model}",
                     r.name,
                     r.witnesses,
@@ -220,7 +230,7 @@ pub(crate) fn cmd_litmus(a: LitmusArgs) -> Result<ExitCode> {
                     r.check()
                 );
             } else {
-                println!("{}", litmus::text_report(&r));
+                outln!("{}", litmus::text_report(&r));
             }
         });
         if let Some((path, topts)) = a.timeline.get() {
@@ -234,7 +244,7 @@ pub(crate) fn cmd_litmus(a: LitmusArgs) -> Result<ExitCode> {
                 .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", path.display()))?;
             let warn = gpumemsim::runner::timeline_truncation(&tl);
             progress.suspend(|| {
-                eprint!(
+                err!(
                     "{}: timeline {} ({} trace events) of the launch that ran iterations {}..{} (iteration {} among them)\n{warn}",
                     t.name,
                     path.display(),
@@ -263,9 +273,9 @@ pub(crate) fn cmd_litmus(a: LitmusArgs) -> Result<ExitCode> {
         n => format!("\n{n} tests skipped: they need a machine capability (see above)"),
     };
     if herd {
-        eprintln!("{line}{waiting}");
+        errln!("{line}{waiting}");
     } else {
-        println!("{line}{waiting}");
+        outln!("{line}{waiting}");
     }
     Ok(if a.check && failed {
         ExitCode::from(1)
@@ -299,11 +309,11 @@ pub(crate) fn explain(
     progress.finish();
     Ok(match r {
         litmus::Explained::Found(text, tl) => {
-            print!("{text}");
+            out!("{text}");
             if let (Some((path, _)), Some(tl)) = (&timeline, tl) {
                 gpumemsim::stats::write_atomic(path, tl.json.as_bytes())
                     .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", path.display()))?;
-                eprint!(
+                err!(
                     "timeline of the explained launch: {} ({} trace events)\n{}",
                     path.display(),
                     tl.events,
@@ -313,7 +323,7 @@ pub(crate) fn explain(
             ExitCode::SUCCESS
         }
         litmus::Explained::NotSeen(text) => {
-            println!("{text}");
+            outln!("{text}");
             ExitCode::from(1)
         }
     })
@@ -324,8 +334,9 @@ pub(crate) struct ModelArgs {
     /// Test files, or folders searched for *.litmus.
     #[arg(required = true)]
     paths: Vec<PathBuf>,
-    /// Write the decisions as a JSON array (one object per test).
-    #[arg(long, value_name = "FILE")]
+    /// Write the decisions to this file as a JSON array, one object per test (`--json` is the
+    /// older name).
+    #[arg(long = "out", visible_alias = "json", value_name = "FILE.json")]
     json: Option<PathBuf>,
     /// Loop unrolling bound: backward branches to one loop header per path (spin iterations that
     /// change nothing are not counted).
@@ -349,6 +360,7 @@ pub(crate) struct ModelArgs {
 /// Exit 1 when a test cannot be modelled or its expectation disagrees with the model.
 pub(crate) fn cmd_model(a: ModelArgs) -> Result<ExitCode> {
     use gpumemsim::litmus::{self, model};
+    crate::cli::outputs::check(&[("--out", a.json.as_deref(), crate::cli::outputs::Kind::File)])?;
     let files = litmus::collect(&a.paths)?;
     let tests = files
         .iter()
@@ -372,9 +384,9 @@ pub(crate) fn cmd_model(a: ModelArgs) -> Result<ExitCode> {
         }
         let j = model::json_decision(t, &d);
         if a.brief {
-            println!("{}", model::brief_line(&j));
+            outln!("{}", model::brief_line(&j));
         } else {
-            println!("{}", model::text_decision(t, &d));
+            outln!("{}", model::text_decision(t, &d));
         }
         docs.push(j);
     }
@@ -385,7 +397,7 @@ pub(crate) fn cmd_model(a: ModelArgs) -> Result<ExitCode> {
             .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", path.display()))?;
     }
     let (line, failed) = model::summary(&docs, secs, &slowest.1, slowest.0);
-    println!("{line}");
+    outln!("{line}");
     Ok(if failed {
         ExitCode::from(1)
     } else {

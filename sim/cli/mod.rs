@@ -3,4 +3,6 @@
 
 pub(crate) mod heap;
 pub(crate) mod litmus;
+pub(crate) mod out;
+pub(crate) mod outputs;
 pub(crate) mod sweep;

@@ -21,8 +21,8 @@ pub(crate) struct SweepRunArgs {
     /// Output folder (default: the spec's path without `.toml`).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
-    /// Worker threads (default: one per core).
-    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    /// Threads running points in parallel (default: one per core; `--jobs`/`-j` is the older name).
+    #[arg(long = "threads", visible_alias = "jobs", short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     jobs: Option<u16>,
     /// Record N shards in the plan (default: the plan's, else 1).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
@@ -224,20 +224,20 @@ impl sweep::exec::Progress for Bar {
 }
 
 pub(crate) fn report_finish(f: &sweep::Finished) -> ExitCode {
-    println!(
+    outln!(
         "{} runs; results: {}, report: {}",
         f.rows,
         f.index.with_file_name("results.csv").display(),
         f.index.display()
     );
     for e in &f.chart_errors {
-        eprintln!("error: {e}");
+        errln!("error: {e}");
     }
     for w in &f.warnings {
-        eprintln!("warning: {w}");
+        errln!("warning: {w}");
     }
     if f.failed > 0 {
-        eprintln!(
+        errln!(
             "{} runs failed or failed their checks (listed in the report)",
             f.failed
         );
@@ -255,7 +255,7 @@ pub(crate) fn cmd_sweep(a: SweepArgs) -> Result<ExitCode> {
             let out = out.unwrap_or_else(|| dirs[0].clone());
             let (_, _, status) = sweep::results::merge(&dirs, &out, mix_builds)?;
             if !status.failed.is_empty() {
-                eprint!("{status}");
+                err!("{status}");
             }
             Ok(report_finish(&sweep::finish(&out)?))
         }
@@ -273,7 +273,7 @@ pub(crate) fn cmd_sweep(a: SweepArgs) -> Result<ExitCode> {
                 .with_context(|| format!("cannot create {}", logs.display()))?;
             let m = &plan.manifest;
             let sizes = sweep::shard::sizes(m);
-            println!(
+            outln!(
                 "{}: {} points in {} shard{} ({} to {} points each)",
                 out.join(sweep::exec::MANIFEST).display(),
                 m.points.len(),
@@ -282,7 +282,7 @@ pub(crate) fn cmd_sweep(a: SweepArgs) -> Result<ExitCode> {
                 sizes.iter().min().unwrap_or(&0),
                 sizes.iter().max().unwrap_or(&0)
             );
-            println!(
+            outln!(
                 "run shard I with `gpumemsim sweep {} --out {} --shard I` (or --shard auto in a Slurm \
                  job array), or submit: `gpumemsim sweep submit {} --slurm --out {}`",
                 spec.display(),
@@ -300,9 +300,9 @@ pub(crate) fn cmd_sweep(a: SweepArgs) -> Result<ExitCode> {
                 Err(e) => status.queue_note = Some(e.to_string()),
             }
             if json {
-                println!("{}", serde_json::to_string_pretty(&status)?);
+                outln!("{}", serde_json::to_string_pretty(&status)?);
             } else {
-                print!("{status}");
+                out!("{status}");
             }
             let done = status.complete() && status.failed.is_empty();
             Ok(ExitCode::from(if done { 0 } else { 2 }))
@@ -318,8 +318,9 @@ pub(crate) fn cmd_sweep_run(spec: &std::path::Path, a: SweepRunArgs) -> Result<E
     use std::io::IsTerminal;
     let shard_arg: Option<sweep::shard::ShardArg> =
         a.shard.as_deref().map(str::parse).transpose()?;
-    let mut plan = sweep::spec::load(spec)?;
     let out = a.out.unwrap_or_else(|| sweep::spec::default_out(spec));
+    crate::cli::outputs::check(&[("--out", Some(&out), crate::cli::outputs::Kind::Folder)])?;
+    let mut plan = sweep::spec::load(spec)?;
     let planning = sweep::shard::Planning {
         shards: a.shards.map(|n| n as usize),
         shard: shard_arg,
@@ -359,7 +360,7 @@ pub(crate) fn cmd_sweep_run(spec: &std::path::Path, a: SweepRunArgs) -> Result<E
         lines.finish();
         s
     };
-    println!(
+    outln!(
         "{}: {} points{}: {} ran now, {} were done{}",
         out.display(),
         s.selected,
@@ -379,7 +380,7 @@ pub(crate) fn cmd_sweep_run(spec: &std::path::Path, a: SweepRunArgs) -> Result<E
     );
     if shard.is_some() {
         // A shard never combines: the merge job (or `sweep merge`) does, once every shard is done.
-        println!(
+        outln!(
             "shard {}; `gpumemsim sweep status {}` shows the others",
             if s.selection_done() {
                 "done"
@@ -393,7 +394,7 @@ pub(crate) fn cmd_sweep_run(spec: &std::path::Path, a: SweepRunArgs) -> Result<E
     if s.complete {
         Ok(report_finish(&sweep::finish(&out)?))
     } else {
-        println!(
+        outln!(
             "not every point of the sweep is done yet; after the other shards: gpumemsim sweep merge DIR..."
         );
         Ok(ExitCode::from((s.failed > 0) as u8))
@@ -424,15 +425,16 @@ pub(crate) fn cmd_submit(a: SubmitArgs) -> Result<ExitCode> {
         dry_run: a.dry_run,
     };
     let s = sweep::slurm::submit(&mut plan, &a.spec, &out, &exe, &opts, &sweep::slurm::Slurm)?;
-    print!("{s}");
+    out!("{s}");
     Ok(ExitCode::SUCCESS)
 }
 
 pub(crate) fn cmd_plot(a: PlotArgs) -> Result<ExitCode> {
+    crate::cli::outputs::check(&[("--out", Some(&a.out), crate::cli::outputs::Kind::File)])?;
     if a.kind == sweep::charts::ChartKind::Intervals {
         let file = a.dir.display().to_string();
-        let text = std::fs::read_to_string(&a.dir)
-            .map_err(|e| anyhow::anyhow!("{file}: cannot read: {e}"))?;
+        // The shared reader: a non-UTF-8 byte is named at its line:column, a size is bounded.
+        let text = gpumemsim::text::read(&a.dir)?;
         let ys: Vec<String> =
             a.y.as_deref()
                 .unwrap_or("gpu.ipc")
@@ -445,7 +447,7 @@ pub(crate) fn cmd_plot(a: PlotArgs) -> Result<ExitCode> {
         chart
             .with_size(a.width.unwrap_or(w), a.height.unwrap_or(h))
             .save_as(&a.out)?;
-        println!("{}", a.out.display());
+        outln!("{}", a.out.display());
         return Ok(ExitCode::SUCCESS);
     }
     let split = |s: &str, what: &str| -> Result<(String, String)> {
@@ -496,8 +498,8 @@ pub(crate) fn cmd_plot(a: PlotArgs) -> Result<ExitCode> {
         height: a.height,
     };
     for w in sweep::plot(&a.dir, chart, &a.out)? {
-        eprintln!("warning: {w}");
+        errln!("warning: {w}");
     }
-    println!("{}", a.out.display());
+    outln!("{}", a.out.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -494,7 +494,28 @@ impl Measurement {
                 }
             }
         }
+        if self.benchmarks.is_empty() && self.litmus.is_empty() {
+            return Err(bad(
+                "`benchmarks` and `litmus` are both empty: the file holds nothing to compare"
+                    .into(),
+            ));
+        }
         for (i, d) in self.derived.iter().enumerate() {
+            // A slope is fitted over at least two cases, each one of this file's.
+            if d.cases.len() < 2 {
+                return Err(bad(format!(
+                    "derived[{i}] ({}): a slope over {} case{}: at least 2",
+                    d.name,
+                    d.cases.len(),
+                    if d.cases.len() == 1 { "" } else { "s" }
+                )));
+            }
+            if let Some(k) = d.cases.iter().find(|k| !keys.contains(*k)) {
+                return Err(bad(format!(
+                    "derived[{i}] ({}): case `{k}` is not one of `benchmarks`",
+                    d.name
+                )));
+            }
             for (what, v) in [
                 ("slope_ns", d.slope_ns),
                 ("intercept_ns", d.intercept_ns),
@@ -515,6 +536,21 @@ impl Measurement {
                     l.test, l.file
                 )));
             }
+            // Each outcome names threads of its test (`P3:r0=1` in a two-thread test is not one).
+            if let Ok(t) = crate::litmus::parse(&self.litmus_tests[&l.file], &l.file) {
+                for o in &l.outcomes {
+                    if let Some(p) = outcome_threads(&o.outcome).find(|&p| p >= t.threads.len()) {
+                        return Err(bad(format!(
+                            "litmus[{i}] ({}): outcome `{}` names thread P{p}, but the test has {} \
+                             (P0..P{})",
+                            l.test,
+                            o.outcome,
+                            t.threads.len(),
+                            t.threads.len().saturating_sub(1)
+                        )));
+                    }
+                }
+            }
             let sum: u64 = l.outcomes.iter().map(|o| o.count).sum();
             if l.status == Status::Ok && sum != l.instances {
                 return Err(bad(format!(
@@ -527,6 +563,15 @@ impl Measurement {
         }
         Ok(())
     }
+}
+
+/// The thread indices an outcome's `Pn:reg=value` terms name (memory terms name none).
+fn outcome_threads(outcome: &str) -> impl Iterator<Item = usize> + '_ {
+    outcome.split(';').filter_map(|term| {
+        let term = term.trim();
+        let (who, _) = term.split_once(':')?;
+        who.strip_prefix('P')?.parse::<usize>().ok()
+    })
 }
 
 /// FNV-1a 64 of a text, hex: a change detector for kernels (not a cryptographic hash).

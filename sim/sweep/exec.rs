@@ -144,9 +144,41 @@ pub(crate) fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> SweepError +
 /// The result stored for `info`, if its file exists, parses and describes this very point. A file
 /// that does not parse cannot come from this tool's atomic writes; it is treated as absent (rerun).
 pub fn read_point(out: &Path, info: &PointInfo) -> Option<PointResult> {
-    let text = crate::text::read(&point_path(out, &info.id)).ok()?;
-    let r: PointResult = serde_json::from_str(&text).ok()?;
-    (r.point == *info).then_some(r)
+    check_point(out, info).ok().flatten()
+}
+
+/// The stored result of `info` in `out`: `Ok(None)` when there is no file, `Err(why)` when a file
+/// is there but is damaged (not UTF-8, not JSON of a point result) or holds another point's result
+/// (a file copied or renamed into place), so that `sweep status` names it instead of counting it
+/// as missing.
+pub fn check_point(out: &Path, info: &PointInfo) -> Result<Option<PointResult>, String> {
+    let path = point_path(out, &info.id);
+    if !path.exists() {
+        return Ok(None);
+    }
+    let text = crate::text::read(&path).map_err(|e| e.to_string())?;
+    let r: PointResult = serde_json::from_str(&text).map_err(|e| {
+        format!(
+            "{}:{}:{}: not a point result of this gpumemsim version: {e}",
+            path.display(),
+            e.line(),
+            e.column()
+        )
+    })?;
+    if r.point != *info {
+        return Err(format!(
+            "{}: holds the result of point {} ({} seed {}), not of point {} ({} seed {}): a file \
+             swapped or copied from another sweep",
+            path.display(),
+            r.point.id,
+            r.point.workload,
+            r.point.seed,
+            info.id,
+            info.workload,
+            info.seed
+        ));
+    }
+    Ok(Some(r))
 }
 
 /// Runs one point of the plan.
@@ -258,15 +290,42 @@ fn write_point(out: &Path, r: &PointResult) -> Result<(), SweepError> {
     crate::stats::write_atomic(&path, text.as_bytes()).map_err(io_err(&path))
 }
 
-/// Writes the manifest into `out` (creating the folder); a manifest already there is replaced.
+/// The most bytes `sweep.json` may hold: what [`super::results::read_manifest`] reads and what
+/// [`write_manifest`] refuses to exceed, so that the tool reads back every plan it writes (issue 43:
+/// a plan inside the point limit wrote 170 MB that the 32 MiB text reader refused). With
+/// [`super::spec::MAX_POINTS`] points this leaves 1 KiB per point, more than a point with a dozen
+/// parameters takes; a plan of longer points is refused before anything is written. Documented in
+/// `docs/limits.md`.
+pub const MANIFEST_MAX_BYTES: u64 = 128 << 20;
+
+/// Writes the manifest into `out` (creating the folder); a manifest already there is replaced. A
+/// manifest larger than [`MANIFEST_MAX_BYTES`] is refused before the folder or the file is made.
 pub fn write_manifest(out: &Path, plan_manifest: &super::plan::Manifest) -> Result<(), SweepError> {
-    let points = out.join(POINTS);
-    std::fs::create_dir_all(&points).map_err(io_err(&points))?;
+    write_manifest_limited(out, plan_manifest, MANIFEST_MAX_BYTES)
+}
+
+fn write_manifest_limited(
+    out: &Path,
+    plan_manifest: &super::plan::Manifest,
+    limit: u64,
+) -> Result<(), SweepError> {
     let path = out.join(MANIFEST);
     let text = serde_json::to_string_pretty(plan_manifest).map_err(|e| SweepError::Output {
         path: path.display().to_string(),
         message: e.to_string(),
     })?;
+    if text.len() as u64 > limit {
+        return Err(SweepError::Output {
+            path: path.display().to_string(),
+            message: format!(
+                "the plan of {} points takes {} bytes, more than the {limit} a sweep.json may hold                  (and be read back); split the spec into several, or shorten its parameter values",
+                plan_manifest.points.len(),
+                text.len()
+            ),
+        });
+    }
+    let points = out.join(POINTS);
+    std::fs::create_dir_all(&points).map_err(io_err(&points))?;
     crate::stats::write_atomic(&path, text.as_bytes()).map_err(io_err(&path))
 }
 
@@ -367,4 +426,65 @@ pub fn execute(
         failed_in_selection: kept_failed + failed,
         complete,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::plan::{Manifest, PointInfo, Value};
+    use super::*;
+
+    fn manifest(points: usize, params: usize) -> Manifest {
+        Manifest {
+            name: "big".into(),
+            description: String::new(),
+            configs: vec!["h100: configs/h100.toml".into()],
+            columns: (0..params).map(|k| format!("stress.param_{k}")).collect(),
+            seeds: vec![0],
+            points: (0..points)
+                .map(|i| PointInfo {
+                    id: format!("{:016x}", (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
+                    workload: "contention".into(),
+                    seed: i as u64,
+                    params: (0..params)
+                        .map(|k| {
+                            (
+                                format!("stress.param_{k}"),
+                                Value::Int(i as i64 * 1_000_003 + 1_000_000_000_000),
+                            )
+                        })
+                        .collect(),
+                })
+                .collect(),
+            charts: Vec::new(),
+            shards: 1,
+        }
+    }
+
+    /// The point limit and the manifest limit agree: a plan of MAX_POINTS points with eight
+    /// parameters (more than any shipped spec) fits what the reader reads back.
+    #[test]
+    fn a_plan_at_the_point_limit_fits_the_manifest_reader() {
+        let m = manifest(super::super::spec::MAX_POINTS as usize, 8);
+        let bytes = serde_json::to_string_pretty(&m).unwrap().len() as u64;
+        assert!(bytes < MANIFEST_MAX_BYTES, "{bytes} bytes");
+    }
+
+    /// A plan over the byte limit is refused before anything is written: no folder, no file.
+    #[test]
+    fn a_plan_too_large_to_read_back_is_refused_and_leaves_nothing() {
+        let out = std::env::temp_dir().join(format!("gpumemsim-manifest-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        let m = manifest(100, 2);
+        let e = write_manifest_limited(&out, &m, 4096)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("the plan of 100 points takes") && e.contains("more than the 4096"),
+            "{e}"
+        );
+        assert!(!out.exists(), "nothing written");
+        write_manifest_limited(&out, &m, MANIFEST_MAX_BYTES).unwrap();
+        assert_eq!(super::super::results::read_manifest(&out).unwrap(), m);
+        let _ = std::fs::remove_dir_all(&out);
+    }
 }

@@ -86,6 +86,28 @@ impl Drop for Lines {
     }
 }
 
+/// The ticker: a line every `interval` until `stop`. The stop flag is checked before every wait and
+/// after every wake-up (a predicate loop), so a `finish` that sets it before this thread first takes
+/// the lock is seen at once instead of after a whole interval (the lost wake-up of issue 43: a sweep
+/// sat 60 s after its last point), and a spurious wake-up neither prints nor restarts the interval.
+fn tick(shared: &(Mutex<State>, Condvar), out: &Mutex<Box<dyn Write + Send>>, interval: Duration) {
+    let (m, cv) = shared;
+    let mut s = m.lock().unwrap_or_else(|p| p.into_inner());
+    let mut due = Instant::now() + interval;
+    while !s.stop {
+        let now = Instant::now();
+        if now >= due {
+            say(out, &line(&s, now));
+            due = now + interval;
+            continue;
+        }
+        s = cv
+            .wait_timeout(s, due - now)
+            .unwrap_or_else(|p| p.into_inner())
+            .0;
+    }
+}
+
 fn say(out: &Mutex<Box<dyn Write + Send>>, text: &str) {
     let mut o = out.lock().unwrap_or_else(|p| p.into_inner());
     let _ = writeln!(o, "{text}");
@@ -168,22 +190,7 @@ impl Progress for Lines {
         let shared = self.shared.clone();
         let out = self.out.clone();
         let interval = self.interval;
-        let handle = std::thread::spawn(move || {
-            let (m, cv) = &*shared;
-            let mut s = m.lock().unwrap_or_else(|p| p.into_inner());
-            loop {
-                let (g, timeout) = cv
-                    .wait_timeout(s, interval)
-                    .unwrap_or_else(|p| p.into_inner());
-                s = g;
-                if s.stop {
-                    return;
-                }
-                if timeout.timed_out() {
-                    say(&out, &line(&s, Instant::now()));
-                }
-            }
-        });
+        let handle = std::thread::spawn(move || tick(&shared, &*out, interval));
         *self.ticker.lock().unwrap_or_else(|p| p.into_inner()) = Some(handle);
     }
 
@@ -234,6 +241,34 @@ mod tests {
         fn flush(&mut self) -> std::io::Result<()> {
             Ok(())
         }
+    }
+
+    /// The stop flag set before the ticker first waits (the order a short shard produces) ends the
+    /// ticker at once. Deterministic: the ticker runs on this thread after the flag is set, with an
+    /// interval of an hour; before the fix it waited the whole hour.
+    #[test]
+    fn a_stop_set_before_the_ticker_waits_is_not_lost() {
+        let shared = (
+            Mutex::new(State {
+                stop: true,
+                ..State::default()
+            }),
+            Condvar::new(),
+        );
+        let buf = Buf::default();
+        let out: Mutex<Box<dyn Write + Send>> = Mutex::new(Box::new(buf.clone()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::scope(|sc| {
+            sc.spawn(|| {
+                tick(&shared, &out, Duration::from_secs(3600));
+                tx.send(()).unwrap();
+            });
+            assert!(
+                rx.recv_timeout(Duration::from_secs(120)).is_ok(),
+                "the ticker waited although stop was already set"
+            );
+        });
+        assert!(buf.0.lock().unwrap().is_empty(), "no line after stop");
     }
 
     #[test]

@@ -282,18 +282,20 @@ pub const RESULTS_SCHEMA: &str = "results.schema.json";
 
 pub fn read_manifest(dir: &Path) -> Result<Manifest, SweepError> {
     let path = dir.join(MANIFEST);
-    let text = crate::text::read(&path).map_err(|e| match e.located() {
-        Err((_, source)) => SweepError::Output {
-            path: path.display().to_string(),
-            message: format!(
-                "cannot read ({source}); is {} a sweep output folder?",
-                dir.display()
-            ),
-        },
-        Ok(l) => SweepError::Output {
-            path: l.at(),
-            message: l.message,
-        },
+    let text = crate::text::read_up_to(&path, exec::MANIFEST_MAX_BYTES).map_err(|e| {
+        match e.located() {
+            Err((_, source)) => SweepError::Output {
+                path: path.display().to_string(),
+                message: format!(
+                    "cannot read ({source}); is {} a sweep output folder?",
+                    dir.display()
+                ),
+            },
+            Ok(l) => SweepError::Output {
+                path: l.at(),
+                message: l.message,
+            },
+        }
     })?;
     serde_json::from_str(&text).map_err(|e| SweepError::Output {
         path: path.display().to_string(),

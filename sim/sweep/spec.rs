@@ -87,8 +87,10 @@ struct RawWorkload {
 }
 
 /// Most points one sweep may have: the plan holds every point's parameters in memory (about a
-/// kilobyte each), so a larger cross product is refused before it is made.
-pub const MAX_POINTS: u64 = 1 << 22;
+/// kilobyte each) and in `sweep.json` (at most [`super::exec::MANIFEST_MAX_BYTES`], 1 KiB a point),
+/// so a larger cross product is refused before it is made. 2^22 before issue 43, a limit whose plan
+/// the reader could not read back. Documented in `docs/limits.md`.
+pub const MAX_POINTS: u64 = 1 << 17;
 
 /// Number of combinations of `lists` (saturating).
 fn combos<T>(lists: &[(String, Vec<T>)]) -> u128 {
@@ -167,6 +169,20 @@ fn values(what: &str, v: &toml::Value) -> Result<Vec<Value>, String> {
     Ok(out)
 }
 
+/// For a relative path that does not resolve: that it was taken relative to the spec's folder, not
+/// the current one (issue 43).
+fn relative_note(given: &Path, resolved: &Path, dir: &Path) -> String {
+    if given.is_relative() && !resolved.exists() {
+        format!(
+            " (a relative path in a spec is relative to the spec's folder, {}{})",
+            if dir.as_os_str().is_empty() { "." } else { "" },
+            dir.display()
+        )
+    } else {
+        String::new()
+    }
+}
+
 /// Parses a spec held in memory; relative paths in it are resolved against `dir`.
 pub fn parse(text: &str, file: &str, dir: &Path, stem: &str) -> Result<Plan, SweepError> {
     let err = |message: String| SweepError::Spec {
@@ -196,7 +212,12 @@ pub fn parse(text: &str, file: &str, dir: &Path, stem: &str) -> Result<Plan, Swe
                 } else {
                     "config".into()
                 };
-                let text = read(&path).map_err(|e| err(format!("{at} = {f:?}: {e}")))?;
+                let text = read(&path).map_err(|e| {
+                    err(format!(
+                        "{at} = {f:?}: {e}{}",
+                        relative_note(Path::new(f.as_str()), &path, dir)
+                    ))
+                })?;
                 let name = path
                     .file_stem()
                     .map(|s| s.to_string_lossy().to_string())
@@ -334,6 +355,13 @@ pub fn parse(text: &str, file: &str, dir: &Path, stem: &str) -> Result<Plan, Swe
             )));
         }
         let path = dir.join(file);
+        if !path.exists() {
+            return Err(err(format!(
+                "{at}: {} does not exist{}",
+                path.display(),
+                relative_note(Path::new(file), &path, dir)
+            )));
+        }
         let name = w.name.clone().unwrap_or_else(|| {
             path.file_stem()
                 .map(|s| s.to_string_lossy().to_string())

@@ -12,7 +12,7 @@
 //!
 //! What this does not do: ask the scheduler what is queued (see [`super::slurm`]).
 
-use super::exec::{point_path, read_point, Outcome, PointResult};
+use super::exec::{check_point, point_path, Outcome, PointResult};
 use super::plan::{Manifest, PointInfo};
 use super::results::read_manifest;
 use super::SweepError;
@@ -89,6 +89,9 @@ pub struct Status {
     pub checks_failed: usize,
     pub failed: Vec<FailedPoint>,
     pub conflicts: Vec<Conflict>,
+    /// Point files that are there but cannot be used (damaged, or another point's result), with
+    /// why; their points count as missing.
+    pub damaged: Vec<String>,
     /// Shards that Slurm still has queued or running under a recorded submission (set by the caller
     /// that asked the queue, see [`super::slurm::queued`]); they are not listed for resubmission.
     pub queued: Vec<usize>,
@@ -136,6 +139,7 @@ pub fn survey(dirs: &[PathBuf]) -> Result<(Manifest, Status), SweepError> {
         checks_failed: 0,
         failed: vec![],
         conflicts: vec![],
+        damaged: vec![],
         queued: vec![],
         queue_note: None,
         found: vec![],
@@ -145,7 +149,14 @@ pub fn survey(dirs: &[PathBuf]) -> Result<(Manifest, Status), SweepError> {
         s.points += 1;
         let mut found: Option<(usize, PointResult)> = None;
         for (di, d) in dirs.iter().enumerate() {
-            let Some(r) = read_point(d, p) else { continue };
+            let r = match check_point(d, p) {
+                Ok(Some(r)) => r,
+                Ok(None) => continue,
+                Err(why) => {
+                    st.damaged.push(why);
+                    continue;
+                }
+            };
             match &found {
                 None => found = Some((di, r)),
                 Some((fi, prev)) if prev.build == r.build && *prev != r => {
@@ -350,6 +361,15 @@ impl fmt::Display for Status {
                 self.builds.len()
             )?;
         }
+        for d in self.damaged.iter().take(10) {
+            writeln!(
+                f,
+                "damaged (counted as missing; delete it to rerun the point): {d}"
+            )?;
+        }
+        if self.damaged.len() > 10 {
+            writeln!(f, "damaged: ... {} more", self.damaged.len() - 10)?;
+        }
         for c in &self.conflicts {
             writeln!(
                 f,
@@ -399,12 +419,17 @@ impl fmt::Display for Status {
                 shards_named(&missing)
             )?;
             if script.is_file() {
+                let merge = dir
+                    .join(super::slurm::SCRIPT_DIR)
+                    .join(super::slurm::MERGE_SCRIPT);
                 writeln!(
                     f,
-                    "`sbatch --array={list} {}` (or `gpumemsim sweep submit SPEC --slurm --out {}`, \
-                     which picks them and adds a merge job)",
+                    "`gpumemsim sweep submit SPEC --slurm --out {}` (submits them and a merge job \
+                     after them), or by hand: `sbatch --parsable --array={list} {}`, then the merge \
+                     after it: `sbatch --dependency=afterany:JOBID {}` with the JOBID it printed",
+                    dir.display(),
                     script.display(),
-                    dir.display()
+                    merge.display()
                 )?;
             } else {
                 writeln!(
@@ -431,7 +456,16 @@ impl fmt::Display for Status {
                 }
             )?;
         }
-        if self.complete() {
+        if self.complete() && !failed.is_empty() {
+            // Exit status 2: say why on the last line, never "every point has a result" alone.
+            let n = self.failed.len();
+            writeln!(
+                f,
+                "every point ran, but {n} point{} failed: not done until they are rerun \
+                 (--retry-failed)",
+                if n == 1 { "" } else { "s" }
+            )?;
+        } else if self.complete() {
             let combined = dir.join(super::results::RESULTS_CSV).is_file();
             let dirs: Vec<String> = self.dirs.iter().map(|d| d.display().to_string()).collect();
             writeln!(

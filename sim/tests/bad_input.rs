@@ -250,6 +250,58 @@ fn traces_with_a_block_twice_or_blocks_too_large_are_errors_at_their_line() {
 }
 
 #[test]
+fn trace_addresses_that_leave_64_bits_and_repeated_launch_keys_are_refused_at_their_line() {
+    let t = Temp::new("trace-wrap");
+    let trace = std::fs::read_to_string(root().join("fuzz/seeds/trace/tiny.traceg")).unwrap();
+    t.file("kernelslist.g", "kernel-1.traceg\n");
+    let load = "0040 ffffffff 1 R4 LDG.E 1 R2 4 1 0x7f0000000000 4";
+    for (line, says) in [
+        // Stride 1 over 32 lanes from 2^64 - 8: the last lane wrapped past 2^64.
+        (
+            "0040 ffffffff 1 R4 LDG.E 1 R2 4 1 0xfffffffffffffff8 4",
+            "outside 0 ..= 2^64 - 1",
+        ),
+        (
+            "0040 ffffffff 1 R4 LDG.E 1 R2 4 1 0x10 -4",
+            "reaches -0x6c, outside 0 ..= 2^64 - 1",
+        ),
+        // Deltas below 0.
+        (
+            "0040 00000003 1 R4 LDG.E 1 R2 4 2 0x4 -8",
+            "address 0x4 plus delta -8 is outside 0 ..= 2^64 - 1",
+        ),
+    ] {
+        t.file("kernel-1.traceg", trace.replace(load, line));
+        // Blocks are decoded when dispatched: the run names the line.
+        let o = gpumemsim(&[
+            "run",
+            t.0.to_str().unwrap(),
+            "--config",
+            "configs/tiny.toml",
+        ]);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{line}: {e}");
+        assert!(
+            e.contains("kernel-1.traceg:28:") && e.contains(says),
+            "{line}: {e}"
+        );
+    }
+    // A second `-grid dim` was reported as a truncated trace.
+    t.file(
+        "kernel-1.traceg",
+        trace.replace(
+            "-grid dim = (1,1,1)",
+            "-grid dim = (1,1,1)\n-grid dim = (2,1,1)",
+        ),
+    );
+    let e = trace_error(&t.0);
+    assert!(
+        e.contains("kernel-1.traceg:4: `-grid dim` appears twice (first at line 3)"),
+        "{e}"
+    );
+}
+
+#[test]
 fn sweep_chart_errors_name_the_spec_and_the_chart_key_before_any_point_runs() {
     let t = Temp::new("sweep");
     let kern = root()
@@ -297,7 +349,7 @@ fn sweep_chart_errors_name_the_spec_and_the_chart_key_before_any_point_runs() {
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("the sweep reaches 6000000 points") && e.contains("at most 4194304"),
+        e.contains("the sweep reaches 6000000 points") && e.contains("at most 131072"),
         "{e}"
     );
 }
@@ -314,9 +366,11 @@ fn flag_errors_exit_2_and_input_errors_exit_1() {
             "--measured",
             "m.json",
             "--litmus-iterations",
-            "0",
+            "-1",
         ],
         &["bench", "--repeat", "0"],
+        &["run", "workloads/contention.kern", "--seed", "-1"],
+        &["litmus", "workloads/litmus/ptx", "--seed", "-1"],
         &["sweep", "reports/l2-slices.toml", "--shard", "3/x"],
         &["run"],
         &["run", "--no-such-flag", "x"],
@@ -333,6 +387,145 @@ fn flag_errors_exit_2_and_input_errors_exit_1() {
         let out = gpumemsim(args);
         assert_eq!(out.status.code(), Some(1), "{args:?}: {}", stderr(&out));
     }
+    // The messages say what is wrong with the value (clap's tip "use `-- -1`" was wrong here).
+    let e = stderr(&gpumemsim(&[
+        "run",
+        "workloads/contention.kern",
+        "--seed",
+        "-1",
+    ]));
+    assert!(
+        e.contains("a seed is an integer 0 ..= 18446744073709551615 (not negative)")
+            && !e.contains("-- -1"),
+        "{e}"
+    );
+    let e = stderr(&gpumemsim(&[
+        "run",
+        "workloads/contention.kern",
+        "--param",
+        "T=99999999999999999999",
+    ]));
+    assert!(
+        e.contains("99999999999999999999 does not fit in 64 bits"),
+        "{e}"
+    );
+    let e = stderr(&gpumemsim(&[
+        "run",
+        "workloads/contention.kern",
+        "--param",
+        "T=12x",
+    ]));
+    assert!(e.contains("expected NAME=INTEGER"), "{e}");
+}
+
+#[test]
+fn two_outputs_on_one_path_or_an_unwritable_one_stop_the_run_before_it_starts() {
+    let t = Temp::new("outputs");
+    let json = t.0.join("run.json").display().to_string();
+    let same = t.0.join(".").join("run.json").display().to_string();
+    let tiny = ["--config", "configs/tiny.toml", "--param", "T=64"];
+    let run = |extra: &[&str]| {
+        let mut a = vec!["run", "workloads/contention.kern"];
+        a.extend_from_slice(&tiny);
+        a.extend_from_slice(extra);
+        gpumemsim(&a)
+    };
+    for (extra, says) in [
+        (
+            vec!["--json", json.as_str(), "--timeline", same.as_str()],
+            "--json writes the same file",
+        ),
+        (
+            vec!["--csv", json.as_str(), "--json", json.as_str()],
+            "run.json: --json writes the same file",
+        ),
+        (
+            vec![
+                "--json",
+                json.as_str(),
+                "--timeline",
+                "/no/such/folder/t.json",
+            ],
+            "--timeline /no/such/folder/t.json: the folder /no/such/folder does not exist",
+        ),
+        (
+            vec!["--json", json.as_str(), "--csv", t.0.to_str().unwrap()],
+            "is a folder",
+        ),
+    ] {
+        let o = run(&extra);
+        assert_eq!(o.status.code(), Some(1), "{extra:?}");
+        assert!(stderr(&o).contains(says), "{extra:?}: {}", stderr(&o));
+        assert!(
+            !t.0.join("run.json").exists(),
+            "{extra:?}: nothing written before the check"
+        );
+    }
+    let o = gpumemsim(&[
+        "model",
+        "workloads/litmus/ptx/2p2w_rel.litmus",
+        "--out",
+        "/no/such/m.json",
+    ]);
+    assert!(
+        o.status.code() == Some(1) && stderr(&o).contains("--out /no/such/m.json"),
+        "{}",
+        stderr(&o)
+    );
+    // The old name still works.
+    let m = t.0.join("m.json").display().to_string();
+    let o = gpumemsim(&[
+        "model",
+        "workloads/litmus/ptx/2p2w_rel.litmus",
+        "--json",
+        &m,
+    ]);
+    assert!(
+        o.status.success() && Path::new(&m).is_file(),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn measurement_files_naming_missing_cases_or_threads_or_holding_nothing_are_refused() {
+    use gpumemsim::gpu::schema::Measurement;
+    let path = root().join("reports/measured/llvmpipe-2026-11-22.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let parse = |v: &serde_json::Value| {
+        Measurement::parse(&v.to_string(), "m.json")
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    };
+    parse(&v).unwrap();
+    if let Some(d) = v["derived"].as_array_mut().and_then(|d| d.first_mut()) {
+        let mut bad = d.clone();
+        bad["cases"][0] = "no such case".into();
+        let mut w = v.clone();
+        w["derived"][0] = bad;
+        let e = parse(&w).unwrap_err();
+        assert!(
+            e.contains("case `no such case` is not one of `benchmarks`"),
+            "{e}"
+        );
+        let mut w = v.clone();
+        w["derived"][0]["cases"] = serde_json::json!([]);
+        assert!(parse(&w)
+            .unwrap_err()
+            .contains("a slope over 0 cases: at least 2"));
+    }
+    if let Some(o) = v["litmus"][0]["outcomes"][0]["outcome"].as_str() {
+        let mut w = v.clone();
+        w["litmus"][0]["outcomes"][0]["outcome"] = format!("P9:r0=1; {o}").into();
+        let e = parse(&w).unwrap_err();
+        assert!(e.contains("names thread P9, but the test has"), "{e}");
+    }
+    v["benchmarks"] = serde_json::json!([]);
+    v["litmus"] = serde_json::json!([]);
+    v["derived"] = serde_json::json!([]);
+    let e = parse(&v).unwrap_err();
+    assert!(e.contains("the file holds nothing to compare"), "{e}");
 }
 
 #[test]
@@ -484,4 +677,73 @@ fn c_kernels_charts_and_config_bases_are_read_and_sized_like_every_input() {
         e.contains("base.toml:2:1: not UTF-8 text: byte 0xff"),
         "{e}"
     );
+}
+
+/// Runs gpumemsim with its stdout a pipe whose reading end is already closed (the state `| head`
+/// leaves once it has its lines), so that the first write meets `EPIPE` whatever the timing.
+fn with_closed_stdout(args: &[&str]) -> Output {
+    use std::os::fd::FromRawFd;
+    let mut fds = [0i32; 2];
+    // SAFETY: `pipe` fills two fresh descriptors; the reading one is closed at once and the writing
+    // one is owned by the `File` handed to the child.
+    let write = unsafe {
+        assert_eq!(libc::pipe(fds.as_mut_ptr()), 0, "pipe");
+        libc::close(fds[0]);
+        std::fs::File::from_raw_fd(fds[1])
+    };
+    Command::new(env!("CARGO_BIN_EXE_gpumemsim"))
+        .args(args)
+        .current_dir(root())
+        .stdout(std::process::Stdio::from(write))
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .expect("the gpumemsim binary runs")
+}
+
+#[test]
+fn a_closed_stdout_ends_every_kind_of_command_quietly() {
+    // Panicked with "failed printing to stdout: Broken pipe" (exit 101).
+    let t = Temp::new("epipe");
+    let spec = t.file(
+        "s.toml",
+        format!(
+            "name = \"s\"\nconfig = {:?}\nseeds = [1]\n[[workload]]\nname = \"c\"\nkernel = {:?}\n\
+             params = {{ T = 64 }}\n",
+            root().join("configs/tiny.toml"),
+            root().join("workloads/contention.kern")
+        ),
+    );
+    let dir = t.0.join("s").display().to_string();
+    let planned = gpumemsim(&["sweep", "plan", &spec, "--out", &dir]);
+    assert!(planned.status.success(), "{}", stderr(&planned));
+    let commands: [&[&str]; 6] = [
+        &["config", "doc"],
+        &["config", "show"],
+        &["model", "workloads/litmus/ptx", "--brief"],
+        &[
+            "litmus",
+            "workloads/litmus/ptx/2p2w_rel.litmus",
+            "--brief",
+            "--iterations",
+            "20",
+        ],
+        &["sweep", "status", &dir, "--json"],
+        &[
+            "run",
+            "workloads/contention.kern",
+            "--config",
+            "configs/tiny.toml",
+            "--param",
+            "T=64",
+        ],
+    ];
+    for args in commands {
+        let o = with_closed_stdout(args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {err}");
+        assert!(
+            !err.contains("panicked") && !err.contains("Broken pipe"),
+            "{args:?}: {err}"
+        );
+    }
 }

@@ -362,7 +362,11 @@ fn constants_fold_to_what_the_machine_computes_from_the_same_values() {
                 let faults = matches!(op, "/" | "%")
                     && !float
                     && (is_zero(b) || (is_min(a) && b.starts_with("-1")));
-                let negative_shift = matches!(op, "<<" | ">>") && b.starts_with('-');
+                // A constant count below 0 or not below the width is refused (the next test).
+                let width = if ty.contains("long long") { 64 } else { 32 };
+                let count = b.trim_end_matches(['u', 'l', 'L']).parse::<u128>().ok();
+                let negative_shift = matches!(op, "<<" | ">>")
+                    && (b.starts_with('-') || count.is_some_and(|c| c >= width));
                 let zero_f = |v: &str| v.trim_start_matches('-').starts_with("0.0");
                 let nan = float && op == "/" && zero_f(a) && zero_f(b);
                 if !faults && !negative_shift && !nan {
@@ -387,6 +391,58 @@ fn constants_fold_to_what_the_machine_computes_from_the_same_values() {
             );
         }
     }
+}
+
+#[test]
+fn constants_and_shift_counts_that_do_not_fit_their_c_type_are_refused_at_their_place() {
+    let kernel = |body: &str| {
+        format!(
+            "/* gpumemsim\ngroups 1\ngroup_size 1\nbuffer out: i64[4] = zero\n*/\n\
+             __global__ void k(long long *out)\n{{\n    int x = (int)out[0];\n{body}\n}}\n"
+        )
+    };
+    for (body, says) in [
+        (
+            "    int y = 5000000000;",
+            "the constant 5000000000 does not fit `int` (32 bits)",
+        ),
+        (
+            "    out[1] = x << 32;",
+            "shift count 32 is outside 0 ..= 31 for `int`",
+        ),
+        (
+            "    out[1] = x >> -1;",
+            "shift count -1 is outside 0 ..= 31 for `int`",
+        ),
+        (
+            "    out[1] = 1LL << 64;",
+            "shift count 64 is outside 0 ..= 63 for `long long`",
+        ),
+    ] {
+        let e = err(&kernel(body), "fit.cu");
+        assert!(
+            e.starts_with("fit.cu:9:") && e.contains(says),
+            "{body}: {e}"
+        );
+    }
+    // What C defines stays accepted: -1 into unsigned, an explicit truncating cast, a count of 31.
+    for body in [
+        "    unsigned u = -1; out[1] = u;",
+        "    out[1] = (int)5000000000LL;",
+        "    out[1] = x << 31;",
+        "    int h = 0xffffffff; out[1] = h;",
+    ] {
+        parse(&kernel(body), "fit.cu");
+    }
+    let cl = "/* gpumemsim\ngroups 1\ngroup_size 1\nbuffer out: i32[4] = zero\n*/\n\
+              __kernel void k(__global int *out)\n{\n    out[0] = out[1] << 40;\n}\n";
+    // OpenCL C defines the count modulo the width (§6.3.j), as the machine computes it.
+    parse(cl, "fit.cl");
+    let e = err(&cl.replace("out[1] << 40", "5000000000"), "fit.cl");
+    assert!(
+        e.starts_with("fit.cl:8:") && e.contains("does not fit `int`"),
+        "{e}"
+    );
 }
 
 const SEMANTICS_CU: &str = r#"

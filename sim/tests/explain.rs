@@ -186,7 +186,7 @@ fn explain_says_when_no_iteration_ends_in_the_witness() {
     assert_eq!(out.status.code(), Some(1));
     let s = text(&out.stdout);
     assert!(
-        s.contains("no iteration of 200 (seed 1) ended in the witness"),
+        s.contains("no iteration of 200 (seed 0) ended in the witness"),
         "{s}"
     );
 }

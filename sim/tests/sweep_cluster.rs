@@ -125,6 +125,32 @@ fn a_planned_sweep_runs_by_shard_index_and_merges_to_the_single_machine_results(
     );
     assert!(!out.join("results.csv").exists());
 
+    // A damaged point file and one swapped with another point's are named, not counted as missing
+    // in silence.
+    let mut files: Vec<PathBuf> = std::fs::read_dir(out.join("points"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 2);
+    let (a, b) = (read(&files[0]), read(&files[1]));
+    std::fs::write(&files[0], b"{\"truncated\": ").unwrap();
+    std::fs::write(&files[1], &a).unwrap();
+    let (code, said, _) = run(&["sweep", "status", s(&out)]);
+    assert_eq!(code, 2);
+    let damaged: Vec<&str> = said.lines().filter(|l| l.starts_with("damaged")).collect();
+    assert_eq!(damaged.len(), 2, "{said}");
+    assert!(
+        said.contains("not a point result of this gpumemsim version"),
+        "{said}"
+    );
+    assert!(
+        said.contains("a file swapped or copied from another sweep"),
+        "{said}"
+    );
+    std::fs::write(&files[0], &a).unwrap();
+    std::fs::write(&files[1], &b).unwrap();
+
     let (code, said, _) = run(&["sweep", "status", s(&out)]);
     assert_eq!(code, 2, "{said}");
     assert!(
@@ -189,6 +215,16 @@ fn a_planned_sweep_runs_by_shard_index_and_merges_to_the_single_machine_results(
         retry.1.contains("1 ran now, 2 were done, 1 failed"),
         "{}",
         retry.1
+    );
+
+    // Every point ran, one failed: status exits 2 and its last line says why.
+    let (code, said, _) = run(&["sweep", "status", s(&out)]);
+    assert_eq!(code, 2, "{said}");
+    let last = said.lines().last().unwrap_or("");
+    assert!(
+        last.contains("every point ran, but 1 point failed")
+            && !said.contains("every point has a result"),
+        "{said}"
     );
 
     // Every point has a result: merge combines (exit 1: a run failed), as a single run does.
@@ -309,7 +345,7 @@ impl Scheduler for FakeSlurm {
         c.push(args.to_vec());
         Ok((99 + c.len()).to_string())
     }
-    fn queued(&self, jobs: &[String]) -> Result<Vec<Queued>, SweepError> {
+    fn queued(&self, jobs: &[String], _: &[String]) -> Result<Vec<Queued>, SweepError> {
         Ok(self
             .queue
             .borrow()
@@ -318,6 +354,53 @@ impl Scheduler for FakeSlurm {
             .cloned()
             .collect())
     }
+}
+
+/// A scheduler that refuses every submission.
+struct DownSlurm;
+
+impl Scheduler for DownSlurm {
+    fn sbatch(&self, _: &[String]) -> Result<String, SweepError> {
+        Err(SweepError::Plan(
+            "sbatch: error: Batch job submission failed".into(),
+        ))
+    }
+    fn queued(&self, _: &[String], _: &[String]) -> Result<Vec<Queued>, SweepError> {
+        Ok(vec![])
+    }
+}
+
+#[test]
+fn submit_refuses_a_binary_it_cannot_start_and_a_failed_submission_leaves_no_plan() {
+    let d = scratch("submit-refused");
+    let spec = spec(&d);
+    let out = d.join("run");
+    let opts = SubmitOptions {
+        shards: Some(2),
+        ..Default::default()
+    };
+    let submit = |binary: &Path, sched: &dyn Scheduler| {
+        let mut plan = sweep::spec::load(&spec).unwrap();
+        slurm::submit(&mut plan, &spec, &out, binary, &opts, sched)
+    };
+    let e = submit(&d.join("no-such-gpumemsim"), &FakeSlurm::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("no-such-gpumemsim") && e.contains("cannot be found"),
+        "{e}"
+    );
+    let e = submit(&spec, &FakeSlurm::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("is not executable"), "{e}");
+    assert!(!out.join("sweep.json").exists(), "refused before planning");
+    let e = submit(Path::new(EXE), &DownSlurm).unwrap_err().to_string();
+    assert!(e.contains("Batch job submission failed"), "{e}");
+    assert!(
+        !out.join("sweep.json").exists() && !out.join("slurm").exists(),
+        "a submission that queued nothing leaves no plan and no scripts"
+    );
 }
 
 #[test]
@@ -404,6 +487,24 @@ fn submit_writes_the_scripts_and_submits_only_shards_left_to_run() {
         e.contains("still queued or running"),
         "no new plan under queued jobs: {e}"
     );
+    // Nothing queued: still, --shards never re-splits the plan behind the user's back, dry or not.
+    let queue = std::mem::take(&mut *fake.queue.borrow_mut());
+    let plan_before = read(&out.join("sweep.json"));
+    for dry_run in [true, false] {
+        let e = submit(&SubmitOptions {
+            shards: Some(4),
+            dry_run,
+            ..Default::default()
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("the plan has 3 shards, --shards 4 would re-split it"),
+            "{e}"
+        );
+        assert_eq!(read(&out.join("sweep.json")), plan_before);
+    }
+    *fake.queue.borrow_mut() = queue;
     let again = submit(&SubmitOptions::default()).unwrap();
     assert_eq!(
         (again.indices.clone(), again.in_flight.clone()),

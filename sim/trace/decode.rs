@@ -443,6 +443,19 @@ fn fields<'a>(l: &'a [u8], lineinfo: bool, b: &mut OpenBlock) -> Result<InstFiel
                 // Kept compressed: the most common form, 2 words instead of one per lane.
                 let base = t.addr("the base address")?;
                 let stride = dec(t.need("the stride")?)?;
+                // The last active lane's address must stay in 0 ..= 2^64 - 1 (issue 43: wrapped).
+                let last = base as i128 + stride as i128 * (active as i128 - 1);
+                if u64::try_from(last).is_err() {
+                    return Err(format!(
+                        "base address 0x{base:x} with stride {stride} over {active} active lanes \
+                         reaches {}, outside 0 ..= 2^64 - 1",
+                        if last < 0 {
+                            format!("-0x{:x}", -last)
+                        } else {
+                            format!("0x{last:x}")
+                        }
+                    ));
+                }
                 b.addrs.push(base);
                 b.addrs.push(stride as u64);
                 strided = true;
@@ -451,7 +464,13 @@ fn fields<'a>(l: &'a [u8], lineinfo: bool, b: &mut OpenBlock) -> Result<InstFiel
                 let mut a = t.addr("the base address")?;
                 b.addrs.push(a);
                 for _ in 1..active {
-                    a = a.wrapping_add(dec(t.need("one delta per further active lane")?)? as u64);
+                    let d = dec(t.need("one delta per further active lane")?)?;
+                    a = a.checked_add_signed(d).ok_or_else(|| {
+                        format!(
+                            "address 0x{a:x} plus delta {d} is outside 0 ..= 2^64 - 1 (addresses \
+                             do not wrap)"
+                        )
+                    })?;
                     b.addrs.push(a);
                 }
             }

@@ -756,6 +756,16 @@ impl<'f> Reader<'f> {
                     k.seen[0] = true;
                 }
                 "kernel id" => k.id = num(val)?,
+                "grid dim" if k.seen[1] => {
+                    return Err(format!(
+                        "`-grid dim` appears twice (first at line {}): one kernel has one grid",
+                        k.grid_line
+                    ))
+                }
+                "block dim" if k.seen[2] => return Err(format!(
+                    "`-block dim` appears twice (first at line {}): one kernel has one block shape",
+                    k.block_line
+                )),
                 "grid dim" => {
                     k.grid = parse_dim3(val)
                         .ok_or_else(|| format!("`-grid dim`: expected (x,y,z), found `{val}`"))?;

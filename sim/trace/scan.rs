@@ -129,9 +129,12 @@ fn read<'a>(c: &mut Cursor<'a>, lineinfo: bool, b: &mut OpenBlock) -> Option<Ins
                 }
             }
             b'1' => {
-                b.addrs.push(c.addr()?);
+                let base = c.addr()?;
+                b.addrs.push(base);
                 c.sep()?;
                 let stride = c.signed()?;
+                // Out of 0 ..= 2^64 - 1: the slow path names it.
+                u64::try_from(base as i128 + stride as i128 * (active as i128 - 1)).ok()?;
                 b.addrs.push(stride as u64);
                 strided = true;
             }
@@ -141,7 +144,7 @@ fn read<'a>(c: &mut Cursor<'a>, lineinfo: bool, b: &mut OpenBlock) -> Option<Ins
                 b.addrs.push(a);
                 for _ in 1..active {
                     c.sep()?;
-                    a = a.wrapping_add(c.signed()? as u64);
+                    a = a.checked_add_signed(c.signed()?)?;
                     b.addrs.push(a);
                 }
             }

@@ -355,6 +355,25 @@ impl Lower<'_> {
             }
             _ => {}
         }
+        // An integer constant converted implicitly must fit the target's bits (as a signed or an
+        // unsigned value: `unsigned u = -1;` is C's idiom and fits); one that does not is refused,
+        // where a C compiler only warns (-Woverflow) and the program computes with a truncated
+        // value. A cast says the truncation is meant.
+        if let (Some(n), VTy::Scalar(t)) = (v.int_value(), to) {
+            if t != STy::Bool && !t.is_float() {
+                let bits = t.bytes() * 8;
+                if n < -(1i128 << (bits - 1)) || n >= 1i128 << bits {
+                    return Err(self.err(
+                        at,
+                        format!(
+                            "the constant {n} does not fit `{}` ({bits} bits); write a cast if the \
+                             truncation is meant",
+                            t.name(d)
+                        ),
+                    ));
+                }
+            }
+        }
         self.convert_cast(v, to, hint, at)
     }
 
@@ -616,6 +635,28 @@ impl Lower<'_> {
                 return Err(self.err(at, format!("`{}` takes integers", op.symbol())));
             }
             let t = ta.promote();
+            // C11 §6.5.7p3 (CUDA C++ alike): a count below 0 or not below the promoted width is
+            // undefined; PTX's `shl` gives 0 past the width where the IR masks the count, so a
+            // constant one is refused rather than simulated as something else. OpenCL C §6.3.j
+            // defines the count modulo the width, which is what the IR computes: accepted there.
+            let b_count = if self.dialect == Dialect::Cuda {
+                b.int_value()
+            } else {
+                None
+            };
+            if let Some(n) = b_count {
+                let bits = t.bytes() * 8;
+                if n < 0 || n >= bits as i128 {
+                    return Err(self.err(
+                        at,
+                        format!(
+                            "shift count {n} is outside 0 ..= {} for `{}` (undefined in C)",
+                            bits - 1,
+                            t.name(self.dialect)
+                        ),
+                    ));
+                }
+            }
             let xv = self.convert(a, VTy::Scalar(t), None, at)?;
             let yv = self.convert(b, VTy::Scalar(t), None, at)?;
             let (x, y) = (self.operand(xv, at)?, self.operand(yv, at)?);

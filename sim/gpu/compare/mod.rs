@@ -269,7 +269,11 @@ pub fn compare_reporting(
         .iter()
         .filter(|b| b.status == Status::Ok && b.group != OVERHEAD_GROUP)
         .collect();
-    let litmus_ok = m.litmus.iter().filter(|l| l.status == Status::Ok).count();
+    // `--litmus-iterations 0` skips the litmus tests, as on every command.
+    let run_litmus = |l: &&crate::gpu::schema::LitmusResult| {
+        l.status == Status::Ok && opts.litmus_iterations > 0
+    };
+    let litmus_ok = m.litmus.iter().filter(run_litmus).count();
     progress.set_total((ok.len() + litmus_ok) as u64);
     let sims: Vec<Result<(u64, f64), String>> =
         ok.par_iter()
@@ -387,7 +391,7 @@ pub fn compare_reporting(
             .collect::<Vec<_>>(),
     );
     let mut litmus = Vec::new();
-    for l in m.litmus.iter().filter(|l| l.status == Status::Ok) {
+    for l in m.litmus.iter().filter(run_litmus) {
         let key = format!("litmus {} ({})", l.test, l.variant.name());
         let text = &m.litmus_tests[&l.file];
         let opts = crate::litmus::LitmusOptions {

@@ -223,10 +223,21 @@ impl Comparison {
 
     /// The short summary the CLI prints.
     pub fn summary(&self) -> String {
+        // A case whose median is at or below the dispatch overhead has no kernel time to compare.
+        let compared = self.rows.iter().filter(|r| r.error.is_some()).count();
+        let no_time = self.rows.len() - compared;
         let mut s = format!(
-            "{} cases compared ({} left out); measured on {}{}{}, simulated with {}\n",
-            self.rows.len(),
+            "{compared} cases compared ({} left out{}); measured on {}{}{}, simulated with {}\n",
             self.skipped.len(),
+            if no_time > 0 {
+                format!(
+                    ", {no_time} with a median at or below the dispatch overhead of {} ns: no \
+                     kernel time to compare",
+                    crate::stats::fmt_num(self.overhead_ns)
+                )
+            } else {
+                String::new()
+            },
             self.adapter,
             if self.cpu_adapter {
                 " (CPU adapter: not GPU timings)"

@@ -43,8 +43,9 @@ pub struct Queued {
 pub trait Scheduler {
     /// Runs `sbatch ARGS` and returns the job id it prints (`--parsable`).
     fn sbatch(&self, args: &[String]) -> Result<String, SweepError>;
-    /// The current user's queued jobs and array tasks whose job id is in `jobs`.
-    fn queued(&self, jobs: &[String]) -> Result<Vec<Queued>, SweepError>;
+    /// The current user's queued jobs and array tasks whose job id is in `jobs` or whose batch
+    /// script is one of `scripts` (absolute paths: jobs submitted by hand with the folder's scripts).
+    fn queued(&self, jobs: &[String], scripts: &[String]) -> Result<Vec<Queued>, SweepError>;
 }
 
 /// The `sbatch` and `squeue` on `PATH`.
@@ -92,20 +93,31 @@ impl Scheduler for Slurm {
         Ok(id)
     }
 
-    fn queued(&self, jobs: &[String]) -> Result<Vec<Queued>, SweepError> {
-        if jobs.is_empty() {
+    fn queued(&self, jobs: &[String], scripts: &[String]) -> Result<Vec<Queued>, SweepError> {
+        if jobs.is_empty() && scripts.is_empty() {
             return Ok(vec![]);
         }
-        // One line per array task (-r): the array's job id and the task's index (N/A for others).
-        let args: Vec<String> = ["--me", "--noheader", "--array", "--format=%F|%K"]
+        // One line per array task (--array): the array's job id, the task's index (N/A for
+        // others) and the batch script (%o, the command), by which a job submitted by hand is known.
+        let args: Vec<String> = ["--me", "--noheader", "--array", "--format=%F|%K|%o"]
             .map(String::from)
             .to_vec();
         let out = run("squeue", &args)?;
+        let ours = |script: &str| {
+            let script = script.trim();
+            let canon = |p: &str| std::fs::canonicalize(p).unwrap_or_else(|_| PathBuf::from(p));
+            scripts
+                .iter()
+                .any(|s| s == script || canon(s) == canon(script))
+        };
         Ok(out
             .lines()
-            .filter_map(|l| l.trim().split_once('|'))
-            .filter(|(job, _)| jobs.iter().any(|j| j == job))
-            .map(|(job, index)| Queued {
+            .filter_map(|l| {
+                let mut f = l.trim().splitn(3, '|');
+                Some((f.next()?, f.next()?, f.next().unwrap_or("")))
+            })
+            .filter(|(job, _, script)| jobs.iter().any(|j| j == job) || ours(script))
+            .map(|(job, index, _)| Queued {
                 job: job.to_string(),
                 index: index.trim().parse().ok(),
             })
@@ -236,10 +248,19 @@ pub fn recorded_jobs(dir: &Path) -> Vec<(String, String)> {
 /// The jobs and array tasks of `dir`'s recorded submissions that Slurm still has.
 pub fn queued(dir: &Path, sched: &dyn Scheduler) -> Result<Vec<Queued>, SweepError> {
     let jobs: Vec<String> = recorded_jobs(dir).into_iter().map(|(_, j)| j).collect();
-    if jobs.is_empty() {
+    // The folder's scripts, for jobs submitted by hand (`sbatch --array=3 DIR/slurm/array.sbatch`),
+    // which `jobs.tsv` does not list.
+    let scripts: Vec<String> = [ARRAY_SCRIPT, MERGE_SCRIPT]
+        .iter()
+        .map(|s| dir.join(SCRIPT_DIR).join(s))
+        .filter(|p| p.is_file())
+        .filter_map(|p| absolute(&p).ok())
+        .map(|p| p.display().to_string())
+        .collect();
+    if jobs.is_empty() && scripts.is_empty() {
         return Ok(vec![]);
     }
-    sched.queued(&jobs)
+    sched.queued(&jobs, &scripts)
 }
 
 /// The shard indices of queued array tasks, and their array jobs, each sorted once.
@@ -289,6 +310,7 @@ pub fn submit(
         o.binary.as_deref().map(Path::new).unwrap_or(binary),
     ))?;
     script::check_path("binary", &binary)?;
+    check_executable(&binary)?;
 
     // Earlier submissions still queued: their shards are left to them, and the plan must not change
     // under them.
@@ -330,133 +352,188 @@ pub fn submit(
             )));
         }
     }
-    shard::prepare(
-        plan,
-        &dir,
-        &Planning {
-            shards: Some(shards),
-            shard: None,
-        },
-        "",
-        |_| None,
-    )?;
+    // A plan already there is never re-split by a submission (dry or not): its results, its logs
+    // and any job still to come count on its shards.
+    if let Some(m) = existing
+        .as_ref()
+        .filter(|m| m.same_plan(&plan.manifest) && m.shards != shards)
+    {
+        return Err(SweepError::Plan(format!(
+            "{}: the plan has {} shards, --shards {shards} would re-split it; re-split it on \
+             purpose with `gpumemsim sweep plan {} --out {} --shards {shards}` (no shard may be \
+             running), or leave --shards out",
+            dir.display(),
+            m.shards,
+            spec_s,
+            dir.display()
+        )));
+    }
+    let manifest_path = dir.join(super::exec::MANIFEST);
+    let had_plan = manifest_path.is_file();
+    let had_scripts = dir.join(SCRIPT_DIR).is_dir();
+    let result = (|| {
+        shard::prepare(
+            plan,
+            &dir,
+            &Planning {
+                shards: Some(shards),
+                shard: None,
+            },
+            "",
+            |_| None,
+        )?;
 
-    let (_, st) = survey(std::slice::from_ref(&dir))?;
-    let others: Vec<status::BuildCount> = st
-        .builds
-        .iter()
-        .filter(|b| b.build.as_deref() != Some(crate::version::BUILD))
-        .cloned()
-        .collect();
-    if !others.is_empty() && !opts.mix_builds {
-        return Err(status::other_builds_error(
-            &dir.join(super::exec::POINTS),
-            &others,
-        ));
-    }
-    let mut wanted = st.incomplete_shards();
-    if opts.retry_failed {
-        wanted.extend(st.failed_shards());
-        wanted.sort();
-        wanted.dedup();
-    }
-    let indices: Vec<usize> = wanted
-        .iter()
-        .copied()
-        .filter(|i| !in_flight.contains(i))
-        .collect();
-    let points_to_run = indices
-        .iter()
-        .map(|&i| {
-            let s = &st.shards[i];
-            s.missing + if opts.retry_failed { s.failed } else { 0 }
-        })
-        .sum();
+        let (_, st) = survey(std::slice::from_ref(&dir))?;
+        let others: Vec<status::BuildCount> = st
+            .builds
+            .iter()
+            .filter(|b| b.build.as_deref() != Some(crate::version::BUILD))
+            .cloned()
+            .collect();
+        if !others.is_empty() && !opts.mix_builds {
+            return Err(status::other_builds_error(
+                &dir.join(super::exec::POINTS),
+                &others,
+            ));
+        }
+        let mut wanted = st.incomplete_shards();
+        if opts.retry_failed {
+            wanted.extend(st.failed_shards());
+            wanted.sort();
+            wanted.dedup();
+        }
+        let indices: Vec<usize> = wanted
+            .iter()
+            .copied()
+            .filter(|i| !in_flight.contains(i))
+            .collect();
+        let points_to_run = indices
+            .iter()
+            .map(|&i| {
+                let s = &st.shards[i];
+                s.missing + if opts.retry_failed { s.failed } else { 0 }
+            })
+            .sum();
 
-    let scripts = dir.join(SCRIPT_DIR);
-    let logs = dir.join(LOGS);
-    for d in [&scripts, &logs] {
-        std::fs::create_dir_all(d).map_err(super::exec::io_err(d))?;
-    }
-    let ctx = ScriptContext {
-        sweep: &plan.manifest.name,
-        spec: Path::new(&spec_s),
-        dir: &dir,
-        binary: &binary,
-        shards,
-    };
-    let array_script = scripts.join(ARRAY_SCRIPT);
-    let merge_script = scripts.join(MERGE_SCRIPT);
-    // The binary is kept only when named (--binary): otherwise each submission runs its own.
-    let options_text = serde_json::to_string_pretty(&o).unwrap_or_default();
-    for (path, text) in [
-        (&array_script, script::array_script(&o, &ctx)),
-        (&merge_script, script::merge_script(&o, &ctx)),
-        (&options_path, options_text),
-    ] {
-        crate::stats::write_atomic(path, text.as_bytes()).map_err(super::exec::io_err(path))?;
-    }
+        let scripts = dir.join(SCRIPT_DIR);
+        let logs = dir.join(LOGS);
+        for d in [&scripts, &logs] {
+            std::fs::create_dir_all(d).map_err(super::exec::io_err(d))?;
+        }
+        let ctx = ScriptContext {
+            sweep: &plan.manifest.name,
+            spec: Path::new(&spec_s),
+            dir: &dir,
+            binary: &binary,
+            shards,
+        };
+        let array_script = scripts.join(ARRAY_SCRIPT);
+        let merge_script = scripts.join(MERGE_SCRIPT);
+        // The binary is kept only when named (--binary): otherwise each submission runs its own.
+        let options_text = serde_json::to_string_pretty(&o).unwrap_or_default();
+        for (path, text) in [
+            (&array_script, script::array_script(&o, &ctx)),
+            (&merge_script, script::merge_script(&o, &ctx)),
+            (&options_path, options_text),
+        ] {
+            crate::stats::write_atomic(path, text.as_bytes()).map_err(super::exec::io_err(path))?;
+        }
 
-    let mut sub = Submission {
-        dir: dir.clone(),
-        points: plan.manifest.points.len(),
-        shards,
-        dry_run: opts.dry_run,
-        indices: indices.clone(),
-        in_flight,
-        in_flight_jobs: in_flight_jobs.clone(),
-        points_to_run,
-        commands: vec![],
-        array_script: array_script.clone(),
-        merge_script: merge_script.clone(),
-        warnings,
-    };
-    if indices.is_empty() {
-        return Ok(sub);
-    }
-    let mut gpumemsim_args: Vec<String> = Vec::new();
-    if opts.retry_failed {
-        gpumemsim_args.push("--retry-failed".into());
-    }
-    if opts.mix_builds {
-        gpumemsim_args.push("--mix-builds".into());
-    }
-    let mut array_args = vec![format!(
-        "--array={}{}",
-        ranges(&indices),
-        o.throttle.map(|k| format!("%{k}")).unwrap_or_default()
-    )];
-    array_args.push(array_script.display().to_string());
-    array_args.extend(gpumemsim_args.iter().cloned());
-    let line = |args: &[String]| format!("sbatch --parsable {}", args.join(" "));
-    let array_job = if opts.dry_run {
-        sub.commands.push((line(&array_args), None));
-        "ARRAY_JOB_ID".to_string()
-    } else {
-        let id = sched.sbatch(&array_args)?;
-        record(&dir, "array", &id, &ranges(&indices))?;
-        sub.commands.push((line(&array_args), Some(id.clone())));
-        id
-    };
-    let mut after = vec![array_job];
-    after.extend(in_flight_jobs);
-    let mut merge_args = vec![format!("--dependency=afterany:{}", after.join(":"))];
-    merge_args.push(merge_script.display().to_string());
-    if opts.mix_builds {
-        merge_args.push("--mix-builds".into());
-    }
-    if opts.dry_run {
-        sub.commands.push((line(&merge_args), None));
-    } else {
-        let id = sched.sbatch(&merge_args).map_err(|e| {
-            SweepError::Plan(format!(
+        let mut sub = Submission {
+            dir: dir.clone(),
+            points: plan.manifest.points.len(),
+            shards,
+            dry_run: opts.dry_run,
+            indices: indices.clone(),
+            in_flight,
+            in_flight_jobs: in_flight_jobs.clone(),
+            points_to_run,
+            commands: vec![],
+            array_script: array_script.clone(),
+            merge_script: merge_script.clone(),
+            warnings,
+        };
+        if indices.is_empty() {
+            return Ok(sub);
+        }
+        let mut gpumemsim_args: Vec<String> = Vec::new();
+        if opts.retry_failed {
+            gpumemsim_args.push("--retry-failed".into());
+        }
+        if opts.mix_builds {
+            gpumemsim_args.push("--mix-builds".into());
+        }
+        let mut array_args = vec![format!(
+            "--array={}{}",
+            ranges(&indices),
+            o.throttle.map(|k| format!("%{k}")).unwrap_or_default()
+        )];
+        array_args.push(array_script.display().to_string());
+        array_args.extend(gpumemsim_args.iter().cloned());
+        let line = |args: &[String]| format!("sbatch --parsable {}", args.join(" "));
+        let array_job = if opts.dry_run {
+            sub.commands.push((line(&array_args), None));
+            "ARRAY_JOB_ID".to_string()
+        } else {
+            let id = sched.sbatch(&array_args)?;
+            record(&dir, "array", &id, &ranges(&indices))?;
+            sub.commands.push((line(&array_args), Some(id.clone())));
+            id
+        };
+        let mut after = vec![array_job];
+        after.extend(in_flight_jobs);
+        let mut merge_args = vec![format!("--dependency=afterany:{}", after.join(":"))];
+        merge_args.push(merge_script.display().to_string());
+        if opts.mix_builds {
+            merge_args.push("--mix-builds".into());
+        }
+        if opts.dry_run {
+            sub.commands.push((line(&merge_args), None));
+        } else {
+            let id = sched.sbatch(&merge_args).map_err(|e| {
+                SweepError::Plan(format!(
             "the array job {} is queued, but its merge job was not: {e}; submit it by hand: `{}`",
             after[0],
             line(&merge_args)
         ))
-        })?;
-        record(&dir, "merge", &id, &format!("afterany:{}", after.join(":")))?;
-        sub.commands.push((line(&merge_args), Some(id)));
+            })?;
+            record(&dir, "merge", &id, &format!("afterany:{}", after.join(":")))?;
+            sub.commands.push((line(&merge_args), Some(id)));
+        }
+        Ok(sub)
+    })();
+    // A submission that failed before any job was queued leaves no plan or scripts it made.
+    let queued_any =
+        std::fs::read_to_string(dir.join(SCRIPT_DIR).join(JOBS)).is_ok_and(|t| !t.is_empty());
+    if result.is_err() && !queued_any {
+        if !had_plan {
+            let _ = std::fs::remove_file(&manifest_path);
+        }
+        if !had_scripts {
+            let _ = std::fs::remove_dir_all(dir.join(SCRIPT_DIR));
+        }
     }
-    Ok(sub)
+    result
+}
+
+/// `--binary` (or this one) must be an executable file: a task that cannot start it fails on the
+/// node, minutes later, with the reason in a log.
+fn check_executable(binary: &Path) -> Result<(), SweepError> {
+    let bad = |message: &str| SweepError::Option {
+        option: "binary".into(),
+        value: binary.display().to_string(),
+        message: message.into(),
+    };
+    let m = std::fs::metadata(binary).map_err(|e| bad(&format!("cannot be found: {e}")))?;
+    if !m.is_file() {
+        return Err(bad("is not a file"));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if m.permissions().mode() & 0o111 == 0 {
+            return Err(bad("is not executable (chmod +x)"));
+        }
+    }
+    Ok(())
 }

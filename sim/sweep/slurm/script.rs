@@ -98,15 +98,12 @@ impl SlurmOptions {
             )?;
         }
         if let Some(m) = &self.mem {
-            let digits = m.trim_end_matches(|c: char| "KMGTkmgt".contains(c));
-            let ok = !digits.is_empty()
-                && digits.chars().all(|c| c.is_ascii_digit())
-                && m.len() - digits.len() <= 1;
             check(
                 "mem",
                 m,
-                ok,
-                "a size: digits with an optional K, M, G or T suffix (e.g. 8G)",
+                mem_mib(m).is_some(),
+                "a size Slurm accepts: digits with an optional K, M, G or T suffix (e.g. 8G; no \
+                 suffix: megabytes), at most 2^43 MiB (8 EiB)",
             )?;
         }
         if self.cpus == Some(0) {
@@ -228,6 +225,28 @@ pub fn job_name(sweep: &str) -> String {
 }
 
 /// A path that can go into a `#SBATCH` directive and a shell word unchanged.
+/// `--mem` in MiB, as Slurm reads it (`str_to_mbytes`: digits and one optional K/M/G/T suffix,
+/// default megabytes; the count is a 64-bit integer of MiB), or `None` for what sbatch would refuse:
+/// no digits, a second suffix, a fraction, or a size that overflows (`99999999999999999999G`).
+pub fn mem_mib(m: &str) -> Option<u64> {
+    let digits = m.trim_end_matches(|c: char| "KMGTkmgt".contains(c));
+    if digits.is_empty()
+        || !digits.chars().all(|c| c.is_ascii_digit())
+        || m.len() - digits.len() > 1
+    {
+        return None;
+    }
+    let n: u64 = digits.parse().ok()?;
+    let mib = match m[digits.len()..].to_ascii_uppercase().as_str() {
+        "K" => n.div_ceil(1024),
+        "" | "M" => n,
+        "G" => n.checked_mul(1 << 10)?,
+        "T" => n.checked_mul(1 << 20)?,
+        _ => return None,
+    };
+    (mib <= 1 << 43).then_some(mib)
+}
+
 pub fn check_path(what: &str, p: &Path) -> Result<String, SweepError> {
     let s = p.to_str().unwrap_or("");
     let ok = !s.is_empty()
@@ -377,6 +396,25 @@ mod tests {
     }
 
     #[test]
+    fn memory_sizes_are_read_as_slurm_reads_them() {
+        assert_eq!(mem_mib("8G"), Some(8192));
+        assert_eq!(mem_mib("4096"), Some(4096));
+        assert_eq!(mem_mib("1500k"), Some(2));
+        assert_eq!(mem_mib("0"), Some(0), "0: all of the node's memory");
+        for bad in [
+            "",
+            "G",
+            "8GB",
+            "1.5G",
+            "-1G",
+            "9223372036854775807T",
+            "99999999999999999999",
+        ] {
+            assert_eq!(mem_mib(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
     fn options_are_checked_naming_the_option_and_what_is_allowed() {
         opts().validate().unwrap();
         let bad = [
@@ -400,6 +438,13 @@ mod tests {
                     ..opts()
                 },
                 "--mem \"8GB\"",
+            ),
+            (
+                SlurmOptions {
+                    mem: Some("99999999999999999999G".into()),
+                    ..opts()
+                },
+                "--mem \"99999999999999999999G\": must be a size Slurm accepts",
             ),
             (
                 SlurmOptions {
