@@ -156,7 +156,7 @@ pub fn run(target: Target, data: &[u8]) -> bool {
 /// A workload file named `file` (its extension picks the front end), lowered and checked against
 /// the tiny config as `gpumemsim run` does before it simulates.
 fn workload(text: &str, file: &str) -> bool {
-    match crate::kernel::parse(text, file, &[]) {
+    match crate::frontend::parse(text, file, &[]) {
         Ok(wl) => match tiny() {
             Some((cfg, _)) => crate::machine::prepare::prepare(cfg, &wl).is_ok(),
             None => true,
