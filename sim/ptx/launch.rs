@@ -275,6 +275,10 @@ pub fn workload(
         l = pass(prov.clone())?;
     }
     l.sink.finish().map_err(perr)?;
+    // PTX is not what the SM runs: ptxas schedules it into SASS. The C front end's scheduler does
+    // what ptxas does first (independent loads hoisted above the uses of earlier ones, within
+    // basic blocks; no access that synchronises ever moves).
+    crate::cfront::schedule::schedule(&mut l.sink.insts, &mut l.sink.locs);
     if l.sink.reg_names.len() > Reg::MAX as usize {
         return Err(perr(CError::new(entry.loc, format!("more than {} registers", Reg::MAX))));
     }

@@ -26,6 +26,8 @@
 //! which the PTX front end refuses rather than rounding twice); `-lineinfo` so that a PTX
 //! instruction the front end refuses is reported at the `.cu` line it came from (`.loc`).
 //!
+//! `GPUMEMSIM_PTX_OUT=DIR` writes each compiled file's PTX there (`DIR/NAME.cu.ptx`).
+//!
 //! Compiles are cached in memory per (prepared source, options), so a sweep compiles each variant
 //! of a file once per process.
 
@@ -380,6 +382,14 @@ pub fn workload(n: &Nvrtc, text: &str, file: &str, overrides: &[(String, i64)]) 
         let (line, msg) = log_error(&log).unwrap_or((1, "compile failed".into()));
         KernelError::At { file: file.to_string(), line, col: 1, message: format!("NVRTC {}: {msg}\n{}", n.version(), log.trim_end()) }
     })?;
+    if let Some(dir) = std::env::var_os("GPUMEMSIM_PTX_OUT") {
+        // What NVRTC made of the file, for reading (best effort: a failed write is only a warning).
+        let name = Path::new(file).file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+        let path = Path::new(&dir).join(format!("{name}.ptx"));
+        if let Err(e) = std::fs::write(&path, &ptx) {
+            eprintln!("warning: GPUMEMSIM_PTX_OUT: cannot write {}: {e}", path.display());
+        }
+    }
     let ptx_name = format!("{file} (NVRTC PTX)");
     let src = HeaderSource { file, text, blocks, signatures: signatures(text) };
     let mut w = super::launch::workload(&ptx, &ptx_name, overrides, Some(src)).map_err(|e| match e {

@@ -158,6 +158,9 @@ pub fn alu(l: &mut Lower, i: &Instr) -> R<()> {
             let d = l.dst(&ops[0])?;
             let (prod_ty, a, b) = match mode {
                 "lo" => (ty, a, b),
+                // A 32-bit register holds its value zero-extended: an unsigned widening product
+                // is the 64-bit product of the registers as they are.
+                "wide" if ty == Ty::U32 => (Ty::U64, a, b),
                 _ => {
                     if ty.width() == Width::B64 {
                         return Err(CError::new(at, format!("`{}` is not modelled yet: the high half of a 64-bit product needs 128-bit arithmetic", i.spelled())));
