@@ -236,11 +236,11 @@ const CSTDINT: &str = "#pragma once\n#include <cuda/std/cstdint>\nusing cuda::st
 /// Compiled PTX per (source, options).
 static CACHE: OnceLock<Mutex<HashMap<String, Result<String, String>>>> = OnceLock::new();
 
-/// How many compiles NVRTC ran in this process (cache misses), for tests and the speed notes.
-pub fn compiles() -> usize {
-    COMPILES.load(std::sync::atomic::Ordering::Relaxed)
+/// How many times NVRTC compiled a file of this name in this process (cache misses).
+pub fn compiles(file: &str) -> usize {
+    COMPILES.get_or_init(Default::default).lock().expect("never poisoned").get(file).copied().unwrap_or(0)
 }
-static COMPILES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+static COMPILES: OnceLock<Mutex<HashMap<String, usize>>> = OnceLock::new();
 
 /// `/* gpumemsim ... */` blocks of a C++ file (the text after the word, and where it starts).
 pub fn header_blocks(text: &str) -> Vec<HeaderBlock> {
@@ -371,7 +371,7 @@ pub fn workload(n: &Nvrtc, text: &str, file: &str, overrides: &[(String, i64)]) 
     let result = match cached {
         Some(r) => r,
         None => {
-            COMPILES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            *COMPILES.get_or_init(Default::default).lock().expect("never poisoned").entry(file.to_string()).or_insert(0) += 1;
             let name = Path::new(file).file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_else(|| file.to_string());
             let r = n.compile(&source, &name, &options);
             cache.lock().expect("the cache lock is never poisoned").insert(key, r.clone());
