@@ -225,7 +225,7 @@ pub fn workload(
         l.prov_in = prov_in;
         for (name, _, _, len) in &hdr.locals {
             l.dynamic_names.push(name.clone());
-            let bytes = hdr.locals.iter().find(|x| x.0 == *name).map(|x| x.2.bytes() as u64 * len).unwrap_or(0);
+            let bytes = hdr.locals.iter().find(|x| x.0 == *name).map(|x| (x.2.bytes() as u64).saturating_mul(*len)).unwrap_or(0);
             l.dynamic_bytes = l.dynamic_bytes.max(bytes.min(u32::MAX as u64) as u32);
         }
         let mut scope = Scope::default();

@@ -648,7 +648,7 @@ mod tests {
         assert!(matches!(&body[0], Stmt::Reg { names, .. } if names[0].1 == Some(2)));
         assert!(matches!(&body[2], Stmt::Var(v) if v.array == Some(Some(128))));
         let Stmt::Inst(mov) = &body[3] else { panic!() };
-        assert_eq!(mov.operands[1], Opnd::Name("%tid.x".into(), SrcLoc { line: 14, col: 16 }));
+        assert_eq!(mov.operands[1], Opnd::Name("%tid.x".into(), SrcLoc { line: 14, col: 14 }));
         let Stmt::Inst(bra) = &body[5] else { panic!() };
         assert_eq!(bra.guard.as_ref().map(|g| (g.0.as_str(), g.1)), Some(("%p1", false)));
         assert_eq!(bra.loc, SrcLoc { line: 16, col: 7 });

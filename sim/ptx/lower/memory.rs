@@ -41,7 +41,10 @@ pub fn buffer_of(v: &VarDecl, at: SrcLoc) -> R<Buffer> {
         None => 1,
         Some(Some(n)) => n,
         Some(None) => return Err(CError::new(at, format!("`{}` has no size: module arrays need a length", v.name))),
-    } * v.vector as u64;
+    }
+    .checked_mul(v.vector as u64)
+    .filter(|&n| n <= 1 << 32)
+    .ok_or_else(|| CError::new(v.loc, format!("`{}`: more than 2^32 elements", v.name)))?;
     let (elem, per_word) = match pt {
         PType::F32 => (Ty::F32, 1),
         PType::Int { bits: 32, signed } => (if signed { Ty::I32 } else { Ty::U32 }, 1),

@@ -294,7 +294,10 @@ impl<'m> Lower<'m> {
         }
         let elem = memory::type_bytes(&v.ty)
             .ok_or_else(|| CError::new(v.ty_loc, format!("`.{}`: not a variable type", v.ty)))?;
-        let bytes = elem as u64 * v.vector as u64 * v.array.flatten().unwrap_or(1);
+        let bytes = (elem as u64 * v.vector as u64)
+            .checked_mul(v.array.flatten().unwrap_or(1))
+            .filter(|&b| b <= u32::MAX as u64)
+            .ok_or_else(|| CError::new(v.loc, format!("`{}`: more than 4 GiB", v.name)))?;
         let align = v.align.unwrap_or(elem as u64 * v.vector as u64).max(1);
         let base = self.local_bytes.max(self.dynamic_bytes as u64);
         let off = base.div_ceil(align) * align;
