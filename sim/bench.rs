@@ -23,7 +23,7 @@
 //! `--repeat` runs, which is the usual estimate of a program's speed on a loaded machine.
 
 use crate::config::{self, ConfigError, GpuConfig};
-use crate::kernel::{self, KernelError};
+use crate::kernel::KernelError;
 use crate::machine::{self, RunOptions, RunResult, SimError};
 use crate::trace::synth::{kernel_text, Synth, SynthAtomics};
 use crate::trace::{self, Trace, TraceCommand, TraceError};
@@ -225,7 +225,7 @@ fn load(case: &Case, threads: usize) -> Result<Input, BenchError> {
         Source::Kernel { file, text, params } => {
             let params: Vec<(String, i64)> =
                 params.iter().map(|(n, v)| (n.to_string(), *v)).collect();
-            Input::Kernel(kernel::parse(text, file, &params)?)
+            Input::Kernel(crate::frontend::parse(text, file, &params)?)
         }
     })
 }

@@ -28,8 +28,10 @@ pub enum Target {
     /// CUDA kernels (`kernel::parse` of a `.cu` file: the C front end, `cfront`), then the load-time
     /// checks against the tiny config.
     Cuda,
-    /// OpenCL C kernels (`kernel::parse` of a `.cl` file), then the load-time checks.
+    /// OpenCL C kernels (`frontend::parse` of a `.cl` file), then the load-time checks.
     OpenCl,
+    /// PTX (`frontend::parse` of a `.ptx` file: the PTX front end, `ptx`), then the load-time checks.
+    Ptx,
     /// Litmus tests, both dialects (`litmus::parse`, then the oracle, `litmus::model::decide`), and
     /// `--expect` files (`litmus::parse_expectations`).
     Litmus,
@@ -48,11 +50,12 @@ pub enum Target {
 }
 
 impl Target {
-    pub const ALL: [Target; 10] = [
+    pub const ALL: [Target; 11] = [
         Target::Config,
         Target::Kernel,
         Target::Cuda,
         Target::OpenCl,
+        Target::Ptx,
         Target::Litmus,
         Target::Trace,
         Target::SweepSpec,
@@ -68,6 +71,7 @@ impl Target {
             Target::Kernel => "kernel",
             Target::Cuda => "cuda",
             Target::OpenCl => "opencl",
+            Target::Ptx => "ptx",
             Target::Litmus => "litmus",
             Target::Trace => "trace",
             Target::SweepSpec => "sweep_spec",
@@ -88,6 +92,7 @@ impl Target {
             ],
             Target::Cuda => &[("workloads/chapters", "cu"), ("fuzz/seeds/cuda", "cu")],
             Target::OpenCl => &[("workloads/chapters", "cl"), ("fuzz/seeds/opencl", "cl")],
+            Target::Ptx => &[("workloads/ptx", "ptx")],
             Target::Litmus => &[
                 ("workloads/litmus/ptx", "litmus"),
                 ("workloads/litmus/opencl", "litmus"),
@@ -116,6 +121,7 @@ pub fn run(target: Target, data: &[u8]) -> bool {
         Target::Kernel => workload(&text, "fuzz.kern"),
         Target::Cuda => workload(&text, "fuzz.cu"),
         Target::OpenCl => workload(&text, "fuzz.cl"),
+        Target::Ptx => workload(&text, "fuzz.ptx"),
         Target::Litmus => {
             // A test that parses goes to the oracle too (every `litmus` run asks it), with small
             // bounds so that each input stays quick.
@@ -157,7 +163,7 @@ pub fn run(target: Target, data: &[u8]) -> bool {
 /// A workload file named `file` (its extension picks the front end), lowered and checked against
 /// the tiny config as `gpumemsim run` does before it simulates.
 fn workload(text: &str, file: &str) -> bool {
-    match crate::kernel::parse(text, file, &[]) {
+    match crate::frontend::parse(text, file, &[]) {
         Ok(wl) => match tiny() {
             Some((cfg, _)) => crate::machine::prepare::prepare(cfg, &wl).is_ok(),
             None => true,

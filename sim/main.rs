@@ -145,6 +145,10 @@ fn cmd_config(c: ConfigCmd) -> Result<ExitCode> {
 
 #[derive(Args)]
 struct RunCmd {
+    /// The compiler for `.cu` files: nvrtc (NVIDIA's runtime compiler → PTX), builtin (the C subset
+    /// front end), auto (NVRTC when found).
+    #[arg(long, default_value = "auto", value_parser = parse_compiler)]
+    compiler: gpumemsim::frontend::Compiler,
     /// Workload file (`workloads/*.kern`, or CUDA `.cu` / OpenCL C `.cl`), or an Accel-Sim trace: its
     /// `kernelslist.g` or the directory holding it (replayed for timing only).
     kernel: PathBuf,
@@ -216,6 +220,11 @@ impl TimelineArgs {
     }
 }
 
+fn parse_compiler(s: &str) -> std::result::Result<gpumemsim::frontend::Compiler, String> {
+    gpumemsim::frontend::Compiler::parse(s)
+        .ok_or_else(|| format!("`{s}`: expected nvrtc, builtin or auto"))
+}
+
 fn cmd_run(c: RunCmd) -> Result<ExitCode> {
     use cli::outputs::{check, Kind::File};
     check(&[
@@ -242,6 +251,7 @@ fn cmd_run(c: RunCmd) -> Result<ExitCode> {
             threads: c.threads as usize,
             timeline: c.timeline.get(),
             intervals: c.stats_interval.zip(c.interval_csv),
+            compiler: Some(c.compiler),
         },
         Some(hook),
     );

@@ -8,7 +8,7 @@
 //! writes nothing.
 
 use crate::config::{self, ConfigError, GpuConfig};
-use crate::kernel::{self, KernelError};
+use crate::kernel::KernelError;
 use crate::machine::{self, RunOptions, RunResult, SimError};
 use crate::report::records;
 use crate::stats;
@@ -73,6 +73,8 @@ pub struct RunArgs {
     pub timeline: Option<(PathBuf, machine::timeline::TimelineOptions)>,
     /// Key statistics every this many core cycles, written as tidy CSV to the path.
     pub intervals: Option<(u64, PathBuf)>,
+    /// Which compiler turns a `.cu` file into IR (`--compiler`; the library default is builtin).
+    pub compiler: Option<crate::frontend::Compiler>,
 }
 
 /// What a workload path names.
@@ -101,13 +103,27 @@ impl Input {
 
     /// Loads the input (a trace's first pass; its blocks are read when dispatched).
     pub fn load(&self, params: &[(String, i64)], threads: usize) -> Result<Loaded, RunError> {
+        self.load_with(params, threads, crate::frontend::Compiler::Builtin)
+            .map(|x| x.0)
+    }
+
+    /// [`Input::load`] with the compiler for `.cu` files, and the front end that ran.
+    pub fn load_with(
+        &self,
+        params: &[(String, i64)],
+        threads: usize,
+        compiler: crate::frontend::Compiler,
+    ) -> Result<(Loaded, Option<crate::frontend::FrontEnd>), RunError> {
         match self {
-            Input::Kernel(p) => Ok(Loaded::Kernel(kernel::load(p, params)?)),
+            Input::Kernel(p) => {
+                let (w, fe) = crate::frontend::load_with(p, params, compiler)?;
+                Ok((Loaded::Kernel(w), Some(fe)))
+            }
             Input::Trace(p) => {
                 if let Some((name, _)) = params.first() {
                     return Err(RunError::TraceParam { name: name.clone() });
                 }
-                Ok(Loaded::Trace(trace::load_threads(p, threads)?))
+                Ok((Loaded::Trace(trace::load_threads(p, threads)?), None))
             }
         }
     }
@@ -181,7 +197,9 @@ pub fn execute_reporting(
     progress: Option<machine::ProgressHook>,
 ) -> Result<RunOutput, RunError> {
     let config = config::load(args.config.as_deref(), &args.sets)?;
-    let input = Input::of(&args.input).load(&args.params, args.threads)?;
+    let compiler = args.compiler.unwrap_or(crate::frontend::Compiler::Builtin);
+    let (input, front_end) =
+        Input::of(&args.input).load_with(&args.params, args.threads, compiler)?;
     if let Loaded::Trace(t) = &input {
         // Before the run, so that a block too large for this config names its `-block dim` line.
         for k in t.kernels() {
@@ -212,7 +230,8 @@ pub fn execute_reporting(
             Loaded::Kernel(w) => w.parameters.as_slice(),
             Loaded::Trace(_) => &[],
         };
-        let doc = RunDocument::new(&result, &config_name, &input_name, args.seed, parameters);
+        let mut doc = RunDocument::new(&result, &config_name, &input_name, args.seed, parameters);
+        doc.compiler = front_end.as_ref().map(|f| f.name());
         let mut text =
             serde_json::to_string_pretty(&doc).expect("a run document always serialises");
         text.push('\n');
@@ -228,6 +247,11 @@ pub fn execute_reporting(
         write(path, i.to_csv().as_bytes())?;
     }
     let mut summary = summary(&config, &config_name, &input, &input_name, args, &result);
+    if let Some(fe) = &front_end {
+        // After the workload line: which compiler turned the file into IR.
+        let at = summary.find('\n').map_or(summary.len(), |i| i + 1);
+        summary.insert_str(at, &format!("compiler          {}\n", fe.describe()));
+    }
     if let (Some((path, _)), Some(t)) = (&args.timeline, &result.timeline) {
         write(path, t.json.as_bytes())?;
         summary.push_str(&timeline_line(path, t));
@@ -276,6 +300,9 @@ pub struct RunDocument<'a> {
     /// The config file, or the embedded default's name.
     pub config: &'a str,
     pub workload: &'a str,
+    /// The front end that compiled the workload (`kern`, `ptx`, `builtin`, `nvrtc`); absent for traces.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compiler: Option<&'static str>,
     pub seed: u64,
     /// The workload's parameters as resolved for this run (none for a trace).
     #[serde(serialize_with = "ordered_map")]
@@ -305,6 +332,7 @@ impl<'a> RunDocument<'a> {
             tool: format!("gpumemsim {}", env!("CARGO_PKG_VERSION")),
             config,
             workload,
+            compiler: None,
             seed,
             parameters,
             cycles: r.cycles,

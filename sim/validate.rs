@@ -490,7 +490,7 @@ fn run_measures(
     };
     let dir = r.file.parent().unwrap_or(Path::new("."));
     let wpath = dir.join(workload);
-    let w = crate::kernel::load(&wpath, params).map_err(|e| err(e.to_string()))?;
+    let w = crate::frontend::load(&wpath, params).map_err(|e| err(e.to_string()))?;
     let res = machine::run(&cfg, &w, &RunOptions::default()).map_err(|e| err(e.to_string()))?;
     if let Some(c) = res.checks.iter().find(|c| !c.passed) {
         return Err(err(format!(

@@ -91,7 +91,7 @@ impl Sink for KernelSink {
 
 impl KernelSink {
     /// Resolves the branches.
-    fn finish(&mut self) -> R<()> {
+    pub fn finish(&mut self) -> R<()> {
         for (i, label, at) in std::mem::take(&mut self.fixups) {
             let Some(&t) = self.labels.get(&label) else {
                 return Err(CError::new(at, format!("unknown label `{label}`")));

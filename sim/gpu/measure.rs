@@ -15,7 +15,7 @@ use super::schema::{
 };
 use super::suite::{Case, Suite, SuiteError};
 use super::{wgsl, GpuError};
-use crate::kernel::{self, KernelError};
+use crate::kernel::KernelError;
 use crate::workload::Workload;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -90,7 +90,7 @@ pub fn load(suite: Suite) -> Result<Loaded, MeasureError> {
     let mut cases = Vec::new();
     for c in suite.cases() {
         let path = suite.benches[c.bench].kernel_path.display().to_string();
-        let wl = kernel::parse(&kernels[&path], &path, &overrides(&c.params))?;
+        let wl = crate::frontend::parse(&kernels[&path], &path, &overrides(&c.params))?;
         cases.push((c, wl));
     }
     let mut litmus_tests = BTreeMap::new();

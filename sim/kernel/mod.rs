@@ -80,14 +80,16 @@ impl KernelError {
     }
 }
 
-/// Parses and lowers a workload held in memory; `file` names it in errors and diagnostics (a `.cu`
-/// or `.cl` name selects the CUDA or OpenCL C front end, [`crate::cfront`]); `overrides` replace
-/// parameter defaults (each name must be declared in the file).
+/// Parses and lowers a kernel-language workload held in memory; `file` names it in errors and
+/// diagnostics; `overrides` replace parameter defaults (each name must be declared in the file).
+/// Other languages (`.cu`, `.cl`, `.ptx`) are told apart one floor up, by [`crate::frontend`]: a
+/// file of theirs given here is an error that says so.
 pub fn parse(text: &str, file: &str, overrides: &[(String, i64)]) -> Result<Workload, KernelError> {
-    match crate::cfront::Dialect::of_file(file) {
-        Some(d) => crate::cfront::parse(text, file, d, overrides),
-        None => parse_kern(text, file, overrides),
+    let ext = Path::new(file).extension().and_then(|e| e.to_str()).unwrap_or("");
+    if matches!(ext, "cu" | "cuh" | "cl" | "ptx") {
+        return Err(KernelError::at(file, 1, 1, format!("a .{ext} file is not kernel language: load it with `frontend::load`, which chooses its front end")));
     }
+    parse_kern(text, file, overrides)
 }
 
 /// Parses and lowers kernel-language text (whatever the file name says).
@@ -101,7 +103,7 @@ pub fn parse_kern(
     lower::lower(&stmts, file, overrides)
 }
 
-/// Reads and parses a workload file (`.kern`, or `.cu`/`.cl` by [`crate::cfront`]).
+/// Reads and parses a kernel-language file (other languages: [`crate::frontend::load`]).
 pub fn load(path: &Path, overrides: &[(String, i64)]) -> Result<Workload, KernelError> {
     let text = crate::text::read(path)?;
     parse(&text, &path.display().to_string(), overrides)

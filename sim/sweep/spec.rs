@@ -550,5 +550,5 @@ fn probe_chart_columns(plan: &Plan) -> Result<(), SweepError> {
 
 /// Loads a kernel file with its launch parameters (errors carry the kernel's file:line:col).
 fn load_kernel(path: &Path, params: &[(String, i64)]) -> Result<Workload, String> {
-    crate::kernel::load(path, params).map_err(|e| e.to_string())
+    crate::frontend::load(path, params).map_err(|e| e.to_string())
 }

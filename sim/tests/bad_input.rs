@@ -51,7 +51,7 @@ const KERNEL: &str =
                       mov.u32 %i, %global_id\n    st.u32 b[%i], 1\n}\ncheck sum(b) == 32\n";
 
 fn kernel_error(text: &str) -> String {
-    kernel::parse(text, "k.kern", &[]).unwrap_err().to_string()
+    gpumemsim::frontend::parse(text, "k.kern", &[]).unwrap_err().to_string()
 }
 
 #[test]
@@ -64,7 +64,7 @@ fn launch_sizes_are_bounded_at_their_line_before_anything_is_allocated() {
     assert!(e.starts_with("k.kern:2:1: group_size"), "{e}");
     assert!(e.contains("at most 65536"), "{e}");
     // At the limits, the file loads.
-    kernel::parse(
+    gpumemsim::frontend::parse(
         &KERNEL.replace("groups 1", "groups 4096, 4096"),
         "k.kern",
         &[],
@@ -91,7 +91,7 @@ fn deep_and_long_kernel_expressions_are_errors_not_stack_overflows() {
     }
     // 200 terms still add up.
     let sum = vec!["1"; 200].join(" + ");
-    let wl = kernel::parse(
+    let wl = gpumemsim::frontend::parse(
         &KERNEL.replace("groups 1", &format!("param N = {sum}\ngroups N / 200")),
         "k.kern",
         &[],

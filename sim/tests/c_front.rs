@@ -27,11 +27,11 @@ fn params(p: &[(&str, i64)]) -> Vec<(String, i64)> {
 }
 
 fn load(path: &Path, p: &[(&str, i64)]) -> Workload {
-    kernel::load(path, &params(p)).unwrap_or_else(|e| panic!("{e}"))
+    gpumemsim::frontend::load(path, &params(p)).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn parse(src: &str, file: &str) -> Workload {
-    kernel::parse(src, file, &[]).unwrap_or_else(|e| panic!("{e}\n{src}"))
+    gpumemsim::frontend::parse(src, file, &[]).unwrap_or_else(|e| panic!("{e}\n{src}"))
 }
 
 fn run(cfg: &GpuConfig, wl: &Workload) -> RunResult {
@@ -51,7 +51,7 @@ fn assert_checks_hold(r: &RunResult, what: &str) {
 }
 
 fn err(src: &str, file: &str) -> String {
-    match kernel::parse(src, file, &[]) {
+    match gpumemsim::frontend::parse(src, file, &[]) {
         Ok(_) => panic!("{file} should not load:\n{src}"),
         Err(e) => e.to_string(),
     }
@@ -876,7 +876,7 @@ fn pointers_convert_implicitly_only_to_the_same_type_and_messages_spell_the_dial
         ("__kernel void k(__global int *d) { __global uint *q = (__global uint *)d; q[0] = 1u; long a = (long)d; if (d) { d[1] = 2; } }", "k.cl"),
         ("__kernel void k(__global int *d) { __global atomic_int *a = (__global atomic_int *)d; atomic_store(a, 1); }", "k.cl"),
     ] {
-        kernel::parse(&format!("{HEAD}{body}"), file, &[])
+        gpumemsim::frontend::parse(&format!("{HEAD}{body}"), file, &[])
             .unwrap_or_else(|e| panic!("{file} should load: {e}\n{body}"));
     }
 }
@@ -979,7 +979,7 @@ fn input_that_is_not_utf8_names_the_first_bad_byte() {
     let mut bytes = HEAD.as_bytes().to_vec();
     bytes.extend_from_slice(b"__global__ void k(int *d) {\n    d[0] = 1; // caf\xE9\n}\n");
     std::fs::write(&p, &bytes).unwrap();
-    let e = kernel::load(&p, &[]).expect_err("not UTF-8").to_string();
+    let e = gpumemsim::frontend::load(&p, &[]).expect_err("not UTF-8").to_string();
     assert!(e.contains("bad.cu:7:21: not UTF-8 text: byte 0xe9"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
 }
@@ -1004,7 +1004,7 @@ __global__ void second(unsigned *out, unsigned scale, int N) {
     assert_eq!(wl.kernel.name, "second");
     assert_eq!(wl.parameters, vec![("N".to_string(), 3)]);
     assert_checks_hold(&run(&tiny(), &wl), "bind.cu");
-    let wl = kernel::parse(src, "bind.cu", &params(&[("N", 5)])).unwrap();
+    let wl = gpumemsim::frontend::parse(src, "bind.cu", &params(&[("N", 5)])).unwrap();
     let r = run(&tiny(), &wl);
     assert!(
         r.checks.iter().any(|c| !c.passed),
@@ -1015,7 +1015,7 @@ __global__ void second(unsigned *out, unsigned scale, int N) {
 #[test]
 fn one_barrier_rule_for_the_kernel_language_opencl_kernels_and_litmus_threads() {
     let kern = "groups 1\ngroup_size 1\nkernel k {\n    barrier.local.device\n}\n";
-    let e1 = kernel::parse(kern, "b.kern", &[]).unwrap_err().to_string();
+    let e1 = gpumemsim::frontend::parse(kern, "b.kern", &[]).unwrap_err().to_string();
     let cl = format!("{HEAD}__kernel void k(__global int *d) {{ work_group_barrier(CLK_LOCAL_MEM_FENCE, memory_scope_device); }}");
     let e2 = err(&cl, "b.cl");
     let lit = "OpenCL B\n{ x=0; }\nP0 (global atomic_int* x) {\n  work_group_barrier(CLK_LOCAL_MEM_FENCE, memory_scope_device);\n}\nexists (x=0)";
@@ -1152,7 +1152,7 @@ fn truncated_and_mutated_programs_are_errors_not_panics() {
         let text = std::fs::read_to_string(chapter(c)).unwrap();
         let cuts: Vec<usize> = text.char_indices().map(|(i, _)| i).step_by(17).collect();
         for &cut in &cuts {
-            if let Err(e) = kernel::parse(&text[..cut], c, &[]) {
+            if let Err(e) = gpumemsim::frontend::parse(&text[..cut], c, &[]) {
                 assert!(e.to_string().starts_with(&format!("{c}:")), "{e}");
             }
         }
@@ -1162,7 +1162,7 @@ fn truncated_and_mutated_programs_are_errors_not_panics() {
             let i = (next() % m.len() as u64) as usize;
             m[i] = swaps[(next() % swaps.len() as u64) as usize];
             let s: String = m.into_iter().collect();
-            if let Err(e) = kernel::parse(&s, c, &[]) {
+            if let Err(e) = gpumemsim::frontend::parse(&s, c, &[]) {
                 assert!(e.to_string().starts_with(&format!("{c}:")), "{e}");
             }
         }

@@ -1157,7 +1157,7 @@ fn every_workload_runs_on_the_adapter_or_is_rejected_for_its_orders() {
     let (mut ran, mut rejected) = (0, 0);
     for p in files {
         let name = p.display().to_string();
-        let w = gpumemsim::kernel::load(&p, &[]).unwrap();
+        let w = gpumemsim::frontend::load(&p, &[]).unwrap();
         match wgsl::translate(&w, Caps::ALL, Options::default()) {
             Err(e) => {
                 assert!(e.location.starts_with(&format!("{name}:")), "{e}");

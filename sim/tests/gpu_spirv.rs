@@ -78,7 +78,7 @@ fn constants(words: &[u32]) -> std::collections::HashMap<u32, u32> {
 fn every_kernel_translates_to_spirv_that_spirv_val_accepts() {
     let mut n = 0;
     for p in files("workloads", "kern") {
-        let wl = match kernel::load(&p, &[]) {
+        let wl = match gpumemsim::frontend::load(&p, &[]) {
             Ok(w) => w,
             Err(_) => continue, // kernels that need parameters are covered by the suite test
         };
@@ -296,7 +296,7 @@ fn fences_become_memory_barriers_at_their_scope_and_seq_cst_is_listed() {
 #[test]
 fn what_vulkan_cannot_express_is_rejected_with_its_location() {
     let src = "groups 1\ngroup_size 32\nbuffer out: u32[32] = zero\nkernel k {\n    reg %t, %i\n    mov.u32 %i, %global_id\n    mov.u32 %t, %clock\n    st.u32 out[%i], %t\n}\n";
-    let wl = kernel::parse(src, "clk.kern", &[]).unwrap_or_else(|e| panic!("{e}"));
+    let wl = gpumemsim::frontend::parse(src, "clk.kern", &[]).unwrap_or_else(|e| panic!("{e}"));
     let e = spirv::translate(&wl, SpirvCaps::ALL, Options::default()).unwrap_err();
     assert!(e.location.starts_with("clk.kern:7:"), "{e}");
     assert!(e.message.contains("clock"), "{e}");

@@ -8,7 +8,7 @@ use gpumemsim::workload::{CheckOp, Expr, FoldOp, Init, ParamValue, Workload};
 const HEAD: &str = "groups 2\ngroup_size 64\nbuffer data: u32[128]\n";
 
 fn parse(src: &str) -> Workload {
-    kernel::parse(src, "t.kern", &[]).unwrap_or_else(|e| panic!("{e}"))
+    gpumemsim::frontend::parse(src, "t.kern", &[]).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// A kernel body wrapped in a minimal file (the body starts on line 5).
@@ -18,7 +18,7 @@ fn body(b: &str) -> String {
 
 /// Parses `src` expecting an error at `line:col` whose message contains `what`.
 fn err_at(src: &str, line: u32, col: u32, what: &str) {
-    let e = match kernel::parse(src, "t.kern", &[]) {
+    let e = match gpumemsim::frontend::parse(src, "t.kern", &[]) {
         Ok(_) => panic!("expected an error at {line}:{col} ({what}) in:\n{src}"),
         Err(e) => e.to_string(),
     };
@@ -407,7 +407,7 @@ fn parameters_default_override_and_feed_everything() {
     let w = parse(src);
     assert_eq!(w.parameters, vec![("N".into(), 100), ("G".into(), 50)]);
     assert_eq!(w.geometry.groups[0], 2);
-    let w = kernel::parse(src, "t.kern", &[("N".into(), 40)]).unwrap();
+    let w = gpumemsim::frontend::parse(src, "t.kern", &[("N".into(), 40)]).unwrap();
     assert_eq!(w.parameters, vec![("N".into(), 40), ("G".into(), 20)]);
     assert_eq!(w.geometry.group_size[0], 20);
     assert_eq!(w.buffers[0].len, 40);
@@ -435,14 +435,14 @@ fn parameters_default_override_and_feed_everything() {
     );
     assert_eq!(w.reports[0].name, "twice");
     // An override wins over a derived default.
-    let w = kernel::parse(src, "t.kern", &[("N".into(), 40), ("G".into(), 8)]).unwrap();
+    let w = gpumemsim::frontend::parse(src, "t.kern", &[("N".into(), 40), ("G".into(), 8)]).unwrap();
     assert_eq!(w.geometry.groups[0], 5);
 }
 
 #[test]
 fn overriding_an_undeclared_parameter_names_it_and_lists_the_declared_ones() {
     let src = format!("param A = 1\nparam B = 2\n{}", body(""));
-    let e = kernel::parse(&src, "t.kern", &[("C".into(), 3)]).unwrap_err();
+    let e = gpumemsim::frontend::parse(&src, "t.kern", &[("C".into(), 3)]).unwrap_err();
     assert!(matches!(e, KernelError::UnknownParam { .. }));
     let e = e.to_string();
     assert!(e.contains("`C`") && e.contains("declared: A, B"), "{e}");

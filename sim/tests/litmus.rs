@@ -645,7 +645,7 @@ fn kernel_workload_races_match_the_reference_chapters() {
     let tiny = cfg("tiny");
     let load = |name: &str, params: &[(&str, i64)]| {
         let params: Vec<(String, i64)> = params.iter().map(|&(n, v)| (n.to_string(), v)).collect();
-        kernel::load(&root().join(format!("workloads/{name}.kern")), &params)
+        gpumemsim::frontend::load(&root().join(format!("workloads/{name}.kern")), &params)
             .unwrap_or_else(|e| panic!("{name}: {e}"))
     };
     let opts = RunOptions {

@@ -13,6 +13,7 @@ mod litmus;
 mod litmus_format;
 mod oracle;
 mod outputs;
+mod ptx;
 mod reports;
 mod sweep;
 mod sweep_cluster;

@@ -28,7 +28,7 @@ fn tiny() -> GpuConfig {
 
 fn load(name: &str, params: &[(&str, i64)]) -> Workload {
     let params: Vec<(String, i64)> = params.iter().map(|&(n, v)| (n.to_string(), v)).collect();
-    kernel::load(&workload_path(name), &params).unwrap_or_else(|e| panic!("{name}: {e}"))
+    gpumemsim::frontend::load(&workload_path(name), &params).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
 fn run_on(cfg: &GpuConfig, wl: &Workload) -> RunResult {
@@ -476,7 +476,7 @@ fn cas_loop_lowering_keeps_the_branches_around_it() {
                atom.add.f32 %o, acc[1], 0.25\n    add.u32 %n, %n, 1\n    bra top\nout:\n\
                st.f32 seen[%i], %o\n}\n\
                check acc[0] == 96\ncheck acc[1] == 48\ncheck forall i in seen: seen[i] < 48\n";
-    let wl = kernel::parse(src, "loop.kern", &[]).unwrap();
+    let wl = gpumemsim::frontend::parse(src, "loop.kern", &[]).unwrap();
     let cfg = tiny_with(&["atomics.float_add=\"cas_loop\""]);
     let r = run_on(&cfg, &wl);
     assert_checks_hold(&r, "lowered loop");
@@ -491,7 +491,7 @@ fn the_complete_examples_of_the_language_reference_run_and_pass_their_checks() {
     for (i, block) in text.split("```kern\n").skip(1).enumerate() {
         let src = block.split("```").next().unwrap();
         let name = format!("README example {}", i + 1);
-        let wl = kernel::parse(src, &name, &[]).unwrap_or_else(|e| panic!("{e}"));
+        let wl = gpumemsim::frontend::parse(src, &name, &[]).unwrap_or_else(|e| panic!("{e}"));
         let r = run_on(&tiny(), &wl);
         assert_checks_hold(&r, &name);
         examples += 1;
@@ -541,7 +541,7 @@ fn results_do_not_depend_on_the_number_of_simulation_threads() {
 fn test_workload(name: &str, params: &[(&str, i64)]) -> Workload {
     let params: Vec<(String, i64)> = params.iter().map(|&(n, v)| (n.to_string(), v)).collect();
     let path = root().join("workloads/tests").join(format!("{name}.kern"));
-    kernel::load(&path, &params).unwrap_or_else(|e| panic!("{name}: {e}"))
+    gpumemsim::frontend::load(&path, &params).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
 #[test]
@@ -603,7 +603,7 @@ fn two_warps(w0: &str, w1: &str) -> Workload {
     let src = format!(
         "groups 1\ngroup_size 64\nbuffer data: u32[4] = zero\n\nkernel k {{\n    reg %w, %v, %p\n    mov.u32 %w, %sub_group_id\n    setp.ne.u32 %p, %w, 0\n    @%p bra one\n{w0}\n    exit\none:\n{w1}\n}}\n"
     );
-    kernel::parse(&src, "k.kern", &[]).unwrap_or_else(|e| panic!("{e}"))
+    gpumemsim::frontend::parse(&src, "k.kern", &[]).unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[test]
@@ -666,7 +666,7 @@ fn kernel_barrier_divergence_follows_per_thread_arrival_with_exits_not_expected(
     assert!(e.to_string().contains("`bar.sync 1, 64`"), "{e}");
     // Lanes of one warp at different barriers: an error naming the instruction.
     let src = "groups 1\ngroup_size 32\nbuffer data: u32[1] = zero\n\nkernel k {\n    reg %l, %p\n    mov.u32 %l, %laneid\n    setp.ne.u32 %p, %l, 0\n    @%p bra one\n    bar.sync 1, 32\n    exit\none:\n    bar.sync 2, 32\n}\n";
-    let wl = kernel::parse(src, "k.kern", &[]).expect("parses");
+    let wl = gpumemsim::frontend::parse(src, "k.kern", &[]).expect("parses");
     let e = machine::run(&tiny(), &wl, &RunOptions::default()).expect_err("diverged lanes");
     assert!(
         e.to_string().starts_with("k.kern:") && e.to_string().contains("different barriers"),
@@ -685,7 +685,7 @@ fn kernel_barrier_operands_are_checked() {
         let src = format!(
             "groups 1\ngroup_size 32\nbuffer data: u32[1] = zero\n\nkernel k {{\n    {text}\n}}\n"
         );
-        let e = kernel::parse(&src, "k.kern", &[])
+        let e = gpumemsim::frontend::parse(&src, "k.kern", &[])
             .expect_err(text)
             .to_string();
         assert!(
@@ -782,7 +782,7 @@ fn special_registers_follow_the_work_items_coordinates_in_three_dimensions() {
         );
     }
     src += "}\n";
-    let wl = kernel::parse(&src, "t.kern", &[]).unwrap_or_else(|e| panic!("{e}\n{src}"));
+    let wl = gpumemsim::frontend::parse(&src, "t.kern", &[]).unwrap_or_else(|e| panic!("{e}\n{src}"));
     let r = run_on(&tiny(), &wl);
     let out = buffer(&wl, &r, "out");
     let ws = tiny().sm.warp_size as u64;

@@ -26,7 +26,6 @@ mod output;
 use super::measure::{fit, overrides, OVERHEAD_GROUP};
 use super::schema::{BenchResult, Measurement, Status};
 use crate::config::GpuConfig;
-use crate::kernel;
 use crate::machine::{self, RunOptions};
 use crate::report::plot::PlotError;
 use rayon::prelude::*;
@@ -282,7 +281,7 @@ pub fn compare_reporting(
                 let text = m.kernels.get(&b.kernel).ok_or_else(|| {
                     format!("kernel {} missing from the measurement file", b.kernel)
                 })?;
-                let wl = kernel::parse(text, &b.kernel, &overrides(&b.params))
+                let wl = crate::frontend::parse(text, &b.kernel, &overrides(&b.params))
                     .map_err(|e| e.to_string())?;
                 let opts = RunOptions {
                     seed,
