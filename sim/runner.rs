@@ -157,6 +157,23 @@ pub fn execute_reporting(
     progress: Option<machine::ProgressHook>,
 ) -> Result<RunOutput, RunError> {
     let config = config::load(args.config.as_deref(), &args.sets)?;
+    let config_name = args
+        .config
+        .as_ref()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| config::DEFAULT_NAME.to_string());
+    execute_on(args, config, &config_name, progress)
+}
+
+/// [`execute_reporting`] on a config the caller loaded (`args.config` and `args.sets` are not read),
+/// named `config_name` in the summary and the JSON document: an embedded preset by name (the Python
+/// package's `config="a100"`).
+pub fn execute_on(
+    args: &RunArgs,
+    config: GpuConfig,
+    config_name: &str,
+    progress: Option<machine::ProgressHook>,
+) -> Result<RunOutput, RunError> {
     let input = Input::of(&args.input).load(&args.params, args.threads)?;
     if let Loaded::Trace(t) = &input {
         // Before the run, so that a block too large for this config names its `-block dim` line.
@@ -177,21 +194,9 @@ pub fn execute_reporting(
         Loaded::Kernel(w) => machine::run(&config, w, &opts)?,
         Loaded::Trace(t) => machine::run_trace(&config, t, &opts)?,
     };
-    let config_name = args
-        .config
-        .as_ref()
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|| config::DEFAULT_NAME.to_string());
     let input_name = args.input.display().to_string();
     if let Some(path) = &args.json {
-        let parameters = match &input {
-            Loaded::Kernel(w) => w.parameters.as_slice(),
-            Loaded::Trace(_) => &[],
-        };
-        let doc = RunDocument::new(&result, &config_name, &input_name, args.seed, parameters);
-        let mut text =
-            serde_json::to_string_pretty(&doc).expect("a run document always serialises");
-        text.push('\n');
+        let text = document_text(&result, config_name, &input_name, args.seed, &input);
         write(path, text.as_bytes())?;
     }
     if let Some(path) = &args.csv {
@@ -203,7 +208,7 @@ pub fn execute_reporting(
     if let (Some((_, path)), Some(i)) = (&args.intervals, &result.intervals) {
         write(path, i.to_csv().as_bytes())?;
     }
-    let mut summary = summary(&config, &config_name, &input, &input_name, args, &result);
+    let mut summary = summary(&config, config_name, &input, &input_name, args, &result);
     if let (Some((path, _)), Some(t)) = (&args.timeline, &result.timeline) {
         write(path, t.json.as_bytes())?;
         summary.push_str(&timeline_line(path, t));
@@ -291,6 +296,24 @@ impl<'a> RunDocument<'a> {
             stats: &r.stats.rows,
         }
     }
+}
+
+/// The text `run --json` writes: the [`RunDocument`] of a run, pretty-printed, with a final newline.
+pub fn document_text(
+    r: &RunResult,
+    config: &str,
+    workload: &str,
+    seed: u64,
+    input: &Loaded,
+) -> String {
+    let parameters = match input {
+        Loaded::Kernel(w) => w.parameters.as_slice(),
+        Loaded::Trace(_) => &[],
+    };
+    let doc = RunDocument::new(r, config, workload, seed, parameters);
+    let mut text = serde_json::to_string_pretty(&doc).expect("a run document always serialises");
+    text.push('\n');
+    text
 }
 
 /// `[(name, value)]` as a JSON object, keys in the given order.
