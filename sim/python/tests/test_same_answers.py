@@ -55,12 +55,12 @@ def test_run_on_a_config_file_and_a_preset_by_name(cli, tmp_path):
 
 def test_run_errors_carry_the_cli_message(cli, tmp_path):
     bad = tmp_path / "bad.kern"
-    bad.write_text("kernel k {\n    mov.u32 %nope, 1\n}\n")
+    bad.write_text("groups 1\ngroup_size 32\nkernel k {\n    frobnicate.u32 %r, 1\n}\n")
     p = cli("run", bad, ok=(1,))
     with pytest.raises(gpumemsim.Error) as e:
         gpumemsim.run(bad)
     assert "error: " + str(e.value) + "\n" == p.stderr
-    assert f"{bad}:2:" in str(e.value)
+    assert f"{bad}:4:" in str(e.value)
     p = cli("run", KERNEL, "--set", "l2.ways=0", ok=(1,))
     with pytest.raises(gpumemsim.Error) as e:
         gpumemsim.run(KERNEL, set={"l2.ways": 0})
