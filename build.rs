@@ -2,7 +2,8 @@
 //!
 //! A sweep's point results carry the build that computed them, so that results of different simulators
 //! never mix silently. The hash is FNV-1a (64 bits) over everything compiled into the library and the
-//! binary: every Rust file under `sim/` except the integration tests (`sim/tests/`), the embedded configs
+//! binary: every Rust file under `sim/` except the integration tests (`sim/tests/`) and the Python
+//! bindings (`sim/python/`, a crate of its own that depends on this one), the embedded configs
 //! (`configs/*.toml`), `Cargo.toml`, `Cargo.lock` and this script, each as its path relative to the
 //! package, its length and its bytes, in path order. It is therefore the same for the same source on any
 //! machine and in any profile (debug and release builds of one source compute identical results), and it
@@ -19,11 +20,13 @@ fn main() {
         println!("cargo:rerun-if-changed={f}");
     }
     let sim = root.join("sim");
-    collect(&sim, &sim.join("tests"), &mut files);
+    let skip = [sim.join("tests"), sim.join("python")];
+    collect(&sim, &skip, &mut files);
     // A directory given to rerun-if-changed is scanned whole: name sim/'s files and its subfolders
-    // except tests/, so that editing an integration test does not rebuild the library.
+    // except tests/ and python/, so that editing an integration test or the bindings does not
+    // rebuild the library.
     for e in read_dir(&sim) {
-        if e != sim.join("tests") {
+        if !skip.contains(&e) {
             println!("cargo:rerun-if-changed={}", rel(&root, &e));
         }
     }
@@ -56,9 +59,9 @@ fn main() {
 }
 
 /// Every Rust file under `dir` (editor and hidden files left out), except under `skip`.
-fn collect(dir: &Path, skip: &Path, out: &mut Vec<PathBuf>) {
+fn collect(dir: &Path, skip: &[PathBuf], out: &mut Vec<PathBuf>) {
     for e in read_dir(dir) {
-        if e == skip {
+        if skip.contains(&e) {
             continue;
         }
         let hidden = e

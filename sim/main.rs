@@ -575,25 +575,7 @@ fn cmd_validate(a: ValidateArgs) -> Result<ExitCode> {
     let refs = validate::load_dir(&reference)?;
     let selected: Vec<&validate::Reference> = match &a.config {
         None => refs.iter().collect(),
-        Some(c) => {
-            let text = gpumemsim::text::read(c)?;
-            let base = toml::from_str::<toml::Value>(&text)
-                .ok()
-                .and_then(|v| v.get("base").and_then(|b| b.as_str()).map(str::to_string));
-            let stem = c.file_stem().map(|s| s.to_string_lossy().to_string());
-            let want = base.or(stem).unwrap_or_default();
-            let found: Vec<_> = refs.iter().filter(|r| r.preset == want).collect();
-            if found.is_empty() {
-                let names: Vec<&str> = refs.iter().map(|r| r.preset.as_str()).collect();
-                anyhow::bail!(
-                    "{}: based on `{want}`, which has no reference set in {}; sets: {}",
-                    c.display(),
-                    reference.display(),
-                    names.join(", ")
-                );
-            }
-            found
-        }
+        Some(c) => validate::select(&refs, c, &gpumemsim::text::read(c)?, &reference)?,
     };
     // Every row's inputs load before the first row runs (a bad one is named at its line).
     for r in &selected {

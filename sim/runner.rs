@@ -133,6 +133,8 @@ impl Input {
 pub struct RunOutput {
     pub config: GpuConfig,
     pub input: Loaded,
+    /// The front end that turned the workload file into IR (none for a trace).
+    pub front_end: Option<crate::frontend::FrontEnd>,
     pub result: RunResult,
     /// The human summary (workload, config, statistics, checks, races).
     pub summary: String,
@@ -197,6 +199,23 @@ pub fn execute_reporting(
     progress: Option<machine::ProgressHook>,
 ) -> Result<RunOutput, RunError> {
     let config = config::load(args.config.as_deref(), &args.sets)?;
+    let config_name = args
+        .config
+        .as_ref()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| config::DEFAULT_NAME.to_string());
+    execute_on(args, config, &config_name, progress)
+}
+
+/// [`execute_reporting`] on a config the caller loaded (`args.config` and `args.sets` are not read),
+/// named `config_name` in the summary and the JSON document: an embedded preset by name (the Python
+/// package's `config="a100"`).
+pub fn execute_on(
+    args: &RunArgs,
+    config: GpuConfig,
+    config_name: &str,
+    progress: Option<machine::ProgressHook>,
+) -> Result<RunOutput, RunError> {
     let compiler = args.compiler.unwrap_or(crate::frontend::Compiler::Builtin);
     let (input, front_end) =
         Input::of(&args.input).load_with(&args.params, args.threads, compiler)?;
@@ -219,22 +238,9 @@ pub fn execute_reporting(
         Loaded::Kernel(w) => machine::run(&config, w, &opts)?,
         Loaded::Trace(t) => machine::run_trace(&config, t, &opts)?,
     };
-    let config_name = args
-        .config
-        .as_ref()
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|| config::DEFAULT_NAME.to_string());
     let input_name = args.input.display().to_string();
     if let Some(path) = &args.json {
-        let parameters = match &input {
-            Loaded::Kernel(w) => w.parameters.as_slice(),
-            Loaded::Trace(_) => &[],
-        };
-        let mut doc = RunDocument::new(&result, &config_name, &input_name, args.seed, parameters);
-        doc.compiler = front_end.as_ref().map(|f| f.name());
-        let mut text =
-            serde_json::to_string_pretty(&doc).expect("a run document always serialises");
-        text.push('\n');
+        let text = document_text(&result, config_name, args, &input, front_end.as_ref());
         write(path, text.as_bytes())?;
     }
     if let Some(path) = &args.csv {
@@ -246,7 +252,7 @@ pub fn execute_reporting(
     if let (Some((_, path)), Some(i)) = (&args.intervals, &result.intervals) {
         write(path, i.to_csv().as_bytes())?;
     }
-    let mut summary = summary(&config, &config_name, &input, &input_name, args, &result);
+    let mut summary = summary(&config, config_name, &input, &input_name, args, &result);
     if let Some(fe) = &front_end {
         // After the workload line: which compiler turned the file into IR.
         let at = summary.find('\n').map_or(summary.len(), |i| i + 1);
@@ -259,6 +265,7 @@ pub fn execute_reporting(
     Ok(RunOutput {
         config,
         input,
+        front_end,
         result,
         summary,
     })
@@ -343,6 +350,26 @@ impl<'a> RunDocument<'a> {
             stats: &r.stats.rows,
         }
     }
+}
+
+/// The text `run --json` writes: the [`RunDocument`] of a run, pretty-printed, with a final newline.
+pub fn document_text(
+    r: &RunResult,
+    config: &str,
+    args: &RunArgs,
+    input: &Loaded,
+    front_end: Option<&crate::frontend::FrontEnd>,
+) -> String {
+    let parameters = match input {
+        Loaded::Kernel(w) => w.parameters.as_slice(),
+        Loaded::Trace(_) => &[],
+    };
+    let workload = args.input.display().to_string();
+    let mut doc = RunDocument::new(r, config, &workload, args.seed, parameters);
+    doc.compiler = front_end.map(|f| f.name());
+    let mut text = serde_json::to_string_pretty(&doc).expect("a run document always serialises");
+    text.push('\n');
+    text
 }
 
 /// `[(name, value)]` as a JSON object, keys in the given order.

@@ -457,6 +457,41 @@ impl PresetResult {
     }
 }
 
+/// The reference sets `config` (a config file, `text` its contents) is checked against: those of the
+/// preset it is based on (its `base`, else its file stem); an error names the sets `dir` has.
+pub fn select<'a>(
+    refs: &'a [Reference],
+    config: &Path,
+    text: &str,
+    dir: &Path,
+) -> Result<Vec<&'a Reference>, ValidateError> {
+    let base = toml::from_str::<toml::Value>(text)
+        .ok()
+        .and_then(|v| v.get("base").and_then(|b| b.as_str()).map(str::to_string));
+    let stem = config.file_stem().map(|s| s.to_string_lossy().to_string());
+    let want = base.or(stem).unwrap_or_default();
+    let found: Vec<_> = refs.iter().filter(|r| r.preset == want).collect();
+    if found.is_empty() {
+        let names: Vec<&str> = refs.iter().map(|r| r.preset.as_str()).collect();
+        return Err(ValidateError::Io {
+            path: config.display().to_string(),
+            message: format!(
+                "based on `{want}`, which has no reference set in {}; sets: {}",
+                dir.display(),
+                names.join(", ")
+            ),
+        });
+    }
+    Ok(found)
+}
+
+/// What `results.json` holds: every preset's result, pretty-printed, with a final newline.
+pub fn results_json(results: &[PresetResult]) -> String {
+    let mut json = serde_json::to_string_pretty(results).expect("results serialise");
+    json.push('\n');
+    json
+}
+
 /// Signed error of `sim` against `published`: positive = the simulator is too slow.
 pub fn signed_error(published: f64, sim: f64, better: Better) -> f64 {
     match better {
@@ -821,9 +856,8 @@ pub fn write(out: &Path, results: &[PresetResult]) -> Result<(), ValidateError> 
     let p = out.join("results.csv");
     crate::stats::write_atomic(&p, csv.as_bytes()).map_err(|e| io(&p, e.to_string()))?;
     let p = out.join("results.json");
-    let mut json = serde_json::to_string_pretty(results).expect("results serialise");
-    json.push('\n');
-    crate::stats::write_atomic(&p, json.as_bytes()).map_err(|e| io(&p, e.to_string()))?;
+    crate::stats::write_atomic(&p, results_json(results).as_bytes())
+        .map_err(|e| io(&p, e.to_string()))?;
     chart(results)
         .save(out, "validate")
         .map_err(|e| io(out, e.to_string()))?;
