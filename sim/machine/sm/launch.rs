@@ -221,7 +221,7 @@ impl Sm {
                     (Flow::Stream { next, end }, TRACE_REGS)
                 }
             };
-            let warp = Warp::new(
+            let mut warp = Warp::new(
                 gs,
                 group,
                 w,
@@ -230,6 +230,7 @@ impl Sm {
                 nregs,
                 now + self.clock.cycles(skew()),
             );
+            warp.tid0 = group * self.launch.geo.group_threads() as u64 + w as u64 * ws as u64;
             self.warps[slot] = Some(warp);
             self.refresh_gate(slot);
             self.sched.add(slot);

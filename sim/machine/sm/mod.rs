@@ -321,11 +321,7 @@ impl Sm {
             return;
         }
         let wi = self.lsu.op(opi).warp as usize;
-        let tid0 = if self.warps[wi].is_some() {
-            self.tid0(wi)
-        } else {
-            0
-        };
+        let tid0 = self.warps[wi].as_ref().map_or(0, |w| w.tid0);
         let ws = self.ws as usize;
         let w = self.warps[wi].as_mut();
         let program = &self.launch.program;
@@ -379,8 +375,7 @@ impl Sm {
     /// The global linear thread id of lane 0 of warp `wi` (lane `l` is this plus `l`).
     #[inline]
     fn tid0(&self, wi: usize) -> u64 {
-        let w = self.warps[wi].as_ref().expect("live warp");
-        w.group * self.launch.geo.group_threads() as u64 + w.warp_in_group as u64 * self.ws as u64
+        self.warps[wi].as_ref().expect("live warp").tid0
     }
 
     /// Appends the global thread ids of the live lanes to `out`; whether every live warp waits at

@@ -191,6 +191,8 @@ pub struct Warp {
     pub nlanes: u32,
     /// Lanes that have not exited.
     pub live: u64,
+    /// The global linear thread id of lane 0 (lane `l` is `tid0 + l`), set at launch.
+    pub tid0: u64,
     /// Lanes waiting at a barrier, and what they wait at.
     pub at_bar: u64,
     pub bar: Option<BarrierWait>,
@@ -235,6 +237,7 @@ impl Warp {
             warp_in_group,
             nlanes,
             live: 0,
+            tid0: 0,
             at_bar: 0,
             bar: None,
             flow,
