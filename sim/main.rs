@@ -66,9 +66,9 @@ enum Command {
     /// Validate, show and document hardware configs (TOML).
     #[command(subcommand)]
     Config(ConfigCmd),
-    /// The presets against published hardware numbers (the reference sets, embedded): each row's
-    /// signed error, MAPE per preset, a chart; exit 1 when a row or a preset's MAPE misses its
-    /// tolerance.
+    /// The presets against published hardware numbers (reports/reference, found from any
+    /// directory): each row's signed error, MAPE per preset, a chart; exit 1 when a row or a
+    /// preset's MAPE misses its tolerance.
     Validate(ValidateArgs),
     /// The physical GPU through wgpu: `gpu list` (adapters), `gpu measure` (a suite on an adapter),
     /// `gpu compare` (simulated beside measured).

@@ -80,3 +80,25 @@ fn brief_litmus_columns_line_up_for_long_names() {
     assert_eq!(cols.len(), 2, "{stdout}");
     assert_eq!(cols[0], cols[1], "{stdout}");
 }
+
+/// `validate` finds its reference sets from any directory (issue 45): run from `/`, it lists them.
+#[test]
+fn validate_finds_the_reference_sets_from_any_directory() {
+    let dir = std::env::temp_dir().join(format!("gpumemsim-validate-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = dir.join("mine.toml");
+    std::fs::write(&cfg, "base = \"nosuch\"\n").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_gpumemsim"))
+        .args(["validate", "--config", cfg.to_str().unwrap()])
+        .current_dir("/")
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("based on `nosuch`, which has no reference set in")
+            && err.contains("sets: a100, h100, v100"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
