@@ -226,7 +226,7 @@ def litmus(
     config=None,
     set=None,
     iterations=10_000,
-    seed=1,
+    seed=0,
     races=False,
     expect=None,
     instances=None,
@@ -236,7 +236,7 @@ def litmus(
 ):
     """Runs litmus tests (``gpumemsim litmus``): files, or folders searched for ``*.litmus``.
 
-    Defaults as the CLI's: 10,000 iterations, seed 1, the embedded H100 config, the oracle's bound 4.
+    Defaults as the CLI's: 10,000 iterations, seed 0, the embedded H100 config, the oracle's bound 4.
     """
     native = _call(
         _native.litmus,
