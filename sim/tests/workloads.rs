@@ -325,7 +325,7 @@ fn json_and_csv_carry_the_run_statistics() {
     let json: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("r.json")).unwrap()).unwrap();
     assert_eq!(json["schema"], "gpumemsim-run");
-    assert_eq!(json["version"], 2);
+    assert_eq!(json["version"], 3);
     assert_eq!(json["cycles"].as_u64(), Some(out.result.cycles));
     // Parameters as an object in declaration order (schema version 2).
     let text = std::fs::read_to_string(dir.join("r.json")).unwrap();
