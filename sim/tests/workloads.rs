@@ -341,6 +341,10 @@ fn json_and_csv_carry_the_run_statistics() {
     // The same rows as JSON records, and inside the document.
     let records: Vec<gpumemsim::stats::Stat> =
         serde_json::from_slice(&std::fs::read(dir.join("r.stats.json")).unwrap()).unwrap();
+    // First the command line's overrides (three --set, two --param), then the statistics.
+    let overrides = records.iter().take_while(|r| r.location == "override").count();
+    assert_eq!(overrides, 5, "{records:?}");
+    let records = &records[overrides..];
     assert_eq!(records.len(), out.result.stats.rows.len());
     for (a, b) in records.iter().zip(&out.result.stats.rows) {
         // serde_json reads floats to within an ulp.
