@@ -36,7 +36,7 @@ def stats(path):
 
 def run(path):
     doc = json.load(open(path))
-    check(doc["schema"] == "gpumemsim-run" and doc["version"] == 2, f"{path}: schema {doc.get('schema')} {doc.get('version')}")
+    check(doc["schema"] == "gpumemsim-run" and doc["version"] == 3, f"{path}: schema {doc.get('schema')} {doc.get('version')}")
     flat = pd.json_normalize(doc)
     check(len(flat) == 1, f"{path}: json_normalize rows")
     for name in doc["parameters"]:

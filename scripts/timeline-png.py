@@ -7,12 +7,8 @@ the first ones in time), and the counters. Needs matplotlib (not a dependency of
 """
 import argparse
 import json
+import sys
 from collections import defaultdict
-
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
 
 p = argparse.ArgumentParser()
 p.add_argument("json")
@@ -20,7 +16,23 @@ p.add_argument("png")
 p.add_argument("--sms", type=int, default=4)
 p.add_argument("--requests", type=int, default=60)
 a = p.parse_args()
-evs = json.load(open(a.json))["traceEvents"]
+
+try:
+    import matplotlib
+except ImportError:
+    sys.exit(
+        "timeline-png.py needs matplotlib, which is not installed for this python3: install it with "
+        "`apt-get install python3-matplotlib` or `pip install matplotlib` (or open the timeline JSON in "
+        "https://ui.perfetto.dev, which needs nothing)"
+    )
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+try:
+    with open(a.json) as f:
+        evs = json.load(f)["traceEvents"]
+except (OSError, ValueError, KeyError) as e:
+    sys.exit(f"{a.json}: not a gpumemsim timeline (run --timeline FILE.json writes one): {e}")
 
 pname = {e["pid"]: e["args"]["name"] for e in evs if e["ph"] == "M" and e["name"] == "process_name"}
 warps = defaultdict(list)

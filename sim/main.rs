@@ -104,7 +104,7 @@ enum ConfigCmd {
     },
     /// Print every key with its type, unit, allowed values, default and description.
     Doc {
-        /// As the markdown table of README.md's configuration reference.
+        /// As the markdown table of docs/configs.md's configuration reference.
         #[arg(long)]
         markdown: bool,
     },

@@ -239,18 +239,39 @@ pub fn execute_on(
         Loaded::Trace(t) => machine::run_trace(&config, t, &opts)?,
     };
     let input_name = args.input.display().to_string();
+    let overrides = Overrides::of(args);
+    let rows = if args.csv.is_some() || args.stats_json.is_some() {
+        stat_rows(args, &result)
+    } else {
+        Vec::new()
+    };
     if let Some(path) = &args.json {
         let text = document_text(&result, config_name, args, &input, front_end.as_ref());
         write(path, text.as_bytes())?;
     }
     if let Some(path) = &args.csv {
-        write(path, result.stats.to_csv().as_bytes())?;
+        let table = stats::Stats { rows: rows.clone() };
+        write(path, table.to_csv().as_bytes())?;
     }
     if let Some(path) = &args.stats_json {
-        write(path, records::of_rows(&result.stats.rows).as_bytes())?;
+        write(path, records::of_rows(&rows).as_bytes())?;
     }
     if let (Some((_, path)), Some(i)) = (&args.intervals, &result.intervals) {
-        write(path, i.to_csv().as_bytes())?;
+        // The overrides first, at cycle 0 (no counter has that location, so sums are unchanged).
+        let csv = i.to_csv();
+        let (header, body) = csv.split_once('\n').unwrap_or((csv.as_str(), ""));
+        let mut text = format!("{header}\n");
+        for r in overrides.rows() {
+            let _ = writeln!(
+                text,
+                "0,{},{},1,{}",
+                r.location,
+                stats::csv_field(&r.metric),
+                r.unit
+            );
+        }
+        text.push_str(body);
+        write(path, text.as_bytes())?;
     }
     let mut summary = summary(&config, config_name, &input, &input_name, args, &result);
     if let Some(fe) = &front_end {
@@ -295,7 +316,7 @@ pub fn timeline_truncation(t: &machine::timeline::Timeline) -> String {
     s
 }
 
-/// What `run --json` writes (schema [`records::RUN`], README "Outputs and their schemas"): the run's
+/// What `run --json` writes (schema [`records::RUN`], `docs/run.md` "Outputs and their schemas"): the run's
 /// inputs, its result and every statistic. Version 2 added `schema` and `version`, and writes
 /// `parameters` and `reports` as objects `{"NAME": value}` in declaration order (version 1: arrays of
 /// `[name, value]` pairs); every other key is as in version 1.
@@ -311,6 +332,8 @@ pub struct RunDocument<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compiler: Option<&'static str>,
     pub seed: u64,
+    /// What the command line changed: `--set KEY=VALUE` and `--param NAME=VALUE`, as given (version 3).
+    pub overrides: Overrides<'a>,
     /// The workload's parameters as resolved for this run (none for a trace).
     #[serde(serialize_with = "ordered_map")]
     pub parameters: &'a [(String, i64)],
@@ -341,6 +364,7 @@ impl<'a> RunDocument<'a> {
             workload,
             compiler: None,
             seed,
+            overrides: Overrides::default(),
             parameters,
             cycles: r.cycles,
             time_ns: r.time_ns,
@@ -367,9 +391,70 @@ pub fn document_text(
     let workload = args.input.display().to_string();
     let mut doc = RunDocument::new(r, config, &workload, args.seed, parameters);
     doc.compiler = front_end.map(|f| f.name());
+    doc.overrides = Overrides::of(args);
     let mut text = serde_json::to_string_pretty(&doc).expect("a run document always serialises");
     text.push('\n');
     text
+}
+
+/// The statistics rows `--csv` and `--stats-json` write: the command line's overrides first, then the
+/// run's statistics.
+pub fn stat_rows(args: &RunArgs, r: &RunResult) -> Vec<stats::Stat> {
+    let mut rows = Overrides::of(args).rows();
+    rows.extend(r.stats.rows.iter().cloned());
+    rows
+}
+
+/// The command line's overrides of a run, recorded in every output so that runs that differ only in
+/// them can be told apart (issue 45 item 3).
+#[derive(Debug, Default, Clone, Copy, Serialize)]
+pub struct Overrides<'a> {
+    /// `--set KEY=VALUE`, in command-line order, as given.
+    pub set: &'a [String],
+    /// `--param NAME=VALUE`, in command-line order.
+    #[serde(serialize_with = "ordered_map")]
+    pub param: &'a [(String, i64)],
+}
+
+impl<'a> Overrides<'a> {
+    /// The overrides a run's arguments give.
+    pub fn of(args: &'a RunArgs) -> Overrides<'a> {
+        Overrides {
+            set: &args.sets,
+            param: &args.params,
+        }
+    }
+
+    /// `; --set K=V --param N=V` for the summary's config line (empty without overrides).
+    pub fn summary_suffix(&self) -> String {
+        let flags = self.flags();
+        if flags.is_empty() {
+            String::new()
+        } else {
+            format!("; {}", flags.join(" "))
+        }
+    }
+
+    /// Each override as its command-line flag, `--set KEY=VALUE` then `--param NAME=VALUE`.
+    pub fn flags(&self) -> Vec<String> {
+        let sets = self.set.iter().map(|s| format!("--set {}", s.trim()));
+        let params = self.param.iter().map(|(n, v)| format!("--param {n}={v}"));
+        sets.chain(params).collect()
+    }
+
+    /// The overrides as statistics rows (`override`, the flag, 1, `flag`), first in `--csv` and
+    /// `--stats-json`: tidy rows whose values stay numbers.
+    pub fn rows(&self) -> Vec<stats::Stat> {
+        self.flags()
+            .into_iter()
+            .map(|f| stats::Stat {
+                location: "override".to_string(),
+                metric: f,
+                value: 1.0,
+                unit: "flag".to_string(),
+            })
+            .collect()
+    }
 }
 
 /// `[(name, value)]` as a JSON object, keys in the given order.
@@ -424,10 +509,11 @@ fn summary(
             }
             let _ = writeln!(
                 s,
-                "config            {config_name}, seed {}; timing only (a trace carries no values)",
-                args.seed
+                "config            {config_name}, seed {}{}; timing only (a trace carries no values)",
+                args.seed,
+                overrides_of(args).summary_suffix()
             );
-            s.push_str(&r.summary(cfg));
+            s.push_str(&stats_summary(cfg, args, r));
             return s;
         }
     };
@@ -451,7 +537,96 @@ fn summary(
             )
         }
     );
-    let _ = writeln!(s, "config            {config_name}, seed {}", args.seed);
-    s.push_str(&r.summary(cfg));
+    let _ = writeln!(
+        s,
+        "config            {config_name}, seed {}{}",
+        args.seed,
+        overrides_of(args).summary_suffix()
+    );
+    s.push_str(&stats_summary(cfg, args, r));
     s
+}
+
+fn overrides_of(args: &RunArgs) -> Overrides<'_> {
+    Overrides {
+        set: &args.sets,
+        param: &args.params,
+    }
+}
+
+/// The machine's summary ([`RunResult::summary`]) with the lines whose wording depends on the run
+/// decided here from the statistics (issue 45 item 3): IPC is for the whole GPU; the atomic-wait line
+/// says where the queueing is only as far as the per-slice statistics show it; `--races` says what it
+/// checked when it found nothing.
+fn stats_summary(cfg: &GpuConfig, args: &RunArgs, r: &RunResult) -> String {
+    let g = |loc: &str, m: &str| r.stats.get(loc, m).unwrap_or(0.0);
+    let mut s = String::new();
+    for line in r.summary(cfg).lines() {
+        if line.starts_with("instructions      ") {
+            let _ = writeln!(
+                s,
+                "instructions      {:.0} warp ({:.0} thread), IPC {:.2} for the whole GPU ({} SMs), {:.0} memory",
+                g("gpu", "warp_instructions"),
+                g("gpu", "thread_instructions"),
+                g("gpu", "ipc"),
+                cfg.sm.count,
+                g("gpu", "memory_instructions")
+            );
+        } else if line.starts_with("atomic waits      ") {
+            let _ = writeln!(
+                s,
+                "atomic waits      mean queueing {:.1} L2 cycles per request before its slice's unit starts it{}; \
+                 same-address wait {:.0} L2 cycles in total (inside the unit, behind an earlier op to the address)",
+                g("atomics.l2", "mean_queue_delay"),
+                where_atomics_queue(
+                    g("atomics.l2", "mean_queue_delay"),
+                    g("atomics.l2", "utilisation"),
+                    g("atomics.l2", "busiest_slice_utilisation"),
+                    cfg.l2.slices,
+                ),
+                g("atomics.l2", "same_address_wait"),
+            );
+        } else {
+            s.push_str(line);
+            s.push('\n');
+        }
+    }
+    if args.races {
+        if r.races.is_empty() {
+            s.push_str(
+                "races             no races found: every global and local access checked for data races \
+                 (a plain access unordered with a conflicting one) and scope races (conflicting atomics \
+                 whose scopes do not include each other's thread), by happens-before with vector clocks\n",
+            );
+        } else {
+            let _ = writeln!(
+                s,
+                "races             {} found (each pair of instructions once, listed above)",
+                r.races.len()
+            );
+        }
+    }
+    s
+}
+
+/// The note after the mean queueing: the busiest slice's share of all the L2 atomic units' busy
+/// time, which says whether the queueing is at one slice (hot addresses of few lines) or spread.
+/// Empty when nothing queued. `utilisation` is the mean over `slices` slices.
+fn where_atomics_queue(mean_queue: f64, utilisation: f64, busiest: f64, slices: u32) -> String {
+    let total = utilisation * f64::from(slices.max(1));
+    if mean_queue < 0.05 || total <= 0.0 {
+        return String::new();
+    }
+    let share = (busiest / total).min(1.0);
+    if slices > 1 && share >= 0.5 {
+        format!(
+            " (the busiest slice does {:.0}% of the atomic work: its hot addresses queue here)",
+            100.0 * share
+        )
+    } else {
+        format!(
+            " (spread over the slices: the busiest does {:.0}% of the atomic work)",
+            100.0 * share
+        )
+    }
 }

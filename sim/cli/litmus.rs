@@ -230,7 +230,15 @@ pub(crate) fn cmd_litmus(a: LitmusArgs) -> Result<ExitCode> {
                     r.check()
                 );
             } else {
-                outln!("{}", litmus::text_report(&r));
+                let mut text = litmus::text_report(&r);
+                if a.races && r.races.is_empty() {
+                    // Said, so that a quiet run is not mistaken for one that did not look (issue 45).
+                    text.push_str(
+                        "Races: no races found (every access of every iteration checked for data races \
+                         and scope races, by happens-before)\n",
+                    );
+                }
+                outln!("{text}");
             }
         });
         if let Some((path, topts)) = a.timeline.get() {

@@ -1,6 +1,6 @@
 //! The configuration reference, generated from the key table (`keys.rs`) and a resolved config: every
 //! key path with its type, unit, allowed values, the config's value and a one-line description.
-//! `gpumemsim config doc [--markdown]` prints it; the README's "Configuration reference" section is
+//! `gpumemsim config doc [--markdown]` prints it; the "Configuration reference" of `docs/configs.md` is
 //! this markdown for the embedded default (a test keeps the two equal).
 //!
 //! Rows come from walking the resolved config, so a key the spec has but the table lacks still shows
@@ -151,7 +151,7 @@ mod tests {
     fn readme_section_is_the_generated_reference() {
         let cfg = default_config().unwrap();
         let want = markdown(&cfg, DEFAULT_NAME).unwrap();
-        let readme = include_str!("../../README.md");
+        let readme = include_str!("../../docs/configs.md");
         let (start, end) = (
             "<!-- config-reference:start -->\n",
             "<!-- config-reference:end -->",
@@ -163,7 +163,7 @@ mod tests {
             .unwrap_or("(markers missing)");
         assert!(
             got == want,
-            "README.md's configuration reference is stale: regenerate it with \
+            "docs/configs.md's configuration reference is stale: regenerate it with \
              `gpumemsim config doc --markdown` and paste it between the markers"
         );
     }

@@ -1,7 +1,7 @@
 //! Every configuration key in one table: its path, value kind and range, unit, whether it may be
 //! omitted, and a one-line description (the value kinds and the check of one value: `kind.rs`).
 //! Validation (`validate.rs`) checks each value against its entry, the file walk (`mod.rs`) rejects keys that are not here, and the reference
-//! (`gpumemsim config doc`, README "Configuration reference") is rendered from it.
+//! (`gpumemsim config doc`, `docs/configs.md` "Configuration reference") is rendered from it.
 //!
 //! How to add a key:
 //! 1. add the field to its struct in `spec.rs` (with `#[serde(default)]` on the struct if it may be
@@ -10,9 +10,9 @@
 //!    description (`required: false` for fields of a defaulted table);
 //! 3. if it constrains or is constrained by other keys, add the rule to `validate::cross_rules`;
 //! 4. give it a value, with the source of the number, in every preset under `configs/`;
-//! 5. regenerate the README section: `gpumemsim config doc --markdown`.
+//! 5. regenerate the section of `docs/configs.md`: `gpumemsim config doc --markdown`.
 //!
-//! Tests fail if a key is in the spec but not here (or the reverse), or if the README is stale.
+//! Tests fail if a key is in the spec but not here (or the reverse), or if `docs/configs.md` is stale.
 //!
 //! Ranges are of two kinds: what the machine needs to run at all (lane masks are 64 bits, a line is
 //! at most `machine::msg::MAX_LINE` = 128 bytes, ids of SMs and slices are 16-bit) and caps that keep

@@ -17,10 +17,10 @@ pub struct Schema {
 }
 
 /// `run --json`: one run as a document (v1 had no `schema`/`version` keys and wrote `parameters` and
-/// `reports` as `[name, value]` pairs).
+/// `reports` as `[name, value]` pairs; v3 added `overrides`, the `--set` and `--param` flags).
 pub const RUN: Schema = Schema {
     schema: "gpumemsim-run",
-    version: 2,
+    version: 3,
 };
 
 /// `run --stats-json`: the statistics as records `{location, metric, value, unit}` (the CSV's rows).

@@ -97,7 +97,23 @@ pub fn plot(
     let m = results::read_manifest(dir)?;
     let bad = |e: String| SweepError::Plan(format!("chart: {e}"));
     chart.check_names(0, &m).map_err(bad)?;
-    let res = results::load_results(dir, &m)?;
+    let res = match results::load_results(dir, &m) {
+        Ok(res) => res,
+        // A finished folder shipped without its point files (reports/*/): its combined table.
+        Err(e) => match results::load_table_results(dir, &m) {
+            Some(_) if chart.kind == charts::ChartKind::Outcomes => {
+                return Err(SweepError::Output {
+                    path: dir.join("points").display().to_string(),
+                    message: "an outcomes chart needs the point files (results.json does not say \
+                              which final states are witnesses); rerun the sweep into a fresh folder \
+                              and plot from there"
+                        .to_string(),
+                })
+            }
+            Some(res) => res,
+            None => return Err(e),
+        },
+    };
     let table = results::Table::build(&m, &res);
     let reports: Vec<String> = table
         .columns

@@ -330,6 +330,84 @@ pub fn load_results(dir: &Path, m: &Manifest) -> Result<Vec<PointResult>, SweepE
     Ok(out)
 }
 
+/// The results of a finished folder read back from its `results.json` and `results.schema.json`,
+/// for a folder shipped without its `points/` (the repository's `reports/*/`): one result per
+/// manifest point, or `None` when the table does not hold every point. What the table does not
+/// keep stays out: each failed check is known by its count only, and a final state does not say
+/// whether it is a witness (an `outcomes` chart needs the point files; `plot` says so).
+pub fn load_table_results(dir: &Path, m: &Manifest) -> Option<Vec<PointResult>> {
+    #[derive(Deserialize)]
+    struct SchemaDoc {
+        columns: Vec<Column>,
+    }
+    let schema: SchemaDoc =
+        serde_json::from_str(&std::fs::read_to_string(dir.join(RESULTS_SCHEMA)).ok()?).ok()?;
+    let rows: Vec<serde_json::Map<String, serde_json::Value>> =
+        serde_json::from_str(&std::fs::read_to_string(dir.join(RESULTS_JSON)).ok()?).ok()?;
+    let by_id: HashMap<&str, &serde_json::Map<String, serde_json::Value>> = rows
+        .iter()
+        .filter_map(|r| Some((r.get("point")?.as_str()?, r)))
+        .collect();
+    let mut out = Vec::with_capacity(m.points.len());
+    for p in &m.points {
+        let row = by_id.get(p.id.as_str())?;
+        let text = |k: &str| row.get(k).and_then(|v| v.as_str()).map(str::to_string);
+        let outcome = if text("status").as_deref() == Some("error") {
+            Outcome::Error {
+                error: text("error").unwrap_or_default(),
+            }
+        } else {
+            let mut stats = Vec::new();
+            let mut reports = Vec::new();
+            let mut states = Vec::new();
+            for c in &schema.columns {
+                let Some(v) = row.get(&c.name) else { continue };
+                match c.kind {
+                    ColumnKind::Stat => {
+                        let (location, metric) = c.name.rsplit_once('.')?;
+                        stats.push(crate::stats::Stat {
+                            location: location.to_string(),
+                            metric: metric.to_string(),
+                            value: v.as_f64()?,
+                            unit: c.unit.clone(),
+                        });
+                    }
+                    ColumnKind::Report => {
+                        reports.push((c.name.strip_prefix("report.")?.to_string(), v.as_i64()?));
+                    }
+                    ColumnKind::State => states.push(StateCount {
+                        state: c.name.strip_prefix("outcome: ")?.to_string(),
+                        count: v.as_u64()?,
+                        witness: false,
+                    }),
+                    _ => {}
+                }
+            }
+            let failed = row.get("checks_failed").and_then(|v| v.as_u64()).unwrap_or(0);
+            let checks = (0..failed)
+                .map(|_| crate::machine::CheckOutcome {
+                    text: "a check (results.json keeps the count of failed checks only)".to_string(),
+                    location: String::new(),
+                    passed: false,
+                    detail: None,
+                })
+                .collect();
+            Outcome::Ok {
+                stats,
+                reports,
+                checks,
+                states,
+            }
+        };
+        out.push(PointResult {
+            point: p.clone(),
+            build: text("build"),
+            outcome,
+        });
+    }
+    Some(out)
+}
+
 fn describe(p: &super::plan::PointInfo) -> String {
     p.params
         .iter()

@@ -4,6 +4,7 @@ mod bad_input;
 mod c_front;
 mod cli;
 mod config_cli;
+mod docs;
 mod explain;
 mod fuzz;
 mod gpu;

@@ -325,7 +325,7 @@ fn json_and_csv_carry_the_run_statistics() {
     let json: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("r.json")).unwrap()).unwrap();
     assert_eq!(json["schema"], "gpumemsim-run");
-    assert_eq!(json["version"], 2);
+    assert_eq!(json["version"], 3);
     assert_eq!(json["cycles"].as_u64(), Some(out.result.cycles));
     // Parameters as an object in declaration order (schema version 2).
     let text = std::fs::read_to_string(dir.join("r.json")).unwrap();
@@ -341,6 +341,10 @@ fn json_and_csv_carry_the_run_statistics() {
     // The same rows as JSON records, and inside the document.
     let records: Vec<gpumemsim::stats::Stat> =
         serde_json::from_slice(&std::fs::read(dir.join("r.stats.json")).unwrap()).unwrap();
+    // First the command line's overrides (three --set, two --param), then the statistics.
+    let overrides = records.iter().take_while(|r| r.location == "override").count();
+    assert_eq!(overrides, 5, "{records:?}");
+    let records = &records[overrides..];
     assert_eq!(records.len(), out.result.stats.rows.len());
     for (a, b) in records.iter().zip(&out.result.stats.rows) {
         // serde_json reads floats to within an ulp.

@@ -324,8 +324,9 @@ fn run_job<'py>(
             &out.input,
             out.front_end.as_ref(),
         );
-        let stats_json = gpumemsim::report::records::of_rows(&out.result.stats.rows);
-        let csv = out.result.stats.to_csv();
+        let rows = runner::stat_rows(&args, &out.result);
+        let stats_json = gpumemsim::report::records::of_rows(&rows);
+        let csv = gpumemsim::stats::Stats { rows }.to_csv();
         Ok((
             json,
             stats_json,
