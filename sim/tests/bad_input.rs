@@ -3,7 +3,6 @@
 //! usage exit status 2; never a panic, an abort or a run that starts on nonsense.
 
 use gpumemsim::config;
-use gpumemsim::kernel;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

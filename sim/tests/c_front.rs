@@ -8,7 +8,6 @@
 use gpumemsim::config::{self, GpuConfig};
 use gpumemsim::gpu::wgsl::{self, Caps, Options};
 use gpumemsim::ir::*;
-use gpumemsim::kernel;
 use gpumemsim::litmus::{self, LitmusOptions};
 use gpumemsim::machine::{self, RunOptions, RunResult, SimError};
 use gpumemsim::workload::Workload;

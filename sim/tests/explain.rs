@@ -4,7 +4,6 @@
 //! a bad `--state` is a located error; recording provenance does not change a run.
 
 use gpumemsim::config;
-use gpumemsim::kernel;
 use gpumemsim::machine::{self, RunOptions};
 use std::path::Path;
 use std::process::{Command, Output};

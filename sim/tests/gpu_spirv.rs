@@ -9,7 +9,6 @@
 use gpumemsim::gpu::spirv::{self, scope_of, semantics_of, SpirvCaps};
 use gpumemsim::gpu::wgsl::{Caps, Options};
 use gpumemsim::ir::*;
-use gpumemsim::kernel;
 use gpumemsim::litmus;
 use std::path::Path;
 

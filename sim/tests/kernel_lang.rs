@@ -2,7 +2,7 @@
 //! error with the `file:line:column` it names.
 
 use gpumemsim::ir::*;
-use gpumemsim::kernel::{self, KernelError};
+use gpumemsim::kernel::KernelError;
 use gpumemsim::workload::{CheckOp, Expr, FoldOp, Init, ParamValue, Workload};
 
 const HEAD: &str = "groups 2\ngroup_size 64\nbuffer data: u32[128]\n";

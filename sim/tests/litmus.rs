@@ -6,7 +6,6 @@
 //! the kernel workloads.
 
 use gpumemsim::config::{self, GpuConfig};
-use gpumemsim::kernel;
 use gpumemsim::litmus::{self, CheckStatus, Expect, LitmusOptions, LitmusResult, LitmusTest};
 use gpumemsim::machine::{self, RaceKind, RunOptions};
 use std::path::{Path, PathBuf};

@@ -3,7 +3,6 @@
 //! statistics (`--stats-interval`) add up to the run's totals.
 
 use gpumemsim::config::{self, GpuConfig};
-use gpumemsim::kernel;
 use gpumemsim::litmus::{self, LitmusOptions};
 use gpumemsim::machine::timeline::{Timeline, TimelineOptions};
 use gpumemsim::machine::{self, RunOptions, RunResult};

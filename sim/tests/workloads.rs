@@ -3,7 +3,6 @@
 //! run is reproducible byte for byte. Launches are sized with parameters so that the suite stays fast.
 
 use gpumemsim::config::{self, GpuConfig};
-use gpumemsim::kernel;
 use gpumemsim::machine::{self, RunOptions, RunResult, SimError};
 use gpumemsim::runner::{self, RunArgs};
 use gpumemsim::workload::Workload;
