@@ -286,7 +286,7 @@ pub fn workload(
     w.buffers = l.buffers;
     w.params = l.launch;
     w.kernel = Kernel {
-        name: entry.name.clone(),
+        name: base_name(&entry.name),
         file: file.to_string(),
         insts: l.sink.insts,
         locs: l.sink.locs,
