@@ -445,10 +445,6 @@ fn every_quoted_output_and_number_is_what_the_build_prints() {
     );
 }
 
-/// Pages other branches write (issue 45's PTX, Python and limits engineers); linked from here, checked
-/// when present.
-const PAGES_OF_OTHER_BRANCHES: [&str; 3] = ["docs/ptx.md", "docs/python.md", "docs/limits.md"];
-
 #[test]
 fn every_relative_link_of_the_documentation_points_at_a_file() {
     let mut bad = Vec::new();
@@ -463,10 +459,7 @@ fn every_relative_link_of_the_documentation_points_at_a_file() {
                     continue;
                 }
                 let p = dir.join(target);
-                let pending = PAGES_OF_OTHER_BRANCHES
-                    .iter()
-                    .any(|o| p.ends_with(o) && p.starts_with(root()) || root().join(o) == p);
-                if !p.exists() && !pending {
+                if !p.exists() {
                     bad.push(format!("{}:{}: {target}", rel(&page), n + 1));
                 }
             }
