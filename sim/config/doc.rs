@@ -148,7 +148,7 @@ mod tests {
     }
 
     #[test]
-    fn readme_section_is_the_generated_reference() {
+    fn docs_configs_page_is_the_generated_reference() {
         let cfg = default_config().unwrap();
         let want = markdown(&cfg, DEFAULT_NAME).unwrap();
         let readme = include_str!("../../docs/configs.md");
