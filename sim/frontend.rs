@@ -38,9 +38,13 @@ pub enum FrontEnd {
     Ptx,
     /// The builtin C front end (`.cu` or `.cl`); `nvrtc_missing` when `auto` looked for NVRTC and
     /// did not find it (the summary says what NVRTC would take more).
-    BuiltinC { nvrtc_missing: bool },
+    BuiltinC {
+        nvrtc_missing: bool,
+    },
     /// NVRTC compiled the `.cu` file to PTX (its version), run by the PTX front end.
-    Nvrtc { version: String },
+    Nvrtc {
+        version: String,
+    },
 }
 
 impl FrontEnd {
@@ -79,7 +83,10 @@ pub fn parse_with(
     overrides: &[(String, i64)],
     compiler: Compiler,
 ) -> Result<(Workload, FrontEnd), KernelError> {
-    let ext = Path::new(file).extension().and_then(|e| e.to_str()).unwrap_or("");
+    let ext = Path::new(file)
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("");
     match ext {
         "ptx" => Ok((crate::ptx::parse(text, file, overrides)?, FrontEnd::Ptx)),
         "cu" | "cuh" => {
@@ -88,10 +95,20 @@ pub fn parse_with(
                 Compiler::Nvrtc | Compiler::Auto => match crate::ptx::nvrtc::Nvrtc::get() {
                     Ok(n) => {
                         let w = crate::ptx::nvrtc::workload(n, text, file, overrides)?;
-                        return Ok((w, FrontEnd::Nvrtc { version: n.version() }));
+                        return Ok((
+                            w,
+                            FrontEnd::Nvrtc {
+                                version: n.version(),
+                            },
+                        ));
                     }
                     Err(e) if compiler == Compiler::Nvrtc => {
-                        return Err(KernelError::At { file: file.to_string(), line: 1, col: 1, message: format!("--compiler nvrtc: {e}") })
+                        return Err(KernelError::At {
+                            file: file.to_string(),
+                            line: 1,
+                            col: 1,
+                            message: format!("--compiler nvrtc: {e}"),
+                        })
                     }
                     Err(_) => true,
                 },
@@ -101,9 +118,14 @@ pub fn parse_with(
         }
         "cl" => Ok((
             crate::cfront::parse(text, file, crate::cfront::Dialect::OpenCl, overrides)?,
-            FrontEnd::BuiltinC { nvrtc_missing: false },
+            FrontEnd::BuiltinC {
+                nvrtc_missing: false,
+            },
         )),
-        _ => Ok((crate::kernel::parse_kern(text, file, overrides)?, FrontEnd::Kern)),
+        _ => Ok((
+            crate::kernel::parse_kern(text, file, overrides)?,
+            FrontEnd::Kern,
+        )),
     }
 }
 

@@ -85,7 +85,10 @@ impl KernelError {
 /// Other languages (`.cu`, `.cl`, `.ptx`) are told apart one floor up, by [`crate::frontend`]: a
 /// file of theirs given here is an error that says so.
 pub fn parse(text: &str, file: &str, overrides: &[(String, i64)]) -> Result<Workload, KernelError> {
-    let ext = Path::new(file).extension().and_then(|e| e.to_str()).unwrap_or("");
+    let ext = Path::new(file)
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("");
     if matches!(ext, "cu" | "cuh" | "cl" | "ptx") {
         return Err(KernelError::at(file, 1, 1, format!("a .{ext} file is not kernel language: load it with `frontend::load`, which chooses its front end")));
     }

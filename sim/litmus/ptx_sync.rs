@@ -290,10 +290,7 @@ fn ir_kind(nb: &NamedBarrier) -> Option<BarrierKind> {
 /// initial value (the init block's `P0:r2=2`, else 0) at every barrier. A register the thread
 /// writes stays a register operand, which `capability.rs` refuses with its place (the IR's
 /// barriers hold immediates).
-pub fn resolve_registers(
-    t: &mut super::test::Thread,
-    file: &str,
-) -> Result<(), LitmusError> {
+pub fn resolve_registers(t: &mut super::test::Thread, file: &str) -> Result<(), LitmusError> {
     let written: Vec<crate::ir::Reg> = t
         .insts
         .iter()

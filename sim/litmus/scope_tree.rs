@@ -117,10 +117,7 @@ impl Sections {
                 if self.tree.is_some() {
                     return Err(c.error_at(at, "a second scope tree (a test has one)"));
                 }
-                if !c.eat_ident("scopeTree")
-                    && !c.eat_ident("ScopeTree")
-                    && c.eat_ident("scopes")
-                {
+                if !c.eat_ident("scopeTree") && !c.eat_ident("ScopeTree") && c.eat_ident("scopes") {
                     c.expect_punct(":")?;
                 }
                 let mut roots = vec![node(c, 0)?];
@@ -227,7 +224,12 @@ fn node(c: &mut Cursor, depth: usize) -> Result<Node, LitmusError> {
 }
 
 /// The items of a node whose level is `name` (at `nat`), up to its `)`.
-fn node_items(c: &mut Cursor, depth: usize, name: String, nat: SrcLoc) -> Result<Node, LitmusError> {
+fn node_items(
+    c: &mut Cursor,
+    depth: usize,
+    name: String,
+    nat: SrcLoc,
+) -> Result<Node, LitmusError> {
     let Some(level) = Level::parse(&name) else {
         return Err(c.error_at(
             nat,

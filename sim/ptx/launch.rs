@@ -56,7 +56,9 @@ pub fn base_name(m: &str) -> String {
         while i < b.len() && b[i].is_ascii_digit() {
             i += 1;
         }
-        let Ok(n) = rest[s..i].parse::<usize>() else { break };
+        let Ok(n) = rest[s..i].parse::<usize>() else {
+            break;
+        };
         if i + n > b.len() {
             break;
         }
@@ -80,7 +82,9 @@ fn take_params(blocks: &mut [HeaderBlock]) -> Result<Option<(Vec<String>, SrcLoc
                 out.push('\n');
             }
             let t = line.trim_start();
-            let is_params = t.strip_prefix("params").is_some_and(|r| r.starts_with(char::is_whitespace));
+            let is_params = t
+                .strip_prefix("params")
+                .is_some_and(|r| r.starts_with(char::is_whitespace));
             if !is_params {
                 out.push_str(line);
                 continue;
@@ -93,8 +97,15 @@ fn take_params(blocks: &mut [HeaderBlock]) -> Result<Option<(Vec<String>, SrcLoc
                 return Err(CError::new(at, "`params` is given twice"));
             }
             let code = t["params".len()..].split("//").next().unwrap_or("");
-            let names: Vec<String> = code.split(|c: char| c == ',' || c.is_whitespace()).filter(|s| !s.is_empty()).map(str::to_string).collect();
-            if let Some(bad) = names.iter().find(|n| !n.chars().all(|c| c.is_alphanumeric() || c == '_')) {
+            let names: Vec<String> = code
+                .split(|c: char| c == ',' || c.is_whitespace())
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect();
+            if let Some(bad) = names
+                .iter()
+                .find(|n| !n.chars().all(|c| c.is_alphanumeric() || c == '_'))
+            {
                 return Err(CError::new(at, format!("`params`: `{bad}` is not a name")));
             }
             found = Some((names, at));
@@ -110,7 +121,10 @@ fn header_names(stmts: &[HStmt]) -> (Vec<String>, Vec<(String, String)>) {
     let word_after = |s: &HStmt| -> Vec<String> {
         let text = &s.lines[0].1;
         let t = text.trim_start();
-        t.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty()).map(str::to_string).collect()
+        t.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .filter(|w| !w.is_empty())
+            .map(str::to_string)
+            .collect()
     };
     let mut bufs = Vec::new();
     let mut args = Vec::new();
@@ -119,8 +133,16 @@ fn header_names(stmts: &[HStmt]) -> (Vec<String>, Vec<(String, String)>) {
         match s.word.as_str() {
             "buffer" if w.len() > 1 => bufs.push(w[1].clone()),
             "arg" if w.len() > 2 => {
-                let text = s.lines.iter().map(|l| l.1.as_str()).collect::<Vec<_>>().join(" ");
-                let value = text.split_once('=').map(|x| x.1.trim().trim_end_matches(';').trim().to_string()).unwrap_or_default();
+                let text = s
+                    .lines
+                    .iter()
+                    .map(|l| l.1.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                let value = text
+                    .split_once('=')
+                    .map(|x| x.1.trim().trim_end_matches(';').trim().to_string())
+                    .unwrap_or_default();
                 args.push((w[1].clone(), value));
             }
             _ => {}
@@ -152,8 +174,18 @@ pub fn workload(
     let lexed = lexer::lex(text).map_err(perr)?;
     let module = Parser::new(lexed.tokens).module().map_err(perr)?;
     let (hfile, htext, mut blocks, signatures) = match src {
-        Some(s) => (s.file.to_string(), s.text.to_string(), s.blocks, s.signatures),
-        None => (file.to_string(), text.to_string(), lexed.headers, HashMap::new()),
+        Some(s) => (
+            s.file.to_string(),
+            s.text.to_string(),
+            s.blocks,
+            s.signatures,
+        ),
+        None => (
+            file.to_string(),
+            text.to_string(),
+            lexed.headers,
+            HashMap::new(),
+        ),
     };
     let herr = |e: CError| e.in_file(&hfile);
     let params_stmt = take_params(&mut blocks).map_err(herr)?;
@@ -165,8 +197,18 @@ pub fn workload(
         )));
     }
     let choice = header::kernel_choice(&stmts).map_err(herr)?;
-    let entries: Vec<&Func> = module.funcs.iter().filter(|f| f.entry && f.body.is_some()).collect();
-    let names = || entries.iter().map(|f| f.name.as_str()).collect::<Vec<_>>().join(", ");
+    let entries: Vec<&Func> = module
+        .funcs
+        .iter()
+        .filter(|f| f.entry && f.body.is_some())
+        .collect();
+    let names = || {
+        entries
+            .iter()
+            .map(|f| f.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let entry = match &choice {
         Some((n, at)) => entries
             .iter()
@@ -187,7 +229,15 @@ pub fn workload(
     let cnames: Vec<String> = match (signatures.get(&base_name(&entry.name)), &params_stmt) {
         (_, Some((names, at))) => {
             if names.len() != entry.params.len() {
-                return Err(herr(CError::new(*at, format!("`params` names {} parameters but `{}` has {}", names.len(), entry.name, entry.params.len()))));
+                return Err(herr(CError::new(
+                    *at,
+                    format!(
+                        "`params` names {} parameters but `{}` has {}",
+                        names.len(),
+                        entry.name,
+                        entry.params.len()
+                    ),
+                )));
             }
             names.clone()
         }
@@ -198,15 +248,33 @@ pub fn workload(
     let mut ptys = Vec::new();
     for (p, cn) in entry.params.iter().zip(&cnames) {
         let explicit = arg_pairs.iter().find(|(n, _)| n == cn).map(|x| x.1.clone());
-        let is_ptr = p.ptr || bufs.contains(cn) || explicit.as_ref().is_some_and(|v| bufs.contains(v));
+        let is_ptr =
+            p.ptr || bufs.contains(cn) || explicit.as_ref().is_some_and(|v| bufs.contains(v));
         if p.array.is_some() {
-            return Err(perr(CError::new(p.loc, format!("parameter `{}`: by-value structure and array parameters are not modelled yet", p.name))));
+            return Err(perr(CError::new(
+                p.loc,
+                format!(
+                    "parameter `{}`: by-value structure and array parameters are not modelled yet",
+                    p.name
+                ),
+            )));
         }
         let t = if is_ptr {
             if !matches!(p.ty.as_str(), "u64" | "b64" | "s64") {
-                return Err(perr(CError::new(p.loc, format!("parameter `{}` is bound to a buffer but is a .{} (addresses are 64-bit)", p.name, p.ty))));
+                return Err(perr(CError::new(
+                    p.loc,
+                    format!(
+                        "parameter `{}` is bound to a buffer but is a .{} (addresses are 64-bit)",
+                        p.name, p.ty
+                    ),
+                )));
             }
-            VTy::Ptr(PtrTy { elem: STy::U32, space: Space::Global, atomic: false, volatile: false })
+            VTy::Ptr(PtrTy {
+                elem: STy::U32,
+                space: Space::Global,
+                atomic: false,
+                volatile: false,
+            })
         } else {
             VTy::Scalar(scalar_ty(&p.ty).ok_or_else(|| perr(CError::new(p.loc, format!("parameter `{}` of type .{}: not modelled yet (scalar parameters are 32- or 64-bit integers or f32)", p.name, p.ty))))?)
         };
@@ -215,7 +283,13 @@ pub fn workload(
     let hdr = header::evaluate(&htext, &hfile, &stmts, &ptys, overrides)?;
     let mut w = hdr.workload;
     if let Some((name, at, _)) = hdr.args.iter().find(|(n, ..)| !cnames.contains(n)) {
-        return Err(herr(CError::new(*at, format!("the kernel has no parameter `{name}` (parameters: {})", cnames.join(", ")))));
+        return Err(herr(CError::new(
+            *at,
+            format!(
+                "the kernel has no parameter `{name}` (parameters: {})",
+                cnames.join(", ")
+            ),
+        )));
     }
 
     // Lowering, repeated until the provenance of generic addresses is stable (each pass sees the
@@ -225,16 +299,31 @@ pub fn workload(
         l.prov_in = prov_in;
         for (name, _, _, len) in &hdr.locals {
             l.dynamic_names.push(name.clone());
-            let bytes = hdr.locals.iter().find(|x| x.0 == *name).map(|x| (x.2.bytes() as u64).saturating_mul(*len)).unwrap_or(0);
+            let bytes = hdr
+                .locals
+                .iter()
+                .find(|x| x.0 == *name)
+                .map(|x| (x.2.bytes() as u64).saturating_mul(*len))
+                .unwrap_or(0);
             l.dynamic_bytes = l.dynamic_bytes.max(bytes.min(u32::MAX as u64) as u32);
         }
         let mut scope = Scope::default();
         for ((p, (cn, ploc, t)), _) in entry.params.iter().zip(&ptys).zip(0..) {
             let explicit = hdr.args.iter().find(|(n, ..)| n == cn);
             let reg = l.sink.var_reg(cn, Ty::U64);
-            let width = if matches!(p.ty.as_str(), "u64" | "b64" | "s64") { 8 } else { 4 };
-            l.params.push(ParamVar { slots: vec![(0, width, reg)], entry: true, name: p.name.clone() });
-            scope.names.insert(p.name.clone(), Sym::Param(l.params.len() - 1));
+            let width = if matches!(p.ty.as_str(), "u64" | "b64" | "s64") {
+                8
+            } else {
+                4
+            };
+            l.params.push(ParamVar {
+                slots: vec![(0, width, reg)],
+                entry: true,
+                name: p.name.clone(),
+            });
+            scope
+                .names
+                .insert(p.name.clone(), Sym::Param(l.params.len() - 1));
             let value = match t {
                 VTy::Ptr(_) => {
                     let buf = match explicit {
@@ -256,11 +345,23 @@ pub fn workload(
                     },
                 }),
             };
-            l.launch.push(Param { name: cn.clone(), reg, value });
+            l.launch.push(Param {
+                name: cn.clone(),
+                reg,
+                value,
+            });
         }
         l.scopes.push(scope);
         let body = entry.body.as_ref().expect("entries with bodies");
-        l.body(body, &Frame { instance: 0, ret_label: None, depth: 0 }).map_err(perr)?;
+        l.body(
+            body,
+            &Frame {
+                instance: 0,
+                ret_label: None,
+                depth: 0,
+            },
+        )
+        .map_err(perr)?;
         l.emit(Inst::Exit, entry.end);
         Ok(l)
     };
@@ -280,7 +381,10 @@ pub fn workload(
     // basic blocks; no access that synchronises ever moves).
     crate::cfront::schedule::schedule(&mut l.sink.insts, &mut l.sink.locs);
     if l.sink.reg_names.len() > Reg::MAX as usize {
-        return Err(perr(CError::new(entry.loc, format!("more than {} registers", Reg::MAX))));
+        return Err(perr(CError::new(
+            entry.loc,
+            format!("more than {} registers", Reg::MAX),
+        )));
     }
     let local_bytes = l.local_bytes.max(l.dynamic_bytes as u64);
     w.buffers = l.buffers;

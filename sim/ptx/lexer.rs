@@ -104,8 +104,8 @@ pub fn lex(text: &str) -> Result<Lexed, CError> {
                 k += 1;
             }
             let word: String = chars[k..].iter().take(9).collect();
-            let is_header = word == "gpumemsim"
-                && !chars.get(k + 9).is_some_and(|&c| ident_char(c));
+            let is_header =
+                word == "gpumemsim" && !chars.get(k + 9).is_some_and(|&c| ident_char(c));
             if is_header {
                 while i < k + 9 {
                     bump(&mut i, &mut line, &mut col);
@@ -142,7 +142,11 @@ pub fn lex(text: &str) -> Result<Lexed, CError> {
                 bump(&mut i, &mut line, &mut col);
             }
             Tok::Ident(chars[s..i].iter().collect())
-        } else if c == '.' && chars.get(i + 1).is_some_and(|c| c.is_ascii_alphabetic() || *c == '_') {
+        } else if c == '.'
+            && chars
+                .get(i + 1)
+                .is_some_and(|c| c.is_ascii_alphabetic() || *c == '_')
+        {
             bump(&mut i, &mut line, &mut col);
             let s = i;
             // `.L1::evict_last`: a qualifier may hold `::`.
@@ -154,7 +158,9 @@ pub fn lex(text: &str) -> Result<Lexed, CError> {
                 bump(&mut i, &mut line, &mut col);
             }
             Tok::Dot(chars[s..i].iter().collect())
-        } else if c.is_ascii_digit() || (c == '.' && chars.get(i + 1).is_some_and(|c| c.is_ascii_digit())) {
+        } else if c.is_ascii_digit()
+            || (c == '.' && chars.get(i + 1).is_some_and(|c| c.is_ascii_digit()))
+        {
             let s = i;
             while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '.') {
                 // An exponent's sign belongs to the literal.
@@ -189,7 +195,10 @@ pub fn lex(text: &str) -> Result<Lexed, CError> {
         } else if c == '#' {
             return Err(CError::new(at, "found `#`: the PTX preprocessor (#include, #define) is not supported; compilers never emit it"));
         } else {
-            return Err(CError::new(at, format!("found `{c}` but expected a PTX token")));
+            return Err(CError::new(
+                at,
+                format!("found `{c}` but expected a PTX token"),
+            ));
         };
         out.tokens.push(Token { tok, loc: at });
     }

@@ -42,7 +42,14 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
 type Prog = *mut c_void;
-type CreateFn = unsafe extern "C" fn(*mut Prog, *const c_char, *const c_char, c_int, *const *const c_char, *const *const c_char) -> c_int;
+type CreateFn = unsafe extern "C" fn(
+    *mut Prog,
+    *const c_char,
+    *const c_char,
+    c_int,
+    *const *const c_char,
+    *const *const c_char,
+) -> c_int;
 type CompileFn = unsafe extern "C" fn(Prog, c_int, *const *const c_char) -> c_int;
 type SizeFn = unsafe extern "C" fn(Prog, *mut usize) -> c_int;
 type GetFn = unsafe extern "C" fn(Prog, *mut c_char) -> c_int;
@@ -93,7 +100,14 @@ fn site_dirs() -> Vec<PathBuf> {
     }
     for r in roots {
         if let Ok(rd) = std::fs::read_dir(&r) {
-            let mut names: Vec<PathBuf> = rd.flatten().map(|e| e.path()).filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("python3"))).collect();
+            let mut names: Vec<PathBuf> = rd
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with("python3"))
+                })
+                .collect();
             names.sort();
             for p in names {
                 out.push(p.join("site-packages"));
@@ -109,7 +123,10 @@ impl Nvrtc {
     /// The process's NVRTC, loaded on first use; `Err` says where it was looked for and how to
     /// install it.
     pub fn get() -> Result<&'static Nvrtc, String> {
-        NVRTC.get_or_init(Nvrtc::load).as_ref().map_err(|e| e.clone())
+        NVRTC
+            .get_or_init(Nvrtc::load)
+            .as_ref()
+            .map_err(|e| e.clone())
     }
 
     fn load() -> Result<Nvrtc, String> {
@@ -144,7 +161,8 @@ impl Nvrtc {
         unsafe {
             macro_rules! sym {
                 ($name:literal, $t:ty) => {
-                    *lib.get::<$t>($name).map_err(|e| format!("{}: {e}", path.display()))?
+                    *lib.get::<$t>($name)
+                        .map_err(|e| format!("{}: {e}", path.display()))?
                 };
             }
             let version_fn: VersionFn = sym!(b"nvrtcVersion\0", VersionFn);
@@ -162,8 +180,16 @@ impl Nvrtc {
                 includes.extend(std::env::split_paths(&v));
             }
             // The wheels' include folders beside the library (…/nvidia/cuda_nvrtc/lib).
-            if let Some(nvidia) = path.parent().and_then(|p| p.parent()).and_then(|p| p.parent()) {
-                for w in ["cuda_runtime/include", "cuda_cccl/include", "cuda_nvrtc/include"] {
+            if let Some(nvidia) = path
+                .parent()
+                .and_then(|p| p.parent())
+                .and_then(|p| p.parent())
+            {
+                for w in [
+                    "cuda_runtime/include",
+                    "cuda_cccl/include",
+                    "cuda_nvrtc/include",
+                ] {
                     let d = nvidia.join(w);
                     if d.is_dir() {
                         includes.push(d);
@@ -175,7 +201,19 @@ impl Nvrtc {
                     includes.push(PathBuf::from(d));
                 }
             }
-            Ok(Nvrtc { _lib: lib, create, compile, log_size, log, ptx_size, ptx, destroy, version: (major, minor), library: path, includes })
+            Ok(Nvrtc {
+                _lib: lib,
+                create,
+                compile,
+                log_size,
+                log,
+                ptx_size,
+                ptx,
+                destroy,
+                version: (major, minor),
+                library: path,
+                includes,
+            })
         }
     }
 
@@ -185,7 +223,16 @@ impl Nvrtc {
 
     /// The options every compile uses.
     pub fn options(&self) -> Vec<String> {
-        let mut o: Vec<String> = ["--gpu-architecture=compute_90", "-default-device", "-std=c++17", "--fmad=false", "-lineinfo"].iter().map(|s| s.to_string()).collect();
+        let mut o: Vec<String> = [
+            "--gpu-architecture=compute_90",
+            "-default-device",
+            "-std=c++17",
+            "--fmad=false",
+            "-lineinfo",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         for d in &self.includes {
             o.push(format!("-I{}", d.display()));
         }
@@ -198,7 +245,10 @@ impl Nvrtc {
         let cname = CString::new(name).map_err(|_| "the file name holds a NUL byte".to_string())?;
         let hname = CString::new("cstdint").expect("no NUL");
         let hbody = CString::new(CSTDINT).expect("no NUL");
-        let opts: Vec<CString> = options.iter().map(|o| CString::new(o.as_str()).expect("options hold no NUL")).collect();
+        let opts: Vec<CString> = options
+            .iter()
+            .map(|o| CString::new(o.as_str()).expect("options hold no NUL"))
+            .collect();
         let opt_ptrs: Vec<*const c_char> = opts.iter().map(|o| o.as_ptr()).collect();
         let mut prog: Prog = std::ptr::null_mut();
         // SAFETY: every pointer is to a live NUL-terminated string or array of them for the call's
@@ -206,7 +256,14 @@ impl Nvrtc {
         unsafe {
             let heads = [hbody.as_ptr()];
             let incs = [hname.as_ptr()];
-            let rc = (self.create)(&mut prog, src.as_ptr(), cname.as_ptr(), 1, heads.as_ptr(), incs.as_ptr());
+            let rc = (self.create)(
+                &mut prog,
+                src.as_ptr(),
+                cname.as_ptr(),
+                1,
+                heads.as_ptr(),
+                incs.as_ptr(),
+            );
             if rc != 0 {
                 return Err(format!("nvrtcCreateProgram failed ({rc})"));
             }
@@ -215,7 +272,9 @@ impl Nvrtc {
             (self.log_size)(prog, &mut n);
             let mut log = vec![0u8; n.max(1)];
             (self.log)(prog, log.as_mut_ptr() as *mut c_char);
-            let log = CStr::from_bytes_until_nul(&log).map(|c| c.to_string_lossy().into_owned()).unwrap_or_default();
+            let log = CStr::from_bytes_until_nul(&log)
+                .map(|c| c.to_string_lossy().into_owned())
+                .unwrap_or_default();
             if rc != 0 {
                 (self.destroy)(&mut prog);
                 return Err(log);
@@ -225,7 +284,9 @@ impl Nvrtc {
             let mut ptx = vec![0u8; n.max(1)];
             (self.ptx)(prog, ptx.as_mut_ptr() as *mut c_char);
             (self.destroy)(&mut prog);
-            Ok(CStr::from_bytes_until_nul(&ptx).map(|c| c.to_string_lossy().into_owned()).unwrap_or_default())
+            Ok(CStr::from_bytes_until_nul(&ptx)
+                .map(|c| c.to_string_lossy().into_owned())
+                .unwrap_or_default())
         }
     }
 }
@@ -238,7 +299,13 @@ static CACHE: OnceLock<Mutex<HashMap<String, Result<String, String>>>> = OnceLoc
 
 /// How many times NVRTC compiled a file of this name in this process (cache misses).
 pub fn compiles(file: &str) -> usize {
-    COMPILES.get_or_init(Default::default).lock().expect("never poisoned").get(file).copied().unwrap_or(0)
+    COMPILES
+        .get_or_init(Default::default)
+        .lock()
+        .expect("never poisoned")
+        .get(file)
+        .copied()
+        .unwrap_or(0)
 }
 static COMPILES: OnceLock<Mutex<HashMap<String, usize>>> = OnceLock::new();
 
@@ -259,7 +326,10 @@ pub fn header_blocks(text: &str) -> Vec<HeaderBlock> {
                 let before = &text[..off];
                 let line = before.matches('\n').count() as u32 + 1;
                 let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) as u32 + 1;
-                out.push(HeaderBlock { text: after[..after.len()].to_string(), loc: SrcLoc { line, col } });
+                out.push(HeaderBlock {
+                    text: after[..after.len()].to_string(),
+                    loc: SrcLoc { line, col },
+                });
             }
         }
         base = start + end + 2;
@@ -275,12 +345,20 @@ pub fn signatures(text: &str) -> HashMap<String, Vec<String>> {
     while let Some(k) = text[from..].find("__global__") {
         let s = from + k + "__global__".len();
         from = s;
-        let Some(open) = text[s..].find('(') else { break };
+        let Some(open) = text[s..].find('(') else {
+            break;
+        };
         let head = &text[s..s + open];
         if head.contains(';') || head.contains('{') {
             continue;
         }
-        let Some(name) = head.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty()).last() else { continue };
+        let Some(name) = head
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .filter(|w| !w.is_empty())
+            .last()
+        else {
+            continue;
+        };
         let mut depth = 0i32;
         let mut params = Vec::new();
         let mut cur = String::new();
@@ -305,7 +383,11 @@ pub fn signatures(text: &str) -> HashMap<String, Vec<String>> {
             .map(|p| {
                 let p = p.split('=').next().unwrap_or("");
                 let p = p.split('[').next().unwrap_or("");
-                p.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty()).last().unwrap_or("").to_string()
+                p.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .filter(|w| !w.is_empty())
+                    .last()
+                    .unwrap_or("")
+                    .to_string()
             })
             .filter(|n| !n.is_empty() && n != "void")
             .collect();
@@ -318,7 +400,10 @@ pub fn signatures(text: &str) -> HashMap<String, Vec<String>> {
 /// `#include` (see the module header), line numbers kept by `#line`.
 pub fn prepare(text: &str, file: &str, parameters: &[(String, i64)]) -> String {
     let lines: Vec<&str> = text.split('\n').collect();
-    let last_include = lines.iter().rposition(|l| l.trim_start().starts_with("#include")).map_or(0, |i| i + 1);
+    let last_include = lines
+        .iter()
+        .rposition(|l| l.trim_start().starts_with("#include"))
+        .map_or(0, |i| i + 1);
     let mut s = String::new();
     for l in &lines[..last_include] {
         s.push_str(l);
@@ -326,11 +411,19 @@ pub fn prepare(text: &str, file: &str, parameters: &[(String, i64)]) -> String {
     }
     s.push_str("namespace gpumemsim_param {\n");
     for (n, v) in parameters {
-        let t = if i32::try_from(*v).is_ok() { "int" } else { "long long" };
+        let t = if i32::try_from(*v).is_ok() {
+            "int"
+        } else {
+            "long long"
+        };
         s.push_str(&format!("constexpr {t} {n} = {v};\n"));
     }
     s.push_str("}\nusing namespace gpumemsim_param;\n");
-    s.push_str(&format!("#line {} \"{}\"\n", last_include + 1, file.replace('\\', "/").replace('"', "")));
+    s.push_str(&format!(
+        "#line {} \"{}\"\n",
+        last_include + 1,
+        file.replace('\\', "/").replace('"', "")
+    ));
     for (k, l) in lines[last_include..].iter().enumerate() {
         s.push_str(l);
         if last_include + k + 1 < lines.len() {
@@ -358,7 +451,12 @@ fn cu_place(ptx: &str, line: u32) -> Option<(u32, u32)> {
 }
 
 /// Compiles a `.cu` workload with NVRTC and runs its PTX through the PTX front end.
-pub fn workload(n: &Nvrtc, text: &str, file: &str, overrides: &[(String, i64)]) -> Result<Workload, KernelError> {
+pub fn workload(
+    n: &Nvrtc,
+    text: &str,
+    file: &str,
+    overrides: &[(String, i64)],
+) -> Result<Workload, KernelError> {
     let blocks = header_blocks(text);
     // The header's parameters (defaults with overrides) are known from the header alone: evaluate
     // it first (without kernel parameters) to get them.
@@ -367,31 +465,62 @@ pub fn workload(n: &Nvrtc, text: &str, file: &str, overrides: &[(String, i64)]) 
     let options = n.options();
     let key = format!("{}\u{0}{}", options.join("\u{1}"), source);
     let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
-    let cached = cache.lock().expect("the cache lock is never poisoned").get(&key).cloned();
+    let cached = cache
+        .lock()
+        .expect("the cache lock is never poisoned")
+        .get(&key)
+        .cloned();
     let result = match cached {
         Some(r) => r,
         None => {
-            *COMPILES.get_or_init(Default::default).lock().expect("never poisoned").entry(file.to_string()).or_insert(0) += 1;
-            let name = Path::new(file).file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_else(|| file.to_string());
+            *COMPILES
+                .get_or_init(Default::default)
+                .lock()
+                .expect("never poisoned")
+                .entry(file.to_string())
+                .or_insert(0) += 1;
+            let name = Path::new(file)
+                .file_name()
+                .map(|f| f.to_string_lossy().into_owned())
+                .unwrap_or_else(|| file.to_string());
             let r = n.compile(&source, &name, &options);
-            cache.lock().expect("the cache lock is never poisoned").insert(key, r.clone());
+            cache
+                .lock()
+                .expect("the cache lock is never poisoned")
+                .insert(key, r.clone());
             r
         }
     };
     let ptx = result.map_err(|log| {
         let (line, msg) = log_error(&log).unwrap_or((1, "compile failed".into()));
-        KernelError::At { file: file.to_string(), line, col: 1, message: format!("NVRTC {}: {msg}\n{}", n.version(), log.trim_end()) }
+        KernelError::At {
+            file: file.to_string(),
+            line,
+            col: 1,
+            message: format!("NVRTC {}: {msg}\n{}", n.version(), log.trim_end()),
+        }
     })?;
     if let Some(dir) = std::env::var_os("GPUMEMSIM_PTX_OUT") {
         // What NVRTC made of the file, for reading (best effort: a failed write is only a warning).
-        let name = Path::new(file).file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = Path::new(file)
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let path = Path::new(&dir).join(format!("{name}.ptx"));
         if let Err(e) = std::fs::write(&path, &ptx) {
-            eprintln!("warning: GPUMEMSIM_PTX_OUT: cannot write {}: {e}", path.display());
+            eprintln!(
+                "warning: GPUMEMSIM_PTX_OUT: cannot write {}: {e}",
+                path.display()
+            );
         }
     }
     let ptx_name = format!("{file} (NVRTC PTX)");
-    let src = HeaderSource { file, text, blocks, signatures: signatures(text) };
+    let src = HeaderSource {
+        file,
+        text,
+        blocks,
+        signatures: signatures(text),
+    };
     let mut w = super::launch::workload(&ptx, &ptx_name, overrides, Some(src)).map_err(|e| match e {
         KernelError::At { file: f, line, col, message } if f == ptx_name => match cu_place(&ptx, line) {
             Some((l, c)) => KernelError::At { file: file.to_string(), line: l, col: c, message: format!("{message} (in NVRTC's PTX at line {line}; `--compiler builtin` runs the builtin front end instead)") },
@@ -403,7 +532,10 @@ pub fn workload(n: &Nvrtc, text: &str, file: &str, overrides: &[(String, i64)]) 
     let places = cu_places(&ptx);
     for l in w.kernel.locs.iter_mut() {
         if let Some(Some((line, col))) = places.get(l.line as usize) {
-            *l = SrcLoc { line: *line, col: *col };
+            *l = SrcLoc {
+                line: *line,
+                col: *col,
+            };
         }
     }
     w.kernel.file = file.to_string();
@@ -416,7 +548,12 @@ fn cu_places(ptx: &str) -> Vec<Option<(u32, u32)>> {
     let mut cur = None;
     for l in ptx.lines() {
         if let Some(rest) = l.trim_start().strip_prefix(".loc") {
-            let nums: Vec<u32> = rest.split(|c: char| c.is_whitespace() || c == ',').filter(|w| !w.is_empty()).take(3).filter_map(|w| w.parse().ok()).collect();
+            let nums: Vec<u32> = rest
+                .split(|c: char| c.is_whitespace() || c == ',')
+                .filter(|w| !w.is_empty())
+                .take(3)
+                .filter_map(|w| w.parse().ok())
+                .collect();
             if let [1, line, col] = nums.as_slice() {
                 cur = Some((*line, (*col).max(1)));
             }
@@ -427,10 +564,18 @@ fn cu_places(ptx: &str) -> Vec<Option<(u32, u32)>> {
 }
 
 /// The workload parameters a header declares, with `overrides` applied (in declaration order).
-fn header_parameters(text: &str, file: &str, blocks: &[HeaderBlock], overrides: &[(String, i64)]) -> Result<Vec<(String, i64)>, KernelError> {
+fn header_parameters(
+    text: &str,
+    file: &str,
+    blocks: &[HeaderBlock],
+    overrides: &[(String, i64)],
+) -> Result<Vec<(String, i64)>, KernelError> {
     let stmts = crate::cfront::header::statements(blocks).map_err(|e| e.in_file(file))?;
     // `arg` statements need the kernel's parameters: leave them out here.
-    let kern: Vec<_> = stmts.into_iter().filter(|s| !matches!(s.word.as_str(), "arg" | "local" | "kernel")).collect();
+    let kern: Vec<_> = stmts
+        .into_iter()
+        .filter(|s| !matches!(s.word.as_str(), "arg" | "local" | "kernel"))
+        .collect();
     if kern.is_empty() {
         return Err(KernelError::At { file: file.to_string(), line: 1, col: 1, message: "no workload header: a launch needs a `/* gpumemsim ... */` comment with at least `groups` and `group_size`".into() });
     }
@@ -444,7 +589,11 @@ mod tests {
 
     #[test]
     fn parameters_are_declared_after_the_includes_and_lines_kept() {
-        let s = prepare("#include <cuda/atomic>\n// x\n__global__ void k() {}\n", "k.cu", &[("T".into(), 32), ("BIG".into(), 1 << 40)]);
+        let s = prepare(
+            "#include <cuda/atomic>\n// x\n__global__ void k() {}\n",
+            "k.cu",
+            &[("T".into(), 32), ("BIG".into(), 1 << 40)],
+        );
         assert!(s.starts_with("#include <cuda/atomic>\nnamespace gpumemsim_param {\nconstexpr int T = 32;\nconstexpr long long BIG = 1099511627776;\n}"), "{s}");
         assert!(s.contains("#line 2 \"k.cu\"\n// x\n__global__"), "{s}");
     }
@@ -466,7 +615,13 @@ mod tests {
 
     #[test]
     fn log_errors_and_loc_places() {
-        assert_eq!(log_error("k.cu(12): error: identifier \"x\" is undefined\n"), Some((12, "error: identifier \"x\" is undefined".into())));
-        assert_eq!(cu_place(".loc\t1 7 3\nadd.s32 %r1, %r2, 1;\n.loc\t1 9 5\n", 2), Some((7, 3)));
+        assert_eq!(
+            log_error("k.cu(12): error: identifier \"x\" is undefined\n"),
+            Some((12, "error: identifier \"x\" is undefined".into()))
+        );
+        assert_eq!(
+            cu_place(".loc\t1 7 3\nadd.s32 %r1, %r2, 1;\n.loc\t1 9 5\n", 2),
+            Some((7, 3))
+        );
     }
 }

@@ -186,7 +186,10 @@ impl Parser {
             }
         }
         let Some(ty) = ty else {
-            return Err(CError::new(loc, "a parameter needs a type (.u32, .u64, .b8, ...)"));
+            return Err(CError::new(
+                loc,
+                "a parameter needs a type (.u32, .u64, .b8, ...)",
+            ));
         };
         let (name, nloc) = self.ident("a parameter name")?;
         let array = if self.eat('[') {
@@ -238,8 +241,9 @@ impl Parser {
         while let Tok::Dot(d) = self.peek().clone() {
             let l = self.loc();
             match d.as_str() {
-                "maxntid" | "reqntid" | "minnctapersm" | "maxnctapersm" | "maxnreg" | "noreturn"
-                | "pragma" | "explicitcluster" | "reqnctapercluster" | "maxclusterrank" => {
+                "maxntid" | "reqntid" | "minnctapersm" | "maxnctapersm" | "maxnreg"
+                | "noreturn" | "pragma" | "explicitcluster" | "reqnctapercluster"
+                | "maxclusterrank" => {
                     self.next();
                     while matches!(self.peek(), Tok::Int(_) | Tok::Str(_) | Tok::Punct(',')) {
                         self.next();
@@ -247,7 +251,10 @@ impl Parser {
                     self.eat(';');
                 }
                 other => {
-                    return Err(CError::new(l, format!("found `.{other}` but expected the function body `{{`")))
+                    return Err(CError::new(
+                        l,
+                        format!("found `.{other}` but expected the function body `{{`"),
+                    ))
                 }
             }
         }
@@ -272,7 +279,10 @@ impl Parser {
     /// Statements up to the closing `}` (consumed); returns them and the place of the `}`.
     fn block_body(&mut self, depth: usize) -> R<(Vec<Stmt>, SrcLoc)> {
         if depth > MAX_DEPTH {
-            return Err(CError::new(self.loc(), format!("blocks nested deeper than {MAX_DEPTH}")));
+            return Err(CError::new(
+                self.loc(),
+                format!("blocks nested deeper than {MAX_DEPTH}"),
+            ));
         }
         let mut out = Vec::new();
         loop {
@@ -327,7 +337,10 @@ impl Parser {
             ty = Some(d);
         }
         let Some(ty) = ty else {
-            return Err(CError::new(loc, "`.reg` needs a type (.b32, .u64, .f32, .pred, ...)"));
+            return Err(CError::new(
+                loc,
+                "`.reg` needs a type (.b32, .u64, .f32, .pred, ...)",
+            ));
         };
         let mut names = Vec::new();
         loop {
@@ -336,7 +349,10 @@ impl Parser {
                 let k = self.int("a register count")?;
                 self.punct('>')?;
                 if k > u16::MAX as u64 {
-                    return Err(CError::new(l, format!("`{n}<{k}>`: at most {} registers", u16::MAX)));
+                    return Err(CError::new(
+                        l,
+                        format!("`{n}<{k}>`: at most {} registers", u16::MAX),
+                    ));
                 }
                 Some(k as u32)
             } else {
@@ -384,7 +400,10 @@ impl Parser {
             }
         }
         let Some(ty) = ty else {
-            return Err(CError::new(loc, "a variable needs a type (.u32, .b8, .f32, ...)"));
+            return Err(CError::new(
+                loc,
+                "a variable needs a type (.u32, .b8, .f32, ...)",
+            ));
         };
         let mut out = Vec::new();
         loop {
@@ -398,7 +417,9 @@ impl Parser {
                 let n = self.int("an array length")?;
                 self.punct(']')?;
                 array = Some(Some(match array {
-                    Some(Some(m)) => m.checked_mul(n).ok_or_else(|| CError::new(nloc, "array too large"))?,
+                    Some(Some(m)) => m
+                        .checked_mul(n)
+                        .ok_or_else(|| CError::new(nloc, "array too large"))?,
                     _ => n,
                 }));
             }
@@ -517,7 +538,10 @@ impl Parser {
                         base = Some(s);
                     }
                     Tok::Int(_) | Tok::Punct('-') => offset = self.signed_int()?,
-                    _ => return self.err("an address: `[reg]`, `[reg+offset]`, `[variable]` or `[offset]`"),
+                    _ => {
+                        return self
+                            .err("an address: `[reg]`, `[reg+offset]`, `[variable]` or `[offset]`")
+                    }
                 }
                 if base.is_some() {
                     if self.eat('+') {
@@ -527,7 +551,11 @@ impl Parser {
                     }
                 }
                 self.punct(']')?;
-                Ok(Opnd::Addr { base, offset, loc: at })
+                Ok(Opnd::Addr {
+                    base,
+                    offset,
+                    loc: at,
+                })
             }
             Tok::Punct('{') => {
                 self.next();
@@ -626,7 +654,9 @@ mod tests {
 
     fn module(s: &str) -> Module {
         let l = super::super::lexer::lex(s).unwrap();
-        Parser::new(l.tokens).module().unwrap_or_else(|e| panic!("{}: {}", e.loc, e.message))
+        Parser::new(l.tokens)
+            .module()
+            .unwrap_or_else(|e| panic!("{}: {}", e.loc, e.message))
     }
 
     #[test]
@@ -648,12 +678,20 @@ mod tests {
         assert!(matches!(&body[0], Stmt::Reg { names, .. } if names[0].1 == Some(2)));
         assert!(matches!(&body[2], Stmt::Var(v) if v.array == Some(Some(128))));
         let Stmt::Inst(mov) = &body[3] else { panic!() };
-        assert_eq!(mov.operands[1], Opnd::Name("%tid.x".into(), SrcLoc { line: 14, col: 14 }));
+        assert_eq!(
+            mov.operands[1],
+            Opnd::Name("%tid.x".into(), SrcLoc { line: 14, col: 14 })
+        );
         let Stmt::Inst(bra) = &body[5] else { panic!() };
-        assert_eq!(bra.guard.as_ref().map(|g| (g.0.as_str(), g.1)), Some(("%p1", false)));
+        assert_eq!(
+            bra.guard.as_ref().map(|g| (g.0.as_str(), g.1)),
+            Some(("%p1", false))
+        );
         assert_eq!(bra.loc, SrcLoc { line: 16, col: 7 });
         let Stmt::Inst(st) = &body[6] else { panic!() };
-        assert!(matches!(&st.operands[0], Opnd::Addr { base: Some(b), offset: 4, .. } if b == "tile"));
+        assert!(
+            matches!(&st.operands[0], Opnd::Addr { base: Some(b), offset: 4, .. } if b == "tile")
+        );
         assert!(matches!(&body[7], Stmt::Label(l, _) if l == "$L__BB0_2"));
     }
 
@@ -664,7 +702,9 @@ mod tests {
              .entry k() { .reg .b32 %r<3>;\n { .param .b32 p0; st.param.b32 [p0], 1; .param .b32 q;\n call.uni (q), f, (p0); ld.param.b32 %r1, [q]; }\n ret; }",
         );
         assert_eq!(m.funcs[0].rets.len(), 1);
-        let Stmt::Block(b, _) = &m.funcs[1].body.as_ref().unwrap()[1] else { panic!() };
+        let Stmt::Block(b, _) = &m.funcs[1].body.as_ref().unwrap()[1] else {
+            panic!()
+        };
         let Stmt::Inst(call) = &b[3] else { panic!() };
         assert_eq!(call.op, "call");
         assert!(matches!(&call.operands[0], Opnd::List(v, _) if v.len() == 1));
@@ -673,11 +713,16 @@ mod tests {
 
     #[test]
     fn errors_name_the_place() {
-        let l = super::super::lexer::lex(".version 8.0\n.entry k() {\n  add.u32 %r1, , 2;\n}").unwrap();
+        let l =
+            super::super::lexer::lex(".version 8.0\n.entry k() {\n  add.u32 %r1, , 2;\n}").unwrap();
         let e = Parser::new(l.tokens).module().unwrap_err();
         assert_eq!(e.loc, SrcLoc { line: 3, col: 16 });
         assert!(e.message.contains("expected an operand"), "{}", e.message);
         let l = super::super::lexer::lex(".address_size 32").unwrap();
-        assert!(Parser::new(l.tokens).module().unwrap_err().message.contains("64-bit"));
+        assert!(Parser::new(l.tokens)
+            .module()
+            .unwrap_err()
+            .message
+            .contains("64-bit"));
     }
 }

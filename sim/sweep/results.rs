@@ -383,10 +383,14 @@ pub fn load_table_results(dir: &Path, m: &Manifest) -> Option<Vec<PointResult>> 
                     _ => {}
                 }
             }
-            let failed = row.get("checks_failed").and_then(|v| v.as_u64()).unwrap_or(0);
+            let failed = row
+                .get("checks_failed")
+                .and_then(|v| v.as_u64())
+                .unwrap_or(0);
             let checks = (0..failed)
                 .map(|_| crate::machine::CheckOutcome {
-                    text: "a check (results.json keeps the count of failed checks only)".to_string(),
+                    text: "a check (results.json keeps the count of failed checks only)"
+                        .to_string(),
                     location: String::new(),
                     passed: false,
                     detail: None,

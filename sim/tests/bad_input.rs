@@ -50,7 +50,9 @@ const KERNEL: &str =
                       mov.u32 %i, %global_id\n    st.u32 b[%i], 1\n}\ncheck sum(b) == 32\n";
 
 fn kernel_error(text: &str) -> String {
-    gpumemsim::frontend::parse(text, "k.kern", &[]).unwrap_err().to_string()
+    gpumemsim::frontend::parse(text, "k.kern", &[])
+        .unwrap_err()
+        .to_string()
 }
 
 #[test]

@@ -978,7 +978,9 @@ fn input_that_is_not_utf8_names_the_first_bad_byte() {
     let mut bytes = HEAD.as_bytes().to_vec();
     bytes.extend_from_slice(b"__global__ void k(int *d) {\n    d[0] = 1; // caf\xE9\n}\n");
     std::fs::write(&p, &bytes).unwrap();
-    let e = gpumemsim::frontend::load(&p, &[]).expect_err("not UTF-8").to_string();
+    let e = gpumemsim::frontend::load(&p, &[])
+        .expect_err("not UTF-8")
+        .to_string();
     assert!(e.contains("bad.cu:7:21: not UTF-8 text: byte 0xe9"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
 }
@@ -1014,7 +1016,9 @@ __global__ void second(unsigned *out, unsigned scale, int N) {
 #[test]
 fn one_barrier_rule_for_the_kernel_language_opencl_kernels_and_litmus_threads() {
     let kern = "groups 1\ngroup_size 1\nkernel k {\n    barrier.local.device\n}\n";
-    let e1 = gpumemsim::frontend::parse(kern, "b.kern", &[]).unwrap_err().to_string();
+    let e1 = gpumemsim::frontend::parse(kern, "b.kern", &[])
+        .unwrap_err()
+        .to_string();
     let cl = format!("{HEAD}__kernel void k(__global int *d) {{ work_group_barrier(CLK_LOCAL_MEM_FENCE, memory_scope_device); }}");
     let e2 = err(&cl, "b.cl");
     let lit = "OpenCL B\n{ x=0; }\nP0 (global atomic_int* x) {\n  work_group_barrier(CLK_LOCAL_MEM_FENCE, memory_scope_device);\n}\nexists (x=0)";

@@ -132,7 +132,11 @@ fn parse(page: &Path) -> (Vec<String>, Vec<Block>, Vec<(usize, usize, Vec<String
                 assert!(end < lines.len(), "{}:{}: unclosed block", rel(page), i + 2);
                 let content = lines[start..end]
                     .iter()
-                    .map(|l| l.get(indent.min(l.len() - l.trim_start().len())..).unwrap_or("").to_string())
+                    .map(|l| {
+                        l.get(indent.min(l.len() - l.trim_start().len())..)
+                            .unwrap_or("")
+                            .to_string()
+                    })
                     .collect();
                 blocks.push(Block {
                     page: page.to_path_buf(),
@@ -170,7 +174,11 @@ fn sandbox(name: &str) -> (PathBuf, PathBuf) {
 }
 
 fn run(cmd: &str, bin: &Path, work: &Path) -> Vec<String> {
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let out = Command::new("bash")
         .arg("-c")
         .arg(cmd)
@@ -200,7 +208,8 @@ fn numbers(s: &str) -> Vec<String> {
     let mut i = 0;
     while i < b.len() {
         let starts = b[i].is_ascii_digit()
-            && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_' || b[i - 1] == b'.'));
+            && (i == 0
+                || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_' || b[i - 1] == b'.'));
         if !starts {
             i += 1;
             continue;
@@ -248,7 +257,12 @@ fn every_quoted_output_and_number_is_what_the_build_prints() {
     let bless = std::env::var_os("GPUMEMSIM_BLESS_DOCS").is_some();
     let (bin, work) = sandbox("outputs");
     let mut failures = Vec::new();
-    let mut all: Vec<(Vec<String>, Vec<Block>, Vec<(usize, usize, Vec<String>)>, PathBuf)> = pages()
+    let mut all: Vec<(
+        Vec<String>,
+        Vec<Block>,
+        Vec<(usize, usize, Vec<String>)>,
+        PathBuf,
+    )> = pages()
         .into_iter()
         .filter(|p| p.exists())
         .map(|p| {
@@ -260,13 +274,20 @@ fn every_quoted_output_and_number_is_what_the_build_prints() {
         .iter()
         .enumerate()
         .flat_map(|(pi, (_, blocks, _, _))| {
-            blocks.iter().enumerate().filter_map(move |(bi, b)| match &b.mark {
-                Mark::Output(c) => Some((pi, bi, c.clone())),
-                Mark::File(_) => None,
-            })
+            blocks
+                .iter()
+                .enumerate()
+                .filter_map(move |(bi, b)| match &b.mark {
+                    Mark::Output(c) => Some((pi, bi, c.clone())),
+                    Mark::File(_) => None,
+                })
         })
         .collect();
-    assert!(commands.len() >= 5, "the README's outputs are marked: {}", commands.len());
+    assert!(
+        commands.len() >= 5,
+        "the README's outputs are marked: {}",
+        commands.len()
+    );
     // Two at a time (CI has 2 cores); each command is small.
     let outputs: Vec<Vec<String>> = std::thread::scope(|s| {
         let chunks: Vec<_> = commands.chunks(commands.len().div_ceil(2)).collect();
@@ -274,7 +295,11 @@ fn every_quoted_output_and_number_is_what_the_build_prints() {
             .into_iter()
             .map(|ch| {
                 let (bin, work) = (&bin, &work);
-                s.spawn(move || ch.iter().map(|(_, _, c)| run(c, bin, work)).collect::<Vec<_>>())
+                s.spawn(move || {
+                    ch.iter()
+                        .map(|(_, _, c)| run(c, bin, work))
+                        .collect::<Vec<_>>()
+                })
             })
             .collect();
         hs.into_iter().flat_map(|h| h.join().unwrap()).collect()
@@ -345,9 +370,10 @@ fn every_quoted_output_and_number_is_what_the_build_prints() {
                     ));
                     continue;
                 }
-                let printed = in_section
-                    .iter()
-                    .any(|(_, o)| o.iter().any(|l| numbers(l).iter().any(|x| norm(x) == norm(n))));
+                let printed = in_section.iter().any(|(_, o)| {
+                    o.iter()
+                        .any(|l| numbers(l).iter().any(|x| norm(x) == norm(n)))
+                });
                 if printed {
                     continue;
                 }
@@ -415,7 +441,12 @@ fn every_quoted_output_and_number_is_what_the_build_prints() {
             for b in blocks {
                 if let Mark::File(f) = &b.mark {
                     let text = std::fs::read_to_string(root().join(f)).unwrap_or_default();
-                    by_page[pi].push((b.start, b.end, b.indent, text.lines().map(str::to_string).collect()));
+                    by_page[pi].push((
+                        b.start,
+                        b.end,
+                        b.indent,
+                        text.lines().map(str::to_string).collect(),
+                    ));
                 }
             }
         }
@@ -426,7 +457,13 @@ fn every_quoted_output_and_number_is_what_the_build_prints() {
                 let pad = " ".repeat(*indent);
                 let new: Vec<String> = content
                     .iter()
-                    .map(|l| if l.is_empty() { String::new() } else { format!("{pad}{l}") })
+                    .map(|l| {
+                        if l.is_empty() {
+                            String::new()
+                        } else {
+                            format!("{pad}{l}")
+                        }
+                    })
                     .collect();
                 lines.splice(*start..*end, new);
             }
@@ -472,11 +509,32 @@ fn every_relative_link_of_the_documentation_points_at_a_file() {
 fn commands_the_documentation_gives_never_write_into_the_repository() {
     // Top-level entries of the repository: an output there would overwrite or add to tracked files.
     let tracked = [
-        "sim", "configs", "workloads", "reports", "docs", "scripts", "benches", "fuzz", "notes", ".ci",
-        "python", "README.md", "CHANGELOG.md", "Cargo.toml", "Cargo.lock", "build.rs",
+        "sim",
+        "configs",
+        "workloads",
+        "reports",
+        "docs",
+        "scripts",
+        "benches",
+        "fuzz",
+        "notes",
+        ".ci",
+        "python",
+        "README.md",
+        "CHANGELOG.md",
+        "Cargo.toml",
+        "Cargo.lock",
+        "build.rs",
     ];
     let flags = [
-        "--out", "-o", "--json", "--csv", "--stats-json", "--timeline", "--interval-csv", ">",
+        "--out",
+        "-o",
+        "--json",
+        "--csv",
+        "--stats-json",
+        "--timeline",
+        "--interval-csv",
+        ">",
     ];
     let mut bad = Vec::new();
     for page in pages().into_iter().filter(|p| p.exists()) {
@@ -506,8 +564,17 @@ fn commands_the_documentation_gives_never_write_into_the_repository() {
             if let Some(i) = words.iter().position(|w| *w == "sweep") {
                 let spec = words[i + 1..].iter().find(|w| w.ends_with(".toml"));
                 let sub = words.get(i + 1).copied().unwrap_or("");
-                if spec.is_some() && !["status", "merge"].contains(&sub) && !words.iter().any(|w| w.trim_start_matches('[').starts_with("--out")) {
-                    bad.push(format!("{}:{}: sweep without --out writes beside its spec", rel(&page), n + 1));
+                if spec.is_some()
+                    && !["status", "merge"].contains(&sub)
+                    && !words
+                        .iter()
+                        .any(|w| w.trim_start_matches('[').starts_with("--out"))
+                {
+                    bad.push(format!(
+                        "{}:{}: sweep without --out writes beside its spec",
+                        rel(&page),
+                        n + 1
+                    ));
                 }
             }
             for w in words.windows(2) {
@@ -520,7 +587,11 @@ fn commands_the_documentation_gives_never_write_into_the_repository() {
                 if !flags.contains(&flag) {
                     continue;
                 }
-                let first = value.trim_start_matches("./").split('/').next().unwrap_or("");
+                let first = value
+                    .trim_start_matches("./")
+                    .split('/')
+                    .next()
+                    .unwrap_or("");
                 if tracked.contains(&first) {
                     bad.push(format!("{}:{}: {flag} {value}", rel(&page), n + 1));
                 }
@@ -537,7 +608,10 @@ fn commands_the_documentation_gives_never_write_into_the_repository() {
 
 #[test]
 fn the_numbers_of_a_line_are_found_as_written() {
-    assert_eq!(numbers("H100 — 3,036 cycles, 1.8 µs; 517.8."), ["3,036", "1.8", "517.8"]);
+    assert_eq!(
+        numbers("H100 — 3,036 cycles, 1.8 µs; 517.8."),
+        ["3,036", "1.8", "517.8"]
+    );
     assert_eq!(numbers("v70_same_i8 x2 10^5"), ["10", "5"]);
 }
 
@@ -610,7 +684,10 @@ fn the_timeline_script_without_matplotlib_says_what_to_install() {
 fn report_points() -> Option<usize> {
     match std::env::var("GPUMEMSIM_REPORT_POINTS").ok().as_deref() {
         Some("all") => None,
-        Some(n) => Some(n.parse().expect("GPUMEMSIM_REPORT_POINTS: a number or `all`")),
+        Some(n) => Some(
+            n.parse()
+                .expect("GPUMEMSIM_REPORT_POINTS: a number or `all`"),
+        ),
         None => Some(4),
     }
 }
@@ -650,7 +727,10 @@ fn shipped_reports_are_what_the_build_computes() {
     let mut specs: Vec<PathBuf> = std::fs::read_dir(root().join("reports"))
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "toml") && p.with_extension("").join("results.json").exists())
+        .filter(|p| {
+            p.extension().is_some_and(|e| e == "toml")
+                && p.with_extension("").join("results.json").exists()
+        })
         .collect();
     specs.sort();
     assert!(specs.len() >= 4, "{specs:?}");
@@ -658,8 +738,9 @@ fn shipped_reports_are_what_the_build_computes() {
         let name = spec.file_stem().unwrap().to_string_lossy().to_string();
         let shipped_dir = spec.with_extension("");
         let m = read_manifest(&shipped_dir).unwrap();
-        let shipped = load_table_results(&shipped_dir, &m)
-            .unwrap_or_else(|| panic!("reports/{name}/results.json does not hold every point of its sweep.json"));
+        let shipped = load_table_results(&shipped_dir, &m).unwrap_or_else(|| {
+            panic!("reports/{name}/results.json does not hold every point of its sweep.json")
+        });
         let shards = report_points().map_or(1, |k| shipped.len().div_ceil(k.max(1)).max(1));
         let out = format!("check-{name}");
         let cmd = format!(
@@ -670,8 +751,10 @@ fn shipped_reports_are_what_the_build_computes() {
         let points = work.join(&out).join("points");
         let mut ran: Vec<PointResult> = std::fs::read_dir(&points)
             .map(|d| {
-                d.map(|e| serde_json::from_slice(&std::fs::read(e.unwrap().path()).unwrap()).unwrap())
-                    .collect()
+                d.map(|e| {
+                    serde_json::from_slice(&std::fs::read(e.unwrap().path()).unwrap()).unwrap()
+                })
+                .collect()
             })
             .unwrap_or_default();
         ran.sort_by(|a, b| a.point.id.cmp(&b.point.id));
@@ -683,7 +766,11 @@ fn shipped_reports_are_what_the_build_computes() {
             let what = format!(
                 "{} {}seed {}",
                 r.point.workload,
-                r.point.params.iter().map(|(k, v)| format!("{k}={v} ")).collect::<String>(),
+                r.point
+                    .params
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v} "))
+                    .collect::<String>(),
                 r.point.seed
             );
             let Some(s) = shipped.iter().find(|s| s.point.id == r.point.id) else {
@@ -697,12 +784,28 @@ fn shipped_reports_are_what_the_build_computes() {
             let (now, then) = (values(r), values(s));
             let mut diff: Vec<String> = now
                 .iter()
-                .filter(|(k, v)| then.get(*k).is_none_or(|t| (*t - **v).abs() > 1e-9 * v.abs().max(1.0)))
-                .map(|(k, v)| format!("{k}: shipped {}, build {v}", then.get(k).map_or("(none)".into(), |t| t.to_string())))
+                .filter(|(k, v)| {
+                    then.get(*k)
+                        .is_none_or(|t| (*t - **v).abs() > 1e-9 * v.abs().max(1.0))
+                })
+                .map(|(k, v)| {
+                    format!(
+                        "{k}: shipped {}, build {v}",
+                        then.get(k).map_or("(none)".into(), |t| t.to_string())
+                    )
+                })
                 .collect();
-            diff.extend(then.keys().filter(|k| !now.contains_key(*k)).map(|k| format!("{k}: shipped, build has none")));
+            diff.extend(
+                then.keys()
+                    .filter(|k| !now.contains_key(*k))
+                    .map(|k| format!("{k}: shipped, build has none")),
+            );
             if r.outcome.status() != s.outcome.status() {
-                diff.push(format!("status: shipped {}, build {}", s.outcome.status(), r.outcome.status()));
+                diff.push(format!(
+                    "status: shipped {}, build {}",
+                    s.outcome.status(),
+                    r.outcome.status()
+                ));
             }
             if !diff.is_empty() {
                 let n = diff.len();

@@ -194,7 +194,8 @@ fn explain_says_when_no_iteration_ends_in_the_witness() {
 fn recording_provenance_does_not_change_a_run() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let cfg = config::load(Some(&root.join("configs/stress.toml")), &[]).expect("config");
-    let wl = gpumemsim::frontend::load(&root.join("workloads/histogram_local.kern"), &[]).expect("workload");
+    let wl = gpumemsim::frontend::load(&root.join("workloads/histogram_local.kern"), &[])
+        .expect("workload");
     let run = |provenance| {
         machine::run(
             &cfg,

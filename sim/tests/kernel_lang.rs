@@ -435,7 +435,8 @@ fn parameters_default_override_and_feed_everything() {
     );
     assert_eq!(w.reports[0].name, "twice");
     // An override wins over a derived default.
-    let w = gpumemsim::frontend::parse(src, "t.kern", &[("N".into(), 40), ("G".into(), 8)]).unwrap();
+    let w =
+        gpumemsim::frontend::parse(src, "t.kern", &[("N".into(), 40), ("G".into(), 8)]).unwrap();
     assert_eq!(w.geometry.groups[0], 5);
 }
 

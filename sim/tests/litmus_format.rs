@@ -345,7 +345,13 @@ fn local_memory_used_by_two_work_groups_is_a_copy_in_each() {
     assert_eq!(d.allowed, [vec![0, 0, 1], vec![1, 0, 1]]);
     let r = run(&t, 256).expect("runs");
     assert!(r.forbidden_observed().is_empty(), "{:?}", states(&r));
-    assert!(states(&r).iter().all(|s| s.contains("P1:r2=0;") && s.contains("x=1;")), "{:?}", states(&r));
+    assert!(
+        states(&r)
+            .iter()
+            .all(|s| s.contains("P1:r2=0;") && s.contains("x=1;")),
+        "{:?}",
+        states(&r)
+    );
     // A non-zero initial value starts every copy.
     let t = parse("C L2\n{ [x]=5; }\nP0@wg 0, dev 0 (local int* x) {\n *x = 1;\n}\nP1@wg 1, dev 0 (local int* x) {\n int r2 = *x;\n}\nexists (1:r2=5 /\\ x=1)");
     let d = litmus::model::decide(&t, &litmus::model::ModelOptions::default()).expect("decides");
@@ -462,7 +468,9 @@ fn named_barriers_are_parsed_with_id_and_count_and_written_register_operands_ref
         ("bar.sync 0, r1", Capability::BarrierRegister),
         ("bar.arrive r1, 2", Capability::BarrierRegister),
     ] {
-        let t = parse(&format!("PTX A\n{{ x=0; }}\n P0 | P1 ;\n mov r1, 1 | bar.sync 0 ;\n {text} | ;\nexists (x=0)"));
+        let t = parse(&format!(
+            "PTX A\n{{ x=0; }}\n P0 | P1 ;\n mov r1, 1 | bar.sync 0 ;\n {text} | ;\nexists (x=0)"
+        ));
         match run(&t, 8) {
             Err(LitmusError::NeedsCapability {
                 capability,
@@ -477,10 +485,22 @@ fn named_barriers_are_parsed_with_id_and_count_and_written_register_operands_ref
     }
     for (text, at, what) in [
         ("bar.sync 16", "4:11:", "0 to 15"),
-        ("bar.sync 0, 0", "4:14:", "counts litmus threads (1 to 64), found 0"),
-        ("bar.sync 0, 65", "4:14:", "counts litmus threads (1 to 64), found 65"),
+        (
+            "bar.sync 0, 0",
+            "4:14:",
+            "counts litmus threads (1 to 64), found 0",
+        ),
+        (
+            "bar.sync 0, 65",
+            "4:14:",
+            "counts litmus threads (1 to 64), found 65",
+        ),
         ("bar.sync r1", "4:2:", "the barrier id register holds 16"),
-        ("bar.sync 1, r2", "4:2:", "the thread count register holds 0"),
+        (
+            "bar.sync 1, r2",
+            "4:2:",
+            "the thread count register holds 0",
+        ),
         ("bar.red.popc.u32 r0, 0", "4:25:", "`,`"),
         ("bar.warp.sync 1", "4:2:", "one per warp"),
     ] {
@@ -537,7 +557,10 @@ fn named_barriers_synchronise_by_id_and_count_and_deadlocks_have_no_final_state(
     // `bar.cta.sync 1, 1`).
     let t = parse("PTX A\n{ x=0; }\n P0@cta 0 | P1@cta 0 ;\n st.weak [x], 1 | bar.cta.sync 1, 1 ;\n  | ld.weak r0, [x] ;\nexists (1:r0=0)");
     let r = run(&t, 64).expect("runs");
-    assert_eq!(r.model.as_ref().expect("decided").allowed, [vec![0], vec![1]]);
+    assert_eq!(
+        r.model.as_ref().expect("decided").allowed,
+        [vec![0], vec![1]]
+    );
     // bar.red.popc per instance: two of three predicates true.
     let t = parse("PTX A\n{ }\n P0@cta 0 | P1@cta 0 | P2@cta 0 ;\n setp.eq.s32 p, r9, 0 | setp.eq.s32 p, r9, 0 | setp.ne.s32 p, r9, 0 ;\n bar.red.popc.u32 r0, 3, p | bar.red.popc.u32 r0, 3, p | bar.red.popc.u32 r0, 3, p ;\nforall (0:r0=2)");
     let r = run(&t, 256).expect("runs");
@@ -1006,7 +1029,10 @@ fn herds_gpu_ptx_layout_loads_reg_declarations_thread_names_and_scope_trees() {
     // `N:.reg .TYPE r` declares, `= x` initialises to x's address; threads T0, T1 are P0, P1.
     let t = parse("GPU_PTX A\n{\n0:.reg .s32 r0;\n0:.reg .b64 r1 = x;\n1:.reg .b64 r1 = x;\n1:.reg .s32 r2;\n}\n T0 | T1 ;\n mov.s32 r0, 1 | ld.relaxed.gpu.s32 r2, [r1] ;\n st.relaxed.gpu.s32 [r1], r0 | ;\nScopeTree (grid (cta (warp T0)) (cta (warp T1)))\nx: global\nexists (1:r2=1)");
     assert_eq!(
-        t.threads.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
+        t.threads
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect::<Vec<_>>(),
         ["P0", "P1"]
     );
     assert_ne!(t.threads[0].cta, t.threads[1].cta, "the tree's two CTAs");
@@ -1017,7 +1043,10 @@ fn herds_gpu_ptx_layout_loads_reg_declarations_thread_names_and_scope_trees() {
         .any(|&(_, i)| i == gpumemsim::litmus::RegInit::Address(x)));
     let r = run(&t, 64).expect("runs");
     assert!(r.forbidden_observed().is_empty());
-    assert_eq!(r.model.as_ref().expect("decided").allowed, [vec![0], vec![1]]);
+    assert_eq!(
+        r.model.as_ref().expect("decided").allowed,
+        [vec![0], vec![1]]
+    );
     error_at(
         "PTX A\n{ 0:.reg .f16 r0; }\n P0 ;\n mov r0, 1 ;\nexists (0:r0=1)",
         "2:10:",
@@ -1029,5 +1058,7 @@ fn herds_gpu_ptx_layout_loads_reg_declarations_thread_names_and_scope_trees() {
     // A store written .acquire and a load written .release load (herd marks them undefined).
     let t = parse("PTX A\n{ x=0; }\n P0 | P1 ;\n st.acquire.gpu [x], 1 | ld.release.gpu r0, [x] ;\nexists (1:r0=1)");
     assert_eq!(t.threads[0].undefined.len(), 1);
-    assert!(t.threads[1].undefined[0].1.contains("a load written .release"));
+    assert!(t.threads[1].undefined[0]
+        .1
+        .contains("a load written .release"));
 }

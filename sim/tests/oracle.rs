@@ -35,8 +35,10 @@ fn suite() -> Vec<LitmusTest> {
 #[test]
 fn every_suite_expectation_agrees_with_the_model() {
     // The suite tests the oracle cannot decide, each with what it says: the rest must be decided.
-    let undecided: &[(&str, &str)] =
-        &[("Atomicity+red", "too large to decide (estimate thread P0 has more than 200000 paths")];
+    let undecided: &[(&str, &str)] = &[(
+        "Atomicity+red",
+        "too large to decide (estimate thread P0 has more than 200000 paths",
+    )];
     let mut bad = Vec::new();
     for t in suite() {
         let d = match model::decide(&t, &ModelOptions::default()) {
@@ -357,11 +359,18 @@ fn ptx_races_are_decided_with_the_race_reported_beside_the_verdict() {
     assert!(!d.undefined() && d.race.is_none());
     let r = d.reported_race.as_ref().expect("a race reported");
     assert_eq!(r.kind, model::RaceKind::Data);
-    assert!(r.first.contains("plain store of y") || r.second.contains("plain store of y"), "{r}");
+    assert!(
+        r.first.contains("plain store of y") || r.second.contains("plain store of y"),
+        "{r}"
+    );
     assert_eq!(d.verdict(&t.condition), Some(true));
     assert_eq!(d.result_word(&t.condition), Some("Ok"));
     // The witness (r0=1, r1=1, y=2) and the state where the weak store is coherence-last.
-    assert!(d.allows(&[1, 1, 2]) && d.allows(&[1, 1, 1]), "{:?}", d.allowed);
+    assert!(
+        d.allows(&[1, 1, 2]) && d.allows(&[1, 1, 1]),
+        "{:?}",
+        d.allowed
+    );
     assert_eq!(d.judge(&[1, 1, 2]), Judgement::Allowed);
     // A race-free test (strong accesses only) reports none.
     let (_, d) = decide_file("gpu_ptx/corr_volatile.litmus", &ModelOptions::default());
@@ -393,7 +402,9 @@ fn opencl_races_are_undef_and_racy_states_lists_what_the_axioms_allow() {
         .expect("runs");
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(
-        out.contains("Undefined behaviour: data race") && out.contains("States ") && out.contains(": Undef;"),
+        out.contains("Undefined behaviour: data race")
+            && out.contains("States ")
+            && out.contains(": Undef;"),
         "{out}"
     );
     let o = gpumemsim()
@@ -402,7 +413,11 @@ fn opencl_races_are_undef_and_racy_states_lists_what_the_axioms_allow() {
         .output()
         .expect("runs");
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(out.contains("Undef (the states the axioms allow: --racy-states)") && !out.contains("States "), "{out}");
+    assert!(
+        out.contains("Undef (the states the axioms allow: --racy-states)")
+            && !out.contains("States "),
+        "{out}"
+    );
 }
 
 #[test]
@@ -414,7 +429,11 @@ fn model_variants_decide_the_thin_air_and_sc_fence_shapes_as_each_paper_says() {
     };
     for f in ["opencl/cyc_oota.litmus", "opencl/rwc_sc_fences.litmus"] {
         let (t, d) = decide_file(f, &rc11);
-        assert_eq!(d.model, model::ModelKind::OpenClRc11, "the default for OpenCL");
+        assert_eq!(
+            d.model,
+            model::ModelKind::OpenClRc11,
+            "the default for OpenCL"
+        );
         assert_eq!(d.verdict(&t.condition), Some(false), "{f}: RC11 forbids");
         let (t, d) = decide_file(f, &c11);
         assert_eq!(d.model, model::ModelKind::OpenClC11);
@@ -439,7 +458,10 @@ fn model_variants_decide_the_thin_air_and_sc_fence_shapes_as_each_paper_says() {
         },
     )
     .expect_err("ptx does not decide OpenCL");
-    assert!(e.to_string().contains("allowed: opencl-rc11, opencl-c11"), "{e}");
+    assert!(
+        e.to_string().contains("allowed: opencl-rc11, opencl-c11"),
+        "{e}"
+    );
     // The output names the model and says when it is the default.
     let o = gpumemsim()
         .args(["model", "--model", "opencl-c11"])
@@ -447,14 +469,20 @@ fn model_variants_decide_the_thin_air_and_sc_fence_shapes_as_each_paper_says() {
         .output()
         .expect("runs");
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(out.contains("opencl-c11 model,") && out.contains(": Ok;"), "{out}");
+    assert!(
+        out.contains("opencl-c11 model,") && out.contains(": Ok;"),
+        "{out}"
+    );
     let o = gpumemsim()
         .arg("model")
         .arg(root().join("workloads/litmus/opencl/cyc_oota.litmus"))
         .output()
         .expect("runs");
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(out.contains("opencl-rc11 model (the dialect's default)"), "{out}");
+    assert!(
+        out.contains("opencl-rc11 model (the dialect's default)"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -470,8 +498,13 @@ fn an_access_herd_marks_undefined_loads_and_is_undef() {
 /// A straight-line test of `threads` threads with `accesses` relaxed accesses each (stores and
 /// loads alternating over three locations).
 fn straight_line(threads: usize, accesses: usize) -> String {
-    let head: Vec<String> = (0..threads).map(|t| format!("P{t}@cta {t},gpu 0")).collect();
-    let mut s = format!("PTX S{threads}x{accesses}\n{{ l0=0; l1=0; l2=0; }}\n {} ;\n", head.join(" | "));
+    let head: Vec<String> = (0..threads)
+        .map(|t| format!("P{t}@cta {t},gpu 0"))
+        .collect();
+    let mut s = format!(
+        "PTX S{threads}x{accesses}\n{{ l0=0; l1=0; l2=0; }}\n {} ;\n",
+        head.join(" | ")
+    );
     for a in 0..accesses {
         let cells: Vec<String> = (0..threads)
             .map(|t| {
@@ -501,14 +534,26 @@ fn a_test_too_large_to_decide_is_answered_at_once_with_its_estimate() {
         match model::decide(&t, &ModelOptions::default()) {
             Err(e @ model::ModelError::TooLarge { .. }) => {
                 let m = e.to_string();
-                assert!(m.contains("too large to decide (estimate ") && m.contains(what), "{m}");
+                assert!(
+                    m.contains("too large to decide (estimate ") && m.contains(what),
+                    "{m}"
+                );
             }
             other => panic!("{threads}x{accesses}: {other:?}"),
         }
-        assert!(t0.elapsed().as_secs() < 2, "{threads}x{accesses}: {:?}", t0.elapsed());
+        assert!(
+            t0.elapsed().as_secs() < 2,
+            "{threads}x{accesses}: {:?}",
+            t0.elapsed()
+        );
     }
     // A small one is decided, with the estimate reported.
     let t = litmus::parse(&straight_line(3, 4), "small.litmus").expect("parses");
     let d = model::decide(&t, &ModelOptions::default()).expect("decides");
-    assert!(!d.bound_hit && d.estimate >= d.executions as f64, "{} {}", d.estimate, d.executions);
+    assert!(
+        !d.bound_hit && d.estimate >= d.executions as f64,
+        "{} {}",
+        d.estimate,
+        d.executions
+    );
 }

@@ -183,12 +183,18 @@ fn a_run_records_its_overrides_in_the_summary_and_every_output() {
         "{out}"
     );
     assert!(out.contains(" for the whole GPU (132 SMs), "), "{out}");
-    assert!(out.contains("races             no races found: every global and local access checked"), "{out}");
+    assert!(
+        out.contains("races             no races found: every global and local access checked"),
+        "{out}"
+    );
     // 64 bins on two lines: one of two slices does about half the atomic work.
     assert!(out.contains("(the busiest slice does 5"), "{out}");
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(doc["version"], 3);
-    assert_eq!(doc["overrides"]["set"], serde_json::json!(["atomics.l2.ops_per_cycle=2"]));
+    assert_eq!(
+        doc["overrides"]["set"],
+        serde_json::json!(["atomics.l2.ops_per_cycle=2"])
+    );
     assert_eq!(doc["overrides"]["param"], serde_json::json!({"N": 2048}));
     let csv = std::fs::read_to_string(&csv).unwrap();
     assert!(
@@ -197,7 +203,8 @@ fn a_run_records_its_overrides_in_the_summary_and_every_output() {
         ),
         "{csv}"
     );
-    let rec: Vec<serde_json::Value> = serde_json::from_slice(&std::fs::read(&records).unwrap()).unwrap();
+    let rec: Vec<serde_json::Value> =
+        serde_json::from_slice(&std::fs::read(&records).unwrap()).unwrap();
     assert_eq!(rec[1]["metric"], "--param N=2048");
     assert_eq!(rec.len(), csv.lines().count() - 1);
     let ivl = std::fs::read_to_string(&ivl).unwrap();
@@ -206,11 +213,24 @@ fn a_run_records_its_overrides_in_the_summary_and_every_output() {
         "{ivl}"
     );
     // Without overrides: no override rows, and the config line ends at the seed.
-    let (code, out, err) = cli(&["run", "workloads/contention.kern", "--csv", s(&dir.join("p.csv"))]);
+    let (code, out, err) = cli(&[
+        "run",
+        "workloads/contention.kern",
+        "--csv",
+        s(&dir.join("p.csv")),
+    ]);
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("config            configs/h100.toml (embedded), seed 0\n"), "{out}");
-    assert!(!std::fs::read_to_string(dir.join("p.csv")).unwrap().contains("override"));
+    assert!(
+        out.contains("config            configs/h100.toml (embedded), seed 0\n"),
+        "{out}"
+    );
+    assert!(!std::fs::read_to_string(dir.join("p.csv"))
+        .unwrap()
+        .contains("override"));
     // One address: one slice does all of it.
-    assert!(out.contains("(the busiest slice does 100% of the atomic work"), "{out}");
+    assert!(
+        out.contains("(the busiest slice does 100% of the atomic work"),
+        "{out}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

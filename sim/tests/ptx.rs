@@ -28,7 +28,11 @@ fn run(c: &GpuConfig, w: &Workload) -> RunResult {
 fn assert_checks(r: &RunResult, what: &str) {
     assert!(!r.checks.is_empty(), "{what}: no checks");
     for c in &r.checks {
-        assert!(c.passed, "{what}: {} at {}: {:?}", c.text, c.location, c.detail);
+        assert!(
+            c.passed,
+            "{what}: {} at {}: {:?}",
+            c.text, c.location, c.detail
+        );
     }
 }
 
@@ -49,7 +53,8 @@ fn kernel(body: &str) -> String {
 #[test]
 fn ptx_workloads_pass_their_exact_checks() {
     for name in ["semantics", "histogram_local"] {
-        let w = frontend::load(&root().join(format!("workloads/ptx/{name}.ptx")), &[]).unwrap_or_else(|e| panic!("{e}"));
+        let w = frontend::load(&root().join(format!("workloads/ptx/{name}.ptx")), &[])
+            .unwrap_or_else(|e| panic!("{e}"));
         for c in ["tiny", "h100"] {
             assert_checks(&run(&cfg(c), &w), &format!("{name} on {c}"));
         }
@@ -61,20 +66,55 @@ fn what_is_not_modelled_is_refused_at_its_place() {
     // (body line, column of the refused token, words the message holds)
     let cases: &[(&str, u32, &[&str])] = &[
         ("add.f64 %fd1, %fd2, %fd3;", 4, &["f64", "not modelled yet"]),
-        ("shfl.sync.bfly.b32 %r1, %r2, 1, 31, -1;", 1, &["shfl", "warp-level", "not modelled yet"]),
-        ("ld.global.u8 %rs1, [%rd1];", 10, &["8-bit", "not modelled yet"]),
-        ("fma.rn.f32 %f1, %f2, %f3, %f1;", 1, &["fused multiply-add", "not modelled yet"]),
-        ("popc.b32 %r1, %r2;", 1, &["bit operation", "not modelled yet"]),
+        (
+            "shfl.sync.bfly.b32 %r1, %r2, 1, 31, -1;",
+            1,
+            &["shfl", "warp-level", "not modelled yet"],
+        ),
+        (
+            "ld.global.u8 %rs1, [%rd1];",
+            10,
+            &["8-bit", "not modelled yet"],
+        ),
+        (
+            "fma.rn.f32 %f1, %f2, %f3, %f1;",
+            1,
+            &["fused multiply-add", "not modelled yet"],
+        ),
+        (
+            "popc.b32 %r1, %r2;",
+            1,
+            &["bit operation", "not modelled yet"],
+        ),
         ("trap;", 1, &["not modelled yet"]),
-        ("ld.global.cg.u32 %r1, [%rd1];", 10, &[".cg", "not a per-access choice"]),
-        ("mov.u32 %r1, %globaltimer_lo;", 14, &["globaltimer", "not modelled yet"]),
-        ("add.rz.f32 %f1, %f2, %f3;", 4, &["rounding mode", "not modelled yet"]),
+        (
+            "ld.global.cg.u32 %r1, [%rd1];",
+            10,
+            &[".cg", "not a per-access choice"],
+        ),
+        (
+            "mov.u32 %r1, %globaltimer_lo;",
+            14,
+            &["globaltimer", "not modelled yet"],
+        ),
+        (
+            "add.rz.f32 %f1, %f2, %f3;",
+            4,
+            &["rounding mode", "not modelled yet"],
+        ),
     ];
     // The body starts on this line of the file.
-    let first = kernel("").lines().position(|l| l.starts_with("ld.param")).unwrap() as u32 + 2;
+    let first = kernel("")
+        .lines()
+        .position(|l| l.starts_with("ld.param"))
+        .unwrap() as u32
+        + 2;
     for (body, col, words) in cases {
         let e = err(&kernel(body));
-        assert!(e.starts_with(&format!("t.ptx:{first}:{col}:")), "{body}: {e}");
+        assert!(
+            e.starts_with(&format!("t.ptx:{first}:{col}:")),
+            "{body}: {e}"
+        );
         for w in *words {
             assert!(e.contains(w), "{body}: `{w}` missing in: {e}");
         }
@@ -83,8 +123,13 @@ fn what_is_not_modelled_is_refused_at_its_place() {
     let e = err(&kernel(".shared .b32 s[1];\nmov.u64 %rd2, s;\ncvta.shared.u64 %rd3, %rd2;\nmov.u32 %r1, %tid.x;\nsetp.eq.u32 %p1, %r1, 0;\nselp.b64 %rd4, %rd3, %rd1, %p1;\nld.u32 %r2, [%rd4];"));
     assert!(e.contains("may point to shared or to global memory"), "{e}");
     // .local state space.
-    let e = err(&kernel(".local .align 4 .b8 __local_depot[8];\nmov.u64 %rd2, __local_depot;"));
-    assert!(e.contains("`.local` state space") && e.contains("not modelled yet"), "{e}");
+    let e = err(&kernel(
+        ".local .align 4 .b8 __local_depot[8];\nmov.u64 %rd2, __local_depot;",
+    ));
+    assert!(
+        e.contains("`.local` state space") && e.contains("not modelled yet"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -117,18 +162,31 @@ fn entries_are_chosen_by_their_cxx_names_and_parameters_by_position() {
             body.replace("P_", "_Z5otherPji_")
         )
     };
-    let w = frontend::parse(&two("kernel store\nparams dst, n\n"), "e.ptx", &[]).unwrap_or_else(|e| panic!("{e}"));
+    let w = frontend::parse(&two("kernel store\nparams dst, n\n"), "e.ptx", &[])
+        .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(w.kernel.name, "store", "a kernel is named by its C name");
     assert_checks(&run(&cfg("tiny"), &w), "store");
-    let e = frontend::parse(&two("params dst, n\n"), "e.ptx", &[]).unwrap_err().to_string();
-    assert!(e.contains("several entries") && e.contains("kernel NAME"), "{e}");
-    let e = frontend::parse(&two("kernel store\nparams dst\n"), "e.ptx", &[]).unwrap_err().to_string();
-    assert!(e.contains("`params` names 1 parameters but `_Z5storePji` has 2"), "{e}");
+    let e = frontend::parse(&two("params dst, n\n"), "e.ptx", &[])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("several entries") && e.contains("kernel NAME"),
+        "{e}"
+    );
+    let e = frontend::parse(&two("kernel store\nparams dst\n"), "e.ptx", &[])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("`params` names 1 parameters but `_Z5storePji` has 2"),
+        "{e}"
+    );
 }
 
 #[test]
 fn the_kernel_language_loader_refuses_other_languages_by_name() {
-    let e = gpumemsim::kernel::parse("x", "k.ptx", &[]).unwrap_err().to_string();
+    let e = gpumemsim::kernel::parse("x", "k.ptx", &[])
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("frontend::load"), "{e}");
 }
 
@@ -137,7 +195,10 @@ fn nvrtc_or_skip(test: &str) -> Option<&'static Nvrtc> {
     match Nvrtc::get() {
         Ok(n) => Some(n),
         Err(e) => {
-            assert!(std::env::var("GPUMEMSIM_REQUIRE_NVRTC").as_deref() != Ok("1"), "GPUMEMSIM_REQUIRE_NVRTC=1 but {e}");
+            assert!(
+                std::env::var("GPUMEMSIM_REQUIRE_NVRTC").as_deref() != Ok("1"),
+                "GPUMEMSIM_REQUIRE_NVRTC=1 but {e}"
+            );
             eprintln!("{test}: skipped: {e}");
             None
         }
@@ -155,7 +216,12 @@ fn chapter_programs_pass_the_same_checks_both_ways_at_similar_cycles() {
     }
     let h100 = cfg("h100");
     let mut table = String::new();
-    let mut files: Vec<_> = std::fs::read_dir(root().join("workloads/chapters")).unwrap().flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "cu")).collect();
+    let mut files: Vec<_> = std::fs::read_dir(root().join("workloads/chapters"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "cu"))
+        .collect();
     files.sort();
     assert!(files.len() >= 8, "{files:?}");
     for p in files {
@@ -167,16 +233,30 @@ fn chapter_programs_pass_the_same_checks_both_ways_at_similar_cycles() {
         let (rb, rn) = (run(&h100, &wb), run(&h100, &wn));
         assert_checks(&rb, &format!("{name} builtin"));
         assert_checks(&rn, &format!("{name} nvrtc"));
-        let (ib, inv) = (rb.stats.get("gpu", "warp_instructions").unwrap(), rn.stats.get("gpu", "warp_instructions").unwrap());
+        let (ib, inv) = (
+            rb.stats.get("gpu", "warp_instructions").unwrap(),
+            rn.stats.get("gpu", "warp_instructions").unwrap(),
+        );
         let diff = rn.cycles as f64 / rb.cycles as f64 - 1.0;
-        table.push_str(&format!("{name}: builtin {} cycles, nvrtc {} ({:+.1} %)\n", rb.cycles, rn.cycles, diff * 100.0));
+        table.push_str(&format!(
+            "{name}: builtin {} cycles, nvrtc {} ({:+.1} %)\n",
+            rb.cycles,
+            rn.cycles,
+            diff * 100.0
+        ));
         if name == "device_latch.cu" {
             // NVRTC unrolls the 1024-load sum after the latch four times (the loads of one
             // iteration issue back to back): fewer instructions, fewer cycles. Explained, kept.
-            assert!(inv < ib, "{name}: nvrtc {inv:?} vs builtin {ib:?} instructions");
+            assert!(
+                inv < ib,
+                "{name}: nvrtc {inv:?} vs builtin {ib:?} instructions"
+            );
             assert!(rn.cycles < rb.cycles, "{table}");
         } else {
-            assert!(diff.abs() <= 0.15, "{name} differs by more than 15 %:\n{table}");
+            assert!(
+                diff.abs() <= 0.15,
+                "{name} differs by more than 15 %:\n{table}"
+            );
         }
     }
     eprintln!("{table}");
@@ -191,7 +271,8 @@ fn nvrtc_parameters_do_not_collide_with_nvidias_headers() {
     if nvrtc_or_skip("parameter collision").is_none() {
         return;
     }
-    let (w, fe) = frontend::parse_with(COLLIDE, "collide.cu", &[], Compiler::Nvrtc).unwrap_or_else(|e| panic!("{e}"));
+    let (w, fe) = frontend::parse_with(COLLIDE, "collide.cu", &[], Compiler::Nvrtc)
+        .unwrap_or_else(|e| panic!("{e}"));
     assert!(matches!(fe, FrontEnd::Nvrtc { .. }));
     assert_eq!(w.kernel.file, "collide.cu");
     assert_checks(&run(&cfg("tiny"), &w), "collide.cu");
@@ -203,22 +284,41 @@ fn nvrtc_errors_show_the_cu_line_and_compiles_are_cached() {
         return;
     }
     let bad = COLLIDE.replace("data[i] = twice", "data[i] = undefined_name + twice");
-    let line = bad.lines().position(|l| l.contains("undefined_name")).unwrap() + 1;
-    let e = frontend::parse_with(&bad, "bad.cu", &[], Compiler::Nvrtc).unwrap_err().to_string();
+    let line = bad
+        .lines()
+        .position(|l| l.contains("undefined_name"))
+        .unwrap()
+        + 1;
+    let e = frontend::parse_with(&bad, "bad.cu", &[], Compiler::Nvrtc)
+        .unwrap_err()
+        .to_string();
     assert!(e.starts_with(&format!("bad.cu:{line}:")), "{e}");
     assert!(e.contains("undefined_name"), "{e}");
     // A refused PTX instruction is reported at the .cu line it came from.
     let shfl = "/* gpumemsim\ngroups 1\ngroup_size 32\nbuffer d: u32[32] = zero\n*/\n__global__ void k(unsigned *d)\n{\n    unsigned v = threadIdx.x;\n    v = __shfl_xor_sync(0xffffffffu, v, 1);\n    d[threadIdx.x] = v;\n}\n";
-    let e = frontend::parse_with(shfl, "shfl.cu", &[], Compiler::Nvrtc).unwrap_err().to_string();
-    assert!(e.starts_with("shfl.cu:9:") && e.contains("shfl") && e.contains("not modelled yet"), "{e}");
+    let e = frontend::parse_with(shfl, "shfl.cu", &[], Compiler::Nvrtc)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("shfl.cu:9:") && e.contains("shfl") && e.contains("not modelled yet"),
+        "{e}"
+    );
     let text = COLLIDE.replace("fill", "fill_cached");
     assert_eq!(nvrtc::compiles("c.cu"), 0);
     for _ in 0..3 {
         frontend::parse_with(&text, "c.cu", &[], Compiler::Nvrtc).unwrap_or_else(|e| panic!("{e}"));
     }
-    assert_eq!(nvrtc::compiles("c.cu"), 1, "one source and options: one compile");
+    assert_eq!(
+        nvrtc::compiles("c.cu"),
+        1,
+        "one source and options: one compile"
+    );
     let params = [("N".to_string(), 32)];
     frontend::parse_with(&text, "c.cu", &params, Compiler::Nvrtc).unwrap_or_else(|e| panic!("{e}"));
     frontend::parse_with(&text, "c.cu", &params, Compiler::Nvrtc).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(nvrtc::compiles("c.cu"), 2, "a second variant: one more compile");
+    assert_eq!(
+        nvrtc::compiles("c.cu"),
+        2,
+        "a second variant: one more compile"
+    );
 }

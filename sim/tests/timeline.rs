@@ -21,7 +21,8 @@ fn cfg(name: &str) -> GpuConfig {
 }
 
 fn load(name: &str) -> Workload {
-    gpumemsim::frontend::load(&root().join(format!("workloads/{name}.kern")), &[]).expect("workload loads")
+    gpumemsim::frontend::load(&root().join(format!("workloads/{name}.kern")), &[])
+        .expect("workload loads")
 }
 
 fn run(cfg: &GpuConfig, wl: &Workload, opts: RunOptions) -> RunResult {

@@ -27,7 +27,8 @@ fn tiny() -> GpuConfig {
 
 fn load(name: &str, params: &[(&str, i64)]) -> Workload {
     let params: Vec<(String, i64)> = params.iter().map(|&(n, v)| (n.to_string(), v)).collect();
-    gpumemsim::frontend::load(&workload_path(name), &params).unwrap_or_else(|e| panic!("{name}: {e}"))
+    gpumemsim::frontend::load(&workload_path(name), &params)
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
 fn run_on(cfg: &GpuConfig, wl: &Workload) -> RunResult {
@@ -341,7 +342,10 @@ fn json_and_csv_carry_the_run_statistics() {
     let records: Vec<gpumemsim::stats::Stat> =
         serde_json::from_slice(&std::fs::read(dir.join("r.stats.json")).unwrap()).unwrap();
     // First the command line's overrides (three --set, two --param), then the statistics.
-    let overrides = records.iter().take_while(|r| r.location == "override").count();
+    let overrides = records
+        .iter()
+        .take_while(|r| r.location == "override")
+        .count();
     assert_eq!(overrides, 5, "{records:?}");
     let records = &records[overrides..];
     assert_eq!(records.len(), out.result.stats.rows.len());
@@ -785,7 +789,8 @@ fn special_registers_follow_the_work_items_coordinates_in_three_dimensions() {
         );
     }
     src += "}\n";
-    let wl = gpumemsim::frontend::parse(&src, "t.kern", &[]).unwrap_or_else(|e| panic!("{e}\n{src}"));
+    let wl =
+        gpumemsim::frontend::parse(&src, "t.kern", &[]).unwrap_or_else(|e| panic!("{e}\n{src}"));
     let r = run_on(&tiny(), &wl);
     let out = buffer(&wl, &r, "out");
     let ws = tiny().sm.warp_size as u64;

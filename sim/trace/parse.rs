@@ -762,10 +762,12 @@ impl<'f> Reader<'f> {
                         k.grid_line
                     ))
                 }
-                "block dim" if k.seen[2] => return Err(format!(
+                "block dim" if k.seen[2] => {
+                    return Err(format!(
                     "`-block dim` appears twice (first at line {}): one kernel has one block shape",
                     k.block_line
-                )),
+                ))
+                }
                 "grid dim" => {
                     k.grid = parse_dim3(val)
                         .ok_or_else(|| format!("`-grid dim`: expected (x,y,z), found `{val}`"))?;

@@ -113,10 +113,7 @@ pub fn before_executions(
     if work > opts.max_estimate {
         return Err(ModelError::TooLarge {
             file: test.file.clone(),
-            estimate: format!(
-                "{} candidate executions and coherence orders",
-                sci(work)
-            ),
+            estimate: format!("{} candidate executions and coherence orders", sci(work)),
             bound: sci(opts.max_estimate),
         });
     }

@@ -186,7 +186,9 @@ pub enum ModelError {
         estimate: String,
         bound: String,
     },
-    #[error("{file}: model: the {model} model does not decide this test's dialect (allowed: {allowed})")]
+    #[error(
+        "{file}: model: the {model} model does not decide this test's dialect (allowed: {allowed})"
+    )]
     Dialect {
         file: String,
         model: &'static str,

@@ -449,10 +449,7 @@ fn sc_consistent_c11(
         }
     }
     let sc: Vec<usize> = members(st.sc).collect();
-    let must = hb
-        .union(&co)
-        .restrict(st.sc, st.sc)
-        .intersect(&st.incl);
+    let must = hb.union(&co).restrict(st.sc, st.sc).intersect(&st.incl);
     let fences = st.sc & ex.set(|e| e.is_fence());
     let atomic = |e: usize| ex.events[e].is_access() && ex.events[e].mode.atomic();
     let same_loc = |a: usize, b: usize| ex.loc_of[a].is_some() && ex.loc_of[a] == ex.loc_of[b];
@@ -489,7 +486,10 @@ fn sc_consistent_c11(
                     return true;
                 }
             }
-            for &a in writes.iter().filter(|&&a| a >= ex.ninit && same_loc(a, b) && atomic(a)) {
+            for &a in writes
+                .iter()
+                .filter(|&&a| a >= ex.ninit && same_loc(a, b) && atomic(a))
+            {
                 if !st.incl.has(a, b) || !before(b, a) {
                     continue;
                 }
@@ -502,8 +502,7 @@ fn sc_consistent_c11(
                     }
                     // §29.3p6.
                     if ex.po.has(a, x)
-                        && members(fences)
-                            .any(|y| s(x, y) && st.incl.has(x, y) && ex.po.has(y, b))
+                        && members(fences).any(|y| s(x, y) && st.incl.has(x, y) && ex.po.has(y, b))
                     {
                         return true;
                     }

@@ -34,7 +34,15 @@ fn widen(l: &mut Lower, o: Operand, from: Ty, at: SrcLoc) -> Operand {
         Operand::Imm(v) => Operand::Imm(eval::convert(v, from, wide(from))),
         Operand::Reg(r) => {
             let t = l.temp();
-            l.emit(Inst::Cvt { dst: t, src: r, from, to: wide(from) }, at);
+            l.emit(
+                Inst::Cvt {
+                    dst: t,
+                    src: r,
+                    from,
+                    to: wide(from),
+                },
+                at,
+            );
             Operand::Reg(t)
         }
     }
@@ -105,7 +113,10 @@ pub fn alu(l: &mut Lower, i: &Instr) -> R<()> {
     match op {
         "add" | "sub" | "min" | "max" | "and" | "or" | "xor" | "div" | "rem" => {
             if float && matches!(op, "and" | "or" | "xor" | "rem") {
-                return Err(CError::new(at, format!("`{}`: not a PTX instruction on f32", i.spelled())));
+                return Err(CError::new(
+                    at,
+                    format!("`{}`: not a PTX instruction on f32", i.spelled()),
+                ));
             }
             if float && op == "div" && !i.has("rn") {
                 return Err(CError::new(at, format!("`{}`: float division needs `.rn` (`.approx` and `.full` are not modelled yet)", i.spelled())));
@@ -132,7 +143,15 @@ pub fn alu(l: &mut Lower, i: &Instr) -> R<()> {
         }
         "mul" | "mad" => {
             let n = if op == "mul" { 3 } else { 4 };
-            let ops = operands(i, n, if op == "mul" { "`mul.mode.type d, a, b`" } else { "`mad.mode.type d, a, b, c`" })?;
+            let ops = operands(
+                i,
+                n,
+                if op == "mul" {
+                    "`mul.mode.type d, a, b`"
+                } else {
+                    "`mad.mode.type d, a, b, c`"
+                },
+            )?;
             if float {
                 if op == "mad" {
                     return Err(CError::new(at, format!("`{}` is not modelled yet: a fused multiply-add (one rounding) is not in the IR", i.spelled())));
@@ -143,9 +162,18 @@ pub fn alu(l: &mut Lower, i: &Instr) -> R<()> {
                 emit_alu(l, AluOp::Mul, ty, d, a, b, at);
                 return Ok(());
             }
-            let mode = if i.has("wide") { "wide" } else if i.has("hi") { "hi" } else { "lo" };
+            let mode = if i.has("wide") {
+                "wide"
+            } else if i.has("hi") {
+                "hi"
+            } else {
+                "lo"
+            };
             if mode == "wide" && ty.width() != Width::B32 {
-                return Err(CError::new(at, format!("`{}`: `.wide` takes 32-bit operands", i.spelled())));
+                return Err(CError::new(
+                    at,
+                    format!("`{}`: `.wide` takes 32-bit operands", i.spelled()),
+                ));
             }
             let a = l.src_op(&ops[1], ty)?;
             let b = l.src_op(&ops[2], ty)?;
@@ -168,14 +196,26 @@ pub fn alu(l: &mut Lower, i: &Instr) -> R<()> {
                     (wide(ty), widen(l, a, ty, at), widen(l, b, ty, at))
                 }
             };
-            let target = if mode == "hi" || c.is_some() { l.temp() } else { d };
+            let target = if mode == "hi" || c.is_some() {
+                l.temp()
+            } else {
+                d
+            };
             emit_alu(l, AluOp::Mul, prod_ty, target, a, b, at);
             let mut cur = Operand::Reg(target);
             if mode == "hi" {
                 let t = if c.is_some() { l.temp() } else { d };
                 emit_alu(l, AluOp::Shr, prod_ty, t, cur, Operand::Imm(32), at);
                 // A 32-bit result is zero-extended.
-                emit_alu(l, AluOp::And, Ty::U64, t, Operand::Reg(t), Operand::Imm(0xFFFF_FFFF), at);
+                emit_alu(
+                    l,
+                    AluOp::And,
+                    Ty::U64,
+                    t,
+                    Operand::Reg(t),
+                    Operand::Imm(0xFFFF_FFFF),
+                    at,
+                );
                 cur = Operand::Reg(t);
             }
             if let Some((c, pc)) = c {
@@ -188,7 +228,10 @@ pub fn alu(l: &mut Lower, i: &Instr) -> R<()> {
             let ops = operands(i, 2, "`d, a`")?;
             let a = l.src_op(&ops[1], ty)?;
             let d = l.dst(&ops[0])?;
-            let sign = match ty.width() { Width::B32 => 1u64 << 31, Width::B64 => 1 << 63 };
+            let sign = match ty.width() {
+                Width::B32 => 1u64 << 31,
+                Width::B64 => 1 << 63,
+            };
             match (op, float) {
                 ("neg", true) => emit_alu(l, AluOp::Xor, Ty::U32, d, a, Operand::Imm(sign), at),
                 ("abs", true) => emit_alu(l, AluOp::And, Ty::U32, d, a, Operand::Imm(sign - 1), at),
@@ -197,22 +240,68 @@ pub fn alu(l: &mut Lower, i: &Instr) -> R<()> {
                     let n = l.temp();
                     let c = l.temp();
                     emit_alu(l, AluOp::Sub, ty, n, Operand::Imm(0), a, at);
-                    l.emit(Inst::Cmp { op: CmpOp::Lt, ty, dst: c, a, b: Operand::Imm(0) }, at);
-                    l.emit(Inst::Select { dst: d, cond: c, a: Operand::Reg(n), b: a }, at);
+                    l.emit(
+                        Inst::Cmp {
+                            op: CmpOp::Lt,
+                            ty,
+                            dst: c,
+                            a,
+                            b: Operand::Imm(0),
+                        },
+                        at,
+                    );
+                    l.emit(
+                        Inst::Select {
+                            dst: d,
+                            cond: c,
+                            a: Operand::Reg(n),
+                            b: a,
+                        },
+                        at,
+                    );
                 }
                 ("not", _) => {
-                    let ones = if pt == PType::Pred { 1 } else { ty.width().mask() };
+                    let ones = if pt == PType::Pred {
+                        1
+                    } else {
+                        ty.width().mask()
+                    };
                     emit_alu(l, AluOp::Xor, ty, d, a, Operand::Imm(ones), at);
                 }
-                ("cnot", false) => l.emit(Inst::Cmp { op: CmpOp::Eq, ty, dst: d, a, b: Operand::Imm(0) }, at),
-                ("rcp", true) if i.has("rn") => emit_alu(l, AluOp::Div, Ty::F32, d, Operand::Imm(f32_bits(1.0)), a, at),
-                _ => return Err(CError::new(at, format!("`{}` is not modelled yet", i.spelled()))),
+                ("cnot", false) => l.emit(
+                    Inst::Cmp {
+                        op: CmpOp::Eq,
+                        ty,
+                        dst: d,
+                        a,
+                        b: Operand::Imm(0),
+                    },
+                    at,
+                ),
+                ("rcp", true) if i.has("rn") => emit_alu(
+                    l,
+                    AluOp::Div,
+                    Ty::F32,
+                    d,
+                    Operand::Imm(f32_bits(1.0)),
+                    a,
+                    at,
+                ),
+                _ => {
+                    return Err(CError::new(
+                        at,
+                        format!("`{}` is not modelled yet", i.spelled()),
+                    ))
+                }
             }
         }
         "shl" | "shr" => {
             let ops = operands(i, 3, "`d, a, b`")?;
             if float {
-                return Err(CError::new(at, format!("`{}`: shifts take integer types", i.spelled())));
+                return Err(CError::new(
+                    at,
+                    format!("`{}`: shifts take integer types", i.spelled()),
+                ));
             }
             let a = l.src_op(&ops[1], ty)?;
             let b = l.src_op(&ops[2], Ty::U32)?;
@@ -226,7 +315,13 @@ pub fn alu(l: &mut Lower, i: &Instr) -> R<()> {
                     if arith {
                         emit_alu(l, AluOp::Shr, ty, d, a, Operand::Imm(w - 1), at);
                     } else {
-                        l.emit(Inst::Mov { dst: d, src: Operand::Imm(0) }, at);
+                        l.emit(
+                            Inst::Mov {
+                                dst: d,
+                                src: Operand::Imm(0),
+                            },
+                            at,
+                        );
                     }
                 }
                 Operand::Imm(_) => emit_alu(l, aop, ty, d, a, b, at),
@@ -238,9 +333,26 @@ pub fn alu(l: &mut Lower, i: &Instr) -> R<()> {
                 Operand::Reg(_) => {
                     let c = l.temp();
                     let t = l.temp();
-                    l.emit(Inst::Cmp { op: CmpOp::Lt, ty: Ty::U32, dst: c, a: b, b: Operand::Imm(w) }, at);
+                    l.emit(
+                        Inst::Cmp {
+                            op: CmpOp::Lt,
+                            ty: Ty::U32,
+                            dst: c,
+                            a: b,
+                            b: Operand::Imm(w),
+                        },
+                        at,
+                    );
                     emit_alu(l, aop, ty, t, a, b, at);
-                    l.emit(Inst::Select { dst: d, cond: c, a: Operand::Reg(t), b: Operand::Imm(0) }, at);
+                    l.emit(
+                        Inst::Select {
+                            dst: d,
+                            cond: c,
+                            a: Operand::Reg(t),
+                            b: Operand::Imm(0),
+                        },
+                        at,
+                    );
                 }
             }
         }
@@ -248,7 +360,6 @@ pub fn alu(l: &mut Lower, i: &Instr) -> R<()> {
     }
     Ok(())
 }
-
 
 /// How a PTX compare is computed from the IR's ordered compares.
 #[derive(Clone, Copy)]
@@ -293,16 +404,34 @@ fn cmp_plan(m: &str, ty: Ty, i: &Instr, at: SrcLoc) -> R<CmpPlan> {
         ("ls", false) => CmpPlan::Plain(CmpOp::Le, unsigned(ty)),
         ("hi", false) => CmpPlan::Plain(CmpOp::Gt, unsigned(ty)),
         ("hs", false) => CmpPlan::Plain(CmpOp::Ge, unsigned(ty)),
-        _ => return Err(CError::new(at, format!("`{}`: compare `.{m}` does not take this type", i.spelled()))),
+        _ => {
+            return Err(CError::new(
+                at,
+                format!("`{}`: compare `.{m}` does not take this type", i.spelled()),
+            ))
+        }
     })
 }
 
-const CMPS: &[&str] = &["eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs", "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan"];
+const CMPS: &[&str] = &[
+    "eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs", "equ", "neu", "ltu", "leu", "gtu",
+    "geu", "num", "nan",
+];
 const BOOLS: &[&str] = &["and", "or", "xor"];
 
 /// `dst = a cmp b` (0 or 1).
 fn compare(l: &mut Lower, plan: CmpPlan, dst: Reg, a: Operand, b: Operand, at: SrcLoc) {
-    let not = |l: &mut Lower| emit_alu(l, AluOp::Xor, Ty::U32, dst, Operand::Reg(dst), Operand::Imm(1), at);
+    let not = |l: &mut Lower| {
+        emit_alu(
+            l,
+            AluOp::Xor,
+            Ty::U32,
+            dst,
+            Operand::Reg(dst),
+            Operand::Imm(1),
+            at,
+        )
+    };
     match plan {
         CmpPlan::Plain(op, ty) => l.emit(Inst::Cmp { op, ty, dst, a, b }, at),
         CmpPlan::Not(op, ty) => {
@@ -311,18 +440,70 @@ fn compare(l: &mut Lower, plan: CmpPlan, dst: Reg, a: Operand, b: Operand, at: S
         }
         CmpPlan::OrderedNe { negate } => {
             let x = l.temp();
-            l.emit(Inst::Cmp { op: CmpOp::Lt, ty: Ty::F32, dst: x, a, b }, at);
-            l.emit(Inst::Cmp { op: CmpOp::Gt, ty: Ty::F32, dst, a, b }, at);
-            emit_alu(l, AluOp::Or, Ty::U32, dst, Operand::Reg(dst), Operand::Reg(x), at);
+            l.emit(
+                Inst::Cmp {
+                    op: CmpOp::Lt,
+                    ty: Ty::F32,
+                    dst: x,
+                    a,
+                    b,
+                },
+                at,
+            );
+            l.emit(
+                Inst::Cmp {
+                    op: CmpOp::Gt,
+                    ty: Ty::F32,
+                    dst,
+                    a,
+                    b,
+                },
+                at,
+            );
+            emit_alu(
+                l,
+                AluOp::Or,
+                Ty::U32,
+                dst,
+                Operand::Reg(dst),
+                Operand::Reg(x),
+                at,
+            );
             if negate {
                 not(l);
             }
         }
         CmpPlan::Num { negate } => {
             let x = l.temp();
-            l.emit(Inst::Cmp { op: CmpOp::Eq, ty: Ty::F32, dst: x, a, b: a }, at);
-            l.emit(Inst::Cmp { op: CmpOp::Eq, ty: Ty::F32, dst, a: b, b }, at);
-            emit_alu(l, AluOp::And, Ty::U32, dst, Operand::Reg(dst), Operand::Reg(x), at);
+            l.emit(
+                Inst::Cmp {
+                    op: CmpOp::Eq,
+                    ty: Ty::F32,
+                    dst: x,
+                    a,
+                    b: a,
+                },
+                at,
+            );
+            l.emit(
+                Inst::Cmp {
+                    op: CmpOp::Eq,
+                    ty: Ty::F32,
+                    dst,
+                    a: b,
+                    b,
+                },
+                at,
+            );
+            emit_alu(
+                l,
+                AluOp::And,
+                Ty::U32,
+                dst,
+                Operand::Reg(dst),
+                Operand::Reg(x),
+                at,
+            );
             if negate {
                 not(l);
             }
@@ -334,11 +515,32 @@ fn compare(l: &mut Lower, plan: CmpPlan, dst: Reg, a: Operand, b: Operand, at: S
 /// in a register, and the negated result combined the same way (for `p|q`).
 fn compare_combined(l: &mut Lower, i: &Instr, src_ty: Ty, want_neg: bool) -> R<(Reg, Option<Reg>)> {
     let at = i.loc;
-    let (cm, cat) = i.mods.iter().find(|(m, _)| CMPS.contains(&m.as_str())).ok_or_else(|| CError::new(at, format!("`{}` needs a compare (.eq, .lt, ...)", i.spelled())))?;
-    let boolop = i.mods.iter().find(|(m, _)| BOOLS.contains(&m.as_str())).map(|(m, _)| m.as_str());
+    let (cm, cat) = i
+        .mods
+        .iter()
+        .find(|(m, _)| CMPS.contains(&m.as_str()))
+        .ok_or_else(|| {
+            CError::new(
+                at,
+                format!("`{}` needs a compare (.eq, .lt, ...)", i.spelled()),
+            )
+        })?;
+    let boolop = i
+        .mods
+        .iter()
+        .find(|(m, _)| BOOLS.contains(&m.as_str()))
+        .map(|(m, _)| m.as_str());
     let plan = cmp_plan(cm, src_ty, i, *cat)?;
     let n = if boolop.is_some() { 4 } else { 3 };
-    let ops = operands(i, n, if boolop.is_some() { "`d, a, b, c`" } else { "`d, a, b`" })?;
+    let ops = operands(
+        i,
+        n,
+        if boolop.is_some() {
+            "`d, a, b, c`"
+        } else {
+            "`d, a, b`"
+        },
+    )?;
     let a = l.src_op(&ops[1], src_ty)?;
     let b = l.src_op(&ops[2], src_ty)?;
     let t = l.temp();
@@ -346,7 +548,15 @@ fn compare_combined(l: &mut Lower, i: &Instr, src_ty: Ty, want_neg: bool) -> R<(
     let Some(bop) = boolop else {
         let q = if want_neg {
             let q = l.temp();
-            emit_alu(l, AluOp::Xor, Ty::U32, q, Operand::Reg(t), Operand::Imm(1), at);
+            emit_alu(
+                l,
+                AluOp::Xor,
+                Ty::U32,
+                q,
+                Operand::Reg(t),
+                Operand::Imm(1),
+                at,
+            );
             Some(q)
         } else {
             None
@@ -373,7 +583,15 @@ fn compare_combined(l: &mut Lower, i: &Instr, src_ty: Ty, want_neg: bool) -> R<(
     emit_alu(l, aop, Ty::U32, r, Operand::Reg(t), c, at);
     let q = if want_neg {
         let nt = l.temp();
-        emit_alu(l, AluOp::Xor, Ty::U32, nt, Operand::Reg(t), Operand::Imm(1), at);
+        emit_alu(
+            l,
+            AluOp::Xor,
+            Ty::U32,
+            nt,
+            Operand::Reg(t),
+            Operand::Imm(1),
+            at,
+        );
         let q = l.temp();
         emit_alu(l, aop, Ty::U32, q, Operand::Reg(nt), c, at);
         Some(q)
@@ -396,10 +614,22 @@ pub fn setp(l: &mut Lower, i: &Instr) -> R<()> {
     };
     let (r, nr) = compare_combined(l, i, ty, q.is_some())?;
     let pd = l.dst(&p)?;
-    l.emit(Inst::Mov { dst: pd, src: Operand::Reg(r) }, i.loc);
+    l.emit(
+        Inst::Mov {
+            dst: pd,
+            src: Operand::Reg(r),
+        },
+        i.loc,
+    );
     if let (Some(q), Some(nr)) = (q, nr) {
         let qd = l.dst(&q)?;
-        l.emit(Inst::Mov { dst: qd, src: Operand::Reg(nr) }, i.loc);
+        l.emit(
+            Inst::Mov {
+                dst: qd,
+                src: Operand::Reg(nr),
+            },
+            i.loc,
+        );
     }
     Ok(())
 }
@@ -409,7 +639,10 @@ pub fn set(l: &mut Lower, i: &Instr) -> R<()> {
     only_mods(i, &[CMPS, BOOLS].concat())?;
     let tys = types_of(i);
     let [(dt, dn, dat), (st, sn, sat)] = tys.as_slice() else {
-        return Err(CError::new(i.loc, format!("`{}` needs a destination and a source type", i.spelled())));
+        return Err(CError::new(
+            i.loc,
+            format!("`{}` needs a destination and a source type", i.spelled()),
+        ));
     };
     let dty = ir_of(*dt, dn, *dat, i)?;
     let sty = ir_of(*st, sn, *sat, i)?;
@@ -419,7 +652,15 @@ pub fn set(l: &mut Lower, i: &Instr) -> R<()> {
         Ty::F32 => f32_bits(1.0),
         t => t.width().mask(),
     };
-    l.emit(Inst::Select { dst: d, cond: r, a: Operand::Imm(yes), b: Operand::Imm(0) }, i.loc);
+    l.emit(
+        Inst::Select {
+            dst: d,
+            cond: r,
+            a: Operand::Imm(yes),
+            b: Operand::Imm(0),
+        },
+        i.loc,
+    );
     Ok(())
 }
 
@@ -433,7 +674,15 @@ pub fn selp(l: &mut Lower, i: &Instr) -> R<()> {
     let c = l.src_reg(&ops[3], Ty::U32)?;
     let d = l.dst(&ops[0])?;
     l.def_prov(d, super::join(pa, pb));
-    l.emit(Inst::Select { dst: d, cond: c, a, b }, i.loc);
+    l.emit(
+        Inst::Select {
+            dst: d,
+            cond: c,
+            a,
+            b,
+        },
+        i.loc,
+    );
     Ok(())
 }
 
@@ -441,15 +690,30 @@ pub fn selp(l: &mut Lower, i: &Instr) -> R<()> {
 pub fn cvt(l: &mut Lower, i: &Instr) -> R<()> {
     let tys = types_of(i);
     let [(dt, dn, dat), (st, sn, sat)] = tys.as_slice() else {
-        return Err(CError::new(i.loc, format!("`{}` needs a destination and a source type", i.spelled())));
+        return Err(CError::new(
+            i.loc,
+            format!("`{}` needs a destination and a source type", i.spelled()),
+        ));
     };
     let at = i.loc;
     let ops = operands(i, 2, "`cvt.dtype.atype d, a`")?;
     match (*dt, *st) {
-        (PType::Int { bits: db, signed: ds }, PType::Int { bits: sb, signed: ss }) => {
+        (
+            PType::Int {
+                bits: db,
+                signed: ds,
+            },
+            PType::Int {
+                bits: sb,
+                signed: ss,
+            },
+        ) => {
             only_mods(i, &[])?;
             if db > 64 || sb > 64 {
-                return Err(CError::new(at, format!("`{}`: 128-bit integers are not modelled yet", i.spelled())));
+                return Err(CError::new(
+                    at,
+                    format!("`{}`: 128-bit integers are not modelled yet", i.spelled()),
+                ));
             }
             let (src, p) = l.src(&ops[1], if sb == 64 { Ty::U64 } else { Ty::U32 })?;
             let d = l.dst(&ops[0])?;
@@ -468,16 +732,46 @@ pub fn cvt(l: &mut Lower, i: &Instr) -> R<()> {
                 let from = sty(k, signed);
                 let to = sty(db, ds);
                 match src {
-                    Operand::Reg(r) => l.emit(Inst::Cvt { dst: d, src: r, from, to }, at),
-                    Operand::Imm(v) => l.emit(Inst::Mov { dst: d, src: Operand::Imm(eval::convert(v, from, to)) }, at),
+                    Operand::Reg(r) => l.emit(
+                        Inst::Cvt {
+                            dst: d,
+                            src: r,
+                            from,
+                            to,
+                        },
+                        at,
+                    ),
+                    Operand::Imm(v) => l.emit(
+                        Inst::Mov {
+                            dst: d,
+                            src: Operand::Imm(eval::convert(v, from, to)),
+                        },
+                        at,
+                    ),
                 }
             } else {
                 let sh = 64 - k as u64;
                 let t = l.temp();
                 emit_alu(l, AluOp::Shl, Ty::U64, t, src, Operand::Imm(sh), at);
-                emit_alu(l, AluOp::Shr, if signed { Ty::I64 } else { Ty::U64 }, d, Operand::Reg(t), Operand::Imm(sh), at);
+                emit_alu(
+                    l,
+                    AluOp::Shr,
+                    if signed { Ty::I64 } else { Ty::U64 },
+                    d,
+                    Operand::Reg(t),
+                    Operand::Imm(sh),
+                    at,
+                );
                 if db <= 32 {
-                    emit_alu(l, AluOp::And, Ty::U64, d, Operand::Reg(d), Operand::Imm(0xFFFF_FFFF), at);
+                    emit_alu(
+                        l,
+                        AluOp::And,
+                        Ty::U64,
+                        d,
+                        Operand::Reg(d),
+                        Operand::Imm(0xFFFF_FFFF),
+                        at,
+                    );
                 }
             }
             Ok(())
@@ -488,20 +782,42 @@ pub fn cvt(l: &mut Lower, i: &Instr) -> R<()> {
             // NaN → 0 (PTX ISA `cvt`; the IR's conversion, ir/eval.rs).
             let need = if int_to_float { "rn" } else { "rzi" };
             if !i.has(need) {
-                return Err(CError::new(at, format!("`{}`: modelled with `.{need}` only (the IR's {})", i.spelled(), if int_to_float { "round-to-nearest" } else { "truncation" })));
+                return Err(CError::new(
+                    at,
+                    format!(
+                        "`{}`: modelled with `.{need}` only (the IR's {})",
+                        i.spelled(),
+                        if int_to_float {
+                            "round-to-nearest"
+                        } else {
+                            "truncation"
+                        }
+                    ),
+                ));
             }
             only_mods(i, &[need])?;
             let from = ir_of(*st, sn, *sat, i)?;
             let to = ir_of(*dt, dn, *dat, i)?;
             let s = l.src_reg(&ops[1], from)?;
             let d = l.dst(&ops[0])?;
-            l.emit(Inst::Cvt { dst: d, src: s, from, to }, at);
+            l.emit(
+                Inst::Cvt {
+                    dst: d,
+                    src: s,
+                    from,
+                    to,
+                },
+                at,
+            );
             Ok(())
         }
         _ => {
             ir_of(*st, sn, *sat, i)?;
             ir_of(*dt, dn, *dat, i)?;
-            Err(CError::new(at, format!("`{}` is not modelled yet", i.spelled())))
+            Err(CError::new(
+                at,
+                format!("`{}` is not modelled yet", i.spelled()),
+            ))
         }
     }
 }

@@ -17,7 +17,10 @@ use crate::ptx::ast::{Instr, Opnd};
 
 pub fn branch(l: &mut Lower, i: &Instr, f: &Frame, cond: Option<(Reg, bool)>) -> R<()> {
     let [Opnd::Name(target, _)] = i.operands.as_slice() else {
-        return Err(CError::new(i.loc, "`bra LABEL`: indirect branches are not modelled yet"));
+        return Err(CError::new(
+            i.loc,
+            "`bra LABEL`: indirect branches are not modelled yet",
+        ));
     };
     l.sink.branch(&label_name(target, f), cond, i.loc);
     Ok(())
@@ -57,16 +60,40 @@ pub fn call(l: &mut Lower, i: &Instr, f: &Frame) -> R<()> {
     };
     let module = l.module;
     let Some(callee) = module.funcs.iter().find(|g| g.name == fname && !g.entry) else {
-        return Err(CError::new(fat, format!("no `.func {fname}` in this module")));
+        return Err(CError::new(
+            fat,
+            format!("no `.func {fname}` in this module"),
+        ));
     };
-    let Some(body) = callee.body.as_ref().or_else(|| module.funcs.iter().find(|g| g.name == fname && g.body.is_some()).and_then(|g| g.body.as_ref())) else {
+    let Some(body) = callee.body.as_ref().or_else(|| {
+        module
+            .funcs
+            .iter()
+            .find(|g| g.name == fname && g.body.is_some())
+            .and_then(|g| g.body.as_ref())
+    }) else {
         return Err(CError::new(fat, format!("`{fname}` has no body in this module (an external function such as vprintf or malloc): calls to host services are not modelled")));
     };
     if f.depth + 1 > super::MAX_INLINE_DEPTH {
-        return Err(CError::new(at, format!("calls nested deeper than {} (recursion is not modelled: functions are inlined)", super::MAX_INLINE_DEPTH)));
+        return Err(CError::new(
+            at,
+            format!(
+                "calls nested deeper than {} (recursion is not modelled: functions are inlined)",
+                super::MAX_INLINE_DEPTH
+            ),
+        ));
     }
     if args.len() != callee.params.len() || rets.len() != callee.rets.len() {
-        return Err(CError::new(at, format!("`{fname}` takes {} arguments and {} results; the call passes {} and {}", callee.params.len(), callee.rets.len(), args.len(), rets.len())));
+        return Err(CError::new(
+            at,
+            format!(
+                "`{fname}` takes {} arguments and {} results; the call passes {} and {}",
+                callee.params.len(),
+                callee.rets.len(),
+                args.len(),
+                rets.len()
+            ),
+        ));
     }
     let mut bound = Vec::new();
     for (a, p) in args.iter().zip(&callee.params) {
@@ -84,7 +111,11 @@ pub fn call(l: &mut Lower, i: &Instr, f: &Frame) -> R<()> {
     l.scopes.push(s);
     l.next_instance += 1;
     let end = l.sink.fresh_label();
-    let frame = Frame { instance: l.next_instance, ret_label: Some(end.clone()), depth: f.depth + 1 };
+    let frame = Frame {
+        instance: l.next_instance,
+        ret_label: Some(end.clone()),
+        depth: f.depth + 1,
+    };
     let r = l.body(body, &frame);
     l.scopes.truncate(1);
     l.scopes.extend(saved);

@@ -201,7 +201,9 @@ impl<'m> Lower<'m> {
             if digits > 0 && digits < name.len() {
                 let (prefix, n) = name.split_at(name.len() - digits);
                 if let Some((ty, count)) = s.ranges.get(prefix) {
-                    if n.parse::<u32>().is_ok_and(|n| n < *count) && (n == "0" || !n.starts_with('0')) {
+                    if n.parse::<u32>().is_ok_and(|n| n < *count)
+                        && (n == "0" || !n.starts_with('0'))
+                    {
                         return Some((k, Sym::Reg(ty.clone())));
                     }
                 }
@@ -221,8 +223,14 @@ impl<'m> Lower<'m> {
                 self.scopes[k].alloc.insert(name.to_string(), r);
                 Ok((r, ty))
             }
-            Some(_) => Err(CError::new(at, format!("`{name}` is a variable, not a register"))),
-            None => Err(CError::new(at, format!("unknown register `{name}`: declare it with `.reg`"))),
+            Some(_) => Err(CError::new(
+                at,
+                format!("`{name}` is a variable, not a register"),
+            )),
+            None => Err(CError::new(
+                at,
+                format!("unknown register `{name}`: declare it with `.reg`"),
+            )),
         }
     }
 
@@ -323,7 +331,13 @@ impl<'m> Lower<'m> {
                 }
                 if n == "WARP_SZ" {
                     let r = self.temp();
-                    self.emit(Inst::ReadSpecial { dst: r, which: Special::SubGroupSize }, *at);
+                    self.emit(
+                        Inst::ReadSpecial {
+                            dst: r,
+                            which: Special::SubGroupSize,
+                        },
+                        *at,
+                    );
                     return Ok((Operand::Reg(r), None));
                 }
                 match self.var(n) {
@@ -346,11 +360,17 @@ impl<'m> Lower<'m> {
             Opnd::Int(v, at) => Ok((Operand::Imm(imm_bits(*v, ty, *at)?), None)),
             Opnd::Float(f, at) => match ty {
                 Ty::F32 => Ok((Operand::Imm(f32_bits(*f as f32)), None)),
-                _ => Err(CError::new(*at, format!("a floating literal in a `.{}` instruction", ty.name()))),
+                _ => Err(CError::new(
+                    *at,
+                    format!("a floating literal in a `.{}` instruction", ty.name()),
+                )),
             },
             Opnd::F32Bits(b, _) => Ok((Operand::Imm(*b as u64), None)),
             Opnd::F64Bits(_, at) => Err(f64_refused(*at, "a `0d` (f64) literal")),
-            other => Err(CError::new(other.loc(), "expected a register or an immediate")),
+            other => Err(CError::new(
+                other.loc(),
+                "expected a register or an immediate",
+            )),
         }
     }
 
@@ -375,7 +395,10 @@ impl<'m> Lower<'m> {
         match o {
             Opnd::Name(n, at) => {
                 if n.starts_with('%') && self.lookup(n).is_none() && is_special(n) {
-                    return Err(CError::new(*at, format!("`{n}` is a special register: it cannot be written")));
+                    return Err(CError::new(
+                        *at,
+                        format!("`{n}` is a special register: it cannot be written"),
+                    ));
                 }
                 Ok(self.reg(n, *at)?.0)
             }
@@ -395,7 +418,10 @@ impl<'m> Lower<'m> {
                 Some("x") => Ok(Dim::X),
                 Some("y") => Ok(Dim::Y),
                 Some("z") => Ok(Dim::Z),
-                _ => Err(CError::new(at, format!("`{n}`: expected a component .x, .y or .z"))),
+                _ => Err(CError::new(
+                    at,
+                    format!("`{n}`: expected a component .x, .y or .z"),
+                )),
             }
         };
         let g = self.geometry;
@@ -412,16 +438,40 @@ impl<'m> Lower<'m> {
             "%clock64" => Special::Clock,
             "%clock" => {
                 let r = self.temp();
-                self.emit(Inst::ReadSpecial { dst: r, which: Special::Clock }, at);
-                self.emit(Inst::Alu { op: AluOp::And, ty: Ty::U64, dst: r, a: Operand::Reg(r), b: Operand::Imm(0xFFFF_FFFF) }, at);
+                self.emit(
+                    Inst::ReadSpecial {
+                        dst: r,
+                        which: Special::Clock,
+                    },
+                    at,
+                );
+                self.emit(
+                    Inst::Alu {
+                        op: AluOp::And,
+                        ty: Ty::U64,
+                        dst: r,
+                        a: Operand::Reg(r),
+                        b: Operand::Imm(0xFFFF_FFFF),
+                    },
+                    at,
+                );
                 return Ok(Some(Operand::Reg(r)));
             }
             _ if is_special(n) => {
-                return Err(CError::new(at, format!("special register `{n}` is not modelled yet{}", match base {
-                    "%globaltimer" | "%globaltimer_lo" | "%globaltimer_hi" => ": the machine has no nanosecond timer",
-                    "%lanemask_eq" | "%lanemask_le" | "%lanemask_lt" | "%lanemask_ge" | "%lanemask_gt" => ": lane masks need the warp-level exchange the machine lacks",
-                    _ => "",
-                })))
+                return Err(CError::new(
+                    at,
+                    format!(
+                        "special register `{n}` is not modelled yet{}",
+                        match base {
+                            "%globaltimer" | "%globaltimer_lo" | "%globaltimer_hi" =>
+                                ": the machine has no nanosecond timer",
+                            "%lanemask_eq" | "%lanemask_le" | "%lanemask_lt" | "%lanemask_ge"
+                            | "%lanemask_gt" =>
+                                ": lane masks need the warp-level exchange the machine lacks",
+                            _ => "",
+                        }
+                    ),
+                ))
             }
             _ => return Ok(None),
         };
@@ -452,7 +502,14 @@ impl<'m> Lower<'m> {
     }
 
     /// The register of a `.param` slot, created on first use.
-    pub fn param_slot(&mut self, p: usize, offset: i64, width: u32, at: SrcLoc, write: bool) -> R<Reg> {
+    pub fn param_slot(
+        &mut self,
+        p: usize,
+        offset: i64,
+        width: u32,
+        at: SrcLoc,
+        write: bool,
+    ) -> R<Reg> {
         let pv = &self.params[p];
         if let Some(&(_, w, r)) = pv.slots.iter().find(|s| s.0 == offset) {
             if w != width {
@@ -463,8 +520,18 @@ impl<'m> Lower<'m> {
         if pv.entry {
             return Err(CError::new(at, format!("kernel parameter `{}` read at byte offset {offset}: by-value structure parameters are not modelled yet", pv.name)));
         }
-        if pv.slots.iter().any(|s| s.0 < offset + width as i64 && offset < s.0 + s.1 as i64) {
-            return Err(CError::new(at, format!("parameter `{}`: overlapping accesses of different widths are not modelled yet", pv.name)));
+        if pv
+            .slots
+            .iter()
+            .any(|s| s.0 < offset + width as i64 && offset < s.0 + s.1 as i64)
+        {
+            return Err(CError::new(
+                at,
+                format!(
+                    "parameter `{}`: overlapping accesses of different widths are not modelled yet",
+                    pv.name
+                ),
+            ));
         }
         let _ = write;
         let name = format!("{}+{offset}", pv.name);
@@ -483,7 +550,10 @@ impl<'m> Lower<'m> {
         }
         for s in stmts {
             if self.sink.insts.len() > MAX_CODE {
-                return Err(CError::new(f_loc(s), format!("the kernel lowers to more than {MAX_CODE} instructions")));
+                return Err(CError::new(
+                    f_loc(s),
+                    format!("the kernel lowers to more than {MAX_CODE} instructions"),
+                ));
             }
             match s {
                 Stmt::Reg { .. } | Stmt::Var(_) => {}
@@ -517,8 +587,8 @@ impl<'m> Lower<'m> {
     fn inst(&mut self, i: &Instr, f: &Frame) -> R<()> {
         match i.op.as_str() {
             "mov" => arith::mov(self, i),
-            "add" | "sub" | "mul" | "mad" | "div" | "rem" | "min" | "max" | "neg" | "abs" | "and"
-            | "or" | "xor" | "not" | "shl" | "shr" | "rcp" | "cnot" => arith::alu(self, i),
+            "add" | "sub" | "mul" | "mad" | "div" | "rem" | "min" | "max" | "neg" | "abs"
+            | "and" | "or" | "xor" | "not" | "shl" | "shr" | "rcp" | "cnot" => arith::alu(self, i),
             "setp" => arith::setp(self, i),
             "selp" => arith::selp(self, i),
             "set" => arith::set(self, i),
@@ -545,18 +615,35 @@ impl<'m> Lower<'m> {
 /// The refusal of an instruction outside the modelled set, saying what the machine would need.
 fn refusal(i: &Instr, op: &str) -> CError {
     let why = match op {
-        "shfl" | "vote" | "match" | "redux" | "activemask" => "warp-level data exchange between lanes (with its own timing) is not in the machine yet",
-        "fma" => "a fused multiply-add (one rounding) is not in the IR yet; NVRTC runs with --fmad=false",
-        "popc" | "clz" | "brev" | "bfe" | "bfi" | "prmt" | "lop3" | "bfind" | "fns" | "shf" | "dp4a" | "dp2a" | "szext" => "this bit operation is not in the IR yet",
-        "sqrt" | "rsqrt" | "sin" | "cos" | "lg2" | "ex2" | "tanh" | "copysign" | "testp" => "this floating-point function is not in the IR yet",
+        "shfl" | "vote" | "match" | "redux" | "activemask" => {
+            "warp-level data exchange between lanes (with its own timing) is not in the machine yet"
+        }
+        "fma" => {
+            "a fused multiply-add (one rounding) is not in the IR yet; NVRTC runs with --fmad=false"
+        }
+        "popc" | "clz" | "brev" | "bfe" | "bfi" | "prmt" | "lop3" | "bfind" | "fns" | "shf"
+        | "dp4a" | "dp2a" | "szext" => "this bit operation is not in the IR yet",
+        "sqrt" | "rsqrt" | "sin" | "cos" | "lg2" | "ex2" | "tanh" | "copysign" | "testp" => {
+            "this floating-point function is not in the IR yet"
+        }
         "trap" | "brkpt" => "the machine cannot abort a kernel yet",
-        "cp" | "mma" | "wmma" | "ldmatrix" | "stmatrix" | "mbarrier" | "cp.async" | "tex" | "tld4" | "suld" | "sust" | "txq" | "suq" | "isspacep" | "getctarank" | "elect" | "griddepcontrol" | "stackrestore" | "stacksave" | "alloca" | "applypriority" | "discard" | "createpolicy" | "multimem" | "tensormap" | "setmaxnreg" | "wgmma" | "tcgen05" | "pmevent" | "addc" | "subc" | "mul24" | "mad24" | "sad" | "madc" | "slct" | "vabsdiff" | "vadd" | "vsub" | "vmad" | "vmin" | "vmax" | "vset" | "vshl" | "vshr" => "the machine has no model of it",
+        "cp" | "mma" | "wmma" | "ldmatrix" | "stmatrix" | "mbarrier" | "cp.async" | "tex"
+        | "tld4" | "suld" | "sust" | "txq" | "suq" | "isspacep" | "getctarank" | "elect"
+        | "griddepcontrol" | "stackrestore" | "stacksave" | "alloca" | "applypriority"
+        | "discard" | "createpolicy" | "multimem" | "tensormap" | "setmaxnreg" | "wgmma"
+        | "tcgen05" | "pmevent" | "addc" | "subc" | "mul24" | "mad24" | "sad" | "madc" | "slct"
+        | "vabsdiff" | "vadd" | "vsub" | "vmad" | "vmin" | "vmax" | "vset" | "vshl" | "vshr" => {
+            "the machine has no model of it"
+        }
         _ => "",
     };
     CError::new(
         i.loc,
         if why.is_empty() {
-            format!("`{}`: not a PTX instruction this front end knows (not modelled yet)", i.spelled())
+            format!(
+                "`{}`: not a PTX instruction this front end knows (not modelled yet)",
+                i.spelled()
+            )
         } else {
             format!("`{}` is not modelled yet: {why}", i.spelled())
         },
@@ -580,14 +667,42 @@ pub fn is_special(n: &str) -> bool {
     let base = n.split('.').next().unwrap_or(n);
     matches!(
         base,
-        "%tid" | "%ntid" | "%ctaid" | "%nctaid" | "%laneid" | "%warpid" | "%nwarpid" | "%smid"
-            | "%nsmid" | "%gridid" | "%clock" | "%clock64" | "%clock_hi" | "%globaltimer"
-            | "%globaltimer_lo" | "%globaltimer_hi" | "%lanemask_eq" | "%lanemask_le"
-            | "%lanemask_lt" | "%lanemask_ge" | "%lanemask_gt" | "%dynamic_smem_size"
-            | "%total_smem_size" | "%aggr_smem_size" | "%is_explicit_cluster" | "%clusterid"
-            | "%nclusterid" | "%cluster_ctaid" | "%cluster_nctaid" | "%cluster_ctarank"
-            | "%cluster_nctarank" | "%reserved_smem_offset_begin" | "%reserved_smem_offset_end"
-            | "%reserved_smem_offset_cap" | "%reserved_smem_offset_0" | "%reserved_smem_offset_1"
+        "%tid"
+            | "%ntid"
+            | "%ctaid"
+            | "%nctaid"
+            | "%laneid"
+            | "%warpid"
+            | "%nwarpid"
+            | "%smid"
+            | "%nsmid"
+            | "%gridid"
+            | "%clock"
+            | "%clock64"
+            | "%clock_hi"
+            | "%globaltimer"
+            | "%globaltimer_lo"
+            | "%globaltimer_hi"
+            | "%lanemask_eq"
+            | "%lanemask_le"
+            | "%lanemask_lt"
+            | "%lanemask_ge"
+            | "%lanemask_gt"
+            | "%dynamic_smem_size"
+            | "%total_smem_size"
+            | "%aggr_smem_size"
+            | "%is_explicit_cluster"
+            | "%clusterid"
+            | "%nclusterid"
+            | "%cluster_ctaid"
+            | "%cluster_nctaid"
+            | "%cluster_ctarank"
+            | "%cluster_nctarank"
+            | "%reserved_smem_offset_begin"
+            | "%reserved_smem_offset_end"
+            | "%reserved_smem_offset_cap"
+            | "%reserved_smem_offset_0"
+            | "%reserved_smem_offset_1"
             | "%current_graph_exec"
     ) || base.starts_with("%envreg")
         || base.starts_with("%pm")
@@ -601,7 +716,10 @@ pub fn imm_bits(v: i128, ty: Ty, at: SrcLoc) -> R<u64> {
         Ty::F32 => return Ok(f32_bits(v as f32)),
     };
     if !fits {
-        return Err(CError::new(at, format!("literal {v} does not fit a .{}", ty.name())));
+        return Err(CError::new(
+            at,
+            format!("literal {v} does not fit a .{}", ty.name()),
+        ));
     }
     Ok((v as u64) & ty.width().mask())
 }
@@ -611,5 +729,8 @@ pub fn local_refused(at: SrcLoc) -> CError {
 }
 
 pub fn f64_refused(at: SrcLoc, what: &str) -> CError {
-    CError::new(at, format!("{what}: f64 is not modelled yet (the IR has no f64 type)"))
+    CError::new(
+        at,
+        format!("{what}: f64 is not modelled yet (the IR has no f64 type)"),
+    )
 }

@@ -19,13 +19,21 @@ use crate::ptx::ast::{Instr, Opnd};
 fn const_u32(l: &mut Lower, o: &Opnd, what: &str) -> R<u32> {
     match l.src_op(o, Ty::U32)? {
         Operand::Imm(v) => Ok(v as u32),
-        Operand::Reg(_) => Err(CError::new(o.loc(), format!("{what} in a register is not modelled yet: give an immediate"))),
+        Operand::Reg(_) => Err(CError::new(
+            o.loc(),
+            format!("{what} in a register is not modelled yet: give an immediate"),
+        )),
     }
 }
 
 pub fn barrier(l: &mut Lower, i: &Instr) -> R<()> {
     let at = i.loc;
-    let words: Vec<&str> = i.mods.iter().map(|(m, _)| m.as_str()).filter(|m| *m != "aligned" && *m != "cta").collect();
+    let words: Vec<&str> = i
+        .mods
+        .iter()
+        .map(|(m, _)| m.as_str())
+        .filter(|m| *m != "aligned" && *m != "cta")
+        .collect();
     if i.op == "bar" && words.first() == Some(&"warp") {
         only_mods(i, &["warp", "sync"])?;
         let [mask] = i.operands.as_slice() else {
@@ -35,21 +43,42 @@ pub fn barrier(l: &mut Lower, i: &Instr) -> R<()> {
             Operand::Imm(0xFFFF_FFFF) => {}
             _ => return Err(CError::new(mask.loc(), "`bar.warp.sync` with a mask other than 0xffffffff is not modelled yet (the machine's sub-group barrier is the whole warp)")),
         }
-        l.emit(Inst::Barrier { kind: BarrierKind::SubGroup, spaces: SpaceSet::BOTH, scope: Scope::SubGroup }, at);
+        l.emit(
+            Inst::Barrier {
+                kind: BarrierKind::SubGroup,
+                spaces: SpaceSet::BOTH,
+                scope: Scope::SubGroup,
+            },
+            at,
+        );
         return Ok(());
     }
     let (op, red) = match words.as_slice() {
         ["sync"] | [] => (BarrierOp::Sync, None),
         ["arrive"] => (BarrierOp::Arrive, None),
         ["red", r, t] => (BarrierOp::Sync, Some((*r, *t))),
-        _ => return Err(CError::new(at, format!("`{}`: expected `bar.sync`, `bar.arrive`, `bar.red` or `bar.warp.sync`", i.spelled()))),
+        _ => {
+            return Err(CError::new(
+                at,
+                format!(
+                    "`{}`: expected `bar.sync`, `bar.arrive`, `bar.red` or `bar.warp.sync`",
+                    i.spelled()
+                ),
+            ))
+        }
     };
     let mut ops: &[Opnd] = &i.operands;
     let mut dst = None;
     if let Some((r, t)) = red {
         let ok = matches!((r, t), ("popc", "u32") | ("and", "pred") | ("or", "pred"));
         if !ok {
-            return Err(CError::new(at, format!("`{}`: expected `bar.red.popc.u32`, `bar.red.and.pred` or `bar.red.or.pred`", i.spelled())));
+            return Err(CError::new(
+                at,
+                format!(
+                    "`{}`: expected `bar.red.popc.u32`, `bar.red.and.pred` or `bar.red.or.pred`",
+                    i.spelled()
+                ),
+            ));
         }
         let Some((d, rest)) = ops.split_first() else {
             return Err(CError::new(at, "`bar.red` needs a destination"));
@@ -74,7 +103,10 @@ pub fn barrier(l: &mut Lower, i: &Instr) -> R<()> {
     }
     let id = const_u32(l, &ops[0], "a barrier id")?;
     if id >= BARRIERS_PER_GROUP as u32 {
-        return Err(CError::new(ops[0].loc(), format!("found barrier id {id} but expected 0 to 15 (16 barriers per CTA)")));
+        return Err(CError::new(
+            ops[0].loc(),
+            format!("found barrier id {id} but expected 0 to 15 (16 barriers per CTA)"),
+        ));
     }
     let threads = match ops.get(1) {
         None => None,
@@ -103,23 +135,40 @@ pub fn barrier(l: &mut Lower, i: &Instr) -> R<()> {
     let kind = if id == 0 && threads.is_none() && op == BarrierOp::Sync {
         BarrierKind::WorkGroup
     } else {
-        BarrierKind::Named(CtaBarrier { id: id as u8, threads, op })
+        BarrierKind::Named(CtaBarrier {
+            id: id as u8,
+            threads,
+            op,
+        })
     };
-    l.emit(Inst::Barrier { kind, spaces: SpaceSet::BOTH, scope: Scope::WorkGroup }, at);
+    l.emit(
+        Inst::Barrier {
+            kind,
+            spaces: SpaceSet::BOTH,
+            scope: Scope::WorkGroup,
+        },
+        at,
+    );
     Ok(())
 }
 
 pub fn fence(l: &mut Lower, i: &Instr) -> R<()> {
     let at = i.loc;
     if !i.operands.is_empty() {
-        return Err(CError::new(at, format!("`{}` takes no operands", i.spelled())));
+        return Err(CError::new(
+            at,
+            format!("`{}` takes no operands", i.spelled()),
+        ));
     }
     let words: Vec<&str> = i.mods.iter().map(|(m, _)| m.as_str()).collect();
     let scope = |w: &str| match w {
         "cta" => Ok(Scope::WorkGroup),
         "gpu" | "gl" => Ok(Scope::Device),
         "sys" => Ok(Scope::System),
-        _ => Err(CError::new(at, format!("`{}`: scope `.{w}` is not modelled yet", i.spelled()))),
+        _ => Err(CError::new(
+            at,
+            format!("`{}`: scope `.{w}` is not modelled yet", i.spelled()),
+        )),
     };
     let (ord, s) = match (i.op.as_str(), words.as_slice()) {
         ("membar", [s]) => (FenceOrd::SeqCst, scope(s)?),
@@ -128,7 +177,14 @@ pub fn fence(l: &mut Lower, i: &Instr) -> R<()> {
         ("fence", [s]) if matches!(*s, "cta" | "gpu" | "sys") => (FenceOrd::AcqRel, scope(s)?),
         _ => return Err(CError::new(at, format!("`{}` is not modelled yet (modelled: fence.sc/.acq_rel with .cta/.gpu/.sys, membar.cta/.gl/.sys)", i.spelled()))),
     };
-    l.emit(Inst::Fence { ord, scope: s, spaces: SpaceSet::BOTH }, at);
+    l.emit(
+        Inst::Fence {
+            ord,
+            scope: s,
+            spaces: SpaceSet::BOTH,
+        },
+        at,
+    );
     Ok(())
 }
 
@@ -138,6 +194,11 @@ pub fn nanosleep(l: &mut Lower, i: &Instr) -> R<()> {
         return Err(CError::new(i.loc, "`nanosleep.u32 t`"));
     }
     l.src_op(&i.operands[0], Ty::U32)?;
-    l.emit(Inst::Compute { class: LatencyClass::Special }, i.loc);
+    l.emit(
+        Inst::Compute {
+            class: LatencyClass::Special,
+        },
+        i.loc,
+    );
     Ok(())
 }

@@ -13,7 +13,10 @@ use crate::ptx::ast::Instr;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PType {
     /// `.uN` / `.sN` / `.bN` (a bit type is unsigned where a signedness matters).
-    Int { bits: u32, signed: bool },
+    Int {
+        bits: u32,
+        signed: bool,
+    },
     F32,
     F64,
     /// A half or narrower float type.
@@ -24,22 +27,62 @@ pub enum PType {
 impl PType {
     pub fn parse(s: &str) -> Option<PType> {
         Some(match s {
-            "u8" => PType::Int { bits: 8, signed: false },
-            "u16" => PType::Int { bits: 16, signed: false },
-            "u32" => PType::Int { bits: 32, signed: false },
-            "u64" => PType::Int { bits: 64, signed: false },
-            "s8" => PType::Int { bits: 8, signed: true },
-            "s16" => PType::Int { bits: 16, signed: true },
-            "s32" => PType::Int { bits: 32, signed: true },
-            "s64" => PType::Int { bits: 64, signed: true },
-            "b8" => PType::Int { bits: 8, signed: false },
-            "b16" => PType::Int { bits: 16, signed: false },
-            "b32" => PType::Int { bits: 32, signed: false },
-            "b64" => PType::Int { bits: 64, signed: false },
-            "b128" => PType::Int { bits: 128, signed: false },
+            "u8" => PType::Int {
+                bits: 8,
+                signed: false,
+            },
+            "u16" => PType::Int {
+                bits: 16,
+                signed: false,
+            },
+            "u32" => PType::Int {
+                bits: 32,
+                signed: false,
+            },
+            "u64" => PType::Int {
+                bits: 64,
+                signed: false,
+            },
+            "s8" => PType::Int {
+                bits: 8,
+                signed: true,
+            },
+            "s16" => PType::Int {
+                bits: 16,
+                signed: true,
+            },
+            "s32" => PType::Int {
+                bits: 32,
+                signed: true,
+            },
+            "s64" => PType::Int {
+                bits: 64,
+                signed: true,
+            },
+            "b8" => PType::Int {
+                bits: 8,
+                signed: false,
+            },
+            "b16" => PType::Int {
+                bits: 16,
+                signed: false,
+            },
+            "b32" => PType::Int {
+                bits: 32,
+                signed: false,
+            },
+            "b64" => PType::Int {
+                bits: 64,
+                signed: false,
+            },
+            "b128" => PType::Int {
+                bits: 128,
+                signed: false,
+            },
             "f32" => PType::F32,
             "f64" => PType::F64,
-            "f16" | "f16x2" | "bf16" | "bf16x2" | "tf32" | "e4m3" | "e5m2" | "e4m3x2" | "e5m2x2" => PType::Half,
+            "f16" | "f16x2" | "bf16" | "bf16x2" | "tf32" | "e4m3" | "e5m2" | "e4m3x2"
+            | "e5m2x2" => PType::Half,
             "pred" => PType::Pred,
             _ => return None,
         })
@@ -84,15 +127,24 @@ pub fn ir_of(t: PType, name: &str, at: SrcLoc, i: &Instr) -> R<Ty> {
 pub fn one_ty(i: &Instr) -> R<(Ty, PType)> {
     match types_of(i).as_slice() {
         [(t, n, at)] => Ok((ir_of(*t, n, *at, i)?, *t)),
-        [] => Err(CError::new(i.loc, format!("`{}` needs a type (.u32, .s32, .f32, ...)", i.spelled()))),
-        _ => Err(CError::new(i.loc, format!("`{}` has several types: expected one", i.spelled()))),
+        [] => Err(CError::new(
+            i.loc,
+            format!("`{}` needs a type (.u32, .s32, .f32, ...)", i.spelled()),
+        )),
+        _ => Err(CError::new(
+            i.loc,
+            format!("`{}` has several types: expected one", i.spelled()),
+        )),
     }
 }
 
 /// The operands of an instruction, which must be `n`.
 pub fn operands<'i>(i: &'i Instr, n: usize, form: &str) -> R<&'i [crate::ptx::ast::Opnd]> {
     if i.operands.len() != n {
-        return Err(CError::new(i.loc, format!("`{}` takes {n} operands: {form}", i.spelled())));
+        return Err(CError::new(
+            i.loc,
+            format!("`{}` takes {n} operands: {form}", i.spelled()),
+        ));
     }
     Ok(&i.operands)
 }
@@ -111,7 +163,10 @@ pub fn only_mods(i: &Instr, allowed: &[&str]) -> R<()> {
             "cc" => "carry chains (`.cc`) are not modelled yet",
             _ => "this modifier is not modelled yet",
         };
-        return Err(CError::new(*at, format!("`{}`: `.{m}`: {why}", i.spelled())));
+        return Err(CError::new(
+            *at,
+            format!("`{}`: `.{m}`: {why}", i.spelled()),
+        ));
     }
     Ok(())
 }
