@@ -350,7 +350,7 @@ fn run_job<'py>(
 /// `gpumemsim litmus`: returns `json` (the `--json` array), `reports` (each test's text report),
 /// `skipped` ([name, why] of tests that need a machine capability), `summary` and `failed`.
 #[pyfunction]
-#[pyo3(signature = (paths, config=None, sets=vec![], iterations=10_000, seed=1, races=false, expect=None, instances=None, serial=false, unroll=4, progress=None))]
+#[pyo3(signature = (paths, config=None, sets=vec![], iterations=10_000, seed=0, races=false, expect=None, instances=None, serial=false, unroll=4, progress=None))]
 #[allow(clippy::too_many_arguments)]
 #[pyo3(name = "litmus")]
 fn litmus_job<'py>(
