@@ -90,13 +90,15 @@ pub fn buffer_of(v: &VarDecl, at: SrcLoc) -> R<Buffer> {
                     }
                     (InitVal::Float(f), Ty::F32) => f32_bits(*f as f32),
                     (InitVal::F32Bits(b), Ty::F32) => *b as u64,
-                    (InitVal::Symbol(s), _) => return Err(CError::new(
-                        v.loc,
-                        format!(
+                    (InitVal::Symbol(s), _) => {
+                        return Err(CError::new(
+                            v.loc,
+                            format!(
                             "`{}`: an initialiser holding the address of `{s}` is not modelled yet",
                             v.name
                         ),
-                    )),
+                        ))
+                    }
                     _ => {
                         return Err(CError::new(
                             v.loc,
