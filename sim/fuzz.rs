@@ -39,7 +39,7 @@ pub enum Target {
     Trace,
     /// Sweep specs (`sweep::spec::parse`, files resolved in an empty folder) and chart expressions.
     SweepSpec,
-    /// Measurement files (`gpu::schema::Measurement::parse`) and measurement suites.
+    /// Measurement files (`device::schema::Measurement::parse`) and measurement suites.
     Measurement,
     /// Reference sets of `gpumemsim validate` (`validate::parse`).
     Reference,
@@ -148,9 +148,9 @@ pub fn run(target: Target, data: &[u8]) -> bool {
             spec || expr
         }
         Target::Measurement => {
-            let m = crate::gpu::schema::Measurement::parse(&text, "fuzz.json").is_ok();
+            let m = crate::device::schema::Measurement::parse(&text, "fuzz.json").is_ok();
             let dir = Path::new("/nonexistent-gpumemsim-fuzz");
-            let s = crate::gpu::suite::Suite::parse(&text, "fuzz.toml", dir)
+            let s = crate::device::suite::Suite::parse(&text, "fuzz.toml", dir)
                 .map(|s| s.cases().len())
                 .is_ok();
             m || s

@@ -382,7 +382,7 @@ fn cmd_gpu(c: GpuCmd) -> Result<ExitCode> {
         GpuCmd::Measure(m) => cmd_measure(m),
         GpuCmd::Compare(m) => cmd_compare(m),
         GpuCmd::List => {
-            let adapters = gpumemsim::gpu::adapter::list()?;
+            let adapters = gpumemsim::device::adapter::list()?;
             for a in &adapters {
                 // A CPU adapter's description ends in a warning line.
                 out!("{}", a.describe());
@@ -412,11 +412,11 @@ struct MeasureCmd {
     /// Shader path: SPIR-V with the Vulkan memory model where the adapter has SPIR-V passthrough
     /// (auto), or one of them; the file records which ran per case.
     #[arg(long, value_enum, default_value_t)]
-    shader: gpumemsim::gpu::adapter::ShaderChoice,
+    shader: gpumemsim::device::adapter::ShaderChoice,
 }
 
 fn cmd_measure(c: MeasureCmd) -> Result<ExitCode> {
-    use gpumemsim::gpu::measure;
+    use gpumemsim::device::measure;
     cli::outputs::check(&[("--out", Some(&c.out), cli::outputs::Kind::FileOrFolder)])?;
     let args = measure::MeasureArgs {
         suite: c.suite,
@@ -441,7 +441,7 @@ fn cmd_measure(c: MeasureCmd) -> Result<ExitCode> {
                     bar.println(&format!(
                         "warning: {}: {}",
                         a.name,
-                        gpumemsim::gpu::adapter::CPU_WARNING
+                        gpumemsim::device::adapter::CPU_WARNING
                     ));
                 }
             }
@@ -493,17 +493,18 @@ struct CompareCmd {
 
 fn cmd_compare(c: CompareCmd) -> Result<ExitCode> {
     cli::outputs::check(&[("--out", c.out.as_deref(), cli::outputs::Kind::Folder)])?;
-    let (cmp, written) = gpumemsim::gpu::compare::run(&gpumemsim::gpu::compare::CompareArgs {
-        measured: c.measured,
-        config: c.config,
-        sets: c.set,
-        opts: gpumemsim::gpu::compare::CompareOptions {
-            seed: c.seed,
-            litmus_iterations: c.litmus_iterations,
-            warm_l2: !c.cold_l2,
-        },
-        out: c.out,
-    })?;
+    let (cmp, written) =
+        gpumemsim::device::compare::run(&gpumemsim::device::compare::CompareArgs {
+            measured: c.measured,
+            config: c.config,
+            sets: c.set,
+            opts: gpumemsim::device::compare::CompareOptions {
+                seed: c.seed,
+                litmus_iterations: c.litmus_iterations,
+                warm_l2: !c.cold_l2,
+            },
+            out: c.out,
+        })?;
     out!("{}", cmp.summary());
     // Left-out cases on the terminal too, not only in comparison.md.
     for (key, why) in &cmp.skipped {

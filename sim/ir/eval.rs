@@ -1,7 +1,7 @@
 //! What the IR's value operations compute, on raw register bits: arithmetic, compares, conversions,
 //! and the value a read-modify-write or compare-exchange stores. The one definition that the
 //! simulator's SMs and atomic units, the axiomatic oracle (`litmus::model`), the C front ends'
-//! constant folding and the litmus lowering use; the shader translators (`gpu/wgsl`, `gpu/spirv`)
+//! constant folding and the litmus lowering use; the shader translators (`device/wgsl`, `device/spirv`)
 //! emit the same semantics and take the choices that are not obvious from here ([`operand_ty`],
 //! [`shift_mask`], [`divide_faults`], [`float_rmw`]), so that no two of them can drift apart.
 //!

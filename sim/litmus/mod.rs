@@ -58,7 +58,7 @@ pub use test::{
     BarrierAction, Dialect, Expect, Expectation, LitmusTest, Location, NamedBarrier, Pending,
     RegInit, Thread,
 };
-// For the physical-GPU harness (`gpu::litmus`), which lays instances out its own way.
+// For the physical-GPU harness (`device::litmus`), which lays instances out its own way.
 pub use lower::{normalise, relocate};
 
 use crate::machine::SimError;

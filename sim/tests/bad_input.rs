@@ -135,7 +135,7 @@ fn every_reader_names_the_line_and_column_of_a_non_utf8_byte() {
     assert!(e.contains("s.toml:3:3: not UTF-8"), "{e}");
 
     let m = t.file("m.json", b"{\"schema\": \"\xff\"}");
-    let e = gpumemsim::gpu::schema::Measurement::load(Path::new(&m))
+    let e = gpumemsim::device::schema::Measurement::load(Path::new(&m))
         .unwrap_err()
         .to_string();
     assert!(
@@ -490,7 +490,7 @@ fn two_outputs_on_one_path_or_an_unwritable_one_stop_the_run_before_it_starts() 
 
 #[test]
 fn measurement_files_naming_missing_cases_or_threads_or_holding_nothing_are_refused() {
-    use gpumemsim::gpu::schema::Measurement;
+    use gpumemsim::device::schema::Measurement;
     let path = root().join("reports/measured/llvmpipe-2026-11-22.json");
     let text = std::fs::read_to_string(&path).unwrap();
     let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
@@ -531,7 +531,7 @@ fn measurement_files_naming_missing_cases_or_threads_or_holding_nothing_are_refu
 
 #[test]
 fn measurements_with_bad_timings_are_refused_and_unparsable_kernels_left_out_on_the_terminal() {
-    use gpumemsim::gpu::schema::{text_hash, Measurement};
+    use gpumemsim::device::schema::{text_hash, Measurement};
     let path = root().join("reports/measured/llvmpipe-2026-11-22.json");
     let good: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();

@@ -6,7 +6,7 @@
 //! takes C kernels like any other; and the OpenCL litmus dialect gains the C statements.
 
 use gpumemsim::config::{self, GpuConfig};
-use gpumemsim::gpu::wgsl::{self, Caps, Options};
+use gpumemsim::device::wgsl::{self, Caps, Options};
 use gpumemsim::ir::*;
 use gpumemsim::litmus::{self, LitmusOptions};
 use gpumemsim::machine::{self, RunOptions, RunResult, SimError};
@@ -1085,9 +1085,9 @@ kernel = "race_counter_atomic.cu"
 sweep = { N = [256, 512] }
 "#;
     let suite =
-        gpumemsim::gpu::suite::Suite::parse(toml, "c.toml", &root().join("workloads/chapters"))
+        gpumemsim::device::suite::Suite::parse(toml, "c.toml", &root().join("workloads/chapters"))
             .unwrap_or_else(|e| panic!("{e}"));
-    let loaded = gpumemsim::gpu::measure::load(suite).unwrap_or_else(|e| panic!("{e}"));
+    let loaded = gpumemsim::device::measure::load(suite).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(loaded.cases.len(), 2);
     for (case, wl) in &loaded.cases {
         assert!(

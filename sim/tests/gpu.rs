@@ -7,22 +7,22 @@
 //! that decides.
 
 use gpumemsim::config::{parse_str, GpuConfig};
-use gpumemsim::gpu::wgsl::{self, Caps, Options};
-use gpumemsim::gpu::{Gpu, GpuError};
+use gpumemsim::device::wgsl::{self, Caps, Options};
+use gpumemsim::device::{Device, DeviceError};
 use gpumemsim::ir::*;
 use gpumemsim::machine::{self, RunOptions};
 use gpumemsim::workload::*;
 
 /// The adapter for a test, or `None` (with a skip message) where there is none and
 /// `GPUMEMSIM_REQUIRE_ADAPTER` is not `1`.
-pub fn adapter_or_skip(test: &str) -> Option<Gpu> {
+pub fn adapter_or_skip(test: &str) -> Option<Device> {
     let required = std::env::var("GPUMEMSIM_REQUIRE_ADAPTER").as_deref() == Ok("1");
-    match Gpu::open(None) {
+    match Device::open(None) {
         Ok(g) => Some(g),
-        Err(GpuError::NoAdapter) if !required => {
+        Err(DeviceError::NoAdapter) if !required => {
             eprintln!(
                 "skipped {test}: no adapter ({}); set GPUMEMSIM_REQUIRE_ADAPTER=1 to make this a failure",
-                gpumemsim::gpu::adapter::INSTALL_HINT
+                gpumemsim::device::adapter::INSTALL_HINT
             );
             None
         }
@@ -605,8 +605,8 @@ fn orders_fences_and_wide_barriers_are_rejected_with_their_location() {
 }
 
 /// The shader paths `gpu` runs: WGSL, and SPIR-V where it takes SPIR-V passthrough.
-fn paths(gpu: &Gpu) -> &'static [gpumemsim::gpu::schema::ShaderPath] {
-    use gpumemsim::gpu::schema::ShaderPath;
+fn paths(gpu: &Device) -> &'static [gpumemsim::device::schema::ShaderPath] {
+    use gpumemsim::device::schema::ShaderPath;
     if gpu.passthrough {
         &[ShaderPath::Wgsl, ShaderPath::Spirv]
     } else {
@@ -818,7 +818,7 @@ impl Drop for TempDir {
 /// (so that what is timed is the native operation).
 #[test]
 fn every_suite_case_translates_to_valid_wgsl_without_emulation() {
-    use gpumemsim::gpu::{measure, suite::Suite};
+    use gpumemsim::device::{measure, suite::Suite};
     for file in ["workloads/measure/suite.toml", "workloads/measure/ci.toml"] {
         let loaded = measure::load(Suite::load(std::path::Path::new(file)).unwrap()).unwrap();
         assert!(loaded.cases.len() >= 10, "{file}");
@@ -840,7 +840,7 @@ fn every_suite_case_translates_to_valid_wgsl_without_emulation() {
             for test in &loaded.litmus {
                 for v in &part.variants {
                     let l =
-                        gpumemsim::gpu::litmus::launch(&v.apply(test), &part.settings, &mut rng)
+                        gpumemsim::device::litmus::launch(&v.apply(test), &part.settings, &mut rng)
                             .unwrap();
                     let t = wgsl::translate(&l.workload, Caps::ALL, Options::default())
                         .unwrap_or_else(|e| panic!("{file}: {}: {e}", test.name));
@@ -855,8 +855,8 @@ fn every_suite_case_translates_to_valid_wgsl_without_emulation() {
 
 #[test]
 fn the_ci_suite_measures_round_trips_and_compares() {
-    use gpumemsim::gpu::schema::{Measurement, Status};
-    use gpumemsim::gpu::{compare, measure, suite::Suite};
+    use gpumemsim::device::schema::{Measurement, Status};
+    use gpumemsim::device::{compare, measure, suite::Suite};
     let Some(gpu) = adapter_or_skip("the_ci_suite_measures_round_trips_and_compares") else {
         return;
     };
@@ -876,7 +876,7 @@ fn the_ci_suite_measures_round_trips_and_compares() {
         &gpu,
         &loaded,
         &opts,
-        gpumemsim::gpu::schema::ShaderPath::Wgsl,
+        gpumemsim::device::schema::ShaderPath::Wgsl,
         &mut |p| match p {
             measure::Progress::Settled(_) => settled += 1,
             _ => seen += 1,
@@ -900,7 +900,7 @@ fn the_ci_suite_measures_round_trips_and_compares() {
     // A checkpoint is a valid measurement file that says it is partial.
     let f = std::env::temp_dir().join(format!("gpumemsim-partial-{}.json", std::process::id()));
     std::fs::write(&f, third.unwrap()).unwrap();
-    let p = gpumemsim::gpu::schema::Measurement::load(&f).unwrap();
+    let p = gpumemsim::device::schema::Measurement::load(&f).unwrap();
     let _ = std::fs::remove_file(&f);
     assert!(p.partial && p.benchmarks.len() == 3);
     // The clock settled once before the cases (a CPU adapter does not settle again).
@@ -969,7 +969,7 @@ fn the_ci_suite_measures_round_trips_and_compares() {
 /// A measurement file that is not one, or is inconsistent, is an error naming the file and the fault.
 #[test]
 fn bad_measurement_files_are_clear_errors() {
-    use gpumemsim::gpu::schema::Measurement;
+    use gpumemsim::device::schema::Measurement;
     // Every committed measurement file parses; the lavapipe one is the specimen to break.
     let mut lavapipe = None;
     for e in std::fs::read_dir("reports/measured").unwrap() {
@@ -1190,8 +1190,8 @@ fn litmus_test(path: &str) -> gpumemsim::litmus::LitmusTest {
     gpumemsim::litmus::load(std::path::Path::new(path)).unwrap()
 }
 
-fn small_litmus() -> gpumemsim::gpu::litmus::LitmusSettings {
-    gpumemsim::gpu::litmus::LitmusSettings {
+fn small_litmus() -> gpumemsim::device::litmus::LitmusSettings {
+    gpumemsim::device::litmus::LitmusSettings {
         instances: 96,
         dispatches: 2,
         workgroup_size: 32,
@@ -1206,7 +1206,7 @@ fn small_litmus() -> gpumemsim::gpu::litmus::LitmusSettings {
 /// pointing at the instruction it pointed at.
 #[test]
 fn the_barrier_variant_separates_memory_operations_and_keeps_branches() {
-    use gpumemsim::gpu::litmus::with_barriers;
+    use gpumemsim::device::litmus::with_barriers;
     for f in [
         "workloads/litmus/ptx/mp_relaxed_gpu.litmus",
         "workloads/litmus/ptx/lock_spin.litmus",
@@ -1246,7 +1246,7 @@ fn the_barrier_variant_separates_memory_operations_and_keeps_branches() {
 /// permutation.
 #[test]
 fn litmus_placement_covers_every_instance_and_keeps_ctas_apart() {
-    use gpumemsim::gpu::litmus::launch;
+    use gpumemsim::device::litmus::launch;
     let mut rng = gpumemsim::rng::SplitMix64::stream(3, 0);
     for f in [
         "workloads/litmus/ptx/mp_relaxed_gpu.litmus",
@@ -1290,7 +1290,7 @@ fn litmus_placement_covers_every_instance_and_keeps_ctas_apart() {
 
 #[test]
 fn litmus_outcomes_on_the_adapter_sum_to_the_instances_run() {
-    use gpumemsim::gpu::litmus::{self, Variant};
+    use gpumemsim::device::litmus::{self, Variant};
     let Some(gpu) = adapter_or_skip("litmus_outcomes_on_the_adapter_sum_to_the_instances_run")
     else {
         return;
@@ -1321,7 +1321,7 @@ fn litmus_outcomes_on_the_adapter_sum_to_the_instances_run() {
     // A test with release/acquire is not translatable, and says where.
     let t = litmus_test("workloads/litmus/ptx/mp_rel_acq_gpu.litmus");
     let r = litmus::result(&t, Variant::Relaxed, litmus::run(&gpu, &t, &s));
-    assert_eq!(r.status, gpumemsim::gpu::schema::Status::Untranslatable);
+    assert_eq!(r.status, gpumemsim::device::schema::Status::Untranslatable);
     assert!(r
         .error
         .unwrap()
@@ -1376,9 +1376,9 @@ fn the_device_campaign_runs_on_the_adapter_and_writes_its_folder() {
             "step {step} did not exit 0:\n{readme}"
         );
     }
-    // The clock probe settled before the cases and bracketed every case (gpu::clock); a litmus-only
+    // The clock probe settled before the cases and bracketed every case (device::clock); a litmus-only
     // suite needs none.
-    let m = gpumemsim::gpu::schema::Measurement::load(&dir.join("measured.json")).unwrap();
+    let m = gpumemsim::device::schema::Measurement::load(&dir.join("measured.json")).unwrap();
     let clock = m.clock.as_ref().expect("a clock record");
     assert!(!clock.settles.is_empty() && clock.reference_ns > 0.0);
     for b in &m.benchmarks {
@@ -1387,7 +1387,7 @@ fn the_device_campaign_runs_on_the_adapter_and_writes_its_folder() {
             .unwrap_or_else(|| panic!("{} has no clock check", b.key()));
         assert!(c.before_ns > 0.0 && c.after_ns > 0.0, "{c:?}");
     }
-    let l = gpumemsim::gpu::schema::Measurement::load(&dir.join("litmus.json")).unwrap();
+    let l = gpumemsim::device::schema::Measurement::load(&dir.join("litmus.json")).unwrap();
     assert!(l.clock.is_none());
     let md = std::fs::read_to_string(dir.join("compare/comparison.md")).unwrap();
     assert!(md.contains("Clock probe (`gpu::clock`): reference"), "{md}");

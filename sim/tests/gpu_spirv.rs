@@ -1,13 +1,13 @@
 //! IR → SPIR-V with the Vulkan memory model: every kernel and litmus launch of the repository
 //! translates to a module `spirv-val` accepts (Vulkan 1.2 environment, no adapter needed), and the
-//! orders and scopes land on the semantics and scopes the mapping table of `gpu::spirv` promises.
+//! orders and scopes land on the semantics and scopes the mapping table of `device::spirv` promises.
 //!
 //! `spirv-val` comes with the `spirv-tools` package (`scripts/install-deps.sh vulkan` installs it).
 //! Where it is missing the validation tests print that they skip, and fail instead when
 //! `GPUMEMSIM_REQUIRE_ADAPTER=1` (as CI sets it).
 
-use gpumemsim::gpu::spirv::{self, scope_of, semantics_of, SpirvCaps};
-use gpumemsim::gpu::wgsl::{Caps, Options};
+use gpumemsim::device::spirv::{self, scope_of, semantics_of, SpirvCaps};
+use gpumemsim::device::wgsl::{Caps, Options};
 use gpumemsim::ir::*;
 use gpumemsim::litmus;
 use std::path::Path;
@@ -111,7 +111,7 @@ fn every_kernel_translates_to_spirv_that_spirv_val_accepts() {
 /// seq_cst, RMWs with every order, 64-bit atomics — becomes a valid module, in both variants.
 #[test]
 fn every_litmus_launch_translates_to_valid_spirv() {
-    use gpumemsim::gpu::litmus::{launch, LitmusSettings, Variant};
+    use gpumemsim::device::litmus::{launch, LitmusSettings, Variant};
     let s = LitmusSettings {
         instances: 8,
         ..LitmusSettings::default()
@@ -191,12 +191,12 @@ fn orders_and_scopes_map_onto_the_vulkan_memory_model() {
 fn release_acquire_message_passing_carries_its_semantics() {
     use ::spirv::{MemorySemantics as M, Op};
     let test = litmus::load(Path::new("workloads/litmus/ptx/mp_rel_acq_gpu.litmus")).unwrap();
-    let s = gpumemsim::gpu::litmus::LitmusSettings {
+    let s = gpumemsim::device::litmus::LitmusSettings {
         instances: 4,
         ..Default::default()
     };
     let mut rng = gpumemsim::rng::SplitMix64::stream(1, 0);
-    let l = gpumemsim::gpu::litmus::launch(&test, &s, &mut rng).unwrap();
+    let l = gpumemsim::device::litmus::launch(&test, &s, &mut rng).unwrap();
     for (device_scope, scope) in [
         (true, ::spirv::Scope::Device),
         (false, ::spirv::Scope::QueueFamily),
@@ -268,7 +268,7 @@ fn fences_become_memory_barriers_at_their_scope_and_seq_cst_is_listed() {
             panic!("{file} is missing");
         };
         let mut rng = gpumemsim::rng::SplitMix64::stream(1, 0);
-        let l = gpumemsim::gpu::litmus::launch(&test, &Default::default(), &mut rng).unwrap();
+        let l = gpumemsim::device::litmus::launch(&test, &Default::default(), &mut rng).unwrap();
         let t = spirv::translate(&l.workload, SpirvCaps::ALL, Options::default()).unwrap();
         let w = t.spirv.unwrap();
         let c = constants(&w);
@@ -302,7 +302,7 @@ fn what_vulkan_cannot_express_is_rejected_with_its_location() {
     // 64-bit atomics without Int64Atomics.
     let test = litmus::load(Path::new("workloads/litmus/ptx/atom_add_u64.litmus")).unwrap();
     let mut rng = gpumemsim::rng::SplitMix64::stream(1, 0);
-    let l = gpumemsim::gpu::litmus::launch(&test, &Default::default(), &mut rng).unwrap();
+    let l = gpumemsim::device::litmus::launch(&test, &Default::default(), &mut rng).unwrap();
     let caps = SpirvCaps {
         base: Caps {
             int64: true,
@@ -321,8 +321,8 @@ fn what_vulkan_cannot_express_is_rejected_with_its_location() {
 /// which path ran.
 #[test]
 fn the_ci_suite_runs_through_spirv_on_the_adapter() {
-    use gpumemsim::gpu::schema::{ShaderPath, Status};
-    use gpumemsim::gpu::{measure, suite::Suite};
+    use gpumemsim::device::schema::{ShaderPath, Status};
+    use gpumemsim::device::{measure, suite::Suite};
     let Some(gpu) = crate::gpu::adapter_or_skip("the_ci_suite_runs_through_spirv_on_the_adapter")
     else {
         return;
@@ -367,8 +367,8 @@ fn the_ci_suite_runs_through_spirv_on_the_adapter() {
 /// outcome (which the Vulkan memory model forbids as the PTX one does).
 #[test]
 fn scoped_litmus_variants_run_through_spirv_on_the_adapter() {
-    use gpumemsim::gpu::litmus::{self as gl, LitmusSettings, Variant};
-    use gpumemsim::gpu::schema::ShaderPath;
+    use gpumemsim::device::litmus::{self as gl, LitmusSettings, Variant};
+    use gpumemsim::device::schema::ShaderPath;
     let Some(gpu) =
         crate::gpu::adapter_or_skip("scoped_litmus_variants_run_through_spirv_on_the_adapter")
     else {

@@ -10,11 +10,11 @@
 //! Results are checked after every run, warm-up included: a fault (out-of-bounds, division by zero,
 //! step limit), a failed workload check or a wgpu error is a failed measurement, never a number.
 
-use super::adapter::Gpu;
+use super::adapter::Device;
 use super::schema::ShaderPath;
 pub use super::schema::Timing;
 use super::wgsl::{self, Binding, Translation, FAULT_WORDS};
-use super::GpuError;
+use super::DeviceError;
 use crate::machine::CheckOutcome;
 use crate::workload::Workload;
 use std::time::Duration;
@@ -33,7 +33,7 @@ pub struct RunOutcome {
 
 /// A workload ready to dispatch: pipeline, buffers and bindings created once, reused by every run.
 pub struct Prepared<'g> {
-    gpu: &'g Gpu,
+    gpu: &'g Device,
     pub workload: Workload,
     pub translation: Translation,
     pipeline: wgpu::ComputePipeline,
@@ -50,9 +50,9 @@ fn align4(n: u64) -> u64 {
     n.div_ceil(4) * 4
 }
 
-impl Gpu {
+impl Device {
     /// Translates a workload to WGSL and compiles it for this device.
-    pub fn prepare(&self, wl: &Workload, opts: wgsl::Options) -> Result<Prepared<'_>, GpuError> {
+    pub fn prepare(&self, wl: &Workload, opts: wgsl::Options) -> Result<Prepared<'_>, DeviceError> {
         self.prepare_with(wl, opts, ShaderPath::Wgsl)
     }
 
@@ -63,7 +63,7 @@ impl Gpu {
         wl: &Workload,
         opts: wgsl::Options,
         path: ShaderPath,
-    ) -> Result<Prepared<'_>, GpuError> {
+    ) -> Result<Prepared<'_>, DeviceError> {
         let t = match path {
             ShaderPath::Wgsl => wgsl::translate(wl, self.caps(), opts)?,
             ShaderPath::Spirv => super::spirv::translate(wl, self.spirv_caps(), opts)?,
@@ -76,12 +76,12 @@ impl Gpu {
         &self,
         wl: &Workload,
         t: Translation,
-    ) -> Result<Prepared<'_>, GpuError> {
+    ) -> Result<Prepared<'_>, DeviceError> {
         let name = format!("{} ({})", wl.kernel.name, wl.kernel.file);
         let lim = &self.report.limits;
         let [gx, gy, gz] = t.groups;
         let [sx, sy, sz] = t.workgroup_size;
-        let launch = |message: String| GpuError::Launch {
+        let launch = |message: String| DeviceError::Launch {
             workload: name.clone(),
             message,
         };
@@ -203,7 +203,7 @@ impl Gpu {
             }
         };
         if let Some(e) = pollster::block_on(scope.pop()) {
-            return Err(GpuError::Shader {
+            return Err(DeviceError::Shader {
                 workload: name,
                 message: e.to_string(),
             });
@@ -270,7 +270,7 @@ impl Gpu {
         });
         let errs = self.take_errors();
         if !errs.is_empty() {
-            return Err(GpuError::Shader {
+            return Err(DeviceError::Shader {
                 workload: name,
                 message: errs.join("; "),
             });
@@ -294,7 +294,7 @@ impl Gpu {
 impl Prepared<'_> {
     /// Replaces the initial memory with `wl`'s: the same kernel and buffer sizes with other contents
     /// (a litmus dispatch with a new placement), without compiling again.
-    pub fn reload(&mut self, wl: &Workload) -> Result<(), GpuError> {
+    pub fn reload(&mut self, wl: &Workload) -> Result<(), DeviceError> {
         let same_shape = wl.kernel == self.workload.kernel
             && wl.geometry == self.workload.geometry
             && wl.buffers.len() == self.workload.buffers.len()
@@ -304,7 +304,7 @@ impl Prepared<'_> {
                 .zip(&self.workload.buffers)
                 .all(|(a, b)| a.name == b.name && a.elem == b.elem && a.len == b.len);
         if !same_shape {
-            return Err(GpuError::Launch {
+            return Err(DeviceError::Launch {
                 workload: self.name(),
                 message: "reload needs the same kernel, geometry and buffer sizes".into(),
             });
@@ -324,7 +324,7 @@ impl Prepared<'_> {
     }
 
     /// One dispatch from fresh initial memory: its pass time and final buffers, or why it failed.
-    pub fn run_once(&self) -> Result<RunOutcome, GpuError> {
+    pub fn run_once(&self) -> Result<RunOutcome, DeviceError> {
         let g = self.gpu;
         let d = &g.device;
         let fault_bytes = (FAULT_WORDS * 4) as u64;
@@ -374,19 +374,19 @@ impl Prepared<'_> {
         });
         let errs = g.take_errors();
         if !errs.is_empty() {
-            return Err(GpuError::Dispatch {
+            return Err(DeviceError::Dispatch {
                 workload: self.name(),
                 message: errs.join("; "),
             });
         }
         if let Err(e) = polled {
-            return Err(GpuError::Dispatch {
+            return Err(DeviceError::Dispatch {
                 workload: self.name(),
                 message: format!("waiting for the dispatch: {e}"),
             });
         }
-        let mapped = |b: &wgpu::Buffer| -> Result<Vec<u8>, GpuError> {
-            let v = b.get_mapped_range(..).map_err(|e| GpuError::Dispatch {
+        let mapped = |b: &wgpu::Buffer| -> Result<Vec<u8>, DeviceError> {
+            let v = b.get_mapped_range(..).map_err(|e| DeviceError::Dispatch {
                 workload: self.name(),
                 message: format!("reading results back: {e}"),
             })?;
@@ -413,7 +413,7 @@ impl Prepared<'_> {
             .translation
             .describe_fault(&self.workload.kernel, &fault)
         {
-            return Err(GpuError::Fault(msg));
+            return Err(DeviceError::Fault(msg));
         }
         let buffers = self
             .workload
@@ -436,11 +436,11 @@ impl Prepared<'_> {
     }
 
     /// Runs once and evaluates the workload's checks; a failed check is an error naming it.
-    pub fn run_checked(&self) -> Result<(RunOutcome, Vec<CheckOutcome>), GpuError> {
+    pub fn run_checked(&self) -> Result<(RunOutcome, Vec<CheckOutcome>), DeviceError> {
         let out = self.run_once()?;
         let (checks, _) = crate::machine::checks::evaluate(&self.workload, &out.buffers);
         if let Some(c) = checks.iter().find(|c| !c.passed) {
-            return Err(GpuError::WrongResult {
+            return Err(DeviceError::WrongResult {
                 location: c.location.clone(),
                 check: c.text.clone(),
                 detail: c.detail.clone().unwrap_or_default(),
@@ -450,7 +450,7 @@ impl Prepared<'_> {
     }
 
     /// `warmup` unrecorded runs, then `reps` timed runs; every run is checked.
-    pub fn measure(&self, warmup: u32, reps: u32) -> Result<(Timing, RunOutcome), GpuError> {
+    pub fn measure(&self, warmup: u32, reps: u32) -> Result<(Timing, RunOutcome), DeviceError> {
         for _ in 0..warmup {
             self.run_checked()?;
         }
@@ -458,7 +458,7 @@ impl Prepared<'_> {
         let mut last = None;
         for _ in 0..reps.max(1) {
             let (out, _) = self.run_checked()?;
-            samples.push(out.ns.ok_or_else(|| GpuError::NoTimestamps {
+            samples.push(out.ns.ok_or_else(|| DeviceError::NoTimestamps {
                 adapter: self.gpu.report.name.clone(),
             })?);
             last = Some(out);

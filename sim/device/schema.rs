@@ -165,7 +165,7 @@ pub enum Status {
 pub enum ShaderPath {
     /// WGSL, compiled by wgpu (relaxed atomics and work-group barriers only).
     Wgsl,
-    /// SPIR-V with the Vulkan memory model, passed through to the driver (`gpu::spirv`).
+    /// SPIR-V with the Vulkan memory model, passed through to the driver (`device::spirv`).
     Spirv,
 }
 
@@ -207,12 +207,12 @@ pub struct BenchResult {
     /// The shader path that ran (absent in files written before there were two).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shader: Option<ShaderPath>,
-    /// The clock probe's times around the case (`gpu::clock`; absent in files written before it).
+    /// The clock probe's times around the case (`device::clock`; absent in files written before it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock: Option<ClockCheck>,
 }
 
-/// The clock probe (`gpu::clock`) just before and just after one case, beside the reference (the
+/// The clock probe (`device::clock`) just before and just after one case, beside the reference (the
 /// fastest settled probe time): a probe slower than the reference means the case may have run at a
 /// lower clock.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -220,7 +220,7 @@ pub struct ClockCheck {
     pub before_ns: f64,
     pub after_ns: f64,
     pub reference_ns: f64,
-    /// The probe before the case was more than `gpu::clock::RESETTLE` slower than the reference, and
+    /// The probe before the case was more than `device::clock::RESETTLE` slower than the reference, and
     /// the clock was settled again before the case ran.
     pub resettled: bool,
 }
@@ -232,7 +232,7 @@ impl ClockCheck {
     }
 }
 
-/// What the clock probe did during a measurement (`gpu::clock`).
+/// What the clock probe did during a measurement (`device::clock`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClockRecord {
     /// The probe kernel's text.

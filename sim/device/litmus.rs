@@ -34,9 +34,9 @@
 
 mod variants;
 
-use super::adapter::Gpu;
+use super::adapter::Device;
 use super::schema::{LitmusResult, OutcomeCount, ShaderPath, Status};
-use super::{wgsl, GpuError};
+use super::{wgsl, DeviceError};
 use crate::ir::*;
 use crate::litmus::{normalise, relocate, LitmusTest, RegInit, Var};
 use crate::rng::SplitMix64;
@@ -701,20 +701,20 @@ pub struct Counts {
 }
 
 /// Runs `test` (already in its variant's form) on the adapter through WGSL.
-pub fn run(gpu: &Gpu, test: &LitmusTest, s: &LitmusSettings) -> Result<Counts, GpuError> {
+pub fn run(gpu: &Device, test: &LitmusTest, s: &LitmusSettings) -> Result<Counts, DeviceError> {
     run_with(gpu, test, s, ShaderPath::Wgsl)
 }
 
 /// Runs `test` (already in its variant's form) on the adapter through `path`.
 pub fn run_with(
-    gpu: &Gpu,
+    gpu: &Device,
     test: &LitmusTest,
     s: &LitmusSettings,
     path: ShaderPath,
-) -> Result<Counts, GpuError> {
+) -> Result<Counts, DeviceError> {
     let mut counts = Counts::default();
     let mut rng = SplitMix64::stream(s.seed, 0x6c69_746d);
-    let fail = |message: String| GpuError::Launch {
+    let fail = |message: String| DeviceError::Launch {
         workload: format!("{} ({})", test.name, test.file),
         message,
     };
@@ -760,7 +760,7 @@ pub fn run_with(
 pub fn result(
     test: &LitmusTest,
     variant: Variant,
-    outcome: Result<Counts, GpuError>,
+    outcome: Result<Counts, DeviceError>,
 ) -> LitmusResult {
     let mut r = LitmusResult {
         test: test.name.clone(),
@@ -789,7 +789,7 @@ pub fn result(
         }
         Err(e) => {
             r.status = match e {
-                GpuError::Translate(_) => Status::Untranslatable,
+                DeviceError::Translate(_) => Status::Untranslatable,
                 _ => Status::Failed,
             };
             r.error = Some(e.to_string());

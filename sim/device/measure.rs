@@ -5,16 +5,16 @@
 //! timed repetitions, every run checked). A case that cannot be translated, faults, fails a check or
 //! trips a wgpu error is recorded as such with its error and no timing. Latency slopes are fitted over
 //! the parameter the suite names (least squares over the cases' median times). The clock probe
-//! (`gpu::clock`) settles the GPU's clock before the first case and brackets every case.
+//! (`device::clock`) settles the GPU's clock before the first case and brackets every case.
 
-use super::adapter::Gpu;
+use super::adapter::Device;
 use super::clock::{ClockProbe, Settle};
 use super::schema::{
     text_hash, utc_now, BenchResult, ClockRecord, Derived, LitmusResult, Measurement, ShaderPath,
     Status, SCHEMA, VERSION,
 };
 use super::suite::{Case, Suite, SuiteError};
-use super::{wgsl, GpuError};
+use super::{wgsl, DeviceError};
 use crate::kernel::KernelError;
 use crate::workload::Workload;
 use std::collections::BTreeMap;
@@ -117,7 +117,7 @@ pub fn load(suite: Suite) -> Result<Loaded, MeasureError> {
 /// is `path` for every case; a litmus variant that needs orders WGSL lacks (release/acquire, fences,
 /// seq_cst) is untranslatable on WGSL.
 pub fn measure(
-    gpu: &Gpu,
+    gpu: &Device,
     loaded: &Loaded,
     opts: &MeasureOptions,
     path: ShaderPath,
@@ -129,7 +129,7 @@ pub fn measure(
 /// [`measure`], handing `checkpoint` the measurement so far (`partial`) after every case and litmus
 /// variant, so that a run stopped from outside (a lent machine's time limit) leaves what it measured.
 pub fn measure_with(
-    gpu: &Gpu,
+    gpu: &Device,
     loaded: &Loaded,
     opts: &MeasureOptions,
     path: ShaderPath,
@@ -200,7 +200,7 @@ pub fn measure_with(
         match gpu.prepare_with(wl, wopts, path) {
             Err(e) => {
                 r.status = match e {
-                    GpuError::Translate(_) => Status::Untranslatable,
+                    DeviceError::Translate(_) => Status::Untranslatable,
                     _ => Status::Failed,
                 };
                 r.error = Some(e.to_string());
@@ -264,7 +264,7 @@ pub fn measure_with(
 /// The measurement file of what was measured; `partial`: the run has not finished.
 #[allow(clippy::too_many_arguments)]
 fn assemble(
-    gpu: &Gpu,
+    gpu: &Device,
     loaded: &Loaded,
     date: &str,
     (warmup, reps): (u32, u32),
@@ -413,7 +413,7 @@ pub enum MeasureRunError {
     #[error(transparent)]
     Measure(#[from] MeasureError),
     #[error(transparent)]
-    Gpu(#[from] GpuError),
+    Device(#[from] DeviceError),
     #[error("{path}: cannot write: {source}")]
     Write {
         path: String,
@@ -438,7 +438,7 @@ pub enum Progress<'a> {
     /// The clock probe settled (before the first case, or again before a case whose probe ran slow).
     Settled(Settle),
     /// The clock probe could not run: the cases are measured without it.
-    NoProbe(&'a GpuError),
+    NoProbe(&'a DeviceError),
 }
 
 /// The `measure` command: load the suite (all of it, before anything runs), open the adapter,
@@ -448,7 +448,7 @@ pub fn run(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<MeasureOutcome, MeasureRunError> {
     let loaded = load(Suite::load(&args.suite).map_err(MeasureError::from)?)?;
-    let gpu = Gpu::open(args.adapter)?;
+    let gpu = Device::open(args.adapter)?;
     let variants = loaded.suite.litmus.as_ref().map_or(0, |l| l.variants.len());
     let path = gpu.shader_path(args.opts.shader)?;
     progress(Progress::Opened {
@@ -457,7 +457,7 @@ pub fn run(
         shader: path,
     });
     if gpu.timestamp_period_ns.is_none() {
-        return Err(GpuError::NoTimestamps {
+        return Err(DeviceError::NoTimestamps {
             adapter: gpu.report.name.clone(),
         }
         .into());

@@ -1,4 +1,4 @@
-//! The physical GPU: the same workloads the simulator runs, executed on a real adapter through wgpu,
+//! The physical device (a [`Device`]; the simulated GPU is `machine::Gpu`): the same workloads the simulator runs, executed on a real adapter through wgpu,
 //! timed with timestamp queries, and compared with the simulator's predictions.
 //!
 //! | module | what it does |
@@ -27,21 +27,21 @@ pub mod spirv;
 pub mod suite;
 pub mod wgsl;
 
-pub use adapter::{AdapterReport, Gpu};
+pub use adapter::{AdapterReport, Device};
 pub use wgsl::TranslateError;
 
 use thiserror::Error;
 
 /// Why something on the physical GPU did not give a number.
 #[derive(Debug, Error)]
-pub enum GpuError {
+pub enum DeviceError {
     #[error("no adapter found: {}", adapter::INSTALL_HINT)]
     NoAdapter,
     #[error("--adapter {index}: there {} {count} adapter{} (see `gpumemsim gpu list`)",
         if *count == 1 { "is" } else { "are" }, if *count == 1 { "" } else { "s" })]
     BadAdapterIndex { index: usize, count: usize },
     #[error("cannot open {adapter}: {message}")]
-    Device { adapter: String, message: String },
+    Open { adapter: String, message: String },
     #[error("{adapter} has no timestamp queries (TIMESTAMP_QUERY), so it cannot time dispatches")]
     NoTimestamps { adapter: String },
     #[error(transparent)]

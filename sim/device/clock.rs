@@ -15,17 +15,17 @@
 //! or lock clocks (wgpu can do neither), or keep the clock raised between the repetitions of a case (a
 //! case's own repetitions keep the GPU busy; its spread shows when they did not).
 
-use super::adapter::Gpu;
+use super::adapter::Device;
 use super::dispatch::Prepared;
 use super::schema::{ClockCheck, ShaderPath};
-use super::{wgsl, GpuError};
+use super::{wgsl, DeviceError};
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
 
 /// The probe: one sub-group's worth of work-items in one work-group, a chain of dependent additions and
 /// no memory traffic but one store each. About 1.1 ms on an H100 at 1,980 MHz, 6.5 ms at 345 MHz.
 pub const PROBE: &str = "\
-// clock probe (gpu::clock): dependent register arithmetic, no memory traffic but one store each.
+// clock probe (device::clock): dependent register arithmetic, no memory traffic but one store each.
 param ITERS = 20000
 groups 1
 group_size 32
@@ -116,7 +116,7 @@ pub struct ClockProbe<'g> {
 
 impl<'g> ClockProbe<'g> {
     /// Compiles the probe for `path` and settles the clock.
-    pub fn start(gpu: &'g Gpu, path: ShaderPath) -> Result<Self, GpuError> {
+    pub fn start(gpu: &'g Device, path: ShaderPath) -> Result<Self, DeviceError> {
         let wl = crate::kernel::parse(PROBE, "gpu::clock::PROBE", &[])
             .expect("the clock probe is a valid kernel");
         let prepared = gpu.prepare_with(&wl, wgsl::Options::default(), path)?;
@@ -130,15 +130,15 @@ impl<'g> ClockProbe<'g> {
     }
 
     /// One probe run, checked, its pass time in ns.
-    pub fn time(&self) -> Result<f64, GpuError> {
+    pub fn time(&self) -> Result<f64, DeviceError> {
         let (out, _) = self.prepared.run_checked()?;
-        out.ns.ok_or_else(|| GpuError::NoTimestamps {
+        out.ns.ok_or_else(|| DeviceError::NoTimestamps {
             adapter: self.prepared.workload.kernel.name.clone(),
         })
     }
 
     /// Runs the probe until its time settles (after the first settling: at the reference).
-    pub fn settle(&mut self) -> Result<Settle, GpuError> {
+    pub fn settle(&mut self) -> Result<Settle, DeviceError> {
         let t0 = Instant::now();
         let target = (!self.settles.is_empty()).then(|| self.reference_ns());
         let s = settle_with(|| self.time(), target, || t0.elapsed() >= MAX_SETTLE)?;
@@ -158,18 +158,22 @@ impl<'g> ClockProbe<'g> {
     /// reference), `case`, a probe after. When the probe after is `RESETTLE` slower (the clock fell
     /// while the case ran: on the H100, during host work between repetitions), the clock is settled
     /// and the case run once more; the second attempt is kept, and its record says so.
-    pub fn around<T>(&mut self, mut case: impl FnMut() -> T) -> Result<(T, ClockCheck), GpuError> {
+    pub fn around<T>(
+        &mut self,
+        mut case: impl FnMut() -> T,
+    ) -> Result<(T, ClockCheck), DeviceError> {
         let mut resettled = false;
-        let mut attempt = |p: &mut Self, resettled: &mut bool| -> Result<(T, f64, f64), GpuError> {
-            let mut before = p.time()?;
-            if p.resettle && before > p.reference_ns() * (1.0 + RESETTLE) {
-                p.settle()?;
-                before = p.time()?;
-                *resettled = true;
-            }
-            let r = case();
-            Ok((r, before, p.time()?))
-        };
+        let mut attempt =
+            |p: &mut Self, resettled: &mut bool| -> Result<(T, f64, f64), DeviceError> {
+                let mut before = p.time()?;
+                if p.resettle && before > p.reference_ns() * (1.0 + RESETTLE) {
+                    p.settle()?;
+                    before = p.time()?;
+                    *resettled = true;
+                }
+                let r = case();
+                Ok((r, before, p.time()?))
+            };
         let (mut r, mut before, mut after) = attempt(self, &mut resettled)?;
         if self.resettle && after > self.reference_ns() * (1.0 + RESETTLE) {
             (r, before, after) = attempt(self, &mut resettled)?;

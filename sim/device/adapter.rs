@@ -1,5 +1,5 @@
 //! Adapter discovery: which Vulkan devices wgpu sees, what they offer that matters for measuring memory
-//! systems, and opening one as a [`Gpu`] with the features the translation and the timing harness use.
+//! systems, and opening one as a [`Device`] with the features the translation and the timing harness use.
 //!
 //! Models: wgpu's adapter enumeration (honouring `WGPU_BACKEND`), its feature and limit reports. Does
 //! not model: surfaces, anything graphics.
@@ -10,7 +10,7 @@
 use super::schema::ShaderPath;
 pub use super::schema::{AdapterReport, FeatureReport, LimitReport};
 use super::wgsl::Caps;
-use super::GpuError;
+use super::DeviceError;
 
 /// Which shader path `measure` uses (`--shader`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -176,10 +176,10 @@ fn adapters(instance: &wgpu::Instance) -> Vec<wgpu::Adapter> {
 }
 
 /// Every adapter wgpu finds; no adapter is an error that says how to get one.
-pub fn list() -> Result<Vec<AdapterReport>, GpuError> {
+pub fn list() -> Result<Vec<AdapterReport>, DeviceError> {
     let found = adapters(&instance());
     if found.is_empty() {
-        return Err(GpuError::NoAdapter);
+        return Err(DeviceError::NoAdapter);
     }
     Ok(found
         .iter()
@@ -190,7 +190,7 @@ pub fn list() -> Result<Vec<AdapterReport>, GpuError> {
 
 /// An opened adapter: device and queue with the features the suite uses, and errors wgpu reports
 /// outside an error scope collected instead of panicking.
-pub struct Gpu {
+pub struct Device {
     pub report: AdapterReport,
     pub device: wgpu::Device,
     pub queue: wgpu::Queue,
@@ -207,17 +207,17 @@ pub struct Gpu {
     pub(super) errors: Arc<Mutex<Vec<String>>>,
 }
 
-impl Gpu {
+impl Device {
     /// Opens adapter `index` (default 0, in the order of [`list`]).
-    pub fn open(index: Option<usize>) -> Result<Gpu, GpuError> {
+    pub fn open(index: Option<usize>) -> Result<Device, DeviceError> {
         let inst = instance();
         let mut found = adapters(&inst);
         if found.is_empty() {
-            return Err(GpuError::NoAdapter);
+            return Err(DeviceError::NoAdapter);
         }
         let i = index.unwrap_or(0);
         if i >= found.len() {
-            return Err(GpuError::BadAdapterIndex {
+            return Err(DeviceError::BadAdapterIndex {
                 index: i,
                 count: found.len(),
             });
@@ -251,7 +251,7 @@ impl Gpu {
             trace: wgpu::Trace::Off,
         };
         let (device, queue) =
-            pollster::block_on(adapter.request_device(&desc)).map_err(|e| GpuError::Device {
+            pollster::block_on(adapter.request_device(&desc)).map_err(|e| DeviceError::Open {
                 adapter: report.name.clone(),
                 message: e.to_string(),
             })?;
@@ -265,7 +265,7 @@ impl Gpu {
         let timestamp_period_ns = features
             .contains(F::TIMESTAMP_QUERY)
             .then(|| queue.get_timestamp_period() as f64);
-        Ok(Gpu {
+        Ok(Device {
             report,
             device,
             queue,
@@ -290,13 +290,13 @@ impl Gpu {
     }
 
     /// The shader path `choice` picks on this device: `auto` is SPIR-V where passthrough is enabled.
-    pub fn shader_path(&self, choice: ShaderChoice) -> Result<ShaderPath, GpuError> {
+    pub fn shader_path(&self, choice: ShaderChoice) -> Result<ShaderPath, DeviceError> {
         match choice {
             ShaderChoice::Wgsl => Ok(ShaderPath::Wgsl),
             ShaderChoice::Auto if !self.passthrough => Ok(ShaderPath::Wgsl),
             ShaderChoice::Auto => Ok(ShaderPath::Spirv),
             ShaderChoice::Spirv if self.passthrough => Ok(ShaderPath::Spirv),
-            ShaderChoice::Spirv => Err(GpuError::Device {
+            ShaderChoice::Spirv => Err(DeviceError::Open {
                 adapter: self.report.name.clone(),
                 message: "--shader spirv needs SPIR-V passthrough (PASSTHROUGH_SHADERS, Vulkan), \
                           which this adapter does not offer"

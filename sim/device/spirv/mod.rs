@@ -167,7 +167,7 @@ pub fn translate(
     let k = &wl.kernel;
     let launch = format!("{}:1:1", k.file);
     let geo = wl.geometry;
-    let (mem, params) = crate::gpu::wgsl::check_launch(wl, "SPIR-V")?;
+    let (mem, params) = crate::device::wgsl::check_launch(wl, "SPIR-V")?;
     let leaders = leaders(k);
     let wide = wide_registers(k, &params);
     if let Some(r) = wide.iter().position(|&w| w) {

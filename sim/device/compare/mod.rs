@@ -164,8 +164,8 @@ pub struct Comparison {
     pub clock: Option<ClockSummary>,
 }
 
-/// The clock probe of a measurement (`gpu::clock`): its reference time, how often the clock was
-/// settled, and the cases whose probe ran more than `gpu::clock::RESETTLE` slower than the reference.
+/// The clock probe of a measurement (`device::clock`): its reference time, how often the clock was
+/// settled, and the cases whose probe ran more than `device::clock::RESETTLE` slower than the reference.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClockSummary {
     pub reference_ns: f64,
@@ -269,7 +269,7 @@ pub fn compare_reporting(
         .filter(|b| b.status == Status::Ok && b.group != OVERHEAD_GROUP)
         .collect();
     // `--litmus-iterations 0` skips the litmus tests, as on every command.
-    let run_litmus = |l: &&crate::gpu::schema::LitmusResult| {
+    let run_litmus = |l: &&crate::device::schema::LitmusResult| {
         l.status == Status::Ok && opts.litmus_iterations > 0
     };
     let litmus_ok = m.litmus.iter().filter(run_litmus).count();
