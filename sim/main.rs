@@ -347,6 +347,8 @@ enum GpuCmd {
     Measure(MeasureCmd),
     /// Simulate a measurement file's suite with a config and put the predictions beside it.
     Compare(CompareCmd),
+    /// Write the shader a workload (.kern, .cu, .cl, .ptx) or litmus test becomes, without an adapter.
+    Emit(cli::gpu::EmitCmd),
 }
 
 /// Without a usable `XDG_RUNTIME_DIR` the Vulkan loader's window-system probes print
@@ -381,6 +383,7 @@ fn cmd_gpu(c: GpuCmd) -> Result<ExitCode> {
     match c {
         GpuCmd::Measure(m) => cmd_measure(m),
         GpuCmd::Compare(m) => cmd_compare(m),
+        GpuCmd::Emit(e) => cli::gpu::cmd_emit(e),
         GpuCmd::List => {
             let adapters = gpumemsim::device::adapter::list()?;
             for a in &adapters {

@@ -6,6 +6,7 @@
 //! | `adapter` | adapter discovery (`gpu list`), opening a device with the features the suite uses |
 //! | `wgsl` | IR → WGSL translation (what WGSL cannot express is rejected with its location) |
 //! | `spirv` | IR → SPIR-V with the Vulkan memory model (orders, scopes, fences), for adapters with SPIR-V passthrough |
+//! | `emit` | `gpu emit`: a workload's or litmus test's shader, written without an adapter |
 //! | `clock` | the clock probe: settles the GPU's clock before measuring and brackets every case |
 //! | `dispatch` | dispatch + timing harness: timestamps around each pass, R repetitions, checked results |
 //! | `suite` | the measurement suite file (kernels of `workloads/`, parameter sweeps) |
@@ -20,6 +21,7 @@ pub mod adapter;
 pub mod clock;
 pub mod compare;
 pub mod dispatch;
+pub mod emit;
 pub mod litmus;
 pub mod measure;
 pub mod schema;
