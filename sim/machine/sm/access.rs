@@ -179,7 +179,7 @@ impl Sm {
 
     /// A load (kernel or trace); `value_bytes` of each lane's result go to `a.dst` (0: timing only).
     /// `false` if it must wait.
-    #[inline]
+    #[inline(always)]
     pub(super) fn issue_load(
         &mut self,
         a: &WarpAccess,
@@ -211,7 +211,7 @@ impl Sm {
     }
 
     /// A store (kernel or trace; a trace's values are zero and go nowhere). `false` if it must wait.
-    #[inline]
+    #[inline(always)]
     pub(super) fn issue_store(
         &mut self,
         a: &WarpAccess,
@@ -237,7 +237,7 @@ impl Sm {
 
     /// An atomic instruction's lanes (kernel or trace), at the unit `ordering::rmw_site` names.
     /// `false` if it must wait.
-    #[inline]
+    #[inline(always)]
     pub(super) fn issue_atomic(
         &mut self,
         a: &WarpAccess,

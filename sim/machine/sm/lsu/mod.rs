@@ -223,7 +223,7 @@ impl Lsu {
     }
 
     /// A new instruction in flight (its lanes' addresses kept when the program has values).
-    #[inline]
+    #[inline(always)]
     pub(super) fn new_op(
         &mut self,
         warp: usize,
