@@ -556,9 +556,10 @@ struct ValidateArgs {
     /// it is based on (its `base`, else its file stem).
     #[arg(long)]
     config: Option<PathBuf>,
-    /// Folder of reference sets (one `*.toml` per preset); default: `reports/reference` here, else
-    /// in the source tree the binary was built from, else beside the binary.
-    #[arg(long, value_name = "DIR")]
+    /// Folder of reference sets (one `*.toml` per preset; its published sets run), or one set's file
+    /// (e.g. the measured reports/reference/h100-measured.toml); default: `reports/reference` here,
+    /// else in the source tree the binary was built from, else beside the binary.
+    #[arg(long, value_name = "DIR|FILE")]
     reference: Option<PathBuf>,
     /// Write results.csv, results.json and the chart (validate.png, validate.svg) here; with a
     /// loaded-latency curve also loaded.csv and loaded.png / loaded.svg.
@@ -576,7 +577,7 @@ fn cmd_validate(a: ValidateArgs) -> Result<ExitCode> {
         Some(d) => d.clone(),
         None => validate::default_dir()?,
     };
-    let refs = validate::load_dir(&reference)?;
+    let refs = validate::load_path(&reference)?;
     let selected: Vec<&validate::Reference> = match &a.config {
         None => refs.iter().collect(),
         Some(c) => validate::select(&refs, c, &gpumemsim::text::read(c)?, &reference)?,

@@ -68,9 +68,44 @@ pub struct Row {
     /// thing (e.g. atomics), or why the row is expected to miss.
     #[serde(default)]
     pub note: Option<String>,
+    /// Where a measured value lies (measured sets): the data file and the JSON object and key it
+    /// was read from; `preflight` reads the file and refuses a row whose `value` differs from it.
+    #[serde(default)]
+    pub from: Option<Source>,
     /// `file:line:col` of the row's `id`, for messages about the row.
     #[serde(skip)]
     pub at: String,
+}
+
+/// A JSON value in a measurement file: `value = (file[where].key - less[where].key) * scale`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Source {
+    /// The data file (JSON or JSON lines), relative to the reference file.
+    pub file: PathBuf,
+    /// The object: every field named here has this value (e.g. `kind = "fence"`, `what = "..."`).
+    #[serde(rename = "where")]
+    pub select: BTreeMap<String, toml::Value>,
+    /// The object's number that is (or gives) the value, e.g. `cycles_per_iteration`.
+    pub key: String,
+    /// Another object of the same file whose `key` is subtracted (an empty kernel's time).
+    #[serde(default)]
+    pub less: Option<BTreeMap<String, toml::Value>>,
+    /// Factor from the file's unit to the row's (0.001: ns to us); default 1.
+    #[serde(default)]
+    pub scale: Option<f64>,
+}
+
+/// Which kind of numbers a reference set holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// Published measurements: the sets `validate` runs by default.
+    #[default]
+    Published,
+    /// This project's own measurements of one card (`reports/measured/`): run when named with
+    /// `validate --reference FILE`; every row names its file and JSON object (`from`).
+    Measured,
 }
 
 /// The loaded-latency curve of a preset: one workload run at several offered loads (a parameter),
@@ -116,6 +151,9 @@ pub struct Reference {
     pub config: PathBuf,
     /// Target MAPE over the rows (0.08 = 8 %).
     pub mape_target: f64,
+    /// `published` (default) or `measured` (not run by a plain `validate` of the folder).
+    #[serde(default)]
+    pub kind: Kind,
     #[serde(rename = "row")]
     pub rows: Vec<Row>,
     /// What the preset's numbers that no published measurement fixes rest on (the atomic units):
@@ -329,6 +367,28 @@ pub fn preflight(r: &Reference, config: Option<&Path>) -> Result<(), ValidateErr
         let params: Vec<(String, i64)> = row.params.iter().map(|(k, v)| (k.clone(), *v)).collect();
         crate::kernel::load(&dir.join(&row.workload), &params)
             .map_err(|e| located(&row.at, &row.id, format!("`workload`: {e}")))?;
+        if let Some(src) = &row.from {
+            let v = source_value(dir, src)
+                .map_err(|e| located(&row.at, &row.id, format!("`from`: {e}")))?;
+            if (v - row.value).abs() > 0.005 * v.abs().max(1e-9) {
+                return Err(located(
+                    &row.at,
+                    &row.id,
+                    format!(
+                        "`value` is {} but {} gives {v:.4}; allowed: the file's value (0.5 % for rounding)",
+                        row.value,
+                        src.file.display()
+                    ),
+                ));
+            }
+        } else if r.kind == Kind::Measured {
+            return Err(located(
+                &row.at,
+                &row.id,
+                "a measured set's row names where its value lies: add `from = { file, where, key }`"
+                    .into(),
+            ));
+        }
     }
     if let Some(l) = &r.loaded {
         let mut params: Vec<(String, i64)> =
@@ -340,6 +400,99 @@ pub fn preflight(r: &Reference, config: Option<&Path>) -> Result<(), ValidateErr
         })?;
     }
     Ok(())
+}
+
+/// Every JSON object in `text`: the lines of a JSON-lines file, or the objects anywhere inside one
+/// JSON document.
+fn json_objects(text: &str) -> Result<Vec<serde_json::Value>, String> {
+    fn walk(v: serde_json::Value, out: &mut Vec<serde_json::Value>) {
+        match v {
+            serde_json::Value::Array(a) => a.into_iter().for_each(|x| walk(x, out)),
+            serde_json::Value::Object(ref m) => {
+                for x in m.values() {
+                    if x.is_array() || x.is_object() {
+                        walk(x.clone(), out);
+                    }
+                }
+                out.push(v);
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    if let Ok(v) = serde_json::from_str::<serde_json::Value>(text) {
+        walk(v, &mut out);
+        return Ok(out);
+    }
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v = serde_json::from_str(line).map_err(|e| format!("line {}: {e}", i + 1))?;
+        walk(v, &mut out);
+    }
+    Ok(out)
+}
+
+fn json_matches(o: &serde_json::Value, select: &BTreeMap<String, toml::Value>) -> bool {
+    select.iter().all(|(k, want)| match (o.get(k), want) {
+        (Some(serde_json::Value::String(a)), toml::Value::String(b)) => a == b,
+        (Some(serde_json::Value::Number(a)), toml::Value::Integer(b)) => {
+            a.as_f64() == Some(*b as f64)
+        }
+        (Some(serde_json::Value::Number(a)), toml::Value::Float(b)) => a.as_f64() == Some(*b),
+        (Some(serde_json::Value::Bool(a)), toml::Value::Boolean(b)) => a == b,
+        _ => false,
+    })
+}
+
+/// The value a measured row's `from` names, read from its file (relative to `dir`).
+pub fn source_value(dir: &Path, src: &Source) -> Result<f64, String> {
+    let path = dir.join(&src.file);
+    let text = crate::text::read(&path).map_err(|e| e.to_string())?;
+    let objects = json_objects(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let find = |select: &BTreeMap<String, toml::Value>| -> Result<f64, String> {
+        let hits: Vec<_> = objects.iter().filter(|o| json_matches(o, select)).collect();
+        let shown = || {
+            select
+                .iter()
+                .map(|(k, v)| format!("{k} = {v}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        match hits.as_slice() {
+            [o] => o.get(&src.key).and_then(|v| v.as_f64()).ok_or_else(|| {
+                format!(
+                    "{}: the object with {} has no number `{}`",
+                    path.display(),
+                    shown(),
+                    src.key
+                )
+            }),
+            [] => Err(format!("{}: no object with {}", path.display(), shown())),
+            _ => Err(format!(
+                "{}: {} objects with {}; allowed: a `where` that picks one",
+                path.display(),
+                hits.len(),
+                shown()
+            )),
+        }
+    };
+    let mut v = find(&src.select)?;
+    if let Some(less) = &src.less {
+        v -= find(less)?;
+    }
+    Ok(v * src.scale.unwrap_or(1.0))
+}
+
+/// The reference sets at `path`: the one set a file holds, or the published sets of a folder
+/// (`load_dir`).
+pub fn load_path(path: &Path) -> Result<Vec<Reference>, ValidateError> {
+    if path.is_file() {
+        Ok(vec![load(path)?])
+    } else {
+        load_dir(path)
+    }
 }
 
 /// The default folder of reference sets, so that `validate` works from any directory:
@@ -387,7 +540,8 @@ pub fn load(file: &Path) -> Result<Reference, ValidateError> {
     parse(&text, file)
 }
 
-/// Every `*.toml` in `dir`, sorted by file name.
+/// Every published set (`*.toml`, `kind` not `measured`) in `dir`, sorted by file name. Measured
+/// sets run when named as a file (`load_path`).
 pub fn load_dir(dir: &Path) -> Result<Vec<Reference>, ValidateError> {
     let rd = std::fs::read_dir(dir).map_err(|e| ValidateError::Io {
         path: dir.display().to_string(),
@@ -404,7 +558,11 @@ pub fn load_dir(dir: &Path) -> Result<Vec<Reference>, ValidateError> {
             message: "no reference set (*.toml) in this folder".into(),
         });
     }
-    files.iter().map(|f| load(f)).collect()
+    let all: Vec<Reference> = files.iter().map(|f| load(f)).collect::<Result<_, _>>()?;
+    Ok(all
+        .into_iter()
+        .filter(|r| r.kind == Kind::Published)
+        .collect())
 }
 
 /// One row's outcome.
@@ -998,6 +1156,59 @@ better = "lower"
         .to_string();
         assert!(e.contains("`peak`"), "{e}");
         assert!(parse(&format!("{ROW}{}", curve.replace("[0, 200]", "[0, 50]")), f).is_ok());
+    }
+
+    /// Every row of the measured set names its file and object, and its value is the file's.
+    #[test]
+    fn measured_rows_are_what_their_files_say() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/reference");
+        let file = dir.join("h100-measured.toml");
+        let r = load(&file).unwrap();
+        assert_eq!(r.kind, Kind::Measured);
+        assert!(r.rows.len() >= 15, "{} rows", r.rows.len());
+        for row in &r.rows {
+            let src = row.from.as_ref().expect("every measured row has `from`");
+            let v = source_value(&dir, src).unwrap();
+            assert!(
+                (v - row.value).abs() <= 0.005 * v.abs(),
+                "{}: {} vs file {v}",
+                row.id,
+                row.value
+            );
+        }
+        // The fence row reads exactly the file's number; the contention row subtracts the empty kernel.
+        let get = |id: &str| r.rows.iter().find(|x| x.id == id).unwrap();
+        assert_eq!(
+            source_value(&dir, get("fence_sc_sys").from.as_ref().unwrap()).unwrap(),
+            1382.54
+        );
+        let c = source_value(&dir, get("contention_32_lines").from.as_ref().unwrap()).unwrap();
+        assert!((c - (12832.0 - 7136.0) / 1000.0).abs() < 1e-9, "{c}");
+        preflight(&r, None).unwrap();
+        // A value that is not the file's is refused at its row, before any run.
+        let text = crate::text::read(&file).unwrap();
+        let bad = parse(
+            &text.replacen("value = 1382.54", "value = 1300.0", 1),
+            &file,
+        )
+        .unwrap();
+        let e = preflight(&bad, None).unwrap_err().to_string();
+        assert!(e.contains("row `fence_sc_sys`: `value` is 1300 but"), "{e}");
+        let k = "what = \"st.release.gpu\"";
+        assert!(text.contains(k));
+        let bad = parse(&text.replacen(k, "what = \"st.nope\"", 1), &file).unwrap();
+        let e = preflight(&bad, None).unwrap_err().to_string();
+        assert!(
+            e.contains("row `release_gpu`: `from`:") && e.contains("no object with"),
+            "{e}"
+        );
+        // The folder's default run holds the published sets only; the file runs when named.
+        let sets = load_dir(&dir).unwrap();
+        assert!(sets.iter().all(|s| s.kind == Kind::Published));
+        assert!(!sets.iter().any(|s| s.file == file));
+        let named = load_path(&file).unwrap();
+        assert_eq!(named.len(), 1);
+        assert_eq!(named[0].kind, Kind::Measured);
     }
 
     #[test]
