@@ -63,6 +63,10 @@ fn regs(i: &Inst) -> RegUse {
             add(b);
             Some(*dst)
         }
+        Inst::Math { dst, args, .. } => {
+            args.iter().for_each(&mut add);
+            Some(*dst)
+        }
         Inst::Select { dst, cond, a, b } => {
             add(a);
             add(b);

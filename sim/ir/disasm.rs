@@ -230,6 +230,38 @@ impl Kernel {
                 }
             }
             Inst::Barrier { spaces: sp, .. } => format!("sub_group_barrier{}", spaces(sp)),
+            Inst::Math {
+                op: o,
+                ty,
+                mode,
+                dst,
+                args,
+            } => {
+                let name = lower(&o);
+                let name = name
+                    .split([' ', '(', '{'])
+                    .next()
+                    .unwrap_or("math")
+                    .to_string();
+                let n = math_arity(o);
+                let ops: Vec<String> = args[..n].iter().map(|a| op(*a, ty)).collect();
+                let mut m = String::new();
+                if ty.is_float() {
+                    m.push_str(match mode.round {
+                        Round::Nearest => "",
+                        Round::Zero => ".rz",
+                        Round::Down => ".rm",
+                        Round::Up => ".rp",
+                    });
+                    if mode.ftz {
+                        m.push_str(".ftz");
+                    }
+                    if mode.sat {
+                        m.push_str(".sat");
+                    }
+                }
+                format!("{name}{m}.{} {}, {}", ty.name(), reg(dst), ops.join(", "))
+            }
             Inst::Compute { class } => format!("compute.{}", lower(&class)),
             Inst::Exit => "exit".into(),
         }

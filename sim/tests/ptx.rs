@@ -77,15 +77,21 @@ fn what_is_not_modelled_is_refused_at_its_place() {
             &["8-bit", "not modelled yet"],
         ),
         (
-            "fma.rn.f32 %f1, %f2, %f3, %f1;",
+            "testp.finite.f32 %p1, %f1;",
             1,
-            &["fused multiply-add", "not modelled yet"],
+            &["floating-point function", "not modelled yet"],
         ),
         (
-            "popc.b32 %r1, %r2;",
+            "dp2a.lo.u32.u32 %r1, %r2, %r3, %r4;",
             1,
             &["bit operation", "not modelled yet"],
         ),
+        (
+            "lop3.or.b32 %r1|%p1, %r2, %r3, %r4, 0x96, %p2;",
+            1,
+            &["lop3.BoolOp", "not modelled yet"],
+        ),
+        ("cvt.rz.f32.s32 %f1, %r1;", 1, &["rn", "round-to-nearest"]),
         ("trap;", 1, &["not modelled yet"]),
         (
             "ld.global.cg.u32 %r1, [%rd1];",
@@ -96,11 +102,6 @@ fn what_is_not_modelled_is_refused_at_its_place() {
             "mov.u32 %r1, %globaltimer_lo;",
             14,
             &["globaltimer", "not modelled yet"],
-        ),
-        (
-            "add.rz.f32 %f1, %f2, %f3;",
-            4,
-            &["rounding mode", "not modelled yet"],
         ),
     ];
     // The body starts on this line of the file.
@@ -321,4 +322,73 @@ fn nvrtc_errors_show_the_cu_line_and_compiles_are_cached() {
         2,
         "a second variant: one more compile"
     );
+}
+
+/// One result per output word, written by thread 0: (PTX computing `%r9`, the exact u32 bits).
+const MATH_CASES: &[(&str, u32)] = &[
+    ("mov.b32 %r2, 0xF0F0;\npopc.b32 %r9, %r2;", 8),
+    ("mov.b32 %r2, 0x10000;\nclz.b32 %r9, %r2;", 15),
+    ("mov.b64 %rd2, 1;\nclz.b64 %r9, %rd2;", 63),
+    ("brev.b32 %r9, 1;", 0x8000_0000),
+    ("mov.b32 %r2, 0xABCD1234;\nbfe.u32 %r9, %r2, 8, 8;", 0x12),
+    ("mov.b32 %r2, 0xF000;\nbfe.s32 %r9, %r2, 12, 4;", 0xFFFF_FFFF),
+    ("mov.b32 %r2, 0xFFFF0000;\nmov.b32 %r3, 4;\nbfi.b32 %r9, 15, %r2, %r3, 8;", 0xFFFF_00F0),
+    ("bfind.u32 %r9, 16;", 4),
+    ("bfind.shiftamt.u32 %r9, 16;", 27),
+    ("mov.b32 %r2, 0x33221100;\nmov.b32 %r3, 0x77665544;\nprmt.b32 %r9, %r2, %r3, 0x0123;", 0x0011_2233),
+    ("mov.b32 %r2, 0x33221100;\nmov.b32 %r3, 0x77665544;\nprmt.b32.ecl %r9, %r2, %r3, 1;", 0x3322_1111),
+    ("mov.b32 %r2, 0xF0;\nmov.b32 %r3, 0xCC;\nlop3.b32 %r9, %r2, %r3, 0xAA, 0x96;", 0x96),
+    ("mov.b32 %r2, 0x80000000;\nshf.l.wrap.b32 %r9, %r2, 1, 1;", 3),
+    ("mov.b32 %r2, 1;\nshf.r.clamp.b32 %r9, 0, %r2, 40;", 1),
+    ("mov.b32 %r2, 0xFF020304;\ndp4a.s32.s32 %r9, %r2, 0x01010101, 10;", 18),
+    ("dp4a.u32.u32 %r9, 0xFF020304, 0x01010101, 10;", 10 + 0xFF + 9),
+    // (1 + 2^-12)^2 - (1 + 2^-11) = 2^-24 fused; 0 with a separate multiply.
+    ("mov.b32 %f1, 0f3F800800;\nfma.rn.f32 %f2, %f1, %f1, 0fBF801000;\nmov.b32 %r9, %f2;", 0x3380_0000),
+    ("mov.b32 %f1, 0f3F800800;\nmul.rn.f32 %f2, %f1, %f1;\nadd.rn.f32 %f2, %f2, 0fBF801000;\nmov.b32 %r9, %f2;", 0),
+    ("mad.rn.f32 %f2, 0f40000000, 0f40400000, 0f3F800000;\nmov.b32 %r9, %f2;", 0x40E0_0000),
+    ("sqrt.rn.f32 %f2, 0f40800000;\nmov.b32 %r9, %f2;", 0x4000_0000),
+    ("add.rp.f32 %f2, 0f3F800000, 0f30800000;\nmov.b32 %r9, %f2;", 0x3F80_0001),
+    ("add.rm.f32 %f2, 0f3F800000, 0f30800000;\nmov.b32 %r9, %f2;", 0x3F80_0000),
+    ("div.rz.f32 %f2, 0f3F800000, 0f40400000;\nmov.b32 %r9, %f2;", 0x3EAA_AAAA),
+    ("div.rp.f32 %f2, 0f3F800000, 0f40400000;\nmov.b32 %r9, %f2;", 0x3EAA_AAAB),
+    ("add.sat.f32 %f2, 0f3F400000, 0f3F000000;\nmov.b32 %r9, %f2;", 0x3F80_0000),
+    ("mul.ftz.f32 %f2, 0f00000001, 0f3F800000;\nmov.b32 %r9, %f2;", 0),
+    ("ex2.approx.f32 %f2, 0f40400000;\nmov.b32 %r9, %f2;", 0x4100_0000),
+    ("lg2.approx.ftz.f32 %f2, 0f3E000000;\nmov.b32 %r9, %f2;", 0xC040_0000),
+    ("rsqrt.approx.f32 %f2, 0f3E800000;\nmov.b32 %r9, %f2;", 0x4000_0000),
+    ("rcp.approx.ftz.f32 %f2, 0f40800000;\nmov.b32 %r9, %f2;", 0x3E80_0000),
+    ("div.full.f32 %f2, 0f40C00000, 0f40000000;\nmov.b32 %r9, %f2;", 0x4040_0000),
+    ("min.NaN.f32 %f2, 0f7FC00000, 0f40000000;\nmov.b32 %r9, %f2;", 0x7FFF_FFFF),
+    ("max.f32 %f2, 0fC0400000, 0f40000000;\nmov.b32 %r9, %f2;", 0x4000_0000),
+    ("copysign.f32 %f2, 0fBF800000, 0f40200000;\nmov.b32 %r9, %f2;", 0xC020_0000),
+    ("abs.ftz.f32 %f2, 0fC0200000;\nmov.b32 %r9, %f2;", 0x4020_0000),
+    ("cvt.rni.s32.f32 %r9, 0f40200000;", 2),
+    ("cvt.rmi.s32.f32 %r9, 0fC0200000;", (-3i32) as u32),
+    ("cvt.rpi.f32.f32 %f2, 0f40060000;\nmov.b32 %r9, %f2;", 0x4040_0000),
+    ("cvt.sat.f32.f32 %f2, 0f40060000;\nmov.b32 %r9, %f2;", 0x3F80_0000),
+];
+
+#[test]
+fn bit_operations_and_float_functions_compute_as_ptx_defines() {
+    let n = MATH_CASES.len();
+    let mut body = String::from("mov.u32 %r1, %tid.x;\nsetp.ne.u32 %p1, %r1, 0;\n@%p1 bra DONE;\n");
+    let mut checks = String::new();
+    for (k, (code, want)) in MATH_CASES.iter().enumerate() {
+        body.push_str(&format!("{code}\nst.global.u32 [%rd1+{}], %r9;\n", 4 * k));
+        checks.push_str(&format!("check out[{k}] == {want}\n"));
+    }
+    body.push_str("DONE:\n");
+    let src = kernel(&body).replace(
+        "buffer out: u32[32] = zero\n",
+        &format!(
+            "buffer out: u32[{n}] = [{}]\n{checks}",
+            vec!["7"; n].join(", ")
+        ),
+    );
+    let w = frontend::parse(&src, "math.ptx", &[]).unwrap_or_else(|e| panic!("{e}"));
+    let r = run(&cfg("tiny"), &w);
+    assert_eq!(r.checks.len(), n);
+    for (c, (code, want)) in r.checks.iter().zip(MATH_CASES) {
+        assert!(c.passed, "{code} should give {want:#x}: {:?}", c.detail);
+    }
 }

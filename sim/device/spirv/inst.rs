@@ -226,6 +226,13 @@ impl Gen<'_> {
                     0
                 });
             }
+            Inst::Math { op, .. } => {
+                return Err(err(
+                    self.k,
+                    pc,
+                    format!("the bit or floating-point operation {op:?} is not translated to SPIR-V yet"),
+                ));
+            }
             Inst::Compute { .. } => {
                 return Err(err(
                     self.k,

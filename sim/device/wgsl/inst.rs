@@ -210,6 +210,15 @@ impl Gen<'_> {
                     ),
                 ));
             }
+            Inst::Math { op, .. } => {
+                return Err(err(
+                    self.k,
+                    pc,
+                    format!(
+                        "the bit or floating-point operation {op:?} is not translated to WGSL yet"
+                    ),
+                ));
+            }
             Inst::Compute { .. } => {
                 return Err(err(
                     self.k,

@@ -909,6 +909,9 @@ impl<'t> Shape<'t> {
             Inst::ReadSpecial { .. } => {
                 return Err(self.not_modelled(test, pc, "special registers"));
             }
+            Inst::Math { .. } => {
+                return Err(self.not_modelled(test, pc, "bit and floating-point functions"));
+            }
             Inst::Cvt { dst, src, from, to } => {
                 p.regs[dst as usize] = convert(p.regs[src as usize], from, to);
                 p.taint[dst as usize] = p.taint[src as usize];

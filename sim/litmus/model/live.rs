@@ -81,6 +81,12 @@ pub fn uses_defs(inst: &Inst) -> (Vec<Reg>, Option<Reg>) {
             operand(b, &mut u);
             Some(dst)
         }
+        Inst::Math { dst, args, .. } => {
+            for a in args {
+                operand(a, &mut u);
+            }
+            Some(dst)
+        }
         Inst::Select { dst, cond, a, b } => {
             u.push(cond);
             operand(a, &mut u);

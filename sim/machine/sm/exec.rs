@@ -184,6 +184,23 @@ impl Sm {
                 w.scoreboard.ready_later(dst, now + lat);
                 w.flow.advance(mask);
             }
+            Inst::Math {
+                op,
+                ty,
+                mode,
+                dst,
+                args,
+            } => {
+                let lat = self.latency(alu::math_class(op));
+                let w = self.warps[wi].as_mut().expect("live");
+                let regs = w.regs_mut();
+                for l in lanes(mask) {
+                    let x = args.map(|a| operand(regs, a, ws, l));
+                    regs[dst as usize * ws + l] = crate::ir::math::math(op, ty, mode, x);
+                }
+                w.scoreboard.ready_later(dst, now + lat);
+                w.flow.advance(mask);
+            }
             Inst::Compute { class } => {
                 let lat = self.latency(class);
                 let period = self.clock.period;

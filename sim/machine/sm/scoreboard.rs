@@ -180,8 +180,8 @@ impl Scoreboard {
 /// The registers an instruction's scoreboard check reads: its register sources and its destination
 /// (no pending write to it may be outstanding).
 #[inline]
-pub fn scoreboard_regs(inst: &Inst) -> ([Reg; 4], usize) {
-    let mut out = [0; 4];
+pub fn scoreboard_regs(inst: &Inst) -> ([Reg; 5], usize) {
+    let mut out = [0; 5];
     let mut n = 0;
     let mut reg = |r: Reg| {
         out[n] = r;
@@ -201,6 +201,12 @@ pub fn scoreboard_regs(inst: &Inst) -> ([Reg; 4], usize) {
         Inst::Alu { dst, a, b, .. } | Inst::Cmp { dst, a, b, .. } => {
             op(a, &mut reg);
             op(b, &mut reg);
+            reg(dst);
+        }
+        Inst::Math { dst, args, .. } => {
+            for a in args {
+                op(a, &mut reg);
+            }
             reg(dst);
         }
         Inst::Select { dst, cond, a, b } => {

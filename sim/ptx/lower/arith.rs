@@ -7,9 +7,11 @@
 //! them), `setp.ne.f32` (ordered: `lt or gt`) and the unordered compares (negated ordered ones), compares combined with a predicate (`setp.lt.and`),
 //! conversions from and to 8- and 16-bit integers (shifts), `mov.b64` packing two 32-bit halves.
 //!
-//! Refused: `mad`/`fma` on floats (no fused multiply-add in the IR), `mul.hi` and `mad.hi` of 64-bit
-//! values, `.ftz`, `.sat`, non-default rounding (`cvt.rni` etc.), approximate division, f64, f16
-//! (see `types.rs`).
+//! f32 arithmetic with `.rz .rm .rp .sat .ftz .approx .full .NaN`, `mad.f32` (a fused
+//! multiply-add) and `cvt` with `.rni .rmi .rpi .sat .ftz` go to `math.rs` (one `Inst::Math`).
+//!
+//! Refused: `mul.hi` and `mad.hi` of 64-bit values, integer-to-f32 `cvt` with a directed rounding,
+//! f64, f16 (see `types.rs`).
 
 use super::types::{ir_of, one_ty, only_mods, operands, types_of, PType};
 use super::{Lower, R};
@@ -97,6 +99,9 @@ pub fn mov(l: &mut Lower, i: &Instr) -> R<()> {
 pub fn alu(l: &mut Lower, i: &Instr) -> R<()> {
     let (ty, pt) = one_ty(i)?;
     let float = ty == Ty::F32;
+    if float && super::math::needs_math(i) {
+        return super::math::float_alu(l, i);
+    }
     let at = i.loc;
     let op = i.op.as_str();
     let int_mods: &[&str] = match op {
@@ -153,9 +158,6 @@ pub fn alu(l: &mut Lower, i: &Instr) -> R<()> {
                 },
             )?;
             if float {
-                if op == "mad" {
-                    return Err(CError::new(at, format!("`{}` is not modelled yet: a fused multiply-add (one rounding) is not in the IR", i.spelled())));
-                }
                 let a = l.src_op(&ops[1], ty)?;
                 let b = l.src_op(&ops[2], ty)?;
                 let d = l.dst(&ops[0])?;
@@ -775,6 +777,25 @@ pub fn cvt(l: &mut Lower, i: &Instr) -> R<()> {
                 }
             }
             Ok(())
+        }
+        (PType::F32, PType::F32) => {
+            only_mods(i, &["rni", "rzi", "rmi", "rpi", "sat", "ftz"])?;
+            let s = l.src_reg(&ops[1], Ty::F32)?;
+            let d = l.dst(&ops[0])?;
+            super::math::cvt_rounded(l, i, s, d, Ty::F32)
+        }
+        (PType::Int { .. }, PType::F32)
+            if ["rni", "rmi", "rpi", "sat", "ftz"].iter().any(|m| i.has(m)) =>
+        {
+            only_mods(i, &["rni", "rzi", "rmi", "rpi", "sat", "ftz"])?;
+            if !["rni", "rzi", "rmi", "rpi"].iter().any(|m| i.has(m)) {
+                return Err(CError::new(at, format!("`{}`: a float-to-integer conversion needs an integer rounding (`.rni`, `.rzi`, `.rmi`, `.rpi`)", i.spelled())));
+            }
+            let to = ir_of(*dt, dn, *dat, i)?;
+            let s = l.src_reg(&ops[1], Ty::F32)?;
+            let d = l.dst(&ops[0])?;
+            // Every float-to-integer `cvt` saturates and converts NaN to 0 (the IR's `Cvt`).
+            super::math::cvt_rounded(l, i, s, d, to)
         }
         (PType::F32, PType::Int { .. }) | (PType::Int { .. }, PType::F32) => {
             let int_to_float = *dt == PType::F32;

@@ -15,6 +15,7 @@
 
 pub mod arith;
 pub mod control;
+pub mod math;
 pub mod memory;
 pub mod sync;
 pub mod types;
@@ -589,6 +590,9 @@ impl<'m> Lower<'m> {
             "mov" => arith::mov(self, i),
             "add" | "sub" | "mul" | "mad" | "div" | "rem" | "min" | "max" | "neg" | "abs"
             | "and" | "or" | "xor" | "not" | "shl" | "shr" | "rcp" | "cnot" => arith::alu(self, i),
+            "popc" | "clz" | "brev" | "bfe" | "bfi" | "bfind" | "prmt" | "lop3" | "shf"
+            | "dp4a" | "fma" | "sqrt" | "rsqrt" | "ex2" | "lg2" | "sin" | "cos" | "tanh"
+            | "copysign" => math::inst(self, i),
             "setp" => arith::setp(self, i),
             "selp" => arith::selp(self, i),
             "set" => arith::set(self, i),
@@ -618,14 +622,8 @@ fn refusal(i: &Instr, op: &str) -> CError {
         "shfl" | "vote" | "match" | "redux" | "activemask" => {
             "warp-level data exchange between lanes (with its own timing) is not in the machine yet"
         }
-        "fma" => {
-            "a fused multiply-add (one rounding) is not in the IR yet; NVRTC runs with --fmad=false"
-        }
-        "popc" | "clz" | "brev" | "bfe" | "bfi" | "prmt" | "lop3" | "bfind" | "fns" | "shf"
-        | "dp4a" | "dp2a" | "szext" => "this bit operation is not in the IR yet",
-        "sqrt" | "rsqrt" | "sin" | "cos" | "lg2" | "ex2" | "tanh" | "copysign" | "testp" => {
-            "this floating-point function is not in the IR yet"
-        }
+        "fns" | "dp2a" | "szext" => "this bit operation is not in the IR yet",
+        "testp" => "this floating-point function is not in the IR yet",
         "trap" | "brkpt" => "the machine cannot abort a kernel yet",
         "cp" | "mma" | "wmma" | "ldmatrix" | "stmatrix" | "mbarrier" | "cp.async" | "tex"
         | "tld4" | "suld" | "sust" | "txq" | "suq" | "isspacep" | "getctarank" | "elect"
