@@ -18,7 +18,8 @@
 
 use crate::config::{self, GpuConfig};
 use crate::machine::{self, RunOptions};
-use crate::report::plot::{Axis, BarLayout, BarSeries, Chart, Series};
+use crate::report::plot::{Axis, Chart, Series};
+use crate::report::validation::{ErrorFigure, ErrorPanel, ErrorRow};
 use crate::sweep::expr::Expr;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -948,41 +949,34 @@ pub fn loaded_chart(results: &[PresetResult]) -> Option<Chart> {
     )
 }
 
-/// The chart: per row, simulated as a percentage of published, one bar series per preset.
-pub fn chart(results: &[PresetResult]) -> Chart {
-    let mut ids: Vec<String> = Vec::new();
-    for p in results {
-        for r in &p.rows {
-            if !ids.contains(&r.id) {
-                ids.push(r.id.clone());
-            }
-        }
-    }
-    let series = results
+/// The chart: per preset a panel, per row its signed error on a ±25 % axis over the row's tolerance
+/// band (`report::validation`).
+pub fn chart(results: &[PresetResult]) -> ErrorFigure {
+    let panels = results
         .iter()
-        .map(|p| {
-            BarSeries::new(
-                format!("{} (MAPE {:.1}%)", p.preset, 100.0 * p.mape),
-                ids.iter()
-                    .map(|id| {
-                        p.rows
-                            .iter()
-                            .find(|r| &r.id == id)
-                            .map_or(f64::NAN, |r| 100.0 + 100.0 * r.error)
-                    })
-                    .collect(),
-            )
+        .map(|p| ErrorPanel {
+            title: format!(
+                "{}: MAPE {:.1} % (target {:.0} %)",
+                p.preset,
+                100.0 * p.mape,
+                100.0 * p.mape_target
+            ),
+            rows: p
+                .rows
+                .iter()
+                .map(|r| ErrorRow {
+                    label: r.id.clone(),
+                    error: r.error,
+                    tolerance: r.tolerance,
+                })
+                .collect(),
         })
         .collect();
-    Chart::bars(
-        "Simulated against published: 100 = exact, above 100 = simulator too slow",
-        Axis::linear("reference row", ""),
-        Axis::linear("simulated, slowness relative to published", "%"),
-        ids,
-        series,
-        BarLayout::Grouped,
+    ErrorFigure::new(
+        "Simulated against published: signed error per row, shaded = the row's tolerance",
+        "signed error: right of 0 = simulator too slow, left = too fast",
+        panels,
     )
-    .with_size(1400, 700)
 }
 
 /// Writes `results.csv`, `results.json` and `validate.png` / `validate.svg` into `out`.

@@ -11,6 +11,8 @@
 //!   [`plot::Chart::bars`] grouped or stacked (latency breakdowns, litmus outcome counts),
 //!   [`plot::Chart::histogram`]; [`intervals::chart`] draws a run's `--interval-csv` over time;
 //! - axes: [`plot::Axis::linear`] / [`plot::Axis::log`] with a label and a unit;
+//! - [`validation::ErrorFigure`] — signed errors per row on a fixed ±25 % axis over each row's
+//!   tolerance band, one panel per preset (`validate`);
 //! - output: [`plot::Chart::save`] writes `stem.png` and `stem.svg` atomically; [`plot::Chart::render`]
 //!   returns the bytes.
 
@@ -22,3 +24,4 @@ pub mod plot;
 pub mod records;
 pub mod svg;
 mod ticks;
+pub mod validation;
