@@ -13,7 +13,7 @@
 use super::adapter::Device;
 use super::schema::ShaderPath;
 pub use super::schema::Timing;
-use super::wgsl::{self, Binding, Translation, FAULT_WORDS};
+use super::wgsl::{self, Binding, Shader, Translation, FAULT_WORDS};
 use super::DeviceError;
 use crate::machine::CheckOutcome;
 use crate::workload::Workload;
@@ -121,9 +121,9 @@ impl Device {
         // the module uses (the unused ones bound to the memory too). With gaps in the numbers, the
         // views of lavapipe's 64-bit atomics reached the wrong buffer (`Binding` numbers are fixed
         // per view, and a module uses a subset).
-        let bound: Vec<Binding> = match &t.spirv {
-            None => t.bindings.to_vec(),
-            Some(_) => {
+        let bound: Vec<Binding> = match &t.shader {
+            Shader::Wgsl(_) => t.bindings.to_vec(),
+            Shader::Spirv(_) => {
                 let top = t.bindings.iter().map(|b| b.index()).max().unwrap_or(0);
                 Binding::ALL
                     .into_iter()
@@ -132,11 +132,11 @@ impl Device {
             }
         };
         let scope = d.push_error_scope(wgpu::ErrorFilter::Validation);
-        let pipeline = match &t.spirv {
-            None => {
+        let pipeline = match &t.shader {
+            Shader::Wgsl(src) => {
                 let module = d.create_shader_module(wgpu::ShaderModuleDescriptor {
                     label: Some(&name),
-                    source: wgpu::ShaderSource::Wgsl(t.wgsl.as_str().into()),
+                    source: wgpu::ShaderSource::Wgsl(src.as_str().into()),
                 });
                 d.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                     label: Some(&name),
@@ -147,7 +147,7 @@ impl Device {
                     cache: None,
                 })
             }
-            Some(words) => {
+            Shader::Spirv(words) => {
                 if !self.passthrough {
                     return Err(launch(
                         "a SPIR-V translation needs SPIR-V passthrough (PASSTHROUGH_SHADERS), \

@@ -40,12 +40,7 @@ pub fn workload_of(path: &Path, seed: u64) -> Result<Workload, String> {
 pub fn emit(wl: &Workload, lang: Lang) -> Result<Vec<u8>, wgsl::TranslateError> {
     let opts = Options::default();
     Ok(match lang {
-        Lang::Wgsl => wgsl::translate(wl, Caps::ALL, opts)?.wgsl.into_bytes(),
-        Lang::Spirv => spirv::translate(wl, SpirvCaps::ALL, opts)?
-            .spirv
-            .unwrap_or_default()
-            .iter()
-            .flat_map(|w| w.to_le_bytes())
-            .collect(),
+        Lang::Wgsl => wgsl::translate(wl, Caps::ALL, opts)?.shader.bytes(),
+        Lang::Spirv => spirv::translate(wl, SpirvCaps::ALL, opts)?.shader.bytes(),
     })
 }

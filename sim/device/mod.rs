@@ -4,6 +4,7 @@
 //! | module | what it does |
 //! |---|---|
 //! | `adapter` | adapter discovery (`gpu list`), opening a device with the features the suite uses |
+//! | `walk` | the IR walk every translator shares (launch checks, basic blocks, 64-bit registers), and the [`walk::Shader`] a translation holds |
 //! | `wgsl` | IR → WGSL translation (what WGSL cannot express is rejected with its location) |
 //! | `spirv` | IR → SPIR-V with the Vulkan memory model (orders, scopes, fences), for adapters with SPIR-V passthrough |
 //! | `emit` | `gpu emit`: a workload's or litmus test's shader, written without an adapter |
@@ -27,6 +28,7 @@ pub mod measure;
 pub mod schema;
 pub mod spirv;
 pub mod suite;
+pub mod walk;
 pub mod wgsl;
 
 pub use adapter::{AdapterReport, Device};

@@ -44,10 +44,13 @@ mod inst;
 mod memory;
 mod module;
 
+pub use super::walk::Shader;
+use super::walk::Walk;
+pub(crate) use super::walk::{err, uses_64};
 use crate::ir::eval;
 use crate::ir::*;
-use crate::machine::memory::{GlobalMemory, GLOBAL_BASE};
-use crate::workload::{ParamValue, Workload};
+use crate::machine::memory::GLOBAL_BASE;
+use crate::workload::Workload;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use thiserror::Error;
@@ -171,10 +174,8 @@ impl FaultCode {
 /// A workload translated to WGSL, with everything the dispatch needs.
 #[derive(Debug, Clone)]
 pub struct Translation {
-    /// The WGSL module (empty when `spirv` holds the shader).
-    pub wgsl: String,
-    /// The SPIR-V module (`super::spirv::translate`), passed through to a Vulkan driver; `None` for WGSL.
-    pub spirv: Option<Vec<u32>>,
+    /// The shader: WGSL from [`translate`], SPIR-V from `super::spirv::translate`.
+    pub shader: Shader,
     /// Bindings the shader declares (the fault record and the memory views), ascending.
     pub bindings: Vec<Binding>,
     /// Initial bytes of the flat memory (the simulator's layout, from `GLOBAL_BASE`).
@@ -268,74 +269,6 @@ enum Val {
     W64(String),
 }
 
-/// Which registers need 64 bits: a register is narrow when every value written to it fits in 32 bits.
-pub(crate) fn wide_registers(k: &Kernel, params: &[(Reg, u64)]) -> Vec<bool> {
-    let mut wide = vec![false; k.num_regs()];
-    for &(r, v) in params {
-        if v > u32::MAX as u64 {
-            wide[r as usize] = true;
-        }
-    }
-    let fits_op = |o: Operand, wide: &[bool]| match o {
-        Operand::Reg(r) => !wide[r as usize],
-        Operand::Imm(v) => v <= u32::MAX as u64,
-    };
-    loop {
-        let mut changed = false;
-        for inst in &k.insts {
-            let (dst, fits) = match *inst {
-                Inst::Mov { dst, src } => (dst, fits_op(src, &wide)),
-                Inst::ReadSpecial { dst, .. } => (dst, true),
-                Inst::Alu { dst, ty, .. } => (dst, ty.width() == Width::B32),
-                Inst::Cmp { dst, .. } => (dst, true),
-                Inst::Select { dst, a, b, .. } => (dst, fits_op(a, &wide) && fits_op(b, &wide)),
-                Inst::Cvt { dst, from, to, .. } => (
-                    dst,
-                    to.width() == Width::B32 || (from == Ty::U32 && !to.is_float()),
-                ),
-                Inst::Load { dst, ty, .. } => (dst, ty.width() == Width::B32),
-                Inst::Rmw {
-                    dst: Some(dst), ty, ..
-                }
-                | Inst::Cas {
-                    dst: Some(dst), ty, ..
-                } => (dst, ty.width() == Width::B32),
-                _ => continue,
-            };
-            if !fits && !wide[dst as usize] {
-                wide[dst as usize] = true;
-                changed = true;
-            }
-        }
-        if !changed {
-            return wide;
-        }
-    }
-}
-
-/// Basic-block leaders: instruction 0, every branch target, every instruction after a branch, exit or
-/// barrier. Returns the sorted leader list.
-pub(crate) fn leaders(k: &Kernel) -> Vec<usize> {
-    let n = k.insts.len();
-    let mut set = BTreeSet::new();
-    set.insert(0usize);
-    for (i, inst) in k.insts.iter().enumerate() {
-        match *inst {
-            Inst::Branch { target, .. } => {
-                if (target as usize) < n {
-                    set.insert(target as usize);
-                }
-                set.insert(i + 1);
-            }
-            Inst::Exit | Inst::Barrier { .. } => {
-                set.insert(i + 1);
-            }
-            _ => {}
-        }
-    }
-    set.into_iter().filter(|&i| i < n).collect()
-}
-
 struct Gen<'a> {
     k: &'a Kernel,
     caps: Caps,
@@ -354,90 +287,19 @@ struct Gen<'a> {
     tmp: u32,
 }
 
-fn err(k: &Kernel, pc: usize, message: impl Into<String>) -> TranslateError {
-    TranslateError {
-        location: k.where_is(pc),
-        message: message.into(),
-    }
-}
-
-/// The launch checks and inputs both translations share (`what`: "WGSL" or "SPIR-V"): ids and
-/// addresses fit 32 bits, the buffers' layout, and each parameter's register and value.
-pub(crate) fn check_launch(
-    wl: &Workload,
-    what: &str,
-) -> Result<(GlobalMemory, Vec<(Reg, u64)>), TranslateError> {
-    let k = &wl.kernel;
-    let launch = format!("{}:1:1", k.file);
-    let launch_err = |message: String| TranslateError {
-        location: launch.clone(),
-        message,
-    };
-    let geo = wl.geometry;
-    if geo.group_threads() == 0 || geo.num_groups() == 0 {
-        return Err(launch_err("the launch has no work-items".into()));
-    }
-    if geo.num_groups() * geo.group_threads() as u64 > u32::MAX as u64 {
-        return Err(launch_err(format!(
-            "{} work-items: the {what} translation computes ids in 32 bits (at most {})",
-            geo.num_groups() * geo.group_threads() as u64,
-            u32::MAX
-        )));
-    }
-    let mem = GlobalMemory::new(&wl.buffers, 0);
-    if GLOBAL_BASE + mem.len() > u32::MAX as u64 {
-        return Err(launch_err(format!(
-            "the buffers take {} bytes; the {what} translation addresses at most {} bytes",
-            mem.len(),
-            u32::MAX as u64 - GLOBAL_BASE
-        )));
-    }
-    let mut params = Vec::new();
-    for p in &wl.params {
-        let v = match &p.value {
-            ParamValue::Scalar(v) => *v,
-            ParamValue::BufferAddr(b) => mem.base_of(b).ok_or_else(|| {
-                launch_err(format!("parameter {} names unknown buffer {b}", p.name))
-            })?,
-        };
-        if p.reg as usize >= k.num_regs() {
-            return Err(launch_err(format!(
-                "parameter {} is register {}, but the kernel has {} registers",
-                p.name,
-                p.reg,
-                k.num_regs()
-            )));
-        }
-        params.push((p.reg, v));
-    }
-    Ok((mem, params))
-}
-
 /// Translates a workload. `caps` says what the adapter offers; use [`Caps::ALL`] to check a workload's
 /// translatability independent of an adapter.
 pub fn translate(wl: &Workload, caps: Caps, opts: Options) -> Result<Translation, TranslateError> {
     let k = &wl.kernel;
     let geo = wl.geometry;
-    let (mem, params) = check_launch(wl, "WGSL")?;
-    let leaders = leaders(k);
-    let block_of = leaders.iter().enumerate().map(|(b, &i)| (i, b)).collect();
-    let local_atomic = k.insts.iter().any(|i| match i {
-        Inst::Load { space, ord, .. } => *space == Space::Local && *ord != LoadOrd::Plain,
-        Inst::Store { space, ord, .. } => *space == Space::Local && *ord != StoreOrd::Plain,
-        Inst::Rmw { space, .. } | Inst::Cas { space, .. } => *space == Space::Local,
-        _ => false,
-    });
+    let walk = Walk::new(wl, "WGSL")?;
     let mut g = Gen {
         k,
         caps,
-        wide: wide_registers(k, &params),
-        block_of,
-        placed: mem
-            .placed
-            .iter()
-            .map(|p| (p.base, p.bytes.max(1)))
-            .collect(),
-        local_atomic,
+        wide: walk.wide.clone(),
+        block_of: walk.block_of.clone(),
+        placed: walk.placed(),
+        local_atomic: walk.local_atomic(),
         local_words: k.local_bytes.div_ceil(4),
         bindings: BTreeSet::from([Binding::Fault]),
         needs: Caps::default(),
@@ -446,40 +308,31 @@ pub fn translate(wl: &Workload, caps: Caps, opts: Options) -> Result<Translation
         out: String::new(),
         tmp: 0,
     };
-    if let Some(r) = g.wide.iter().position(|&w| w) {
+    if let Some(pc) = walk.first_wide_def() {
         // Name the first instruction that writes a 64-bit value into a register.
-        let pc = k.insts.iter().position(|i| dst_of(i) == Some(r as Reg));
         g.need_int64(pc)?;
     }
     // Blocks first (they decide which bindings and builtins exist), then the module around them.
     let mut body = String::new();
-    for (b, &start) in leaders.iter().enumerate() {
-        let end = leaders.get(b + 1).copied().unwrap_or(k.insts.len());
+    for (b, start, end) in walk.blocks() {
         g.out.clear();
         g.block(start, end)?;
         let _ = writeln!(body, "// {}\nfn block{b}() -> u32 {{", k.where_is(start));
         body.push_str(&g.out);
         body.push_str("}\n");
     }
-    let wgsl = g.module(wl, &params, &body, opts);
-    let buffers = mem
-        .placed
-        .iter()
-        .take(wl.buffers.len())
-        .map(|p| (p.base - GLOBAL_BASE, p.bytes))
-        .collect();
+    let wgsl = g.module(wl, &walk.params, &body, opts);
     Ok(Translation {
-        wgsl,
-        spirv: None,
+        shader: Shader::Wgsl(wgsl),
         bindings: g.bindings.into_iter().collect(),
-        memory: mem.into_values(),
-        buffers,
+        buffers: walk.buffers(wl.buffers.len()),
+        memory: walk.mem.into_values(),
         workgroup_size: geo.group_size,
         groups: geo.groups,
         needs: g.needs,
         emulated: g.emulated,
         max_steps: opts.max_steps,
-        block_starts: leaders,
+        block_starts: walk.leaders,
     })
 }
 
@@ -562,34 +415,6 @@ impl Gen<'_> {
     fn fresh(&mut self) -> String {
         self.tmp += 1;
         format!("t{}", self.tmp)
-    }
-
-    /// Whether an instruction needs 64-bit WGSL integers.
-    fn uses_64(inst: &Inst) -> bool {
-        match inst {
-            Inst::Alu { ty, .. } | Inst::Cmp { ty, .. } => ty.width() == Width::B64,
-            Inst::Cvt { from, to, .. } => from.width() == Width::B64 || to.width() == Width::B64,
-            Inst::Load { ty, .. }
-            | Inst::Store { ty, .. }
-            | Inst::Rmw { ty, .. }
-            | Inst::Cas { ty, .. } => ty.width() == Width::B64,
-            _ => false,
-        }
-    }
-}
-
-/// The register an instruction writes.
-pub(crate) fn dst_of(inst: &Inst) -> Option<Reg> {
-    match *inst {
-        Inst::Mov { dst, .. }
-        | Inst::ReadSpecial { dst, .. }
-        | Inst::Alu { dst, .. }
-        | Inst::Cmp { dst, .. }
-        | Inst::Select { dst, .. }
-        | Inst::Cvt { dst, .. }
-        | Inst::Load { dst, .. } => Some(dst),
-        Inst::Rmw { dst, .. } | Inst::Cas { dst, .. } => dst,
-        _ => None,
     }
 }
 

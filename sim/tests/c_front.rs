@@ -1043,7 +1043,7 @@ fn c_kernels_translate_to_wgsl_or_are_rejected_for_the_orders_wgsl_lacks() {
         let wl = load(&chapter(c), &[]);
         match wgsl::translate(&wl, Caps::ALL, Options::default()) {
             Ok(t) => {
-                wgsl::validate(&t.wgsl).unwrap_or_else(|e| panic!("{c}: {e}"));
+                wgsl::validate(t.shader.wgsl().unwrap()).unwrap_or_else(|e| panic!("{c}: {e}"));
                 ok += 1;
             }
             Err(e) => {

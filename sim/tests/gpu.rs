@@ -474,8 +474,11 @@ fn atomics_workload(groups: u32, size: u32) -> Workload {
 
 fn translates(w: &Workload) -> wgsl::Translation {
     let t = wgsl::translate(w, Caps::ALL, Options::default()).unwrap();
-    if let Err(e) = wgsl::validate(&t.wgsl) {
-        panic!("naga rejects the translation:\n{e}\n{}", t.wgsl);
+    if let Err(e) = wgsl::validate(t.shader.wgsl().unwrap()) {
+        panic!(
+            "naga rejects the translation:\n{e}\n{}",
+            t.shader.wgsl().unwrap()
+        );
     }
     t
 }
@@ -485,8 +488,8 @@ fn translation_of_arithmetic_barriers_and_atomics_is_valid_wgsl() {
     let t = translates(&arithmetic_workload(64).0);
     assert!(t.needs.int64, "64-bit registers need SHADER_INT64");
     let t = translates(&local_reduction_workload(2, 64));
-    assert!(t.wgsl.contains("workgroupUniformLoad"));
-    assert!(!t.needs.int64 || t.wgsl.contains("u64"));
+    assert!(t.shader.wgsl().unwrap().contains("workgroupUniformLoad"));
+    assert!(!t.needs.int64 || t.shader.wgsl().unwrap().contains("u64"));
     let t = translates(&atomics_workload(2, 64));
     let emulated = t.emulated.join("\n");
     for what in ["inc on u32", "dec on u32", "inc on u64", "add on f32"] {
@@ -518,8 +521,12 @@ fn registers_holding_32_bit_values_stay_32_bit() {
         vec![("d", Ty::U32, 32, Init::Zero)],
     );
     let t = translates(&w);
-    assert!(!t.needs.int64, "{}", t.wgsl);
-    assert!(!t.wgsl.contains("u64"), "{}", t.wgsl);
+    assert!(!t.needs.int64, "{}", t.shader.wgsl().unwrap());
+    assert!(
+        !t.shader.wgsl().unwrap().contains("u64"),
+        "{}",
+        t.shader.wgsl().unwrap()
+    );
 }
 
 /// What WGSL cannot express is rejected, naming the instruction's line.
@@ -829,7 +836,7 @@ fn every_suite_case_translates_to_valid_wgsl_without_emulation() {
             );
             let t = wgsl::translate(wl, Caps::ALL, Options::default())
                 .unwrap_or_else(|e| panic!("{what}: {e}"));
-            if let Err(e) = wgsl::validate(&t.wgsl) {
+            if let Err(e) = wgsl::validate(t.shader.wgsl().unwrap()) {
                 panic!("{what}: naga rejects the translation:\n{e}");
             }
             assert!(t.emulated.is_empty(), "{what}: {:?}", t.emulated);
@@ -844,7 +851,7 @@ fn every_suite_case_translates_to_valid_wgsl_without_emulation() {
                             .unwrap();
                     let t = wgsl::translate(&l.workload, Caps::ALL, Options::default())
                         .unwrap_or_else(|e| panic!("{file}: {}: {e}", test.name));
-                    if let Err(e) = wgsl::validate(&t.wgsl) {
+                    if let Err(e) = wgsl::validate(t.shader.wgsl().unwrap()) {
                         panic!("{file}: {} {v:?}: naga rejects:\n{e}", test.name);
                     }
                 }

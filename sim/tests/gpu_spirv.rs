@@ -96,8 +96,8 @@ fn every_kernel_translates_to_spirv_that_spirv_val_accepts() {
             Err(e) => panic!("{}: {e}", p.display()),
         };
         let words = t
-            .spirv
-            .as_ref()
+            .shader
+            .spirv()
             .expect("a SPIR-V translation holds a module");
         if !validate(words, &p.display().to_string()) {
             return;
@@ -126,7 +126,7 @@ fn every_litmus_launch_translates_to_valid_spirv() {
             };
             let t = spirv::translate(&l.workload, SpirvCaps::ALL, Options::default())
                 .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-            let words = t.spirv.unwrap();
+            let words = t.shader.spirv().unwrap().to_vec();
             if !validate(&words, &format!("{} {v:?}", p.display())) {
                 return;
             }
@@ -206,7 +206,7 @@ fn release_acquire_message_passing_carries_its_semantics() {
             device_scope,
         };
         let t = spirv::translate(&l.workload, caps, Options::default()).unwrap();
-        let w = t.spirv.unwrap();
+        let w = t.shader.spirv().unwrap().to_vec();
         let c = constants(&w);
         let is = insts(&w);
         assert!(is.iter().any(|(op, o)| *op == Op::MemoryModel as u32
@@ -270,7 +270,7 @@ fn fences_become_memory_barriers_at_their_scope_and_seq_cst_is_listed() {
         let mut rng = gpumemsim::rng::SplitMix64::stream(1, 0);
         let l = gpumemsim::device::litmus::launch(&test, &Default::default(), &mut rng).unwrap();
         let t = spirv::translate(&l.workload, SpirvCaps::ALL, Options::default()).unwrap();
-        let w = t.spirv.unwrap();
+        let w = t.shader.spirv().unwrap().to_vec();
         let c = constants(&w);
         let barriers: Vec<u32> = insts(&w)
             .iter()

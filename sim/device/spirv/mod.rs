@@ -36,9 +36,9 @@ mod inst;
 mod memory;
 pub mod words;
 
+use super::walk::{err, uses_64, Shader, Walk};
 use super::wgsl::{
-    dst_of, leaders, rmw_name, wide_registers, Binding, Caps, FaultCode, Options, TranslateError,
-    Translation, FAULT_WORDS,
+    rmw_name, Binding, Caps, FaultCode, Options, TranslateError, Translation, FAULT_WORDS,
 };
 use crate::ir::eval;
 use crate::ir::*;
@@ -151,13 +151,6 @@ struct Gen<'a> {
     uses_device_scope: bool,
 }
 
-fn err(k: &Kernel, pc: usize, message: impl Into<String>) -> TranslateError {
-    TranslateError {
-        location: k.where_is(pc),
-        message: message.into(),
-    }
-}
-
 /// Translates a workload to a SPIR-V module; the result's `spirv` holds it and `wgsl` is empty.
 pub fn translate(
     wl: &Workload,
@@ -167,12 +160,9 @@ pub fn translate(
     let k = &wl.kernel;
     let launch = format!("{}:1:1", k.file);
     let geo = wl.geometry;
-    let (mem, params) = crate::device::wgsl::check_launch(wl, "SPIR-V")?;
-    let leaders = leaders(k);
-    let wide = wide_registers(k, &params);
-    if let Some(r) = wide.iter().position(|&w| w) {
+    let walk = Walk::new(wl, "SPIR-V")?;
+    if let Some(pc) = walk.first_wide_def() {
         if !caps.base.int64 {
-            let pc = k.insts.iter().position(|i| dst_of(i) == Some(r as Reg));
             return Err(TranslateError {
                 location: pc
                     .map(|pc| k.where_is(pc))
@@ -186,7 +176,7 @@ pub fn translate(
     let bool_ = m.bool_();
     let f32_ = m.f32_();
     let void = m.ty(Type::Void);
-    let needs64 = wide.iter().any(|&w| w) || k.insts.iter().any(uses_64);
+    let needs64 = walk.needs_64();
     let u64_ = if needs64 && caps.base.int64 {
         m.capability(spv::Capability::Int64);
         m.u64_()
@@ -196,13 +186,9 @@ pub fn translate(
     let mut g = Gen {
         k,
         caps,
-        wide,
-        block_of: leaders.iter().enumerate().map(|(b, &i)| (i, b)).collect(),
-        placed: mem
-            .placed
-            .iter()
-            .map(|p| (p.base, p.bytes.max(1)))
-            .collect(),
+        wide: walk.wide.clone(),
+        block_of: walk.block_of.clone(),
+        placed: walk.placed(),
         m,
         ids: Ids {
             u32_,
@@ -245,11 +231,10 @@ pub fn translate(
             "needs 64-bit integers, which this adapter lacks (Int64)",
         ));
     }
-    g.globals(&params);
+    g.globals(&walk.params);
     g.fault_function();
     let mut block_fns = Vec::new();
-    for (b, &start) in leaders.iter().enumerate() {
-        let end = leaders.get(b + 1).copied().unwrap_or(k.insts.len());
+    for (b, start, end) in walk.blocks() {
         block_fns.push(g.block(b, start, end)?);
     }
     let record = g.record_function();
@@ -258,38 +243,18 @@ pub fn translate(
         g.m.capability(spv::Capability::VulkanMemoryModelDeviceScope);
     }
     let words = std::mem::take(&mut g.m).finish(main, geo.group_size);
-    let buffers = mem
-        .placed
-        .iter()
-        .take(wl.buffers.len())
-        .map(|p| (p.base - GLOBAL_BASE, p.bytes))
-        .collect();
     Ok(Translation {
-        wgsl: String::new(),
-        spirv: Some(words),
+        shader: Shader::Spirv(words),
         bindings: g.bindings.into_iter().collect(),
-        memory: mem.into_values(),
-        buffers,
+        buffers: walk.buffers(wl.buffers.len()),
+        memory: walk.mem.into_values(),
         workgroup_size: geo.group_size,
         groups: geo.groups,
         needs: g.needs,
         emulated: g.emulated,
         max_steps: opts.max_steps,
-        block_starts: leaders,
+        block_starts: walk.leaders,
     })
-}
-
-/// Whether an instruction needs 64-bit integers.
-fn uses_64(inst: &Inst) -> bool {
-    match inst {
-        Inst::Alu { ty, .. } | Inst::Cmp { ty, .. } => ty.width() == Width::B64,
-        Inst::Cvt { from, to, .. } => from.width() == Width::B64 || to.width() == Width::B64,
-        Inst::Load { ty, .. }
-        | Inst::Store { ty, .. }
-        | Inst::Rmw { ty, .. }
-        | Inst::Cas { ty, .. } => ty.width() == Width::B64,
-        _ => false,
-    }
 }
 
 impl Gen<'_> {

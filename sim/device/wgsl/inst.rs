@@ -9,7 +9,7 @@ impl Gen<'_> {
         let ind = "  ";
         for pc in start..end {
             let inst = &self.k.insts[pc];
-            if Self::uses_64(inst) {
+            if uses_64(inst) {
                 self.need_int64(Some(pc))?;
             }
             self.inst(pc, inst, ind)?;
