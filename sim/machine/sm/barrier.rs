@@ -25,7 +25,7 @@
 //! release of `bar.arrive` (its warp is not among the threads the barrier joins).
 
 use super::{lanes, Sm, Stall};
-use crate::ir::{BarrierKind, BarrierOp, CtaBarrier, BARRIERS_PER_GROUP};
+use crate::ir::{BarrierKind, BarrierOp, BarrierReduce, CtaBarrier, BARRIERS_PER_GROUP};
 use crate::machine::ctx::Ctx;
 use crate::machine::races::RaceEvent;
 
@@ -68,9 +68,94 @@ pub struct Barriers {
     states: [BarrierState; BARRIERS_PER_GROUP as usize],
 }
 
+/// A released barrier's `bar.red` tallies, per lane: participating lanes and true predicates.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Reduction {
+    parts: Vec<u32>,
+    trues: Vec<u32>,
+}
+
+impl Reduction {
+    /// What `op` writes into lane `l`: per lane (`per_lane`, lane `l` of the participating warps) or
+    /// over every participating thread.
+    pub fn value(&self, op: BarrierReduce, per_lane: bool, l: usize) -> u64 {
+        if per_lane {
+            op.result(
+                self.trues.get(l).copied().unwrap_or(0) as u64,
+                self.parts.get(l).copied().unwrap_or(0) as u64,
+            )
+        } else {
+            op.result(
+                self.trues.iter().map(|&n| n as u64).sum::<u64>(),
+                self.parts.iter().map(|&n| n as u64).sum::<u64>(),
+            )
+        }
+    }
+}
+
 impl Barriers {
     fn state(&mut self, id: BarrierId) -> &mut BarrierState {
         &mut self.states[id.0 as usize]
+    }
+
+    /// `bar.red`: lanes `(lane, predicate)` of a warp of `ws` lanes arrive at barrier `id`.
+    pub fn record_reduce(
+        &mut self,
+        id: BarrierId,
+        ws: usize,
+        preds: impl IntoIterator<Item = (usize, bool)>,
+    ) {
+        let st = self.state(id);
+        if st.parts.len() < ws {
+            st.parts.resize(ws, 0);
+            st.trues.resize(ws, 0);
+        }
+        for (l, p) in preds {
+            st.parts[l] += 1;
+            st.trues[l] += p as u32;
+        }
+    }
+
+    /// A whole warp has arrived at barrier `id`; `threads`: the count its instruction gave.
+    pub fn arrive(&mut self, id: BarrierId, threads: Option<u32>) {
+        let st = self.state(id);
+        st.arrived += 1;
+        if threads.is_some() {
+            st.threads = threads;
+        }
+    }
+
+    /// The warps barrier `id` completes with, if enough have arrived: its thread count in whole
+    /// warps of `ws` lanes, or `live` (the group's warps with live lanes) without a count. `None`
+    /// while no warp or too few have arrived.
+    pub fn complete(&mut self, id: BarrierId, live: u32, ws: u32) -> Option<u32> {
+        let st = self.state(id);
+        if st.arrived == 0 {
+            return None;
+        }
+        let expected = match st.threads {
+            Some(n) => n.div_ceil(ws),
+            None => live,
+        };
+        (st.arrived >= expected).then_some(expected)
+    }
+
+    /// Releases barrier `id` with `expected` warps: the next generation starts with the arrivals
+    /// beyond them, without a thread count; the reduction tallies go to the caller.
+    pub fn release(&mut self, id: BarrierId, expected: u32) -> Reduction {
+        let st = self.state(id);
+        st.arrived -= expected.min(st.arrived);
+        st.threads = None;
+        Reduction {
+            parts: std::mem::take(&mut st.parts),
+            trues: std::mem::take(&mut st.trues),
+        }
+    }
+
+    /// Warps arrived at barrier `id` in its current generation.
+    #[cfg(test)]
+    pub fn arrived(&self, id: BarrierId) -> u32 {
+        self.states[id.0 as usize].arrived
     }
 }
 
@@ -126,15 +211,7 @@ impl Sm {
                 .map(|l| (l, (w.regs()[pred as usize * ws + l] != 0) != negated))
                 .collect();
             let g = self.groups[gs].as_mut().expect("resident");
-            let st = g.barriers.state(BarrierId(bar.id));
-            if st.parts.len() < ws {
-                st.parts.resize(ws, 0);
-                st.trues.resize(ws, 0);
-            }
-            for (l, p) in preds {
-                st.parts[l] += 1;
-                st.trues[l] += p as u32;
-            }
+            g.barriers.record_reduce(BarrierId(bar.id), ws, preds);
         }
         let w = self.warps[wi].as_mut().expect("live");
         w.at_bar |= mask;
@@ -197,11 +274,7 @@ impl Sm {
             self.notices.progress += 1;
         }
         let g = self.groups[gs].as_mut().expect("resident");
-        let st = g.barriers.state(BarrierId(bar.id));
-        st.arrived += 1;
-        if bar.threads.is_some() {
-            st.threads = bar.threads;
-        }
+        g.barriers.arrive(BarrierId(bar.id), bar.threads);
         self.try_release(gs, BarrierId(bar.id), ctx);
     }
 
@@ -220,17 +293,9 @@ impl Sm {
         let ws = self.ws;
         let g = self.groups[gs].as_mut().expect("resident");
         let live = g.live_warps;
-        let arrived = g.barriers.state(id).arrived;
-        if arrived == 0 {
+        let Some(expected) = g.barriers.complete(id, live, ws) else {
             return;
-        }
-        let expected = match g.barriers.state(id).threads {
-            Some(n) => n.div_ceil(ws),
-            None => live,
         };
-        if arrived < expected {
-            return;
-        }
         let warps = g.warps.clone();
         let waiting: Vec<usize> = warps
             .iter()
@@ -243,11 +308,7 @@ impl Sm {
             })
             .collect();
         let g = self.groups[gs].as_mut().expect("resident");
-        let st = g.barriers.state(id);
-        st.arrived -= expected.min(arrived);
-        st.threads = None;
-        let parts = std::mem::take(&mut st.parts);
-        let trues = std::mem::take(&mut st.trues);
+        let red = g.barriers.release(id, expected);
         if self.launch.races {
             let mut tids = Vec::new();
             for &s in &waiting {
@@ -258,10 +319,6 @@ impl Sm {
             }
             self.notices.races.push(RaceEvent::Barrier { tids });
         }
-        let (all_parts, all_trues) = (
-            parts.iter().map(|&n| n as u64).sum::<u64>(),
-            trues.iter().map(|&n| n as u64).sum::<u64>(),
-        );
         let wsz = ws as usize;
         let mut invalidate = false;
         for s in waiting {
@@ -276,15 +333,7 @@ impl Sm {
                 } = bar.op
                 {
                     for l in lanes(m) {
-                        let v = if per_lane {
-                            op.result(
-                                trues.get(l).copied().unwrap_or(0) as u64,
-                                parts.get(l).copied().unwrap_or(0) as u64,
-                            )
-                        } else {
-                            op.result(all_trues, all_parts)
-                        };
-                        w.regs_mut()[dst as usize * wsz + l] = v;
+                        w.regs_mut()[dst as usize * wsz + l] = red.value(op, per_lane, l);
                     }
                 }
                 w.scoreboard.unblock();
@@ -302,10 +351,91 @@ impl Sm {
 
 #[cfg(test)]
 mod tests {
+    use super::{BarrierId, Barriers};
     use crate::ir::*;
     use crate::machine::tests::{buf, kernel, tiny, wl};
     use crate::machine::{run, RunOptions};
     use crate::workload::Init;
+
+    #[test]
+    fn a_barrier_without_a_count_completes_with_every_live_warp() {
+        let mut b = Barriers::default();
+        let id = BarrierId(0);
+        assert_eq!(b.complete(id, 3, 32), None, "nobody arrived");
+        b.arrive(id, None);
+        b.arrive(id, None);
+        assert_eq!(b.complete(id, 3, 32), None, "2 of 3 warps");
+        // A warp exited: 2 live warps now complete it.
+        assert_eq!(b.complete(id, 2, 32), Some(2));
+        b.arrive(id, None);
+        assert_eq!(b.complete(id, 3, 32), Some(3));
+        b.release(id, 3);
+        assert_eq!(b.arrived(id), 0);
+        assert_eq!(b.complete(id, 3, 32), None, "a new generation");
+    }
+
+    #[test]
+    fn a_counted_barrier_waits_for_its_count_in_whole_warps_and_keeps_later_arrivals() {
+        let mut b = Barriers::default();
+        let id = BarrierId(3);
+        // bar.sync 3, 64 with 32-lane warps: 2 warps, whatever the group's live warps.
+        b.arrive(id, Some(64));
+        assert_eq!(b.complete(id, 1, 32), None, "a count waits whatever exits");
+        b.arrive(id, Some(64));
+        b.arrive(id, Some(64));
+        assert_eq!(b.complete(id, 8, 32), Some(2));
+        b.release(id, 2);
+        // The third arrival belongs to the next generation, which has no count until one arrives.
+        assert_eq!(b.arrived(id), 1);
+        assert_eq!(b.complete(id, 1, 32), Some(1));
+        // 33 threads round up to 2 warps of 32.
+        let mut c = Barriers::default();
+        c.arrive(id, Some(33));
+        assert_eq!(c.complete(id, 4, 32), None);
+        c.arrive(id, Some(33));
+        assert_eq!(c.complete(id, 4, 32), Some(2));
+    }
+
+    #[test]
+    fn barriers_with_different_ids_never_join() {
+        let mut b = Barriers::default();
+        b.arrive(BarrierId(0), None);
+        b.arrive(BarrierId(1), None);
+        assert_eq!(b.complete(BarrierId(0), 2, 32), None);
+        assert_eq!(b.complete(BarrierId(1), 2, 32), None);
+        assert_eq!(b.complete(BarrierId(2), 2, 32), None);
+        b.arrive(BarrierId(1), None);
+        assert_eq!(b.complete(BarrierId(1), 2, 32), Some(2));
+        assert_eq!(b.complete(BarrierId(0), 2, 32), None);
+    }
+
+    #[test]
+    fn a_reduction_tallies_per_lane_and_over_all_threads_then_resets() {
+        let mut b = Barriers::default();
+        let id = BarrierId(0);
+        // Two warps of 4 lanes: lane 0 true in both, lane 1 true in one, lanes 2-3 false, lane 3
+        // absent from the second warp.
+        b.record_reduce(id, 4, [(0, true), (1, true), (2, false), (3, false)]);
+        b.record_reduce(id, 4, [(0, true), (1, false), (2, false)]);
+        b.arrive(id, None);
+        b.arrive(id, None);
+        assert_eq!(b.complete(id, 2, 4), Some(2));
+        let r = b.release(id, 2);
+        let per_lane = |op| (0..4).map(|l| r.value(op, true, l)).collect::<Vec<_>>();
+        assert_eq!(per_lane(BarrierReduce::Popc), [2, 1, 0, 0]);
+        assert_eq!(per_lane(BarrierReduce::And), [1, 0, 0, 0]);
+        assert_eq!(per_lane(BarrierReduce::Or), [1, 1, 0, 0]);
+        // Over every participant: 3 of 7 true.
+        assert_eq!(r.value(BarrierReduce::Popc, false, 2), 3);
+        assert_eq!(r.value(BarrierReduce::And, false, 0), 0);
+        assert_eq!(r.value(BarrierReduce::Or, false, 3), 1);
+        // A lane nobody brought: the reduction of nothing (popc 0, and 1, or 0).
+        assert_eq!(r.value(BarrierReduce::Popc, true, 9), 0);
+        assert_eq!(r.value(BarrierReduce::And, true, 9), 1);
+        // The tallies went with the release.
+        b.arrive(id, None);
+        assert_eq!(b.release(id, 1).value(BarrierReduce::Popc, false, 0), 0);
+    }
 
     #[test]
     fn lanes_exiting_complete_a_sub_group_barrier_not_the_work_group_barrier() {

@@ -175,3 +175,96 @@ impl Sm {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{StressAccess, StressWarps, WarpStress};
+    use crate::config::StressSpec;
+    use crate::rng::SplitMix64;
+
+    fn spec(issue_stall: u32, issue_pct: u32, load_delay: u32, load_pct: u32) -> StressSpec {
+        StressSpec {
+            issue_stall,
+            issue_stall_percent: issue_pct,
+            load_delay,
+            load_delay_percent: load_pct,
+            ..StressSpec::default()
+        }
+    }
+
+    #[test]
+    fn a_zero_chance_draws_nothing_and_stalls_nothing() {
+        let s = WarpStress::new(&spec(5, 50, 9, 50), 0, 0);
+        let mut rng = SplitMix64::new(7);
+        let before = rng.clone().next_u64();
+        for _ in 0..100 {
+            assert_eq!(s.issue_stall(&mut rng), 0);
+            assert_eq!(s.load_hold(&mut rng), 0);
+        }
+        assert_eq!(rng.next_u64(), before, "a 0 % chance consumed randomness");
+    }
+
+    #[test]
+    fn draws_stay_within_their_bounds_and_a_full_chance_always_stalls() {
+        let s = WarpStress::new(&spec(5, 100, 3, 100), 100, 100);
+        let mut rng = SplitMix64::new(1);
+        let (mut stalls, mut holds) = (Vec::new(), Vec::new());
+        for _ in 0..2000 {
+            stalls.push(s.issue_stall(&mut rng));
+            holds.push(s.load_hold(&mut rng));
+        }
+        assert!(stalls.iter().all(|&c| (1..=5).contains(&c)), "{stalls:?}");
+        assert!(holds.iter().all(|&c| (1..=3).contains(&c)), "{holds:?}");
+        for c in 1..=5 {
+            assert!(stalls.contains(&c), "stall {c} never drawn");
+        }
+        for c in 1..=3 {
+            assert!(holds.contains(&c), "hold {c} never drawn");
+        }
+        // A partial chance stalls some instructions and not others.
+        let half = WarpStress::new(&spec(4, 50, 1, 0), 50, 0);
+        let n = (0..2000).filter(|_| half.issue_stall(&mut rng) > 0).count();
+        assert!((800..1200).contains(&n), "{n} of 2000 stalled at 50 %");
+    }
+
+    #[test]
+    fn stress_warps_touch_only_their_region_and_a_loading_warp_waits_for_its_data() {
+        // 4 warps over 8 lines of 128 bytes from 0x10000.
+        let mut st = StressWarps::new(4, 0x10000, 8 * 128, 128);
+        let mut rng = SplitMix64::new(3);
+        let mut busy = [false; 4];
+        let mut seen_load = false;
+        for _ in 0..50 {
+            let out = st.issue(&mut rng);
+            let issued: Vec<u32> = out
+                .iter()
+                .map(|a| match *a {
+                    StressAccess::Load { warp, line } | StressAccess::Store { warp, line } => {
+                        assert!(
+                            (0x10000..0x10000 + 8 * 128).contains(&line) && line % 128 == 0,
+                            "line {line:#x} outside the region"
+                        );
+                        warp
+                    }
+                })
+                .collect();
+            // Exactly the warps not waiting for a load issue, once each.
+            let idle: Vec<u32> = (0..4).filter(|&w| !busy[w as usize]).collect();
+            assert_eq!(issued, idle);
+            for a in &out {
+                if let StressAccess::Load { warp, .. } = *a {
+                    busy[warp as usize] = true;
+                    seen_load = true;
+                }
+            }
+            // Warp 0's and warp 2's loads complete; the others stay busy.
+            for w in [0u32, 2] {
+                st.done(w);
+                busy[w as usize] = false;
+            }
+        }
+        assert!(seen_load);
+        // An unknown warp's completion is ignored.
+        st.done(99);
+    }
+}
