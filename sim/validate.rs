@@ -973,7 +973,7 @@ pub fn chart(results: &[PresetResult]) -> ErrorFigure {
         })
         .collect();
     ErrorFigure::new(
-        "Simulated against published: signed error per row, shaded = the row's tolerance",
+        "Simulated against the reference (published or measured): signed error per row, shaded = the row's tolerance",
         "signed error: right of 0 = simulator too slow, left = too fast",
         panels,
     )
