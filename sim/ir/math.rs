@@ -14,8 +14,118 @@
 //! f32 is the only floating-point type here (the IR has no f64 value yet); a float operation of
 //! another type computes on the f32 of its low bits (the front ends only build f32 ones).
 
-use super::{bits_f32, f32_bits, FloatMode, MathOp, PrmtMode, Round, Ty};
+use super::{bits_f32, f32_bits, Ty};
+use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
+
+/// Rounding of a floating-point result (PTX ISA §9.7.3 "Rounding modifiers").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Round {
+    /// To nearest, ties to even (`.rn`, `.rni`).
+    #[default]
+    Nearest,
+    /// Toward zero (`.rz`, `.rzi`).
+    Zero,
+    /// Toward minus infinity (`.rm`, `.rmi`).
+    Down,
+    /// Toward plus infinity (`.rp`, `.rpi`).
+    Up,
+}
+
+/// The modifiers of a floating-point [`Inst::Math`](super::Inst::Math): rounding, `.sat` (clamp to [0, 1], NaN to 0)
+/// and `.ftz` (subnormal inputs and results flushed to a zero of the same sign).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub struct FloatMode {
+    pub round: Round,
+    pub sat: bool,
+    pub ftz: bool,
+}
+
+/// How `prmt` picks its bytes (PTX ISA `prmt`): the general form or one of the six modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PrmtMode {
+    /// Each nibble of the selector picks a byte (bit 3: replicate its sign).
+    Generic,
+    F4e,
+    B4e,
+    Rc8,
+    Ecl,
+    Ecr,
+    Rc16,
+}
+
+/// The operations of [`Inst::Math`](super::Inst::Math): PTX's bit operations and the floating-point instructions
+/// that need more than the two-operand [`AluOp`] (a third operand, a rounding mode, `.sat`,
+/// `.ftz`, or a function). What each computes is `ir::eval::math`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MathOp {
+    /// Population count of `a` (result u32).
+    Popc,
+    /// Leading zeros of `a` (result u32).
+    Clz,
+    /// Bit reversal of `a`.
+    Brev,
+    /// Bit-field extract: `a`, position `b`, length `c` (sign-extended for signed types).
+    Bfe,
+    /// Bit-field insert: `a` into `b` at position `c`, length `d`.
+    Bfi,
+    /// Position of the most significant non-sign bit (`shift_amt`: as a left-shift amount);
+    /// `0xFFFFFFFF` when there is none.
+    Bfind {
+        shift_amt: bool,
+    },
+    /// Byte permute of `{b, a}` by selector `c`.
+    Prmt(PrmtMode),
+    /// Three-input logic `a`, `b`, `c` by the truth table `lut`.
+    Lop3 {
+        lut: u8,
+    },
+    /// Funnel shift of `{b, a}` by `c` (32-bit): left or right, amount wrapped or clamped.
+    Shf {
+        left: bool,
+        clamp: bool,
+    },
+    /// Four-way byte dot product of `a` and `b` accumulated into `c`, bytes signed as given.
+    Dp4a {
+        a_signed: bool,
+        b_signed: bool,
+    },
+    /// Floating-point add, sub, mul, div with a rounding mode, `.sat`, `.ftz`.
+    FAdd,
+    FSub,
+    FMul,
+    FDiv,
+    /// Fused multiply-add `a * b + c`, rounded once.
+    Fma,
+    /// Square root, correctly rounded.
+    Sqrt,
+    /// Reciprocal, correctly rounded.
+    Rcp,
+    /// `.approx` functions: computed in double precision and rounded to nearest (within the error
+    /// bounds the ISA states; not bit-identical to a GPU's approximation).
+    Rsqrt,
+    Ex2,
+    Lg2,
+    Sin,
+    Cos,
+    Tanh,
+    /// `min`/`max` (`nan`: a NaN operand gives NaN; otherwise the other operand); -0 < +0.
+    FMin {
+        nan: bool,
+    },
+    FMax {
+        nan: bool,
+    },
+    FAbs,
+    FNeg,
+    /// `copysign d, a, b`: `b` with the sign of `a`.
+    Copysign,
+    /// Rounds to an integral value in the same float type (`cvt.rni.f32.f32`).
+    RoundInt,
+}
 
 /// The canonical NaN of an f32 result.
 pub const CANONICAL_NAN_F32: u32 = 0x7FFF_FFFF;

@@ -9,7 +9,61 @@
 //! a GPU's register file gives — stated, not refused, because CUDA code shuffles with the full mask
 //! in partial warps and discards those values.
 
-use super::{ReduxOp, ShflMode, Ty, VoteMode, WarpOp};
+use super::Ty;
+use serde::{Deserialize, Serialize};
+
+/// The source lane rule of `shfl.sync` (PTX ISA §9.7.9.6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ShflMode {
+    Up,
+    Down,
+    Bfly,
+    Idx,
+}
+
+/// `vote.sync` (PTX ISA §9.7.13.6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VoteMode {
+    All,
+    Any,
+    Uni,
+    Ballot,
+}
+
+/// The reduction of `redux.sync` (PTX ISA §9.7.13.10).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReduxOp {
+    Add,
+    Min,
+    Max,
+    And,
+    Or,
+    Xor,
+}
+
+/// A warp-level exchange between the lanes of one warp; what each computes is `ir::warp` (the
+/// machine's instruction for it is the next step: PTX still refuses `shfl`, `vote`, `match`,
+/// `redux`, `activemask`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WarpOp {
+    /// `shfl.sync`: `a` from the lane that `b` (lane or offset) and `c` (clamp and segment mask)
+    /// name; the predicate says whether that lane was in range.
+    Shfl(ShflMode),
+    /// `vote.sync` of predicate `a`.
+    Vote(VoteMode),
+    /// `match.any.sync`: the lanes whose `a` equals this lane's.
+    MatchAny,
+    /// `match.all.sync`: the member mask if every lane's `a` is equal, else 0 (predicate: equal).
+    MatchAll,
+    /// `redux.sync` of `a` over the lanes.
+    Redux(ReduxOp),
+    /// `activemask`: the lanes executing it.
+    ActiveMask,
+}
 
 /// The lanes' sources: `a[l]`, `b[l]`, `c[l]` of lane `l` (64 entries; lanes past the warp size unused).
 pub struct LaneArgs<'a> {
