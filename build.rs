@@ -2,8 +2,9 @@
 //!
 //! A sweep's point results carry the build that computed them, so that results of different simulators
 //! never mix silently. The hash is FNV-1a (64 bits) over everything compiled into the library and the
-//! binary: every Rust file under `sim/` except the integration tests (`sim/tests/`) and the Python
-//! bindings (`sim/python/`, a crate of its own that depends on this one), the embedded configs
+//! binary: every Rust file and crate manifest under `sim/` (the workspace's crates: core, machine, front,
+//! litmus, report, device) except the integration tests (`sim/tests/`) and the Python bindings
+//! (`sim/python/`, a crate of its own that depends on this one), the embedded configs
 //! (`configs/*.toml`), `Cargo.toml`, `Cargo.lock` and this script, each as its path relative to the
 //! package, its length and its bytes, in path order. It is therefore the same for the same source on any
 //! machine and in any profile (debug and release builds of one source compute identical results), and it
@@ -58,7 +59,8 @@ fn main() {
     println!("cargo:rustc-env=GPUMEMSIM_SOURCE_HASH={h:016x}");
 }
 
-/// Every Rust file under `dir` (editor and hidden files left out), except under `skip`.
+/// Every Rust file and crate manifest under `dir` (editor and hidden files left out), except under
+/// `skip`.
 fn collect(dir: &Path, skip: &[PathBuf], out: &mut Vec<PathBuf>) {
     for e in read_dir(dir) {
         if skip.contains(&e) {
@@ -72,7 +74,9 @@ fn collect(dir: &Path, skip: &[PathBuf], out: &mut Vec<PathBuf>) {
         }
         if e.is_dir() {
             collect(&e, skip, out);
-        } else if e.extension().is_some_and(|x| x == "rs") {
+        } else if e.extension().is_some_and(|x| x == "rs") || e.ends_with("Cargo.toml") {
+            // Rust sources, and the manifests of the workspace's crates under sim/ (their
+            // dependencies are part of what is compiled in).
             out.push(e);
         }
     }

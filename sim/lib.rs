@@ -1,6 +1,8 @@
 //! gpumemsim: a cycle-level GPU memory-system simulator in which values travel through timed hardware.
 //!
-//! The library holds everything; `main.rs` is a thin CLI over it. Map of the crate:
+//! The library holds everything; `main.rs` is a thin CLI over it. It is the top of a workspace of crates
+//! (one per floor: core, machine, front, litmus, report, device) and re-exports each under its module
+//! name. Map:
 //! - [`config`]: the TOML hardware description, validation, presets;
 //! - [`ir`]: the instruction IR all front ends lower into; [`workload`]: a launchable kernel;
 //! - [`kernel`]: the kernel language front end; [`cfront`]: the CUDA and OpenCL C front ends (and the
@@ -20,28 +22,21 @@
 //! - [`host`]: a hook the host program runs on the library's pool threads;
 //! - [`version`]: the simulator's build (crate version + source hash) that stamps sweep results.
 
-pub mod barrier;
 pub mod bench;
-pub mod cfront;
-pub mod config;
-pub mod device;
-pub mod engine;
-pub mod frontend;
 pub mod fuzz;
-pub mod host;
-pub mod ir;
-pub mod kernel;
-pub mod litmus;
-pub mod machine;
-pub mod progress;
-pub mod ptx;
-pub mod report;
-pub mod rng;
 pub mod runner;
-pub mod stats;
 pub mod sweep;
-pub mod text;
-pub mod trace;
 pub mod validate;
 pub mod version;
-pub mod workload;
+
+// The floors below this package, each a crate of its own (ARCHITECTURE.md, "The floors are crates"),
+// under the module names the library has always had: `gpumemsim::machine::run` is
+// `gpumemsim_machine::run`.
+pub use gpumemsim_core::{
+    barrier, config, engine, host, ir, progress, rng, stats, text, trace, workload,
+};
+pub use gpumemsim_device as device;
+pub use gpumemsim_front::{cfront, frontend, kernel, ptx};
+pub use gpumemsim_litmus as litmus;
+pub use gpumemsim_machine as machine;
+pub use gpumemsim_report as report;

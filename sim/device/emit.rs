@@ -22,7 +22,7 @@ pub enum Lang {
 /// The workload `path` names: a litmus test's first harness dispatch, or a loaded workload.
 pub fn workload_of(path: &Path, seed: u64) -> Result<Workload, String> {
     if path.extension().is_some_and(|e| e == "litmus") {
-        let test = crate::litmus::load(path).map_err(|e| e.to_string())?;
+        let test = gpumemsim_litmus::load(path).map_err(|e| e.to_string())?;
         let s = super::litmus::LitmusSettings {
             seed,
             ..Default::default()

@@ -3,7 +3,7 @@
 //! "GPU concurrency: weak behaviours and programming assumptions", ASPLOS 2015; Levine et al.,
 //! "MC Mutants", ASPLOS 2023).
 //!
-//! Reuses the litmus front end (`crate::litmus`): its parser, its per-thread IR and condition, and
+//! Reuses the litmus front end (`gpumemsim_litmus`): its parser, its per-thread IR and condition, and
 //! `relocate` to move a thread's code into the launch kernel. The launch layout is this module's own,
 //! made for a real GPU rather than for the simulator's placement controls:
 //! - **Testing work-groups** hold instances' threads: each (instance, cta) unit occupies as many slots of
@@ -38,9 +38,9 @@ use super::adapter::Device;
 use super::schema::{LitmusResult, OutcomeCount, ShaderPath, Status};
 use super::{wgsl, DeviceError};
 use crate::ir::*;
-use crate::litmus::{normalise, relocate, LitmusTest, RegInit, Var};
 use crate::rng::SplitMix64;
 use crate::workload::{Buffer, Geometry, Init, Param, ParamValue, Workload};
+use gpumemsim_litmus::{normalise, relocate, LitmusTest, RegInit, Var};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 pub use variants::*;
@@ -109,7 +109,7 @@ pub fn launch(
     rng: &mut SplitMix64,
 ) -> Result<Launch, String> {
     // What the machine cannot run, and what this layout does not place, is refused up front.
-    crate::litmus::check_runnable(test).map_err(|e| e.to_string())?;
+    gpumemsim_litmus::check_runnable(test).map_err(|e| e.to_string())?;
     if let Some(l) = test
         .locations
         .iter()
@@ -570,8 +570,8 @@ fn kernel(
             reg_names,
             local_bytes: 0,
             semantics: match test.dialect {
-                crate::litmus::Dialect::Ptx => Semantics::Ptx,
-                crate::litmus::Dialect::OpenCl => Semantics::OpenCl,
+                gpumemsim_litmus::Dialect::Ptx => Semantics::Ptx,
+                gpumemsim_litmus::Dialect::OpenCl => Semantics::OpenCl,
             },
         },
         geometry: Geometry {

@@ -37,7 +37,7 @@ pub enum MeasureError {
         source: std::io::Error,
     },
     #[error(transparent)]
-    Litmus(Box<crate::litmus::LitmusError>),
+    Litmus(Box<gpumemsim_litmus::LitmusError>),
 }
 
 /// Settings of one `measure` run; `None` takes the suite's value.
@@ -69,7 +69,7 @@ pub struct Loaded {
     pub cases: Vec<(Case, Workload)>,
     /// Litmus test text by path, and the parsed tests in suite order.
     pub litmus_tests: BTreeMap<String, String>,
-    pub litmus: Vec<crate::litmus::LitmusTest>,
+    pub litmus: Vec<gpumemsim_litmus::LitmusTest>,
 }
 
 /// The overrides of a case, as the kernel front end takes them.
@@ -98,9 +98,9 @@ pub fn load(suite: Suite) -> Result<Loaded, MeasureError> {
     for (_, path) in suite.litmus.iter().flat_map(|l| &l.tests) {
         let file = path.display().to_string();
         let text = crate::text::read(path)
-            .map_err(|e| MeasureError::Litmus(Box::new(crate::litmus::LitmusError::from(e))))?;
+            .map_err(|e| MeasureError::Litmus(Box::new(gpumemsim_litmus::LitmusError::from(e))))?;
         litmus.push(
-            crate::litmus::parse(&text, &file).map_err(|e| MeasureError::Litmus(Box::new(e)))?,
+            gpumemsim_litmus::parse(&text, &file).map_err(|e| MeasureError::Litmus(Box::new(e)))?,
         );
         litmus_tests.insert(file, text);
     }

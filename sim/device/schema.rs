@@ -537,7 +537,7 @@ impl Measurement {
                 )));
             }
             // Each outcome names threads of its test (`P3:r0=1` in a two-thread test is not one).
-            if let Ok(t) = crate::litmus::parse(&self.litmus_tests[&l.file], &l.file) {
+            if let Ok(t) = gpumemsim_litmus::parse(&self.litmus_tests[&l.file], &l.file) {
                 for o in &l.outcomes {
                     if let Some(p) = outcome_threads(&o.outcome).find(|&p| p >= t.threads.len()) {
                         return Err(bad(format!(

@@ -220,8 +220,8 @@ pub fn herd_report(test: &LitmusTest, r: &LitmusResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::litmus::parse;
-    use crate::litmus::run::Outcome;
+    use crate::parse;
+    use crate::run::Outcome;
 
     fn result(test: &LitmusTest, outcomes: Vec<(Vec<i64>, u64)>) -> LitmusResult {
         let cond = &test.condition;

@@ -9,7 +9,7 @@
 //! `goto`, `?:`, short-circuit `&&`/`||`, pointer arithmetic (`y + r0`, `y[r0]`), the OpenCL 2.0
 //! atomics (`atomic_*[_explicit]`, the forms without `_explicit` and an omitted scope being seq_cst
 //! at device scope), `atomic_work_item_fence`, `atomic_thread_fence` (device scope),
-//! `work_group_barrier(flags[, scope])`/`barrier(flags)` (the rule of [`crate::barrier`]), and
+//! `work_group_barrier(flags[, scope])`/`barrier(flags)` (the rule of [`gpumemsim_core::barrier`]), and
 //! compare-exchange whose expected argument is a variable (`&e`) or a location or pointer (C11: on
 //! failure the expected object receives the value found, with a plain store).
 //!

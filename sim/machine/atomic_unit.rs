@@ -223,9 +223,9 @@ fn address_groups(addrs: &[u64]) -> impl Iterator<Item = (u64, u64)> + '_ {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::atomic::LaneAtomic;
     use crate::ir::{AtomicOp, RmwOp, Ty};
-    use crate::machine::atomic::LaneAtomic;
-    use crate::machine::tests::tiny;
+    use crate::tests::tiny;
 
     fn batch(addrs: &[u64]) -> AtomicBatch {
         AtomicBatch {

@@ -490,11 +490,10 @@ mod tests {
             )
             .unwrap();
             let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("workloads/reference/stream_read.kern");
+                .join("../../workloads/reference/stream_read.kern");
             let params = [("GROUPS", 16), ("G", 256), ("PER", 4)].map(|(k, v)| (k.to_string(), v));
             let w = crate::kernel::load(&path, &params).unwrap();
-            let res =
-                crate::machine::run(&cfg, &w, &crate::machine::RunOptions::default()).unwrap();
+            let res = crate::run(&cfg, &w, &crate::RunOptions::default()).unwrap();
             assert!(res.checks.iter().all(|c| c.passed), "cap {cap}");
             let stat = |m: &str| {
                 res.stats

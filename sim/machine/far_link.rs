@@ -325,7 +325,7 @@ mod tests {
 
     /// Four SMs and four slices: SMs 0, 1 and slices 0, 1 form the first partition; far latency 10.
     fn link(bytes_per_cycle: u32) -> (FarLink, Clock) {
-        let cfg = crate::machine::tests::tiny();
+        let cfg = crate::tests::tiny();
         let clock = Clock::from_mhz(cfg.clocks.l2_mhz);
         let spec = XbarSpec::new(&cfg.interconnect, clock, 0).with_far(10, 4, 4);
         (FarLink::new(spec, clock, bytes_per_cycle, 4, 4, 2), clock)
@@ -417,8 +417,8 @@ mod tests {
 
     #[test]
     fn a_window_crossed_direction_by_direction_is_the_window_crossed_in_one_order() {
-        use crate::machine::msg::{MemReq, MemResp, ReqKind, RespKind};
-        use crate::machine::outbox::Payload;
+        use crate::msg::{MemReq, MemResp, ReqKind, RespKind};
+        use crate::outbox::Payload;
         // Four SMs (outboxes 0..4) and two partitions of two slices (outboxes 4, 5); random
         // messages, far and near, in every outbox, over several windows.
         let mut rng = crate::rng::SplitMix64::new(9);
@@ -510,9 +510,9 @@ mod tests {
 
     /// `far_stream.kern` on tiny (4 SMs, 4 slices) split in two partitions (far latency 10), with
     /// a link of `bw` bytes per cycle: the timed window, and the run's statistics.
-    fn far_stream(bw: u32, far: i64, threads: usize) -> (i64, crate::machine::RunResult) {
-        use crate::machine::{run, RunOptions};
-        let mut cfg = crate::machine::tests::tiny();
+    fn far_stream(bw: u32, far: i64, threads: usize) -> (i64, crate::RunResult) {
+        use crate::{run, RunOptions};
+        let mut cfg = crate::tests::tiny();
         cfg.l2.far_latency = 10;
         cfg.l2.far_bytes_per_cycle = bw;
         cfg.l2.hash = crate::config::SliceHash::Linear;
@@ -545,7 +545,7 @@ mod tests {
         (w, r)
     }
 
-    fn link_messages(r: &crate::machine::RunResult) -> f64 {
+    fn link_messages(r: &crate::RunResult) -> f64 {
         r.stats
             .rows
             .iter()

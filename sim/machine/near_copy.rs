@@ -175,11 +175,11 @@ mod tests {
             &[("FOOT".into(), 1 << 20), ("PASSES".into(), passes)],
         )
         .unwrap();
-        let opts = crate::machine::RunOptions {
+        let opts = crate::RunOptions {
             warm_l2,
             ..Default::default()
         };
-        let r = crate::machine::run(&cfg, &wl, &opts).unwrap();
+        let r = crate::run(&cfg, &wl, &opts).unwrap();
         assert!(r.all_checks_pass());
         (r.cycles, r.stats.get("dram", "reads").unwrap())
     }

@@ -247,7 +247,7 @@ impl Outgoing {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::machine::atomic::LaneAtomic;
+    use crate::atomic::LaneAtomic;
 
     fn transit(arrive: Time) -> Transit {
         Transit {

@@ -458,7 +458,7 @@ mod tests {
     #[test]
     fn crossbar_full_queue_delays_never_drops_and_paths_stay_fifo() {
         for depth in [1u32, 2, 4, 64] {
-            let cfg = crate::machine::tests::tiny();
+            let cfg = crate::tests::tiny();
             let x = spec(depth, 30);
             let mut srcs = vec![SourcePort::new(4); 4];
             let mut sinks = vec![SinkPort::new(4); 4];

@@ -122,7 +122,7 @@ mod tests {
     #[test]
     fn intervals_chart_draws_the_chosen_statistic_over_cycles() {
         let c = chart(CSV, "f.csv", &["gpu.ipc".into()], None).unwrap();
-        let png = c.render(crate::report::plot::Format::Png).unwrap();
+        let png = c.render(crate::plot::Format::Png).unwrap();
         assert!(png.len() > 1000);
     }
 

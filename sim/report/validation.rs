@@ -9,7 +9,7 @@
 //! axis. A dashed line marks 0 (exact). The sign convention is the caller's (`validate`: positive = the
 //! simulator is too slow); the axis caption says it.
 //!
-//! Not here: where the numbers come from (`crate::validate` builds the panels), other chart kinds
+//! Not here: where the numbers come from (`gpumemsim::validate` builds the panels), other chart kinds
 //! (`plot`). Same fonts and outputs as [`super::plot`]: PNG and an outline SVG, written atomically.
 
 use super::plot::{Format, PlotError, SavedChart};

@@ -269,9 +269,8 @@ pub fn compare_reporting(
         .filter(|b| b.status == Status::Ok && b.group != OVERHEAD_GROUP)
         .collect();
     // `--litmus-iterations 0` skips the litmus tests, as on every command.
-    let run_litmus = |l: &&crate::device::schema::LitmusResult| {
-        l.status == Status::Ok && opts.litmus_iterations > 0
-    };
+    let run_litmus =
+        |l: &&crate::schema::LitmusResult| l.status == Status::Ok && opts.litmus_iterations > 0;
     let litmus_ok = m.litmus.iter().filter(run_litmus).count();
     progress.set_total((ok.len() + litmus_ok) as u64);
     let sims: Vec<Result<(u64, f64), String>> =
@@ -393,16 +392,16 @@ pub fn compare_reporting(
     for l in m.litmus.iter().filter(run_litmus) {
         let key = format!("litmus {} ({})", l.test, l.variant.name());
         let text = &m.litmus_tests[&l.file];
-        let opts = crate::litmus::LitmusOptions {
+        let opts = gpumemsim_litmus::LitmusOptions {
             iterations: opts.litmus_iterations,
             seed: seed.wrapping_add(1),
             ..Default::default()
         };
         let _counted = Counted(progress);
-        let sim = match crate::litmus::parse(text, &l.file) {
+        let sim = match gpumemsim_litmus::parse(text, &l.file) {
             Ok(t) => {
                 let tv = l.variant.apply(&t);
-                crate::litmus::run(&tv, cfg, &opts)
+                gpumemsim_litmus::run(&tv, cfg, &opts)
                     .map(|r| {
                         let allows = r
                             .model

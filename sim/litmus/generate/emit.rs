@@ -4,7 +4,7 @@
 use super::shapes::{Cond, Op, Shape};
 use super::{Order, Variant};
 use crate::ir::Scope;
-use crate::litmus::Dialect;
+use crate::Dialect;
 use std::fmt::Write as _;
 
 const LOCS: [&str; 4] = ["x", "y", "z", "w"];

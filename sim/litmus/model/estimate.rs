@@ -27,7 +27,7 @@
 use super::interp::Trace;
 use super::{ModelError, ModelOptions};
 use crate::ir::{Inst, Operand};
-use crate::litmus::test::LitmusTest;
+use crate::test::LitmusTest;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The most paths one thread's text may imply (the interpreter keeps at most

@@ -11,9 +11,9 @@ use super::interp::{home, init_value, initial_keys, Trace};
 use super::rel::{members, Rel, Set, MAX_EVENTS};
 use super::{ModelError, Race};
 use crate::ir::{Space, SpaceSet, SrcLoc};
-use crate::litmus::normalise;
-use crate::litmus::test::LitmusTest;
-use crate::litmus::Var;
+use crate::normalise;
+use crate::test::LitmusTest;
+use crate::Var;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// One candidate's events and the relations fixed before the model's own choices.

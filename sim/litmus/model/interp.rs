@@ -33,8 +33,8 @@ use super::live::{live_in, loop_headers, RegSet};
 use super::ModelError;
 use crate::ir::eval::{alu, cmp, convert, rmw};
 use crate::ir::{Address, BarrierKind, Inst, Operand, Space, SpaceSet, SrcLoc, Width};
-use crate::litmus::test::{LitmusTest, RegInit, Thread};
-use crate::litmus::Var;
+use crate::test::{LitmusTest, RegInit, Thread};
+use crate::Var;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 

@@ -4,8 +4,8 @@
 //! runs through its Alloy model; cited by section).
 
 use super::{decide, Decision, ModelOptions};
-use crate::litmus::parse;
-use crate::litmus::LitmusTest;
+use crate::parse;
+use crate::LitmusTest;
 
 pub fn run(src: &str) -> (LitmusTest, Decision) {
     let t = parse(src, "test.litmus").unwrap_or_else(|e| panic!("{e}"));

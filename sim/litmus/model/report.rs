@@ -2,7 +2,7 @@
 //! in the README, "The oracle").
 
 use super::{Decision, ModelError, ModelKind};
-use crate::litmus::test::LitmusTest;
+use crate::test::LitmusTest;
 use serde::Serialize;
 use std::fmt::Write as _;
 

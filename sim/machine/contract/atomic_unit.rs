@@ -6,13 +6,13 @@
 //! Flush: after the unit has been idle, a batch completes exactly as on a fresh unit.
 
 use super::{check, Part, Round, Traffic};
+use crate::atomic::{AtomicBatch, LaneAtomic};
+use crate::atomic_unit::AtomicUnit;
 use crate::config::GpuConfig;
 use crate::engine::{Clock, Time};
 use crate::ir::{AtomicOp, RmwOp, Ty};
-use crate::machine::atomic::{AtomicBatch, LaneAtomic};
-use crate::machine::atomic_unit::AtomicUnit;
-use crate::machine::tests::tiny;
 use crate::rng::SplitMix64;
+use crate::tests::tiny;
 use std::collections::HashMap;
 
 struct AtomicUnitPart;

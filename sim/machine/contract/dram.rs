@@ -7,10 +7,10 @@
 
 use super::{check, line_addr, Part, Round, Traffic};
 use crate::config::GpuConfig;
+use crate::dram::Dram;
 use crate::engine::{Clock, Time};
-use crate::machine::dram::Dram;
-use crate::machine::tests::tiny;
 use crate::rng::SplitMix64;
+use crate::tests::tiny;
 
 struct DramPart;
 

@@ -13,16 +13,16 @@ use super::{
     apply, check, ctx, line_addr, masked_eq, random_line, word_mask, Bench, Part, Round, Traffic,
     LINE,
 };
+use crate::atomic::{perform_batch, AtomicBatch, LaneAtomic, ValueStore};
+use crate::build;
 use crate::config::{GpuConfig, L1WritePolicy};
 use crate::engine::{Clock, Time};
 use crate::ir::{AtomicOp, RmwOp, Ty};
-use crate::machine::atomic::{perform_batch, AtomicBatch, LaneAtomic, ValueStore};
-use crate::machine::build;
-use crate::machine::l1::L1;
-use crate::machine::memory::byte_mask;
-use crate::machine::msg::*;
-use crate::machine::pool::{LineBuf, MAX_LINE};
-use crate::machine::tests::tiny;
+use crate::l1::L1;
+use crate::memory::byte_mask;
+use crate::msg::*;
+use crate::pool::{LineBuf, MAX_LINE};
+use crate::tests::tiny;
 use std::collections::HashMap;
 
 /// The op of a warp's request.

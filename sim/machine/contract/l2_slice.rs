@@ -10,14 +10,14 @@
 use super::{
     check, ctx, line_addr, memory, random_line, word_mask, Bench, Part, Round, Traffic, LINE,
 };
+use crate::atomic::{perform_batch, AtomicBatch, LaneAtomic};
+use crate::build;
 use crate::config::GpuConfig;
 use crate::engine::Clock;
 use crate::ir::{AtomicOp, RmwOp, Ty};
-use crate::machine::atomic::{perform_batch, AtomicBatch, LaneAtomic};
-use crate::machine::build;
-use crate::machine::msg::*;
-use crate::machine::pool::{LineBuf, MAX_LINE};
-use crate::machine::tests::tiny;
+use crate::msg::*;
+use crate::pool::{LineBuf, MAX_LINE};
+use crate::tests::tiny;
 use std::collections::HashMap;
 
 /// What the fake SM received: the data of a read, a write's acknowledgement, an atomic's old values.

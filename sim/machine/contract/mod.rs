@@ -143,7 +143,7 @@ pub struct Bench {
 /// The context a part's handler gets, built from a [`Bench`].
 macro_rules! ctx {
     ($b:expr) => {
-        crate::machine::ctx::Ctx {
+        crate::ctx::Ctx {
             q: &mut $b.q,
             lines: &mut $b.lines,
             batches: &mut $b.batches,

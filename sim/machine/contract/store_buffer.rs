@@ -7,10 +7,10 @@
 
 use super::{apply, check, line_addr, random_line, word_mask, Part, Round, Traffic};
 use crate::config::{DrainOrder, GpuConfig, SbPlacement, StoreBufferSpec};
-use crate::machine::pool::{LineBuf, MAX_LINE};
-use crate::machine::store_buffer::{Forward, StoreBuffer};
-use crate::machine::tests::tiny;
+use crate::pool::{LineBuf, MAX_LINE};
 use crate::rng::SplitMix64;
+use crate::store_buffer::{Forward, StoreBuffer};
+use crate::tests::tiny;
 use std::collections::HashMap;
 
 struct StoreBufferPart;

@@ -3,7 +3,7 @@
 //! never complete or still running when the watchdog stopped the run.
 
 use super::Gpu;
-use crate::machine::Unfinished;
+use crate::Unfinished;
 
 impl Gpu<'_> {
     /// With `stuck_ok`: whether every live warp waits at a barrier (and every group became
@@ -52,7 +52,7 @@ impl Gpu<'_> {
         let mut hidden = 0;
         let mut at_barrier: Vec<(u32, u64)> = Vec::new();
         for sm in self.sms.iter().map(|d| &d.sm) {
-            for crate::machine::sm::StuckWarp {
+            for crate::sm::StuckWarp {
                 group,
                 warp_in_group: warp,
                 pc,
@@ -60,7 +60,7 @@ impl Gpu<'_> {
                 last_addr: addr,
             } in sm.stuck()
             {
-                if waiting == crate::machine::sm::Stall::Barrier {
+                if waiting == crate::sm::Stall::Barrier {
                     match at_barrier.iter_mut().find(|(p, _)| *p == pc) {
                         Some(e) => e.1 += 1,
                         None => at_barrier.push((pc, 1)),

@@ -313,7 +313,7 @@ impl<'c> Gpu<'c> {
         let gt = launch.geo.group_threads();
         // The workload's buffers, for a run that starts with them in the L2 (`RunOptions::warm_l2`).
         let warm: Vec<(u64, u64)> = (mem.placed.iter())
-            .filter(|p| opts.warm_l2 && p.name != crate::machine::memory::SCRATCH)
+            .filter(|p| opts.warm_l2 && p.name != crate::memory::SCRATCH)
             .map(|p| (p.base, p.bytes))
             .collect();
         let mut captured: HashMap<u64, Vec<(usize, Reg)>> = HashMap::new();

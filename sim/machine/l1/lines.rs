@@ -1,8 +1,8 @@
 //! The bytes an L1 holds: the line array (none in a timing-only run), sector copies, and a line as
 //! the value store of the L1 atomic unit.
 
-use crate::machine::atomic::ValueStore;
-use crate::machine::pool::{LineBuf, MAX_LINE};
+use crate::atomic::ValueStore;
+use crate::pool::{LineBuf, MAX_LINE};
 
 /// The bytes of the array's lines. A run without values (trace replay) keeps none: every way reads
 /// and writes one scratch line, so that a timing-only L1 neither allocates nor touches the megabytes
@@ -68,6 +68,6 @@ impl ValueStore for LineView<'_> {
     fn write(&mut self, addr: u64, len: u32, v: u64) {
         let o = (addr - self.base) as usize;
         self.bytes[o..o + len as usize].copy_from_slice(&v.to_le_bytes()[..len as usize]);
-        self.mask |= crate::machine::memory::byte_mask(o as u32, len);
+        self.mask |= crate::memory::byte_mask(o as u32, len);
     }
 }

@@ -2,9 +2,9 @@
 //! (`RunOptions::provenance`); nothing when it does not.
 
 use super::{Pending, L1};
-use crate::machine::ctx::Ctx;
-use crate::machine::msg::{ReqKind, Requester};
-use crate::machine::provenance::{ProvEvent, SendKind};
+use crate::ctx::Ctx;
+use crate::msg::{ReqKind, Requester};
+use crate::provenance::{ProvEvent, SendKind};
 
 impl L1 {
     /// Provenance: a request sent for a warp or a fill (stress traffic is not recorded).

@@ -4,9 +4,9 @@
 
 use crate::config::GpuConfig;
 use crate::ir::*;
-use crate::machine::tests::{buf, kernel, tiny, wl};
-use crate::machine::{run, RunOptions, RunResult};
+use crate::tests::{buf, kernel, tiny, wl};
 use crate::workload::{Init, Workload};
+use crate::{run, RunOptions, RunResult};
 
 const R: fn(Reg) -> Operand = Operand::Reg;
 

@@ -13,7 +13,7 @@
 //! Deviation (stronger than required, numbered as in the module header's list): a store too big for
 //! the buffer waits for *all* of its warp's buffered stores, not only those to its lines.
 
-use crate::machine::msg::L1Req;
+use crate::msg::L1Req;
 
 /// How much of a load's bytes in one line the warp's own buffered stores cover.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,7 +92,7 @@ pub fn acquire_effect(invalidate_l1: bool) -> Option<L1Req> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::machine::msg::Level;
+    use crate::msg::Level;
 
     #[test]
     fn a_load_is_forwarded_only_when_every_byte_is_buffered_and_waits_on_a_partial_overlap() {
@@ -117,7 +117,7 @@ mod tests {
         assert!(matches!(acquire_effect(true), Some(L1Req::InvalidateAll)));
         assert!(acquire_effect(false).is_none());
         // What decides it is the acquire row's own flag, set from the scope's level.
-        let load = crate::machine::ordering::Access::Load {
+        let load = crate::ordering::Access::Load {
             space: crate::ir::Space::Global,
             ord: crate::ir::LoadOrd::Acquire,
             scope: crate::ir::Scope::Device,

@@ -7,12 +7,12 @@
 use super::lsu::WarpAccess;
 use super::scoreboard::Dst;
 use super::{lanes, Sm};
+use crate::atomic::LaneAtomic;
+use crate::ctx::Ctx;
 use crate::engine::Time;
 use crate::ir::*;
-use crate::machine::atomic::LaneAtomic;
-use crate::machine::ctx::Ctx;
-use crate::machine::ordering::{Access, RmwSite, Rule};
-use crate::machine::races::{self, AccessKind, RaceEvent};
+use crate::ordering::{Access, RmwSite, Rule};
+use crate::races::{self, AccessKind, RaceEvent};
 
 impl Sm {
     /// A kernel load, store, read-modify-write or compare-exchange: its lanes' addresses and operand

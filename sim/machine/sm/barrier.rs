@@ -25,9 +25,9 @@
 //! release of `bar.arrive` (its warp is not among the threads the barrier joins).
 
 use super::{lanes, Sm, Stall};
+use crate::ctx::Ctx;
 use crate::ir::{BarrierKind, BarrierOp, BarrierReduce, CtaBarrier, BARRIERS_PER_GROUP};
-use crate::machine::ctx::Ctx;
-use crate::machine::races::RaceEvent;
+use crate::races::RaceEvent;
 
 /// One of a work-group's barriers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -353,9 +353,9 @@ impl Sm {
 mod tests {
     use super::{BarrierId, Barriers};
     use crate::ir::*;
-    use crate::machine::tests::{buf, kernel, tiny, wl};
-    use crate::machine::{run, RunOptions};
+    use crate::tests::{buf, kernel, tiny, wl};
     use crate::workload::Init;
+    use crate::{run, RunOptions};
 
     #[test]
     fn a_barrier_without_a_count_completes_with_every_live_warp() {

@@ -9,7 +9,7 @@
 //! Not modelled: sector-granular splitting inside the L1 (the L1 fills only the sectors a request's
 //! bytes touch, see `../l1/`), 128-bit vector accesses spanning lines (the trace loader rejects them).
 
-use crate::machine::memory::byte_mask;
+use crate::memory::byte_mask;
 
 /// The part of one instruction that falls in one line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

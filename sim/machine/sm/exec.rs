@@ -7,12 +7,12 @@ use super::alu::{self, class_of, latency_of};
 use super::scoreboard::scoreboard_regs;
 use super::warp::Warp;
 use super::{lanes, Sm, Stall};
+use crate::ctx::Ctx;
 use crate::engine::Time;
 use crate::ir::eval::{alu, cmp, convert};
 use crate::ir::*;
-use crate::machine::ctx::Ctx;
-use crate::machine::ordering::{self, Access, Rule};
-use crate::machine::races::RaceEvent;
+use crate::ordering::{self, Access, Rule};
+use crate::races::RaceEvent;
 
 /// The value of operand `o` in lane `lane`, from a warp's registers `regs` (`regs[r * ws + lane]`).
 #[inline]

@@ -11,9 +11,9 @@
 
 use super::launch::Program;
 use super::{Sm, Stall};
+use crate::ctx::Ctx;
 use crate::engine::Time;
-use crate::machine::ctx::Ctx;
-use crate::machine::ordering::{self, Access, Before, Rule};
+use crate::ordering::{self, Access, Before, Rule};
 
 impl Sm {
     /// Issues the next instruction of warp `wi`, if it can issue now.
@@ -121,12 +121,12 @@ impl Sm {
 #[cfg(test)]
 mod tests {
     use super::super::{Launch, Program, Sm, Stall};
+    use crate::build;
+    use crate::contract::{ctx, Bench};
     use crate::engine::{Clock, Time};
-    use crate::machine::build;
-    use crate::machine::contract::{ctx, Bench};
-    use crate::machine::msg::Event;
-    use crate::machine::pool::MAX_LINE;
-    use crate::machine::tests::tiny;
+    use crate::msg::Event;
+    use crate::pool::MAX_LINE;
+    use crate::tests::tiny;
     use crate::trace::parse_kernel;
     use crate::workload::Geometry;
     use std::path::Path;

@@ -13,9 +13,9 @@
 use super::barrier::Barriers;
 use super::warp::{Flow, Stall, Warp};
 use super::{lanes, Sm};
+use crate::ctx::Ctx;
 use crate::engine::Time;
 use crate::ir::{Kernel, Reg, Special};
-use crate::machine::ctx::Ctx;
 use crate::trace::{TraceBlock, TraceKernel, TraceReg, TRACE_REGS};
 use crate::workload::Geometry;
 use std::collections::HashSet;

@@ -299,7 +299,7 @@ impl Sm {
             } => {
                 let mut b = std::mem::replace(
                     ctx.batches.get_mut(batch.0),
-                    crate::machine::atomic::AtomicBatch {
+                    crate::atomic::AtomicBatch {
                         op: crate::ir::AtomicOp::Cas,
                         ty: crate::ir::Ty::U32,
                         lanes: Vec::new(),

@@ -12,10 +12,10 @@
 
 use super::{Sm, Stall, Warp, NEVER};
 use crate::config::WarpPolicy;
+use crate::ctx::Ctx;
 use crate::engine::Time;
-use crate::machine::ctx::Ctx;
-use crate::machine::msg::Event;
-use crate::machine::timeline::Recorder;
+use crate::msg::Event;
+use crate::timeline::Recorder;
 
 /// The schedulers of one SM and the warp slots each owns.
 pub struct Scheduler {

@@ -21,14 +21,14 @@ use super::lanes;
 use super::lsu::{OpKind, WarpAccess};
 use super::scoreboard::Dst;
 use super::Sm;
+use crate::atomic::{perform_batch, AtomicBatch, LaneAtomic, ValueStore};
+use crate::atomic_unit::AtomicUnit;
 use crate::config::SharedMemSpec;
+use crate::ctx::Ctx;
+use crate::digest::write_tracked;
 use crate::engine::{Clock, Time};
 use crate::ir::{AtomicOp, Scope, Space, Ty};
-use crate::machine::atomic::{perform_batch, AtomicBatch, LaneAtomic, ValueStore};
-use crate::machine::atomic_unit::AtomicUnit;
-use crate::machine::ctx::Ctx;
-use crate::machine::digest::write_tracked;
-use crate::machine::msg::{CoreResp, Event, Requester};
+use crate::msg::{CoreResp, Event, Requester};
 
 /// Counters of one SM's shared memory.
 #[derive(Debug, Default)]
@@ -280,7 +280,7 @@ impl Sm {
                         self.id,
                         CoreResp::SharedAtomic {
                             who,
-                            batch: crate::machine::msg::BatchId(b),
+                            batch: crate::msg::BatchId(b),
                         },
                     ),
                 );

@@ -21,9 +21,9 @@
 
 use super::Sm;
 use crate::config::StressSpec;
-use crate::machine::ctx::Ctx;
-use crate::machine::msg::{DataId, Event, L1Req, Level, Requester};
-use crate::machine::pool::MAX_LINE;
+use crate::ctx::Ctx;
+use crate::msg::{DataId, Event, L1Req, Level, Requester};
+use crate::pool::MAX_LINE;
 use crate::rng::SplitMix64;
 
 /// Seeded timing stress of the workload's warps (`stress.issue_stall*`, `stress.load_delay*`).

@@ -13,11 +13,11 @@ use super::scoreboard::Dst;
 use super::warp::Flow;
 use super::TraceLaunch;
 use super::{lanes, Sm, Stall};
+use crate::atomic::LaneAtomic;
+use crate::ctx::Ctx;
 use crate::engine::Time;
 use crate::ir::{BarrierKind, LatencyClass, Ty};
-use crate::machine::atomic::LaneAtomic;
-use crate::machine::ctx::Ctx;
-use crate::machine::ordering::{Access, Rule};
+use crate::ordering::{Access, Rule};
 use crate::trace::{LaneAddrs, TraceAccess, TraceBlock, TraceInst, TraceMem, TraceOp, TraceSpace};
 
 /// A traced store's data: traces carry no values (one array for all, not zeroed per store).

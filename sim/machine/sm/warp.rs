@@ -14,7 +14,7 @@
 use super::barrier::BarrierWait;
 use super::scoreboard::Scoreboard;
 use crate::engine::Time;
-use crate::machine::ordering::InFlight;
+use crate::ordering::InFlight;
 use std::cell::Cell;
 use std::fmt;
 

@@ -24,15 +24,15 @@ use super::super::scoreboard::Dst;
 use super::super::warp::Warp;
 use super::super::{lanes, Stall};
 use super::{Lsu, OpKind};
+use crate::atomic::{AtomicBatch, LaneAtomic};
+use crate::ctx::Ctx;
 use crate::engine::Time;
 use crate::ir::*;
-use crate::machine::atomic::{AtomicBatch, LaneAtomic};
-use crate::machine::ctx::Ctx;
-use crate::machine::msg::*;
-use crate::machine::ordering::{self, Access, Covered, OwnStoreLoad, RmwSite, Rule};
-use crate::machine::pool::{LineBuf, MAX_LINE};
-use crate::machine::provenance::{AccessKind as ProvKind, ProvEvent};
-use crate::machine::store_buffer::Forward;
+use crate::msg::*;
+use crate::ordering::{self, Access, Covered, OwnStoreLoad, RmwSite, Rule};
+use crate::pool::{LineBuf, MAX_LINE};
+use crate::provenance::{AccessKind as ProvKind, ProvEvent};
+use crate::store_buffer::Forward;
 
 /// One memory instruction as a warp hands it to the LSU, from kernel IR or a trace: its lanes'
 /// addresses (computed and checked), their width, where the result goes, and its ordering.

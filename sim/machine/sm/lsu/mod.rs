@@ -46,15 +46,15 @@ use super::scoreboard::Dst;
 use super::stress::WarpStress;
 use super::warp::{Flow, Warp};
 use super::{lanes, Stall};
+use crate::ctx::Ctx;
 use crate::engine::{Clock, Time};
 use crate::ir::{Scope, Space};
-use crate::machine::ctx::Ctx;
-use crate::machine::msg::*;
-use crate::machine::ordering::{self, Acquire};
-use crate::machine::pool::{LineBuf, Pool};
-use crate::machine::provenance::ProvEvent;
-use crate::machine::races::RaceEvent;
-use crate::machine::store_buffer::StoreBuffer;
+use crate::msg::*;
+use crate::ordering::{self, Acquire};
+use crate::pool::{LineBuf, Pool};
+use crate::provenance::ProvEvent;
+use crate::races::RaceEvent;
+use crate::store_buffer::StoreBuffer;
 
 /// Which counter of the warp an instruction in flight holds.
 #[derive(Debug, Clone, Copy)]
@@ -332,7 +332,7 @@ impl Lsu {
     }
 
     /// The results of an atomic batch of op `opi` arrived: each of its lanes takes its value.
-    pub(super) fn atomic_data(&mut self, opi: u32, batch: &crate::machine::atomic::AtomicBatch) {
+    pub(super) fn atomic_data(&mut self, opi: u32, batch: &crate::atomic::AtomicBatch) {
         if let Some(vi) = self.ops.get(opi).values {
             let lv = self.lane_values.get_mut(vi);
             for l in &batch.lanes {

@@ -9,14 +9,14 @@ use super::super::warp::{Flow, Warp};
 use super::super::Stall;
 use super::*;
 use crate::config::GpuConfig;
+use crate::contract::{ctx, Bench, LINE};
 use crate::engine::Clock;
 use crate::ir::{LoadOrd, StoreOrd};
-use crate::machine::contract::{ctx, Bench, LINE};
-use crate::machine::memory::GLOBAL_BASE;
-use crate::machine::ordering::{Access, Before, Rule};
-use crate::machine::pool::MAX_LINE;
-use crate::machine::store_buffer::StoreBuffer;
-use crate::machine::tests::{kernel, tiny};
+use crate::memory::GLOBAL_BASE;
+use crate::ordering::{Access, Before, Rule};
+use crate::pool::MAX_LINE;
+use crate::store_buffer::StoreBuffer;
+use crate::tests::{kernel, tiny};
 
 const PLAIN: Rule = Rule {
     before: Before::Nothing,
@@ -254,7 +254,7 @@ fn an_atomic_waits_for_its_warps_buffered_store_to_the_line() {
     let a = access(rmw, &addrs, Dst::None);
     let site = lsu.rmw_site(Space::Global, Scope::Device);
     let lanes = (0..32)
-        .map(|l| crate::machine::atomic::LaneAtomic {
+        .map(|l| crate::atomic::LaneAtomic {
             lane: l,
             addr: addrs[l as usize],
             operand: 1,

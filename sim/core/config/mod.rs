@@ -36,7 +36,7 @@ use std::path::Path;
 use thiserror::Error;
 
 /// The embedded default: the H100 preset.
-pub const DEFAULT_TOML: &str = include_str!("../../configs/h100.toml");
+pub const DEFAULT_TOML: &str = include_str!("../../../configs/h100.toml");
 pub const DEFAULT_NAME: &str = "configs/h100.toml (embedded)";
 /// The embedded default's preset name (`base = "h100"`).
 pub const DEFAULT_PRESET: &str = "h100";
@@ -44,12 +44,21 @@ pub const DEFAULT_PRESET: &str = "h100";
 /// Every preset shipped in `configs/`, by file name.
 pub const PRESETS: &[(&str, &str)] = &[
     ("configs/h100.toml", DEFAULT_TOML),
-    ("configs/a100.toml", include_str!("../../configs/a100.toml")),
-    ("configs/v100.toml", include_str!("../../configs/v100.toml")),
-    ("configs/tiny.toml", include_str!("../../configs/tiny.toml")),
+    (
+        "configs/a100.toml",
+        include_str!("../../../configs/a100.toml"),
+    ),
+    (
+        "configs/v100.toml",
+        include_str!("../../../configs/v100.toml"),
+    ),
+    (
+        "configs/tiny.toml",
+        include_str!("../../../configs/tiny.toml"),
+    ),
     (
         "configs/stress.toml",
-        include_str!("../../configs/stress.toml"),
+        include_str!("../../../configs/stress.toml"),
     ),
 ];
 

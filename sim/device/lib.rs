@@ -67,3 +67,10 @@ pub enum DeviceError {
         detail: String,
     },
 }
+
+// The lower floors' modules under the names this crate has always used for them (ARCHITECTURE.md, "The
+// floors are crates").
+pub(crate) use gpumemsim_core::{config, ir, progress, rng, stats, text, workload};
+pub(crate) use gpumemsim_front::{frontend, kernel};
+pub(crate) use gpumemsim_machine as machine;
+pub(crate) use gpumemsim_report as report;

@@ -25,3 +25,7 @@ pub mod records;
 pub mod svg;
 mod ticks;
 pub mod validation;
+
+// The lower floors' modules under the names this crate has always used for them (ARCHITECTURE.md, "The
+// floors are crates").
+pub(crate) use gpumemsim_core::stats;

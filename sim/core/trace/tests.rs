@@ -212,7 +212,7 @@ fn kernel_lists_honour_memcpy_and_xz_and_name_missing_files() {
 /// comparison cannot be made and the test says so.
 #[test]
 fn synthetic_generator_matches_the_shared_samples() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/traces");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces");
     if !root.exists() {
         eprintln!("skipped: {} is not present", root.display());
         return;

@@ -101,7 +101,7 @@ impl Parser {
         )
     }
 
-    pub(crate) fn expect(&mut self, p: &'static str) -> R<SrcLoc> {
+    pub fn expect(&mut self, p: &'static str) -> R<SrcLoc> {
         let loc = self.loc();
         if self.eat(p) {
             Ok(loc)

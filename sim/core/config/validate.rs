@@ -465,7 +465,7 @@ mod tests {
     use crate::config::parse_str;
 
     fn tiny() -> GpuConfig {
-        parse_str(include_str!("../../configs/tiny.toml"), "tiny.toml", &[]).unwrap()
+        parse_str(include_str!("../../../configs/tiny.toml"), "tiny.toml", &[]).unwrap()
     }
 
     fn blamed(c: &GpuConfig) -> String {

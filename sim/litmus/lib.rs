@@ -193,3 +193,9 @@ fn walk(
     ancestors.pop();
     Ok(())
 }
+
+// The lower floors' modules under the names this crate has always used for them (ARCHITECTURE.md, "The
+// floors are crates").
+pub(crate) use gpumemsim_core::{config, engine, ir, progress, rng, stats, text, workload};
+pub(crate) use gpumemsim_front::cfront;
+pub(crate) use gpumemsim_machine as machine;

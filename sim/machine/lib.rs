@@ -82,6 +82,14 @@ pub use gpu::{run, run_trace, READ_AHEAD_PER_SM};
 #[cfg(test)]
 mod contract;
 #[cfg(test)]
+mod preset_latency_tests;
+#[cfg(test)]
 pub(crate) mod tests;
 #[cfg(test)]
 mod traffic_tests;
+
+// The lower floors' modules under the names this crate has always used for them (ARCHITECTURE.md, "The
+// floors are crates").
+pub(crate) use gpumemsim_core::{config, engine, host, ir, progress, rng, stats, trace, workload};
+#[cfg(test)]
+pub(crate) use gpumemsim_front::kernel;
