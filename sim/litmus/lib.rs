@@ -6,7 +6,7 @@
 //! `cond.rs`) → [`LitmusTest`] (`test.rs`) → per launch a [`crate::workload::Workload`] (`lower.rs`)
 //! → [`run`] (`run.rs`: rayon over launches, counts per final state) → [`LitmusResult`], printed or
 //! written as JSON by `report.rs`; `--expect` files in `expect.rs`; `--explain` (why one iteration
-//! ended in its witness, from the machine's recorded access provenance) in `explain.rs`; the
+//! ended in its witness, from the machine's recorded access provenance) in `explain/`; the
 //! simulation rate for `gpumemsim bench` in `bench.rs`.
 //!
 //! What a test's result means is decided by the memory model (PTX ISA "Memory Consistency Model";

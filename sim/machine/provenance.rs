@@ -6,7 +6,7 @@
 //! request the L1 sends (by its interconnect tag), each request served at an L2 slice (where device
 //! memory's value is read, written or updated by the atomic unit), and an instruction completing
 //! with its lanes' values. Each domain keeps its own log (`domain.rs`); `gpu/` merges them in time
-//! order at the end of the run. The explanation (`litmus/explain.rs`) joins the events by SM, warp,
+//! order at the end of the run. The explanation (`litmus/explain/`) joins the events by SM, warp,
 //! operation slot, line, byte mask and tag.
 //!
 //! Free when off: the log is an `Option` in the handler's context, checked at each hook site;

@@ -1,5 +1,5 @@
 //! The statements of a kernel file as written: declarations, the kernel block with its labels and
-//! instructions, checks. Names are not resolved here and no value is computed; `lower.rs` does both.
+//! instructions, checks. Names are not resolved here and no value is computed; `lower/` does both.
 //! The tree's types are in `tree.rs`, expressions are parsed in `expr.rs`, statements here.
 //!
 //! Grammar (one statement per line; `[..]` optional, `{..}` repeated):

@@ -1,5 +1,5 @@
 //! The syntax tree of a kernel file: statements as written, with their expressions and operands,
-//! names unresolved and nothing computed (`../lower.rs` resolves and evaluates).
+//! names unresolved and nothing computed (`../lower/` resolves and evaluates).
 
 use crate::ir::SrcLoc;
 
