@@ -135,7 +135,12 @@ impl TextError {
     }
 }
 
-/// A bad byte's place in a file and what the error says there ([`TextError::located`]).
+/// An error at a place in a file: `file:line:col: message`. The one located error of the readers
+/// (kernel language, C, PTX, litmus, measurement files): each reader's error wraps it
+/// (`KernelError::At(Located)`, ...) rather than repeating its four fields; a bad byte's place comes
+/// out of [`TextError::located`] as one.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("{file}:{line}:{col}: {message}")]
 pub struct Located {
     pub file: String,
     pub line: u32,
@@ -144,6 +149,15 @@ pub struct Located {
 }
 
 impl Located {
+    pub fn new(file: impl Into<String>, line: u32, col: u32, message: impl Into<String>) -> Located {
+        Located {
+            file: file.into(),
+            line,
+            col,
+            message: message.into(),
+        }
+    }
+
     /// `file:line:col`.
     pub fn at(&self) -> String {
         format!("{}:{}:{}", self.file, self.line, self.col)

@@ -12,6 +12,7 @@
 //! The schema sits below its writers: the adapter's identity (`adapter.rs` fills it from wgpu) and
 //! the timing summary (`dispatch.rs` measures it) are defined here.
 
+use crate::text::Located;
 use crate::machine::CheckOutcome;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -304,13 +305,9 @@ pub enum SchemaError {
         #[source]
         source: std::io::Error,
     },
-    #[error("{file}:{line}:{column}: not a measurement file: {message}")]
-    Json {
-        file: String,
-        line: usize,
-        column: usize,
-        message: String,
-    },
+    /// Not JSON, or not text: `file:line:col: not a measurement file: ...`.
+    #[error(transparent)]
+    Json(Located),
     #[error("{file}: schema = {found:?}: must be {SCHEMA:?}")]
     Schema { file: String, found: String },
     #[error("{file}: version = {found}: this build reads version {VERSION}")]
@@ -324,12 +321,10 @@ impl From<crate::text::TextError> for SchemaError {
     fn from(e: crate::text::TextError) -> Self {
         match e.located() {
             Err((file, source)) => Self::Io { file, source },
-            Ok(l) => Self::Json {
-                file: l.file,
-                line: l.line as usize,
-                column: l.col as usize,
-                message: l.message,
-            },
+            Ok(l) => Self::Json(Located {
+                message: format!("not a measurement file: {}", l.message),
+                ..l
+            }),
         }
     }
 }
@@ -350,11 +345,13 @@ impl Measurement {
             schema: Option<String>,
             version: Option<u32>,
         }
-        let json_err = |e: serde_json::Error| SchemaError::Json {
-            file: file.to_string(),
-            line: e.line(),
-            column: e.column(),
-            message: e.to_string(),
+        let json_err = |e: serde_json::Error| {
+            SchemaError::Json(Located::new(
+                file,
+                u32::try_from(e.line()).unwrap_or(u32::MAX),
+                u32::try_from(e.column()).unwrap_or(u32::MAX),
+                format!("not a measurement file: {e}"),
+            ))
         };
         let head: Head = serde_json::from_str(text).map_err(json_err)?;
         let schema = head.schema.unwrap_or_default();

@@ -4,6 +4,7 @@
 //! front end ([`crate::cfront`]) as [`Compiler`] says, `.cl` to the builtin OpenCL C front end. The
 //! front ends do not call one another to dispatch; this floor above them does.
 
+use crate::text::Located;
 use crate::kernel::KernelError;
 use crate::workload::Workload;
 use std::path::Path;
@@ -103,12 +104,12 @@ pub fn parse_with(
                         ));
                     }
                     Err(e) if compiler == Compiler::Nvrtc => {
-                        return Err(KernelError::At {
+                        return Err(KernelError::At(Located {
                             file: file.to_string(),
                             line: 1,
                             col: 1,
                             message: format!("--compiler nvrtc: {e}"),
-                        })
+                        }))
                     }
                     Err(_) => true,
                 },

@@ -22,6 +22,7 @@
 //! their own line and column, so that every rule and error message is the same as in a `.kern`
 //! file; the values of `arg` and `local` are evaluated the same way.
 
+use crate::text::Located;
 use super::types::{STy, VTy};
 use super::CError;
 use crate::ir::SrcLoc;
@@ -470,12 +471,12 @@ pub fn evaluate(
         .map(|s| s.loc)
         .unwrap_or(SrcLoc { line: 1, col: 1 });
     let mut w = crate::kernel::parse_kern(&kern, file, overrides).map_err(|e| match e {
-        KernelError::At {
+        KernelError::At(Located {
             file,
             line,
             col,
             message,
-        } if line >= first => {
+        }) if line >= first => {
             let (line, col) = match mapped.iter().find(|m| m.synth_line == line) {
                 Some(m) => (
                     m.orig.line,
@@ -483,12 +484,12 @@ pub fn evaluate(
                 ),
                 None => (header_loc.line, header_loc.col),
             };
-            KernelError::At {
+            KernelError::At(Located {
                 file,
                 line,
                 col,
                 message,
-            }
+            })
         }
         other => other,
     })?;

@@ -32,6 +32,7 @@ pub mod parser;
 pub mod schedule;
 pub mod types;
 
+use crate::text::Located;
 use crate::ir::SrcLoc;
 use crate::kernel::KernelError;
 use crate::workload::Workload;
@@ -81,12 +82,12 @@ impl CError {
     }
 
     pub fn in_file(self, file: &str) -> KernelError {
-        KernelError::At {
+        KernelError::At(Located {
             file: file.to_string(),
             line: self.loc.line,
             col: self.loc.col,
             message: self.message,
-        }
+        })
     }
 }
 

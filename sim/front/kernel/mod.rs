@@ -20,20 +20,16 @@ pub mod lexer;
 mod lower;
 mod syntax;
 
+use crate::text::Located;
 use crate::workload::Workload;
 use std::path::Path;
 use thiserror::Error;
 
 #[derive(Debug, Error)]
 pub enum KernelError {
-    /// A syntax or validation error at a place in the file.
-    #[error("{file}:{line}:{col}: {message}")]
-    At {
-        file: String,
-        line: u32,
-        col: u32,
-        message: String,
-    },
+    /// A syntax or validation error at a place in the file (the readers' one located error).
+    #[error(transparent)]
+    At(Located),
     #[error("{file}: cannot read: {source}")]
     Io {
         file: String,
@@ -54,29 +50,14 @@ impl From<crate::text::TextError> for KernelError {
     fn from(e: crate::text::TextError) -> Self {
         match e.located() {
             Err((file, source)) => Self::Io { file, source },
-            Ok(crate::text::Located {
-                file,
-                line,
-                col,
-                message,
-            }) => Self::At {
-                file,
-                line,
-                col,
-                message,
-            },
+            Ok(at) => Self::At(at),
         }
     }
 }
 
 impl KernelError {
     pub(crate) fn at(file: &str, line: u32, col: u32, message: impl Into<String>) -> KernelError {
-        KernelError::At {
-            file: file.to_string(),
-            line,
-            col,
-            message: message.into(),
-        }
+        KernelError::At(Located::new(file, line, col, message))
     }
 }
 

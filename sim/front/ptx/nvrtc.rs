@@ -31,6 +31,7 @@
 //! Compiles are cached in memory per (prepared source, options), so a sweep compiles each variant
 //! of a file once per process.
 
+use crate::text::Located;
 use super::launch::HeaderSource;
 use crate::cfront::lexer::HeaderBlock;
 use crate::ir::SrcLoc;
@@ -493,12 +494,12 @@ pub fn workload(
     };
     let ptx = result.map_err(|log| {
         let (line, msg) = log_error(&log).unwrap_or((1, "compile failed".into()));
-        KernelError::At {
+        KernelError::At(Located {
             file: file.to_string(),
             line,
             col: 1,
             message: format!("NVRTC {}: {msg}\n{}", n.version(), log.trim_end()),
-        }
+        })
     })?;
     if let Some(dir) = std::env::var_os("GPUMEMSIM_PTX_OUT") {
         // What NVRTC made of the file, for reading (best effort: a failed write is only a warning).
@@ -522,9 +523,9 @@ pub fn workload(
         signatures: signatures(text),
     };
     let mut w = super::launch::workload(&ptx, &ptx_name, overrides, Some(src)).map_err(|e| match e {
-        KernelError::At { file: f, line, col, message } if f == ptx_name => match cu_place(&ptx, line) {
-            Some((l, c)) => KernelError::At { file: file.to_string(), line: l, col: c, message: format!("{message} (in NVRTC's PTX at line {line}; `--compiler builtin` runs the builtin front end instead)") },
-            None => KernelError::At { file: f, line, col, message },
+        KernelError::At(Located { file: f, line, col, message }) if f == ptx_name => match cu_place(&ptx, line) {
+            Some((l, c)) => KernelError::At(Located { file: file.to_string(), line: l, col: c, message: format!("{message} (in NVRTC's PTX at line {line}; `--compiler builtin` runs the builtin front end instead)") }),
+            None => KernelError::At(Located { file: f, line, col, message }),
         },
         other => other,
     })?;
@@ -577,7 +578,7 @@ fn header_parameters(
         .filter(|s| !matches!(s.word.as_str(), "arg" | "local" | "kernel"))
         .collect();
     if kern.is_empty() {
-        return Err(KernelError::At { file: file.to_string(), line: 1, col: 1, message: "no workload header: a launch needs a `/* gpumemsim ... */` comment with at least `groups` and `group_size`".into() });
+        return Err(KernelError::At(Located { file: file.to_string(), line: 1, col: 1, message: "no workload header: a launch needs a `/* gpumemsim ... */` comment with at least `groups` and `group_size`".into() }));
     }
     let h = crate::cfront::header::evaluate(text, file, &kern, &[], overrides)?;
     Ok(h.workload.parameters)
