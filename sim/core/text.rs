@@ -149,7 +149,12 @@ pub struct Located {
 }
 
 impl Located {
-    pub fn new(file: impl Into<String>, line: u32, col: u32, message: impl Into<String>) -> Located {
+    pub fn new(
+        file: impl Into<String>,
+        line: u32,
+        col: u32,
+        message: impl Into<String>,
+    ) -> Located {
         Located {
             file: file.into(),
             line,

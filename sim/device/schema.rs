@@ -12,8 +12,8 @@
 //! The schema sits below its writers: the adapter's identity (`adapter.rs` fills it from wgpu) and
 //! the timing summary (`dispatch.rs` measures it) are defined here.
 
-use crate::text::Located;
 use crate::machine::CheckOutcome;
+use crate::text::Located;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -4,8 +4,8 @@
 //! front end ([`crate::cfront`]) as [`Compiler`] says, `.cl` to the builtin OpenCL C front end. The
 //! front ends do not call one another to dispatch; this floor above them does.
 
-use crate::text::Located;
 use crate::kernel::KernelError;
+use crate::text::Located;
 use crate::workload::Workload;
 use std::path::Path;
 

@@ -22,7 +22,7 @@
 //!
 //! # API (stable; later changes are additive)
 //! ```no_run
-//! use gpumemsim::report::plot::{Axis, Chart, Series};
+//! use gpumemsim_report::plot::{Axis, Chart, Series};
 //! let chart = Chart::lines(
 //!     "Atomic contention",
 //!     Axis::log("contending threads", "threads"),
@@ -30,7 +30,7 @@
 //!     vec![Series::new("1 address", vec![(1.0, 20.0), (32.0, 40.0), (1024.0, 900.0)])],
 //! );
 //! let files = chart.save(std::path::Path::new("out"), "contention")?; // out/contention.{png,svg}
-//! # Ok::<(), gpumemsim::report::plot::PlotError>(())
+//! # Ok::<(), gpumemsim_report::plot::PlotError>(())
 //! ```
 
 use super::draw::{self, Layout};

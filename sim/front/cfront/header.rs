@@ -22,11 +22,11 @@
 //! their own line and column, so that every rule and error message is the same as in a `.kern`
 //! file; the values of `arg` and `local` are evaluated the same way.
 
-use crate::text::Located;
 use super::types::{STy, VTy};
 use super::CError;
 use crate::ir::SrcLoc;
 use crate::kernel::KernelError;
+use crate::text::Located;
 use crate::workload::{ParamValue, Workload};
 
 /// One header statement: its first word and where it is, and its text (lines with their starts).

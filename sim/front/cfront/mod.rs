@@ -32,9 +32,9 @@ pub mod parser;
 pub mod schedule;
 pub mod types;
 
-use crate::text::Located;
 use crate::ir::SrcLoc;
 use crate::kernel::KernelError;
+use crate::text::Located;
 use crate::workload::Workload;
 use std::path::Path;
 

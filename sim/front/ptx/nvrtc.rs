@@ -31,11 +31,11 @@
 //! Compiles are cached in memory per (prepared source, options), so a sweep compiles each variant
 //! of a file once per process.
 
-use crate::text::Located;
 use super::launch::HeaderSource;
 use crate::cfront::lexer::HeaderBlock;
 use crate::ir::SrcLoc;
 use crate::kernel::KernelError;
+use crate::text::Located;
 use crate::workload::Workload;
 use std::collections::HashMap;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
