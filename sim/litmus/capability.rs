@@ -4,7 +4,7 @@
 //! semantics it does not have.
 //!
 //! What the machine runs today: the 16 barriers of a work-group (PTX `bar.sync`/`bar.arrive`/`bar.red`
-//! with immediate ids and thread counts, OpenCL `work_group_barrier` = barrier 0); the barriers
+//! with ids and thread counts known before the run, OpenCL `work_group_barrier` = barrier 0); the barriers
 //! without a thread count reached the same number of times by every thread of the work-group on
 //! every path (the machine stops expecting a thread that exits, PTX's model as the oracle reads it
 //! would wait for it: tests where that could differ are refused); a barrier that is never completed
@@ -73,8 +73,8 @@ impl NamedBarrier {
 /// A mechanism the machine (or the IR) lacks, needed by a construct the parser accepted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Capability {
-    /// A barrier id or thread count in a register the thread writes (the IR's barriers hold
-    /// immediates; a register the thread never writes is read from its initial value).
+    /// A barrier id or thread count in a register whose value the run decides (the IR's barriers
+    /// hold immediates; a register whose value is known before the run is read, `ptx_sync.rs`).
     BarrierRegister,
     /// Threads of one work-group reaching its barriers without a thread count a different (or
     /// data-dependent) number of times: the machine stops expecting a thread that exited, the
@@ -177,7 +177,7 @@ fn barrier_need(t: &Thread, b: &NamedBarrier) -> Option<Pending> {
         at: b.at,
         capability: Capability::BarrierRegister,
         detail: format!(
-            "barrier {} {}: the machine's barriers take immediate ids and thread counts",
+            "barrier {} {}, whose value the run decides (loaded, or different on different paths): the machine's barriers take ids and thread counts known before the run",
             if reg == b.id { "id" } else { "thread count" },
             show(t, reg)
         ),

@@ -316,6 +316,11 @@ impl Sink for ThreadSink<'_, '_> {
         self.b.addr_reg(l)
     }
 
+    fn undefined(&mut self, what: &str, at: SrcLoc) -> bool {
+        self.b.t.undefined.push((at, what.to_string()));
+        true
+    }
+
     fn location(&mut self, name: &str) -> Option<(usize, Ty)> {
         self.b
             .find_location(name)

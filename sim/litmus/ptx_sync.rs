@@ -11,9 +11,11 @@
 //!   size, `kernel/lower`). `bar.arrive a` without a count arrives at a barrier of the whole CTA.
 //!   Each becomes the IR's CTA barrier ([`CtaBarrier`]: id, thread count, sync, arrive or
 //!   reduction; `bar.sync 0` the plain work-group barrier) and a [`NamedBarrier`] record as
-//!   written. An id or count in a register the thread never writes is read from its initial value
-//!   (`resolve_registers`); one the thread writes is refused by `capability.rs` with its place (the
-//!   IR holds immediates). A `bar.red` reduces per instance (`per_lane`: a litmus run puts an
+//!   written. An id or count in a register is read from it where its value at the barrier is known
+//!   before the run (`resolve_registers`: the initial value, or what `mov`, arithmetic or `cvt` of
+//!   known values wrote, the same on every path); one whose value the run decides (loaded from
+//!   memory, different on different paths) is refused by `capability.rs` with its place (the IR
+//!   holds immediates). A `bar.red` reduces per instance (`per_lane`: a litmus run puts an
 //!   instance in each lane).
 
 use super::lex::{Cursor, Tok};
@@ -286,39 +288,44 @@ fn ir_kind(nb: &NamedBarrier) -> Option<BarrierKind> {
 }
 
 /// Barrier ids and thread counts held in registers (`bar.cta.sync 1, r2`), read from the register
-/// where its value is known statically: no instruction of the thread writes it, so it holds its
-/// initial value (the init block's `P0:r2=2`, else 0) at every barrier. A register the thread
-/// writes stays a register operand, which `capability.rs` refuses with its place (the IR's
-/// barriers hold immediates).
+/// where its value at the barrier is known before the run (`known_at`): the initial value (the init
+/// block's `P0:r2=2`, else 0) or what `mov`, arithmetic and conversions of known values wrote, the
+/// same on every path that reaches the barrier. A register whose value depends on the run (loaded
+/// from memory, different on different paths) stays a register operand, which `capability.rs`
+/// refuses with its place (the IR's barriers hold immediates).
 pub fn resolve_registers(t: &mut super::test::Thread, file: &str) -> Result<(), LitmusError> {
-    let written: Vec<crate::ir::Reg> = t
-        .insts
-        .iter()
-        .filter_map(|i| super::model::uses_defs(i).1)
-        .collect();
+    if !t.barriers.iter().any(|nb| {
+        [Some(nb.id), nb.threads]
+            .iter()
+            .flatten()
+            .any(|o| matches!(o, Operand::Reg(_)))
+    }) {
+        return Ok(());
+    }
+    let known = known_at(t);
     for k in 0..t.barriers.len() {
         let nb = t.barriers[k].clone();
+        let at = t
+            .insts
+            .iter()
+            .zip(&t.locs)
+            .position(|(i, l)| *l == nb.at && matches!(i, Inst::Barrier { .. }))
+            .expect("every barrier record has its instruction");
         let value = |o: Operand| -> Result<Option<Operand>, LitmusError> {
             let Operand::Reg(r) = o else { return Ok(None) };
-            if written.contains(&r) {
-                return Ok(None);
+            match known[at][r as usize] {
+                Known::Const(v) => Ok(Some(Operand::Imm(v))),
+                Known::Address => Err(LitmusError::Syntax {
+                    file: file.to_string(),
+                    line: nb.at.line,
+                    col: nb.at.col,
+                    message: format!(
+                        "register {} holds an address, not a barrier id or thread count",
+                        t.regs[r as usize].name
+                    ),
+                }),
+                Known::Unreached | Known::Varies => Ok(None),
             }
-            let v = match t.reg_init.iter().find(|(x, _)| *x == r) {
-                None => 0,
-                Some((_, super::test::RegInit::Value(v))) => *v,
-                Some(_) => {
-                    return Err(LitmusError::Syntax {
-                        file: file.to_string(),
-                        line: nb.at.line,
-                        col: nb.at.col,
-                        message: format!(
-                            "register {} holds an address, not a barrier id or thread count",
-                            t.regs[r as usize].name
-                        ),
-                    })
-                }
-            };
-            Ok(Some(Operand::Imm(v as u64)))
         };
         let id = value(nb.id)?;
         let threads = match nb.threads {
@@ -356,17 +363,101 @@ pub fn resolve_registers(t: &mut super::test::Thread, file: &str) -> Result<(), 
             resolved.threads = Some(Operand::Imm(v));
         }
         if let Some(kind) = ir_kind(&resolved) {
-            let i = t
-                .insts
-                .iter()
-                .zip(&t.locs)
-                .position(|(i, l)| *l == nb.at && matches!(i, Inst::Barrier { .. }))
-                .expect("every barrier record has its instruction");
-            if let Inst::Barrier { kind: k, .. } = &mut t.insts[i] {
+            if let Inst::Barrier { kind: k, .. } = &mut t.insts[at] {
                 *k = kind;
             }
         }
         t.barriers[k] = resolved;
     }
     Ok(())
+}
+
+/// What the loader knows of a register's value before the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Known {
+    /// No path reaches the instruction.
+    Unreached,
+    /// The same value on every path.
+    Const(u64),
+    /// A location's address from the init block.
+    Address,
+    /// A value the run decides: loaded, or different on different paths.
+    Varies,
+}
+
+impl Known {
+    fn join(self, o: Known) -> Known {
+        match (self, o) {
+            (Known::Unreached, x) | (x, Known::Unreached) => x,
+            (a, b) if a == b => a,
+            _ => Known::Varies,
+        }
+    }
+}
+
+/// Per instruction, what is known of every register before it executes: a forward data flow over
+/// the thread's branches (a predicated instruction is a branch around it), from the initial values,
+/// through `mov`, the integer and f32 arithmetic of `ir::eval` and `cvt` of known values; every
+/// other write (a load's, a read-modify-write's, a barrier reduction's) makes the register vary.
+fn known_at(t: &super::test::Thread) -> Vec<Vec<Known>> {
+    use super::test::RegInit;
+    let n = t.insts.len();
+    let nregs = t.regs.len();
+    let mut entry = vec![Known::Const(0); nregs];
+    for &(r, init) in &t.reg_init {
+        entry[r as usize] = match init {
+            RegInit::Value(v) => Known::Const(v as u64),
+            RegInit::Address(_) | RegInit::Element { .. } => Known::Address,
+        };
+    }
+    let mut state = vec![vec![Known::Unreached; nregs]; n + 1];
+    state[0] = entry;
+    let mut work: Vec<usize> = vec![0];
+    while let Some(i) = work.pop() {
+        if i >= n {
+            continue;
+        }
+        let mut s = state[i].clone();
+        let get = |s: &[Known], o: Operand| match o {
+            Operand::Imm(v) => Known::Const(v),
+            Operand::Reg(r) => s[r as usize],
+        };
+        match t.insts[i] {
+            Inst::Mov { dst, src } => s[dst as usize] = get(&s, src),
+            Inst::Alu { op, ty, dst, a, b } => {
+                s[dst as usize] = match (get(&s, a), get(&s, b)) {
+                    (Known::Const(x), Known::Const(y)) => crate::ir::eval::alu(op, ty, x, y)
+                        .map(Known::Const)
+                        .unwrap_or(Known::Varies),
+                    _ => Known::Varies,
+                }
+            }
+            Inst::Cvt { dst, src, from, to } => {
+                s[dst as usize] = match s[src as usize] {
+                    Known::Const(v) => Known::Const(crate::ir::eval::convert(v, from, to)),
+                    _ => Known::Varies,
+                }
+            }
+            ref other => {
+                if let Some(d) = super::model::uses_defs(other).1 {
+                    s[d as usize] = Known::Varies;
+                }
+            }
+        }
+        // A reduction whose id is still a register has the plain barrier in its place.
+        for nb in t.barriers.iter().filter(|nb| nb.at == t.locs[i]) {
+            if let BarrierAction::Reduce { dst, .. } = nb.action {
+                s[dst as usize] = Known::Varies;
+            }
+        }
+        for j in super::model::successors(&t.insts, i) {
+            let j = j.min(n);
+            let joined: Vec<Known> = state[j].iter().zip(&s).map(|(&a, &b)| a.join(b)).collect();
+            if joined != state[j] {
+                state[j] = joined;
+                work.push(j);
+            }
+        }
+    }
+    state
 }

@@ -151,8 +151,10 @@ pub struct Thread {
     pub barriers: Vec<NamedBarrier>,
     /// Constructs the machine cannot run yet.
     pub pending: Vec<Pending>,
-    /// Constructs herd accepts and marks the program undefined for (`st.acquire`, `ld.release`):
-    /// where, and what. The oracle's verdict is `Undef`; the machine runs the access relaxed.
+    /// Constructs herd accepts and marks the program undefined for (PTX `st.acquire`,
+    /// `ld.release`; OpenCL loads written release, stores written acquire, a compare-exchange
+    /// failure order release or acq_rel, C11 7.17.7): where, and what. The oracle's verdict is
+    /// `Undef`; the machine runs the access with the order's part that fits it (relaxed when none).
     pub undefined: Vec<(SrcLoc, String)>,
 }
 

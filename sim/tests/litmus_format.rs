@@ -417,7 +417,8 @@ fn predicates_skip_instructions_and_branch() {
 }
 
 #[test]
-fn named_barriers_are_parsed_with_id_and_count_and_written_register_operands_refused() {
+fn named_barriers_are_parsed_with_id_and_count_registers_read_where_known_and_refused_where_the_run_decides(
+) {
     // Counts count litmus threads; registers the thread never writes are read from the init block.
     let t = parse("PTX B\n{ 1:r1=1; 1:r2=2; }\n P0 | P1 ;\n bar.sync 0 | barrier.cta.sync.aligned 0 ;\n bar.cta.sync 3, 2 | barrier.sync r1, r2 ;\n bar.arrive 2, 1 | barrier.arrive.aligned 1, 3 ;\n bar.red.popc.u32 r0, 1, !p | barrier.red.or.pred q, 0, 2, p ;\nexists (0:r0=0)");
     let b = &t.threads[0].barriers;
@@ -461,15 +462,27 @@ fn named_barriers_are_parsed_with_id_and_count_and_written_register_operands_ref
         .filter(|i| matches!(i, Inst::Barrier { .. }))
         .count();
     assert_eq!(n, 4);
-    // Ids and counts in registers the thread writes are refused (their value is not known
-    // statically); immediates run.
-    for (text, cap) in [
-        ("bar.sync r1", Capability::BarrierRegister),
-        ("bar.sync 0, r1", Capability::BarrierRegister),
-        ("bar.arrive r1, 2", Capability::BarrierRegister),
+    // Ids and counts in registers whose value the run decides (loaded from memory here, a
+    // path-dependent value below) are refused; immediates run.
+    for (set, text, cap) in [
+        (
+            "ld.weak r1, [x]",
+            "bar.sync r1",
+            Capability::BarrierRegister,
+        ),
+        (
+            "ld.weak r1, [x]",
+            "bar.sync 0, r1",
+            Capability::BarrierRegister,
+        ),
+        (
+            "ld.relaxed.gpu r1, [x]",
+            "bar.arrive r1, 2",
+            Capability::BarrierRegister,
+        ),
     ] {
         let t = parse(&format!(
-            "PTX A\n{{ x=0; }}\n P0 | P1 ;\n mov r1, 1 | bar.sync 0 ;\n {text} | ;\nexists (x=0)"
+            "PTX A\n{{ x=0; }}\n P0 | P1 ;\n {set} | bar.sync 0 ;\n {text} | ;\nexists (x=0)"
         ));
         match run(&t, 8) {
             Err(LitmusError::NeedsCapability {
@@ -483,6 +496,20 @@ fn named_barriers_are_parsed_with_id_and_count_and_written_register_operands_ref
             other => panic!("{text}: {other:?}"),
         }
     }
+    // Registers the thread writes with values known before the run (`mov`, arithmetic, on every
+    // path alike) are read at the barrier; a value that differs between paths is not.
+    let t = parse("PTX C\n{ x=0; 0:r9=4; }\n P0 | P1 ;\n mov.u32 r3, 1 | bar.sync 1, 2 ;\n add.u32 r4, r3, 1 | ;\n setp.eq.u32 p, r9, 4 | ;\n @p bra L | ;\n sub.u32 r5, r9, 1 | ;\n L: bar.sync r3, r4 | ;\n bar.arrive r3, r5 | ;\nexists (x=0)");
+    let b = &t.threads[0].barriers;
+    assert_eq!(
+        (b[0].id, b[0].threads),
+        (Operand::Imm(1), Some(Operand::Imm(2))),
+        "r3 = 1 and r4 = r3 + 1 on every path"
+    );
+    assert!(
+        matches!(b[1].threads, Some(Operand::Reg(_))),
+        "r5 is 3 on one path and 0 on the other: {:?}",
+        b[1].threads
+    );
     for (text, at, what) in [
         ("bar.sync 16", "4:11:", "0 to 15"),
         (

@@ -50,7 +50,7 @@ mod event;
 mod exec;
 mod interp;
 mod live;
-pub(crate) use live::{loop_headers, uses_defs};
+pub(crate) use live::{loop_headers, successors, uses_defs};
 mod opencl;
 mod ptx;
 mod rel;

@@ -71,11 +71,16 @@ pub(crate) enum Expected {
 }
 
 impl Lower<'_> {
-    pub(crate) fn load_ord(&self, m: Mo, at: SrcLoc) -> R<LoadOrd> {
+    /// A load's order; `release` and `acq_rel` (C11 7.17.7.2p2: shall not) load in a litmus
+    /// thread, whose test is then undefined, and run as their load part.
+    pub(crate) fn load_ord(&mut self, m: Mo, at: SrcLoc) -> R<LoadOrd> {
         Ok(match m {
             Mo::Relaxed => LoadOrd::Relaxed,
             Mo::Acquire => LoadOrd::Acquire,
             Mo::SeqCst => LoadOrd::SeqCst,
+            _ if self.sink.undefined(&format!("a load written {} (C11 7.17.7.2p2: the order shall not be release nor acq_rel)", m.name()), at) => {
+                if m == Mo::AcqRel { LoadOrd::Acquire } else { LoadOrd::Relaxed }
+            }
             _ => {
                 return Err(self.err(
                     at,
@@ -88,11 +93,16 @@ impl Lower<'_> {
         })
     }
 
-    pub(crate) fn store_ord(&self, m: Mo, at: SrcLoc) -> R<StoreOrd> {
+    /// A store's order; `acquire` and `acq_rel` (C11 7.17.7.1p2: shall not) load in a litmus
+    /// thread, whose test is then undefined, and run as their store part.
+    pub(crate) fn store_ord(&mut self, m: Mo, at: SrcLoc) -> R<StoreOrd> {
         Ok(match m {
             Mo::Relaxed => StoreOrd::Relaxed,
             Mo::Release => StoreOrd::Release,
             Mo::SeqCst => StoreOrd::SeqCst,
+            _ if self.sink.undefined(&format!("a store written {} (C11 7.17.7.1p2: the order shall not be acquire nor acq_rel)", m.name()), at) => {
+                if m == Mo::AcqRel { StoreOrd::Release } else { StoreOrd::Relaxed }
+            }
             _ => {
                 return Err(self.err(
                     at,
@@ -115,10 +125,21 @@ impl Lower<'_> {
         }
     }
 
-    /// A compare-exchange's failure order (C11 §7.17.7.4: neither release nor acq_rel).
-    pub(crate) fn failure_ord(&self, m: Mo, at: SrcLoc) -> R<LoadOrd> {
+    /// A compare-exchange's failure order (C11 §7.17.7.4p2: neither release nor acq_rel). A litmus
+    /// thread loads one and its test is undefined (the failed read runs as the order's load part).
+    pub(crate) fn failure_ord(&mut self, m: Mo, at: SrcLoc) -> R<LoadOrd> {
         match m {
-            Mo::Release | Mo::AcqRel => Err(self.err(at, format!("the failure order cannot be {} (it is a load's order: relaxed, acquire or seq_cst)", m.name()))),
+            Mo::Release | Mo::AcqRel => {
+                let what = format!("a compare-exchange failure order written {} (C11 7.17.7.4p2: the failure argument shall not be release nor acq_rel)", m.name());
+                if self.sink.undefined(&what, at) {
+                    return Ok(if m == Mo::AcqRel {
+                        LoadOrd::Acquire
+                    } else {
+                        LoadOrd::Relaxed
+                    });
+                }
+                Err(self.err(at, format!("the failure order cannot be {} (it is a load's order: relaxed, acquire or seq_cst)", m.name())))
+            }
             _ => self.load_ord(m, at),
         }
     }

@@ -72,6 +72,12 @@ pub trait Sink {
     fn location(&mut self, _name: &str) -> Option<(usize, Ty)> {
         None
     }
+    /// A construct C11 leaves undefined that herd loads: `true` when the sink records it (a
+    /// litmus thread, whose verdict is then `Undef`) and the lowering goes on, `false` when it is
+    /// an error (a kernel).
+    fn undefined(&mut self, _what: &str, _at: SrcLoc) -> bool {
+        false
+    }
 }
 
 /// Kernel or litmus thread (see the module header for what differs).
