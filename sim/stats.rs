@@ -73,7 +73,20 @@ pub fn csv_field(s: &str) -> String {
 
 /// Writes `contents` to `path` atomically: a temporary file in the same folder, then a rename, so that
 /// no reader ever sees a half-written output.
+///
+/// A path that names something other than a regular file or a folder (`/dev/null`, `/dev/stdout`, a
+/// FIFO) is written in place: a rename would replace the device node itself (as root) or be refused
+/// by its folder. A symbolic link to a file is followed, so the link stays and its target is replaced.
 pub fn write_atomic(path: &std::path::Path, contents: &[u8]) -> std::io::Result<()> {
+    if let Ok(m) = std::fs::metadata(path) {
+        if !m.is_file() && !m.is_dir() {
+            return std::fs::write(path, contents);
+        }
+    }
+    let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    // (A dangling link is replaced by the file.)
+    let followed = is_link.then(|| std::fs::canonicalize(path).ok()).flatten();
+    let path = followed.as_deref().unwrap_or(path);
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -83,8 +96,56 @@ pub fn write_atomic(path: &std::path::Path, contents: &[u8]) -> std::io::Result<
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_else(|| "out".into());
     let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
-    std::fs::write(&tmp, contents)?;
-    std::fs::rename(&tmp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
+    // A failed write (a full disk) or rename leaves neither half a file nor the temporary one.
+    std::fs::write(&tmp, contents)
+        .and_then(|_| std::fs::rename(&tmp, path))
+        .inspect_err(|_| {
+            let _ = std::fs::remove_file(&tmp);
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::write_atomic;
+    use std::os::unix::fs::FileTypeExt;
+
+    /// A FIFO (as `/dev/stdout` or `/dev/null` would be) is written in place and stays a FIFO;
+    /// renaming a temporary file over it replaced it (issue 43: `--json /dev/null` run as root would
+    /// replace the machine's `/dev/null` with a file). A link to a file stays a link.
+    #[test]
+    fn special_files_are_written_in_place_and_links_followed() {
+        use std::io::Read;
+        use std::os::unix::fs::OpenOptionsExt;
+        let d = std::env::temp_dir().join(format!("gpumemsim-atomic-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        let fifo = d.join("fifo");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        // A reader that never blocks: opened first, so the writer's open does not wait.
+        let mut reader = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&fifo)
+            .unwrap();
+        write_atomic(&fifo, b"out\n").unwrap();
+        let mut got = Vec::new();
+        let _ = reader.read_to_end(&mut got);
+        let kind = std::fs::symlink_metadata(&fifo).unwrap().file_type();
+        assert!(kind.is_fifo(), "the FIFO was replaced by {kind:?}");
+        assert_eq!(got, b"out\n");
+
+        let target = d.join("target.json");
+        std::fs::write(&target, "old").unwrap();
+        let link = d.join("link.json");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        write_atomic(&link, b"new").unwrap();
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "new");
+        let _ = std::fs::remove_dir_all(&d);
+    }
 }
