@@ -380,12 +380,13 @@ pub(crate) fn parse_inst(
     let f = fields(l, lineinfo, b)?;
     // Where the opcode starts in `l` (it is a slice of it).
     let at = f.opcode.as_ptr() as usize - l.as_ptr() as usize;
-    let opcode = text(f.opcode).to_string();
+    let opcode = f.opcode;
     push_inst(f, lineno, b, ops).map_err(|kind| InstError {
         at: Some(at),
         message: format!(
-            "`{opcode}` is a {kind} instruction: the texture and surface path is not modelled \
-             (a trace run models global, local and shared memory only)"
+            "`{}` is a {kind} instruction: the texture and surface path is not modelled \
+             (a trace run models global, local and shared memory only)",
+            text(opcode)
         ),
     })
 }
