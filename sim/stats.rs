@@ -71,6 +71,43 @@ pub fn csv_field(s: &str) -> String {
     }
 }
 
+/// Whether [`write_atomic`] writes `path` in place: a device or FIFO, or one of the process's own
+/// descriptors (`/dev/stdout` redirected to a file names that file, which a rename would unlink from
+/// under the shell's descriptor).
+pub fn written_in_place(path: &std::path::Path) -> bool {
+    let descriptor = ["/dev/stdout", "/dev/stderr"].iter().any(|d| path == *d)
+        || path.starts_with("/dev/fd")
+        || path.starts_with("/proc/self/fd");
+    (descriptor && path.exists())
+        || std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
+}
+
+/// Writes to a device, FIFO or descriptor without truncating it; the process's own standard output
+/// and error through their handles, so that what the command prints there stays in order with it
+/// (`> out.txt` shares one file offset).
+fn write_in_place(path: &std::path::Path, contents: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let fd = |n: &str| {
+        path == std::path::Path::new("/dev/fd").join(n)
+            || path == std::path::Path::new("/proc/self/fd").join(n)
+    };
+    if path == std::path::Path::new("/dev/stdout") || fd("1") {
+        let mut o = std::io::stdout().lock();
+        // A reader that has gone (`| head`) took what it wanted: not an error (`cli/out.rs`).
+        return match o.write_all(contents).and_then(|_| o.flush()) {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+            r => r,
+        };
+    }
+    if path == std::path::Path::new("/dev/stderr") || fd("2") {
+        return std::io::stderr().lock().write_all(contents);
+    }
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)?
+        .write_all(contents)
+}
+
 /// Writes `contents` to `path` atomically: a temporary file in the same folder, then a rename, so that
 /// no reader ever sees a half-written output.
 ///
@@ -78,10 +115,8 @@ pub fn csv_field(s: &str) -> String {
 /// FIFO) is written in place: a rename would replace the device node itself (as root) or be refused
 /// by its folder. A symbolic link to a file is followed, so the link stays and its target is replaced.
 pub fn write_atomic(path: &std::path::Path, contents: &[u8]) -> std::io::Result<()> {
-    if let Ok(m) = std::fs::metadata(path) {
-        if !m.is_file() && !m.is_dir() {
-            return std::fs::write(path, contents);
-        }
+    if written_in_place(path) {
+        return write_in_place(path, contents);
     }
     let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
     // (A dangling link is replaced by the file.)

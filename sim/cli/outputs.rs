@@ -30,7 +30,7 @@ pub(crate) fn check(outputs: &[(&str, Option<&Path>, Kind)]) -> Result<()> {
         let is_dir = path.is_dir();
         // A device or FIFO (`/dev/null`, `/dev/stdout`) is written in place (`stats::write_atomic`),
         // not beside: its folder need not be writable.
-        let special = std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir());
+        let special = gpumemsim::stats::written_in_place(path) && !is_dir;
         let folder = match kind {
             Kind::File if is_dir => bail!("{flag} {shown}: is a folder; give a file name"),
             Kind::File => None,

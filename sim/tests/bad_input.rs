@@ -717,9 +717,19 @@ fn a_closed_stdout_ends_every_kind_of_command_quietly() {
     let dir = t.0.join("s").display().to_string();
     let planned = gpumemsim(&["sweep", "plan", &spec, "--out", &dir]);
     assert!(planned.status.success(), "{}", stderr(&planned));
-    let commands: [&[&str]; 7] = [
+    let commands: [&[&str]; 8] = [
         &["config", "doc"],
         &["gpu", "emit", "workloads/contention.kern"],
+        &[
+            "run",
+            "workloads/contention.kern",
+            "--config",
+            "configs/tiny.toml",
+            "--param",
+            "T=64",
+            "--json",
+            "/dev/stdout",
+        ],
         &["config", "show"],
         &["model", "workloads/litmus/ptx", "--brief"],
         &[
@@ -816,4 +826,34 @@ fn an_output_that_is_a_device_is_written_in_place() {
     let after = std::fs::symlink_metadata("/dev/stdout").map(|m| m.file_type());
     assert_eq!(format!("{before:?}"), format!("{after:?}"));
     assert!(std::fs::metadata("/dev/null").is_ok_and(|m| !m.is_file()));
+}
+
+/// `--json /dev/stdout` with standard output redirected to a file: the summary and the JSON both
+/// land in that file (a rename through `/dev/stdout` replaced the file the shell had opened, so the
+/// summary went to an unlinked inode).
+#[test]
+fn an_output_to_dev_stdout_redirected_to_a_file_keeps_both() {
+    let t = Temp::new("stdout-file");
+    let file = t.0.join("out.txt");
+    let o = Command::new(env!("CARGO_BIN_EXE_gpumemsim"))
+        .args([
+            "run",
+            "workloads/contention.kern",
+            "--config",
+            "configs/tiny.toml",
+            "--param",
+            "T=64",
+            "--json",
+            "/dev/stdout",
+        ])
+        .current_dir(root())
+        .stdout(std::fs::File::create(&file).unwrap())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        text.contains("\"schema\"") && text.contains("cycles"),
+        "{text}"
+    );
 }
