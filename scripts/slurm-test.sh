@@ -9,6 +9,8 @@
 #  4. kills (scancel) array task 1 after it finished a point, while it still has points to run;
 #  5. checks that the merge job (afterany) ran anyway and reported shard 1 missing, and that
 #     `sweep status` names index 1 to resubmit;
+#     a task submitted by hand (`sbatch --hold --array=1 RELATIVE/slurm/array.sbatch` from another
+#     folder) is seen by `sweep status` as queued, and shard 1 is not listed to resubmit meanwhile;
 #  6. resubmits with `gpumemsim sweep submit` again, which submits index 1 alone and a new merge job,
 #     and waits for it; task 1's log holds both attempts (append mode);
 #  7. runs the same sweep on this machine alone and compares the merged results.csv, results.json,
@@ -257,6 +259,21 @@ set -e
 [ $rc -eq 2 ] || fail "sweep status exited $rc with points missing, not 2"
 grep -q "to resubmit (missing points): shard 1:" "$tmp/status.out" || fail "sweep status does not name shard 1"
 say "merge job $merge ran after the kill (afterany), exited 1 and named shard 1 ($missing points missing)"
+
+# A task submitted by hand (a relative path, from another folder), held so that it stays queued:
+# `sweep status` sees it through squeue by its batch script and does not list shard 1 to resubmit.
+held=$(cd "$(dirname "$run")" && sbatch --parsable --hold --array=1 "$(basename "$run")/slurm/array.sbatch")
+set +e
+"$bin" sweep status "$run" >"$tmp/status-held.out"
+set -e
+grep -q "^queued or running (Slurm): shard 1$" "$tmp/status-held.out" \
+  || { cat "$tmp/status-held.out"; squeue --me --array --format='%F|%K|%o'; fail "sweep status does not see task ${held}_1, submitted by hand"; }
+if grep -q "to resubmit (missing points): shard 1:" "$tmp/status-held.out"; then
+  fail "sweep status lists shard 1 to resubmit while ${held}_1 has it queued"
+fi
+scancel "$held"
+wait_for 60 "held job $held leaves the queue" gone "$held"
+say "task ${held}_1, submitted by hand with a relative path, is seen as queued by sweep status"
 
 "$bin" sweep submit "$spec" --slurm --out "$run" | tee "$tmp/submit2.out"
 array2=$(last_job "$run" array)

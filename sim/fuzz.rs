@@ -39,7 +39,9 @@ pub enum Target {
     Trace,
     /// Sweep specs (`sweep::spec::parse`, files resolved in an empty folder) and chart expressions.
     SweepSpec,
-    /// Measurement files (`device::schema::Measurement::parse`) and measurement suites.
+    /// Measurement files (`device::schema::Measurement::parse`), measurement suites, and the JSON or
+    /// JSON-lines files of the CUDA backend that a measured reference set reads its values from
+    /// (`validate::json_objects`).
     Measurement,
     /// Reference sets of `gpumemsim validate` (`validate::parse`).
     Reference,
@@ -47,15 +49,22 @@ pub enum Target {
     /// `--timeline-window`, `--shard`, `plot --where`; and the whole input as the CSV of
     /// `plot --kind intervals`.
     CliValues,
+    /// What the NVRTC path reads besides the PTX front end (`ptx::nvrtc`): NVRTC's error log (its
+    /// first `FILE(LINE): error`), the PTX's `.loc` lines that map diagnostics back to `.cu` places,
+    /// and a `.cu` file's `/* gpumemsim ... */` header, `__global__` signatures and prepared source.
+    /// No compiler runs.
+    /// (Last, so that the other targets keep their mutation streams.)
+    Nvrtc,
 }
 
 impl Target {
-    pub const ALL: [Target; 11] = [
+    pub const ALL: [Target; 12] = [
         Target::Config,
         Target::Kernel,
         Target::Cuda,
         Target::OpenCl,
         Target::Ptx,
+        Target::Nvrtc,
         Target::Litmus,
         Target::Trace,
         Target::SweepSpec,
@@ -72,6 +81,7 @@ impl Target {
             Target::Cuda => "cuda",
             Target::OpenCl => "opencl",
             Target::Ptx => "ptx",
+            Target::Nvrtc => "nvrtc",
             Target::Litmus => "litmus",
             Target::Trace => "trace",
             Target::SweepSpec => "sweep_spec",
@@ -93,6 +103,12 @@ impl Target {
             Target::Cuda => &[("workloads/chapters", "cu"), ("fuzz/seeds/cuda", "cu")],
             Target::OpenCl => &[("workloads/chapters", "cl"), ("fuzz/seeds/opencl", "cl")],
             Target::Ptx => &[("workloads/ptx", "ptx")],
+            Target::Nvrtc => &[
+                ("workloads/chapters", "cu"),
+                ("workloads/quickstart", "cu"),
+                ("fuzz/seeds/nvrtc", "txt"),
+                ("fuzz/seeds/nvrtc", "ptx"),
+            ],
             Target::Litmus => &[
                 ("workloads/litmus/ptx", "litmus"),
                 ("workloads/litmus/opencl", "litmus"),
@@ -103,7 +119,14 @@ impl Target {
             ],
             Target::Trace => &[("fuzz/seeds/trace", "traceg")],
             Target::SweepSpec => &[("reports", "toml")],
-            Target::Measurement => &[("reports/measured", "json"), ("workloads/measure", "toml")],
+            Target::Measurement => &[
+                ("reports/measured", "json"),
+                (
+                    "reports/measured/nvidia-h100-80gb-hbm3-2026-11-27/cuda",
+                    "jsonl",
+                ),
+                ("workloads/measure", "toml"),
+            ],
             Target::Reference => &[("reports/reference", "toml")],
             Target::CliValues => &[("fuzz/seeds/cli_values", "txt")],
         }
@@ -122,6 +145,7 @@ pub fn run(target: Target, data: &[u8]) -> bool {
         Target::Cuda => workload(&text, "fuzz.cu"),
         Target::OpenCl => workload(&text, "fuzz.cl"),
         Target::Ptx => workload(&text, "fuzz.ptx"),
+        Target::Nvrtc => nvrtc(&text),
         Target::Litmus => {
             // A test that parses goes to the oracle too (every `litmus` run asks it), with small
             // bounds so that each input stays quick.
@@ -153,7 +177,8 @@ pub fn run(target: Target, data: &[u8]) -> bool {
             let s = crate::device::suite::Suite::parse(&text, "fuzz.toml", dir)
                 .map(|s| s.cases().len())
                 .is_ok();
-            m || s
+            let j = crate::validate::json_objects(&text).is_ok();
+            m || s || j
         }
         Target::Reference => crate::validate::parse(&text, Path::new("fuzz.toml")).is_ok(),
         Target::CliValues => cli_values(&text),
@@ -170,6 +195,20 @@ fn workload(text: &str, file: &str) -> bool {
         },
         Err(_) => false,
     }
+}
+
+/// `text` as each thing the NVRTC path reads: a compile log, the PTX NVRTC made (its `.loc` lines),
+/// and the `.cu` file (header, parameters, signatures, the source handed to NVRTC).
+fn nvrtc(text: &str) -> bool {
+    use crate::ptx::nvrtc;
+    let logged = nvrtc::log_error(text).is_some();
+    let placed = nvrtc::cu_places(text).iter().any(Option::is_some);
+    let blocks = nvrtc::header_blocks(text);
+    let signed = !nvrtc::signatures(text).is_empty();
+    let header = nvrtc::header_parameters(text, "fuzz.cu", &blocks, &[])
+        .map(|p| nvrtc::prepare(text, "fuzz.cu", &p))
+        .is_ok();
+    logged || placed || signed || header
 }
 
 /// Each of the first lines of `text` as the value of every flag that parses one (the first few

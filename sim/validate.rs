@@ -405,7 +405,7 @@ pub fn preflight(r: &Reference, config: Option<&Path>) -> Result<(), ValidateErr
 
 /// Every JSON object in `text`: the lines of a JSON-lines file, or the objects anywhere inside one
 /// JSON document.
-fn json_objects(text: &str) -> Result<Vec<serde_json::Value>, String> {
+pub(crate) fn json_objects(text: &str) -> Result<Vec<serde_json::Value>, String> {
     fn walk(v: serde_json::Value, out: &mut Vec<serde_json::Value>) {
         match v {
             serde_json::Value::Array(a) => a.into_iter().for_each(|x| walk(x, out)),

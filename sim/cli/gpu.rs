@@ -24,16 +24,9 @@ pub(crate) fn cmd_emit(c: EmitCmd) -> Result<ExitCode> {
     let wl = emit::workload_of(&c.file, c.seed).map_err(anyhow::Error::msg)?;
     let bytes = emit::emit(&wl, c.shader)?;
     match &c.out {
-        Some(p) => std::fs::write(p, &bytes).with_context(|| format!("writing {}", p.display()))?,
-        None => {
-            use std::io::Write;
-            let mut so = std::io::stdout().lock();
-            if let Err(e) = so.write_all(&bytes).and_then(|_| so.flush()) {
-                if e.kind() != std::io::ErrorKind::BrokenPipe {
-                    return Err(e).context("writing standard output");
-                }
-            }
-        }
+        Some(p) => gpumemsim::stats::write_atomic(p, &bytes)
+            .with_context(|| format!("writing {}", p.display()))?,
+        None => cli::out::bytes(&bytes),
     }
     Ok(ExitCode::SUCCESS)
 }

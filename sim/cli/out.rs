@@ -21,6 +21,14 @@ pub(crate) fn stdout(args: std::fmt::Arguments) {
     }
 }
 
+/// Writes bytes (a binary shader) to stdout and flushes them, with the same rule for a closed reader.
+pub(crate) fn bytes(b: &[u8]) {
+    let mut o = std::io::stdout().lock();
+    if let Err(e) = o.write_all(b).and_then(|_| o.flush()) {
+        failed(e);
+    }
+}
+
 /// Flushes stdout at the end of a command (a last line without a newline, or a block buffered
 /// by the line writer), with the same rule for a closed reader.
 pub(crate) fn flush() {

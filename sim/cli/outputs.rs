@@ -28,6 +28,9 @@ pub(crate) fn check(outputs: &[(&str, Option<&Path>, Kind)]) -> Result<()> {
         let Some(path) = path else { continue };
         let shown = path.display();
         let is_dir = path.is_dir();
+        // A device or FIFO (`/dev/null`, `/dev/stdout`) is written in place (`stats::write_atomic`),
+        // not beside: its folder need not be writable.
+        let special = gpumemsim::stats::written_in_place(path) && !is_dir;
         let folder = match kind {
             Kind::File if is_dir => bail!("{flag} {shown}: is a folder; give a file name"),
             Kind::File => None,
@@ -39,6 +42,7 @@ pub(crate) fn check(outputs: &[(&str, Option<&Path>, Kind)]) -> Result<()> {
         };
         match folder {
             Some(dir) => writable_folder(flag, dir)?,
+            None if special => {}
             None => {
                 let parent = match path.parent() {
                     Some(p) if !p.as_os_str().is_empty() => p,
@@ -54,7 +58,8 @@ pub(crate) fn check(outputs: &[(&str, Option<&Path>, Kind)]) -> Result<()> {
             }
         }
         let key = identity(path);
-        if let Some((other, _)) = seen.iter().find(|(_, k)| *k == key) {
+        // Two outputs into one device overwrite nothing (`--json /dev/null --csv /dev/null`).
+        if let Some((other, _)) = seen.iter().find(|(_, k)| *k == key && !special) {
             bail!("{flag} {shown}: {other} writes the same file; give each output its own path");
         }
         seen.push((flag, key));
@@ -107,8 +112,12 @@ fn probe(flag: &str, path: &Path, folder: &Path) -> Result<()> {
     }
 }
 
-/// The file a path names, for comparing two flags' paths (`a/../b.json` and `b.json` are one).
+/// The file a path names, for comparing two flags' paths (`a/../b.json` and `b.json` are one; so
+/// are a link and the file it names, which is the one written).
 fn identity(path: &Path) -> PathBuf {
+    if let Ok(p) = std::fs::canonicalize(path) {
+        return p;
+    }
     let name = path.file_name().map(PathBuf::from).unwrap_or_default();
     let parent = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
@@ -161,6 +170,38 @@ mod tests {
         ])
         .unwrap();
         assert!(!d.join("new").exists(), "checking makes nothing");
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    /// A link and the file it names are one output (the file is what gets written); a device is
+    /// written in place, so its folder is not probed, and two flags may share it.
+    #[test]
+    fn a_link_and_its_file_are_one_output_and_devices_are_outputs() {
+        let d = std::env::temp_dir().join(format!("gpumemsim-outputs-link-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        let file = d.join("r.json");
+        std::fs::write(&file, "{}").unwrap();
+        let link = d.join("latest.json");
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        let e = check(&[
+            ("--json", Some(&link), Kind::File),
+            ("--stats-json", Some(&file), Kind::File),
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("--json writes the same file"), "{e}");
+        let null = Path::new("/dev/null");
+        check(&[
+            ("--json", Some(null), Kind::File),
+            ("--csv", Some(&file), Kind::File),
+        ])
+        .unwrap();
+        check(&[
+            ("--json", Some(null), Kind::File),
+            ("--csv", Some(null), Kind::File),
+        ])
+        .unwrap();
         let _ = std::fs::remove_dir_all(&d);
     }
 }

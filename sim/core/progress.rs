@@ -121,7 +121,7 @@ impl Progress {
     pub fn println(&self, msg: &str) {
         match &self.bar {
             Some(b) => b.println(msg),
-            None => eprintln!("{msg}"),
+            None => say(msg),
         }
     }
 
@@ -133,7 +133,7 @@ impl Progress {
         if let Style::Lines { .. } = self.style {
             let printed = self.last_line.lock().map(|l| l.1).unwrap_or(false);
             if printed {
-                eprintln!("{}", self.line(Instant::now()));
+                say(&self.line(Instant::now()));
             }
         }
     }
@@ -151,7 +151,7 @@ impl Progress {
             return;
         }
         *last = (now, true);
-        eprintln!("{}", self.line(now));
+        say(&self.line(now));
     }
 
     /// The plain line: `LABEL: DONE/TOTAL WHAT (P%), RATE WHAT/s, elapsed E, eta T`.
@@ -219,6 +219,13 @@ impl Drop for Progress {
             }
         }
     }
+}
+
+/// Writes a line to stderr, ignoring a failure: `eprintln!` panics when stderr is a closed pipe
+/// (`gpumemsim litmus DIR 2>&1 | head`), and with stderr gone there is nobody left to tell.
+fn say(text: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{text}");
 }
 
 /// `LABEL: DONE/TOTAL WHAT (P%), RATE WHAT/s, elapsed E, eta T` (the ETA from the average rate).

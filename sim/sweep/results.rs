@@ -11,7 +11,7 @@
 //! in that state). A cell a row does not have (a parameter of another workload, statistics of a failed
 //! run) is empty in CSV and absent in JSON. Units are in `results.schema.json` (`columns[].unit`).
 
-use super::exec::{self, point_path, read_point, Outcome, PointResult, StateCount, MANIFEST};
+use super::exec::{self, point_path, Outcome, PointResult, StateCount, MANIFEST};
 use super::plan::{Manifest, Value, META_COLUMNS};
 use super::status::{survey, Status};
 use super::SweepError;
@@ -303,15 +303,36 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest, SweepError> {
     })
 }
 
-/// Reads every point's result from `dir`; all must be present.
+/// Reads every point's result from `dir`; all must be present. A damaged point file, or one that
+/// holds another point's result, is named (with why), not counted among the missing.
 pub fn load_results(dir: &Path, m: &Manifest) -> Result<Vec<PointResult>, SweepError> {
     let mut out = Vec::with_capacity(m.points.len());
     let mut missing = Vec::new();
+    let mut damaged = Vec::new();
     for p in &m.points {
-        match read_point(dir, p) {
-            Some(r) => out.push(r),
-            None => missing.push(p),
+        match exec::check_point(dir, p) {
+            Ok(Some(r)) => out.push(r),
+            Ok(None) => missing.push(p),
+            Err(why) => damaged.push(why),
         }
+    }
+    if let Some(first) = damaged.first() {
+        return Err(SweepError::Output {
+            path: dir.display().to_string(),
+            message: format!(
+                "{} of {} point files are damaged (first: {first}); delete {} to rerun {} \
+                 (`gpumemsim sweep status {}` lists them)",
+                damaged.len(),
+                m.points.len(),
+                if damaged.len() == 1 { "it" } else { "them" },
+                if damaged.len() == 1 {
+                    "the point"
+                } else {
+                    "the points"
+                },
+                dir.display()
+            ),
+        });
     }
     if let Some(first) = missing.first() {
         return Err(SweepError::Output {

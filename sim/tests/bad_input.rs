@@ -717,8 +717,19 @@ fn a_closed_stdout_ends_every_kind_of_command_quietly() {
     let dir = t.0.join("s").display().to_string();
     let planned = gpumemsim(&["sweep", "plan", &spec, "--out", &dir]);
     assert!(planned.status.success(), "{}", stderr(&planned));
-    let commands: [&[&str]; 6] = [
+    let commands: [&[&str]; 8] = [
         &["config", "doc"],
+        &["gpu", "emit", "workloads/contention.kern"],
+        &[
+            "run",
+            "workloads/contention.kern",
+            "--config",
+            "configs/tiny.toml",
+            "--param",
+            "T=64",
+            "--json",
+            "/dev/stdout",
+        ],
         &["config", "show"],
         &["model", "workloads/litmus/ptx", "--brief"],
         &[
@@ -747,4 +758,102 @@ fn a_closed_stdout_ends_every_kind_of_command_quietly() {
             "{args:?}: {err}"
         );
     }
+}
+
+/// Nothing outside the tests prints with `print!`/`println!`/`eprint!`/`eprintln!`: they panic on a
+/// closed stream ("failed printing to stderr", exit 101) where the CLI's `out!`/`errln!` (and the
+/// library's own writers) end quietly. A progress line on stderr piped into `head` panicked so.
+#[test]
+fn no_printing_macro_outside_the_tests_can_panic_on_a_closed_stream() {
+    fn walk(dir: &Path, found: &mut Vec<String>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            if p.is_dir() {
+                if name != "tests" {
+                    walk(&p, found);
+                }
+                continue;
+            }
+            if !name.ends_with(".rs") || name == "tests.rs" || name.ends_with("_tests.rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&p).unwrap();
+            // The file's own test module, and what follows it, is test code.
+            let code = text.split("#[cfg(test)]").next().unwrap();
+            for (i, l) in code.lines().enumerate() {
+                let l = l.trim_start();
+                if l.starts_with("//") {
+                    continue;
+                }
+                for m in ["println!(", "print!(", "eprintln!(", "eprint!("] {
+                    let bare = l.match_indices(m).any(|(at, _)| {
+                        !l[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_')
+                    });
+                    if bare {
+                        found.push(format!("{}:{}: {l}", p.display(), i + 1));
+                    }
+                }
+            }
+        }
+    }
+    let mut found = Vec::new();
+    walk(&root().join("sim"), &mut found);
+    assert!(found.is_empty(), "{found:#?}");
+}
+
+/// `--json /dev/stdout` writes the JSON to standard output and leaves `/dev/stdout` as it was: the
+/// atomic write renamed a temporary file over it (as root: the device link replaced by a file; as
+/// a user: refused, since `/dev` is not writable).
+#[test]
+fn an_output_that_is_a_device_is_written_in_place() {
+    let before = std::fs::symlink_metadata("/dev/stdout").map(|m| m.file_type());
+    let o = gpumemsim(&[
+        "run",
+        "workloads/contention.kern",
+        "--config",
+        "configs/tiny.toml",
+        "--param",
+        "T=64",
+        "--json",
+        "/dev/stdout",
+        "--csv",
+        "/dev/null",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("\"schema\""), "{out}");
+    let after = std::fs::symlink_metadata("/dev/stdout").map(|m| m.file_type());
+    assert_eq!(format!("{before:?}"), format!("{after:?}"));
+    assert!(std::fs::metadata("/dev/null").is_ok_and(|m| !m.is_file()));
+}
+
+/// `--json /dev/stdout` with standard output redirected to a file: the summary and the JSON both
+/// land in that file (a rename through `/dev/stdout` replaced the file the shell had opened, so the
+/// summary went to an unlinked inode).
+#[test]
+fn an_output_to_dev_stdout_redirected_to_a_file_keeps_both() {
+    let t = Temp::new("stdout-file");
+    let file = t.0.join("out.txt");
+    let o = Command::new(env!("CARGO_BIN_EXE_gpumemsim"))
+        .args([
+            "run",
+            "workloads/contention.kern",
+            "--config",
+            "configs/tiny.toml",
+            "--param",
+            "T=64",
+            "--json",
+            "/dev/stdout",
+        ])
+        .current_dir(root())
+        .stdout(std::fs::File::create(&file).unwrap())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        text.contains("\"schema\"") && text.contains("cycles"),
+        "{text}"
+    );
 }

@@ -120,3 +120,47 @@ fn fuzz_smoke_mutations_of_the_repository_inputs() {
         );
     }
 }
+
+/// Every target can be run long: it has its cargo-fuzz file and `[[bin]]`, the README's list names
+/// it, and `scripts/fuzz.sh` seeds and runs it (the PTX target was missing from both).
+#[test]
+fn fuzz_every_target_has_its_cargo_fuzz_binary_and_its_long_run() {
+    let read = |p: &str| std::fs::read_to_string(root().join(p)).unwrap();
+    let (cargo, readme, script) = (
+        read("fuzz/Cargo.toml"),
+        read("fuzz/README.md"),
+        read("scripts/fuzz.sh"),
+    );
+    let listed = readme
+        .split("Targets: ")
+        .nth(1)
+        .and_then(|s| s.split("\n\n").next())
+        .unwrap_or("");
+    let looped = script
+        .lines()
+        .find(|l| l.starts_with("for t in "))
+        .unwrap_or("");
+    let mut missing = Vec::new();
+    for t in Target::ALL {
+        let n = t.name();
+        if !root().join(format!("fuzz/fuzz_targets/{n}.rs")).is_file() {
+            missing.push(format!("fuzz/fuzz_targets/{n}.rs"));
+        }
+        if !cargo.contains(&format!("name = \"{n}\"\npath = \"fuzz_targets/{n}.rs\"")) {
+            missing.push(format!("{n} in fuzz/Cargo.toml"));
+        }
+        if !listed.contains(&format!("`{n}`")) {
+            missing.push(format!("{n} in fuzz/README.md's Targets"));
+        }
+        if !looped
+            .split_whitespace()
+            .any(|w| w == n || w == format!("{n};"))
+        {
+            missing.push(format!("{n} in scripts/fuzz.sh's loop"));
+        }
+        if !script.contains(&format!("seed {n} ")) {
+            missing.push(format!("{n}'s seeds in scripts/fuzz.sh"));
+        }
+    }
+    assert!(missing.is_empty(), "{missing:#?}");
+}

@@ -649,3 +649,42 @@ fn a_sweep_on_a_one_node_slurm_cluster_merges_to_the_single_machine_results() {
         _ => panic!("scripts/slurm-test.sh failed ({}):\n{text}", o.status),
     }
 }
+
+/// `plot` of a folder with a damaged point file names the file and why, where it said "1 of 5 points
+/// have no result yet" (issue 43 item 7: damaged files are not counted as missing).
+#[test]
+fn plot_names_a_damaged_point_file_instead_of_counting_it_missing() {
+    let d = scratch("plot-damaged");
+    let out = d.join("run");
+    let (code, said, err) = run(&["sweep", s(&spec(&d)), "--out", s(&out)]);
+    assert_eq!(code, 1, "the watchdog point fails: {said}{err}");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(out.join("points"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    std::fs::write(&files[0], b"{\"truncated\": ").unwrap();
+    // Without the combined table, the point files are all there is to plot from.
+    std::fs::remove_file(out.join("results.json")).unwrap();
+    let png = d.join("k.png");
+    let (code, _, err) = run(&[
+        "plot",
+        s(&out),
+        "--kind",
+        "line",
+        "--x",
+        "K",
+        "--y",
+        "gpu.ipc",
+        "--out",
+        s(&png),
+    ]);
+    assert_eq!(code, 1, "{err}");
+    let name = files[0].display().to_string();
+    assert!(
+        err.contains("1 of 5 point files are damaged") && err.contains(&name),
+        "{err}"
+    );
+    assert!(!err.contains("no result yet"), "{err}");
+    assert!(!png.exists());
+}

@@ -17,8 +17,9 @@ pub(crate) struct OpCache {
     by_pc: Vec<Option<AtPc>>,
 }
 
-/// What [`classify`] returns: the operation, and whether the opcode is known.
-type Class = (TraceOp, bool);
+/// What [`classify`] returns (the operation, and whether the opcode is known), and whether it is a
+/// refused texture or surface instruction ([`super::opcode::texture_or_surface`]).
+type Class = (TraceOp, bool, Option<&'static str>);
 /// One opcode's classifications by memory width.
 type Widths = Vec<(u32, Class)>;
 /// The classification last made at a PC: opcode, memory width, class.
@@ -46,7 +47,7 @@ impl std::hash::Hasher for Fnv {
 
 impl OpCache {
     #[inline]
-    fn classify(&mut self, pc: u32, opcode: &[u8], mem_width: u32) -> (TraceOp, bool) {
+    fn classify(&mut self, pc: u32, opcode: &[u8], mem_width: u32) -> Class {
         // The instruction at a PC is the same on every line that names it: one byte compare
         // instead of hashing the opcode (checked, so a trace that disagrees is still read right).
         let slot = (pc / 16) as usize;
@@ -59,7 +60,7 @@ impl OpCache {
     }
 
     #[cold]
-    fn classify_slow(&mut self, slot: usize, opcode: &[u8], mem_width: u32) -> (TraceOp, bool) {
+    fn classify_slow(&mut self, slot: usize, opcode: &[u8], mem_width: u32) -> Class {
         let list = match self.seen.get_mut(opcode) {
             Some(l) => l,
             None => self.seen.entry(opcode.into()).or_default(),
@@ -67,7 +68,9 @@ impl OpCache {
         let r = match list.iter().find(|(w, _)| *w == mem_width) {
             Some((_, r)) => *r,
             None => {
-                let r = classify(std::str::from_utf8(opcode).unwrap_or(""), mem_width);
+                let name = std::str::from_utf8(opcode).unwrap_or("");
+                let (op, known) = classify(name, mem_width);
+                let r = (op, known, super::opcode::texture_or_surface(name));
                 list.push((mem_width, r));
                 r
             }
@@ -373,10 +376,33 @@ pub(crate) fn parse_inst(
     lineno: u32,
     b: &mut OpenBlock,
     ops: &mut OpCache,
-) -> Result<(), String> {
+) -> Result<(), InstError> {
     let f = fields(l, lineinfo, b)?;
-    push_inst(f, lineno, b, ops);
-    Ok(())
+    // Where the opcode starts in `l` (it is a slice of it).
+    let at = f.opcode.as_ptr() as usize - l.as_ptr() as usize;
+    let opcode = f.opcode;
+    push_inst(f, lineno, b, ops).map_err(|kind| InstError {
+        at: Some(at),
+        message: format!(
+            "`{}` is a {kind} instruction: the texture and surface path is not modelled \
+             (a trace run models global, local and shared memory only)",
+            text(opcode)
+        ),
+    })
+}
+
+/// Why an instruction line was refused, and where in the (trimmed) line: the byte offset of the
+/// field it is about, when it is about one.
+#[derive(Debug)]
+pub(crate) struct InstError {
+    pub(crate) at: Option<usize>,
+    pub(crate) message: String,
+}
+
+impl From<String> for InstError {
+    fn from(message: String) -> InstError {
+        InstError { at: None, message }
+    }
 }
 
 /// Reads the fields of line `l` (its registers and addresses into `b`'s arenas).
@@ -497,9 +523,16 @@ fn fields<'a>(l: &'a [u8], lineinfo: bool, b: &mut OpenBlock) -> Result<InstFiel
     })
 }
 
-/// Adds the instruction whose fields are `f` (line `lineno`) to block `b`.
+/// Adds the instruction whose fields are `f` (line `lineno`) to block `b`; a texture or surface
+/// instruction is refused (`Err("texture")` or `Err("surface")`), leaving `b` as it was but for the
+/// arenas the caller truncates.
 #[inline(always)]
-pub(crate) fn push_inst(f: InstFields, lineno: u32, b: &mut OpenBlock, ops: &mut OpCache) {
+pub(crate) fn push_inst(
+    f: InstFields,
+    lineno: u32,
+    b: &mut OpenBlock,
+    ops: &mut OpCache,
+) -> Result<(), &'static str> {
     let InstFields {
         pc,
         mask,
@@ -511,9 +544,12 @@ pub(crate) fn push_inst(f: InstFields, lineno: u32, b: &mut OpenBlock, ops: &mut
         regs_at,
         addrs_at,
     } = f;
+    let (mut op, known, refused) = ops.classify(pc, opcode, mem_width);
+    if let Some(kind) = refused {
+        return Err(kind);
+    }
     let active = mask.count_ones();
     b.threads += active as u64;
-    let (mut op, known) = ops.classify(pc, opcode, mem_width);
     if !known {
         let name = text(opcode);
         match b.unknown.iter_mut().find(|u| u.0 == name) {
@@ -537,4 +573,5 @@ pub(crate) fn push_inst(f: InstFields, lineno: u32, b: &mut OpenBlock, ops: &mut
         addrs: addrs_at,
         line: lineno,
     });
+    Ok(())
 }

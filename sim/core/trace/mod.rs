@@ -19,9 +19,13 @@
 //! the warp as they would on hardware.
 //!
 //! Not modelled: control flow (the trace is the path that was taken), predication beyond the active
-//! mask, texture and constant caches (`LDC`, `TEX`, `.CONSTANT` loads are treated as global loads),
-//! `MemcpyDtoH`, and tracer versions before 3 (whose lines carry a block/warp prefix): they are refused
-//! with a clear error rather than misread.
+//! mask, the constant cache (`LDC`/`ULDC`, reads of a constant bank, are timed as special-path
+//! instructions and touch no modelled memory; an `LDG.CONSTANT` is a global load), `MemcpyDtoH`.
+//! Refused with an error at the file, line and column rather than misread: texture and surface
+//! instructions (`TEX`, `TLD`, `TLD4`, `TMML`, `TXD`, `TXQ`, `SULD`, `SUST`, `SUATOM`, `SURED`, `SUQ`:
+//! their memory path is not modelled), and tracer versions before 3 (whose lines carry a block/warp
+//! prefix). An instruction line is decoded when its thread block is (`parse.rs`): a refused one stops
+//! the run there.
 
 mod decode;
 mod memory;

@@ -10,6 +10,9 @@
 //!
 //! An opcode this table does not know is timed as an integer-ALU instruction and counted, so a run
 //! reports how many instructions were timed by that fallback instead of failing on a new opcode.
+//! Texture and surface instructions ([`texture_or_surface`]) are known and refused: they read and
+//! write memory through the texture path, which is not modelled, so timing them as compute (or as
+//! global loads) would drop or misplace their traffic.
 
 use super::{TraceAccess, TraceMem, TraceOp, TraceSpace};
 use crate::ir::{AtomicOp, LatencyClass, RmwOp, Scope};
@@ -109,6 +112,19 @@ pub fn classify(opcode: &str, mem_width: u32) -> (TraceOp, bool) {
     (op, true)
 }
 
+/// Whether `opcode` (`TEX.B.LL`, `SUST.D.BA.2D`) is a texture or surface instruction, and which of
+/// the two: the trace reader refuses these (the texture path is not modelled).
+pub(crate) fn texture_or_surface(opcode: &str) -> Option<&'static str> {
+    let base = opcode.split('.').next().unwrap_or("");
+    match base {
+        "TEX" | "TEXS" | "TLD" | "TLDS" | "TLD4" | "TLD4S" | "TMML" | "TXD" | "TXQ" | "TXA" => {
+            Some("texture")
+        }
+        "SULD" | "SUST" | "SUATOM" | "SURED" | "SUQ" | "SULDGA" | "SUSTGA" => Some("surface"),
+        _ => None,
+    }
+}
+
 fn class_of(base: &str) -> Option<LatencyClass> {
     use LatencyClass::*;
     Some(match base {
@@ -126,8 +142,7 @@ fn class_of(base: &str) -> Option<LatencyClass> {
         | "HFMA2_32I" | "HSET2" | "HSETP2" | "HMNMX2" | "DADD" | "DMUL" | "DFMA" | "DMNMX"
         | "DSET" | "DSETP" => FpAlu,
         "MUFU" | "S2R" | "SHFL" | "HMMA" | "IMMA" | "BMMA" | "DMMA" | "HGMMA" | "IGMMA"
-        | "BGMMA" | "LDC" | "ULDC" | "TEX" | "TLD" | "TLD4" | "TXQ" | "SUST" | "SULD"
-        | "SUATOM" | "SURED" | "MATCH" | "REDUX" | "QSPC" => Special,
+        | "BGMMA" | "LDC" | "ULDC" | "MATCH" | "REDUX" | "QSPC" => Special,
         "BRA" | "BRX" | "JMP" | "JMX" | "CALL" | "RET" | "BSSY" | "BSYNC" | "SSY" | "SYNC"
         | "PBK" | "BRK" | "CONT" | "PCNT" | "WARPSYNC" | "YIELD" | "BMOV" | "KILL"
         | "NANOSLEEP" | "BPT" | "RTT" | "PRET" | "PEXIT" | "CAL" | "JCAL" | "ACQBULK" | "BAR"
@@ -211,5 +226,40 @@ mod tests {
             classify("FOOBAR.X", 0),
             (TraceOp::Compute(LatencyClass::IntAlu), false)
         );
+    }
+
+    #[test]
+    fn texture_and_surface_opcodes_are_named_and_nothing_else() {
+        let named: Vec<_> = [
+            "TEX.B.LL",
+            "TLD.LZ",
+            "TLD4.R",
+            "TXQ",
+            "SULD.P.2D",
+            "SUST.D.BA",
+        ]
+        .iter()
+        .map(|o| texture_or_surface(o))
+        .collect();
+        assert_eq!(
+            named,
+            [
+                Some("texture"),
+                Some("texture"),
+                Some("texture"),
+                Some("texture"),
+                Some("surface"),
+                Some("surface")
+            ]
+        );
+        let others = [
+            "LDG.E.CONSTANT",
+            "LDC",
+            "ULDC.64",
+            "TEXTURE",
+            "STS",
+            "MUFU.EX2",
+        ];
+        assert!(others.iter().all(|o| texture_or_surface(o).is_none()));
     }
 }

@@ -452,21 +452,22 @@ impl<'f> Reader<'f> {
             return 0;
         };
         let mut k = 0u32;
+        let mut at = lines.at();
         while k < left {
             let (regs, addrs) = (b.regs.len(), b.addrs.len());
-            match lines.inst(lineinfo, b) {
-                Some(f) => {
-                    push_inst(f, self.lineno + k + 1, b, &mut self.ops);
-                    k += 1;
-                }
-                None => {
-                    b.regs.truncate(regs);
-                    b.addrs.truncate(addrs);
-                    break;
-                }
+            // A refused instruction is left to `line` (from its start), which says where it is.
+            let taken = match lines.inst(lineinfo, b) {
+                Some(f) => push_inst(f, self.lineno + k + 1, b, &mut self.ops).is_ok(),
+                None => false,
+            };
+            if !taken {
+                b.regs.truncate(regs);
+                b.addrs.truncate(addrs);
+                break;
             }
+            k += 1;
+            at = lines.at();
         }
-        let at = lines.at();
         self.ninsts += k;
         self.lineno += k;
         b.warps[w as usize].len += k;
@@ -558,8 +559,17 @@ impl<'f> Reader<'f> {
                     return Ok(());
                 }
                 let (lineinfo, lineno) = (self.head.lineinfo, self.lineno);
-                return parse_inst(l.as_bytes(), lineinfo, lineno, b, &mut self.ops)
-                    .map_err(|m| self.err(m));
+                return parse_inst(l.as_bytes(), lineinfo, lineno, b, &mut self.ops).map_err(|e| {
+                    match e.at {
+                        // The column of the field, counted in characters of the untrimmed line.
+                        Some(at) => {
+                            let lead = raw.len() - raw.trim_start().len();
+                            let col = raw[..lead + at].chars().count() + 1;
+                            self.err(format!("column {col}: {}", e.message))
+                        }
+                        None => self.err(e.message),
+                    }
+                });
             }
         }
         if l.is_empty() {

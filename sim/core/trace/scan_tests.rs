@@ -40,7 +40,8 @@ fn general(line: &str, lineinfo: bool) -> Result<Read, String> {
         5,
         &mut b,
         &mut OpCache::default(),
-    )?;
+    )
+    .map_err(|e| e.message)?;
     Ok(parts(b))
 }
 
@@ -51,7 +52,7 @@ fn fast(line: &str, lineinfo: bool) -> Option<Read> {
         let mut b = open();
         let (f, n) = inst(text.as_bytes(), lineinfo, &mut b)?;
         assert_eq!(n, line.len(), "{line:?}: the line ends where it ends");
-        push_inst(f, 5, &mut b, &mut OpCache::default());
+        push_inst(f, 5, &mut b, &mut OpCache::default()).ok()?;
         Some(parts(b))
     };
     let alone = one(line);

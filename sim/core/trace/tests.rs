@@ -348,3 +348,43 @@ fn lines_across_the_first_pass_buffer_read_as_a_whole_read_does() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Texture and surface instructions are refused where they stand (issue 43), on the one-pass
+/// reader's lines and on the general reader's (a line with leading blanks), never timed as
+/// arithmetic; the constant-bank read `LDC` is still read.
+#[test]
+fn texture_and_surface_instructions_are_refused_at_their_line_and_column() {
+    let head = "-kernel name = k\n-grid dim = (1,1,1)\n-block dim = (4,1,1)\n-accelsim tracer version = 4\n\
+                #BEGIN_TB\nthread block = 0,0,0\nwarp = 0\ninsts = 3\n";
+    let with = |second: &str| {
+        format!("{head}0000 0000000f 1 R1 LDC 0 0\n{second}\n0020 0000000f 0 EXIT 0 0\n#END_TB\n")
+    };
+    let cases = [
+        (
+            "0010 0000000f 1 R2 TEX.B.LL 1 R1 4 1 0x100 4",
+            20,
+            "`TEX.B.LL` is a texture",
+        ),
+        (
+            "   0010 0000000f 1 R2 TLD4.R 1 R1 0 0",
+            23,
+            "`TLD4.R` is a texture",
+        ),
+        (
+            "0010 0000000f 0 SUST.D.BA.2D 1 R1 4 1 0x100 4",
+            17,
+            "`SUST.D.BA.2D` is a surface",
+        ),
+    ];
+    for (line, col, what) in cases {
+        let (at, msg) = err_of(&with(line));
+        assert_eq!(at, 10, "{line}: {msg}");
+        assert!(
+            msg.starts_with(&format!("column {col}: {what} instruction")),
+            "{line}: {msg}"
+        );
+    }
+    let k = parse(&with("0010 0000000f 1 R2 IADD3 1 R1 0")).unwrap();
+    assert_eq!(k.instruction_counts().0, 3);
+    assert!(k.unknown_opcodes().is_empty());
+}

@@ -435,7 +435,7 @@ pub fn prepare(text: &str, file: &str, parameters: &[(String, i64)]) -> String {
 }
 
 /// The first `FILE(LINE): error: ...` of an NVRTC log, as the `.cu` place and message.
-fn log_error(log: &str) -> Option<(u32, String)> {
+pub(crate) fn log_error(log: &str) -> Option<(u32, String)> {
     for l in log.lines() {
         if let Some(i) = l.find("): error") {
             let open = l[..i].rfind('(')?;
@@ -509,7 +509,10 @@ pub fn workload(
             .unwrap_or_default();
         let path = Path::new(&dir).join(format!("{name}.ptx"));
         if let Err(e) = std::fs::write(&path, &ptx) {
-            eprintln!(
+            // Not `eprintln!`: it panics when stderr is a closed pipe.
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
                 "warning: GPUMEMSIM_PTX_OUT: cannot write {}: {e}",
                 path.display()
             );
@@ -544,7 +547,7 @@ pub fn workload(
 }
 
 /// For each PTX line (index = line number), the `.cu` place of the last `.loc 1 L C` before it.
-fn cu_places(ptx: &str) -> Vec<Option<(u32, u32)>> {
+pub(crate) fn cu_places(ptx: &str) -> Vec<Option<(u32, u32)>> {
     let mut out = vec![None];
     let mut cur = None;
     for l in ptx.lines() {
@@ -565,7 +568,7 @@ fn cu_places(ptx: &str) -> Vec<Option<(u32, u32)>> {
 }
 
 /// The workload parameters a header declares, with `overrides` applied (in declaration order).
-fn header_parameters(
+pub(crate) fn header_parameters(
     text: &str,
     file: &str,
     blocks: &[HeaderBlock],
