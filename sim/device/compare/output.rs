@@ -506,20 +506,21 @@ impl Comparison {
             charts.push((
                 format!("litmus-outcomes-{slug}"),
                 Chart::bars(
-                    format!(
-                        "{test}: final states, measured ({}) beside simulated ({})",
-                        self.adapter, self.config
+                    format!("{test}: final states, measured beside simulated"),
+                    Axis::linear(
+                        "variant: final state (* = the condition's witness; no bar: 0 instances)",
+                        "",
                     ),
-                    Axis::linear("variant: final state (* = the condition's witness)", ""),
                     Axis::log("instances", "%"),
                     categories,
                     vec![
-                        BarSeries::new("measured", measured),
-                        BarSeries::new("simulated", simulated),
+                        BarSeries::new(format!("measured on {}", self.adapter), measured),
+                        BarSeries::new(format!("simulated on {}", self.config), simulated),
                     ],
                     BarLayout::Grouped,
                 )
-                .with_size((40 * n + 240).max(900), 700),
+                // Two bars a category, each about 12 pixels wide.
+                .with_size((28 * n + 240).max(900), 700),
             ));
         }
         charts
