@@ -682,8 +682,8 @@ mod tests {
         assert_eq!(
             values,
             [
-                ("measured", &[99.0, 1.0, 100.0][..]),
-                ("simulated", &[50.0, 0.0, 100.0][..])
+                ("measured on a GPU", &[99.0, 1.0, 100.0][..]),
+                ("simulated on h100", &[50.0, 0.0, 100.0][..])
             ]
         );
     }
