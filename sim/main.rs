@@ -144,6 +144,7 @@ fn cmd_config(c: ConfigCmd) -> Result<ExitCode> {
 }
 
 #[derive(Args)]
+#[command(group(clap::ArgGroup::new("interval_file").args(["interval_csv", "out"]).multiple(true)))]
 struct RunCmd {
     /// The compiler for `.cu` files: nvrtc (NVIDIA's runtime compiler → PTX), builtin (the C subset
     /// front end), auto (NVRTC when found).
@@ -183,12 +184,46 @@ struct RunCmd {
     threads: u16,
     #[command(flatten)]
     timeline: TimelineArgs,
-    /// Sample the key statistics every N core cycles (written by --interval-csv).
-    #[arg(long, value_name = "N", requires = "interval_csv", value_parser = clap::value_parser!(u64).range(1..))]
+    /// Sample the key statistics every N core cycles (written by --interval-csv, or into --out).
+    #[arg(long, value_name = "N", requires = "interval_file", value_parser = clap::value_parser!(u64).range(1..))]
     stats_interval: Option<u64>,
     /// Write the --stats-interval samples as tidy CSV `cycle,location,metric,value,unit`.
     #[arg(long, value_name = "FILE", requires = "stats_interval")]
     interval_csv: Option<PathBuf>,
+    /// Folder (created if missing) for every output of the run: summary.txt (what the run prints),
+    /// run.json (as --json), stats.csv (--csv), stats.json (--stats-json), and with
+    /// --stats-interval N intervals.csv; files of these names there are replaced. A --timeline
+    /// FILE is written where it names.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["json", "csv", "stats_json", "interval_csv"])]
+    out: Option<PathBuf>,
+}
+
+/// The files `run --out DIR` writes: the summary, then what `--json`, `--csv`, `--stats-json` and
+/// `--interval-csv` would.
+const RUN_OUT_FILES: [&str; 5] = [
+    "summary.txt",
+    "run.json",
+    "stats.csv",
+    "stats.json",
+    "intervals.csv",
+];
+
+impl RunCmd {
+    /// With `--out DIR`: every output flag pointed into DIR (the interval samples only when
+    /// --stats-interval asks for them); the folder and the names of the files the run writes there.
+    fn fill_out(&mut self) -> Option<(PathBuf, Vec<&'static str>)> {
+        let dir = self.out.clone()?;
+        let [_, json, csv, stats, intervals] = RUN_OUT_FILES;
+        self.json = Some(dir.join(json));
+        self.csv = Some(dir.join(csv));
+        self.stats_json = Some(dir.join(stats));
+        let mut names = RUN_OUT_FILES[..4].to_vec();
+        if self.stats_interval.is_some() {
+            self.interval_csv = Some(dir.join(intervals));
+            names.push(intervals);
+        }
+        Some((dir, names))
+    }
 }
 
 /// `--timeline` and its bounds (run and litmus).
@@ -225,8 +260,19 @@ fn parse_compiler(s: &str) -> std::result::Result<gpumemsim::frontend::Compiler,
         .ok_or_else(|| format!("`{s}`: expected nvrtc, builtin or auto"))
 }
 
-fn cmd_run(c: RunCmd) -> Result<ExitCode> {
-    use cli::outputs::{check, Kind::File};
+fn cmd_run(mut c: RunCmd) -> Result<ExitCode> {
+    use cli::outputs::{check, Kind::File, Kind::Folder};
+    check(&[("--out", c.out.as_deref(), Folder)])?;
+    let out_dir = c.fill_out();
+    // A folder this run made is removed again if the run fails before writing into it.
+    let made = match &out_dir {
+        Some((dir, _)) if !dir.exists() => {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("--out {}: cannot create the folder", dir.display()))?;
+            Some(dir.clone())
+        }
+        _ => None,
+    };
     check(&[
         ("--json", c.json.as_deref(), File),
         ("--csv", c.csv.as_deref(), File),
@@ -256,8 +302,17 @@ fn cmd_run(c: RunCmd) -> Result<ExitCode> {
         Some(hook),
     );
     progress.finish();
+    if let (Err(_), Some(dir)) = (&out, &made) {
+        let _ = std::fs::remove_dir(dir);
+    }
     let out = out?;
     out!("{}", out.summary);
+    if let Some((dir, names)) = &out_dir {
+        let path = dir.join(RUN_OUT_FILES[0]);
+        gpumemsim::stats::write_atomic(&path, out.summary.as_bytes())
+            .with_context(|| format!("{}: cannot write", path.display()))?;
+        outln!("wrote {}/: {}", dir.display(), names.join(", "));
+    }
     let failed = out.failed_checks();
     if failed > 0 {
         errln!(
@@ -492,22 +547,27 @@ struct CompareCmd {
     /// Folder for comparison.{md,csv,json} and the plots (PNG and SVG).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
+    /// Threads simulating the cases in parallel (default: one per core); results are identical
+    /// for any number.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    threads: Option<u16>,
 }
 
 fn cmd_compare(c: CompareCmd) -> Result<ExitCode> {
     cli::outputs::check(&[("--out", c.out.as_deref(), cli::outputs::Kind::Folder)])?;
+    let args = gpumemsim::device::compare::CompareArgs {
+        measured: c.measured,
+        config: c.config,
+        sets: c.set,
+        opts: gpumemsim::device::compare::CompareOptions {
+            seed: c.seed,
+            litmus_iterations: c.litmus_iterations,
+            warm_l2: !c.cold_l2,
+        },
+        out: c.out,
+    };
     let (cmp, written) =
-        gpumemsim::device::compare::run(&gpumemsim::device::compare::CompareArgs {
-            measured: c.measured,
-            config: c.config,
-            sets: c.set,
-            opts: gpumemsim::device::compare::CompareOptions {
-                seed: c.seed,
-                litmus_iterations: c.litmus_iterations,
-                warm_l2: !c.cold_l2,
-            },
-            out: c.out,
-        })?;
+        cli::threads::with_threads(c.threads, || Ok(gpumemsim::device::compare::run(&args)?))?;
     out!("{}", cmp.summary());
     // Left-out cases on the terminal too, not only in comparison.md.
     for (key, why) in &cmp.skipped {

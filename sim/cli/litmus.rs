@@ -40,9 +40,14 @@ pub(crate) struct LitmusArgs {
     /// Instances per simulated launch (default: as many as the GPU holds at once).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     instances: Option<u32>,
-    /// Run launches one after another instead of on all cores (same results).
-    #[arg(long)]
+    /// Run launches one after another instead of on all cores (same results; `--threads 1`
+    /// does the same).
+    #[arg(long, conflicts_with = "threads")]
     serial: bool,
+    /// Threads running launches in parallel (default: one per core); results are identical for
+    /// any number.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    threads: Option<u16>,
     /// Print one line per test instead of its states.
     #[arg(long)]
     brief: bool,
@@ -138,11 +143,16 @@ pub(crate) fn cmd_generate(a: GenerateArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub(crate) fn cmd_litmus(a: LitmusArgs) -> Result<ExitCode> {
-    use gpumemsim::litmus;
-    if let Some(LitmusCmd::Generate(g)) = a.generate {
+pub(crate) fn cmd_litmus(mut a: LitmusArgs) -> Result<ExitCode> {
+    if let Some(LitmusCmd::Generate(g)) = a.generate.take() {
         return cmd_generate(g);
     }
+    crate::cli::threads::with_threads(a.threads, || run_litmus(a))
+}
+
+/// `gpumemsim litmus PATHS`, on the pool `--threads` chose.
+fn run_litmus(a: LitmusArgs) -> Result<ExitCode> {
+    use gpumemsim::litmus;
     crate::cli::outputs::check(&[
         ("--out", a.json.as_deref(), crate::cli::outputs::Kind::File),
         (

@@ -7,3 +7,4 @@ pub(crate) mod litmus;
 pub(crate) mod out;
 pub(crate) mod outputs;
 pub(crate) mod sweep;
+pub(crate) mod threads;

@@ -10,7 +10,7 @@
 //!
 //! Not here: ranges, ticks and what can be shown (`plot.rs`, `ticks.rs`).
 
-use super::plot::{shows, BarLayout, Body, Chart, LegendEntry, Look, Plan, Scale};
+use super::plot::{shows, BarLayout, Body, Chart, LegendEntry, Look, Mark, Plan, Scale};
 use super::svg::FAMILY;
 use super::ticks::format_tick;
 use plotters::coord::Shift;
@@ -173,37 +173,64 @@ fn value_label(v: f64) -> String {
     }
 }
 
-/// Draws marker `i` (circle, square, triangle, diamond, cross — then again) at `p`.
+/// Draws marker `m.colour` (circle, square, triangle, diamond, cross — then again) at `p`, filled,
+/// or as a white-filled outline when `m.open`.
 fn draw_marker<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     p: (i32, i32),
-    i: usize,
+    m: Mark,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let i = m.colour;
     let c = colour(i);
-    let fill = ShapeStyle::from(&c).filled();
+    let styles: &[ShapeStyle] = if m.open {
+        &[
+            ShapeStyle::from(&WHITE).filled(),
+            ShapeStyle::from(&c).stroke_width(2),
+        ]
+    } else {
+        &[ShapeStyle::from(&c).filled()]
+    };
     let (x, y) = p;
     let r = 4;
-    match (i / PALETTE.len() + i) % 5 {
-        0 => area.draw(&Circle::new(p, r, fill)),
-        1 => area.draw(&Rectangle::new([(x - r, y - r), (x + r, y + r)], fill)),
-        2 => area.draw(&Polygon::new(
-            vec![(x, y - r - 1), (x + r + 1, y + r), (x - r - 1, y + r)],
-            fill,
-        )),
-        3 => area.draw(&Polygon::new(
-            vec![
-                (x, y - r - 1),
-                (x + r + 1, y),
-                (x, y + r + 1),
-                (x - r - 1, y),
-            ],
-            fill,
-        )),
-        _ => {
-            let s = ShapeStyle::from(&c).stroke_width(2);
-            area.draw(&PathElement::new(vec![(x - r, y - r), (x + r, y + r)], s))?;
-            area.draw(&PathElement::new(vec![(x - r, y + r), (x + r, y - r)], s))
+    for &st in styles {
+        match (i / PALETTE.len() + i) % 5 {
+            0 => area.draw(&Circle::new(p, r, st))?,
+            1 => area.draw(&Rectangle::new([(x - r, y - r), (x + r, y + r)], st))?,
+            2 => {
+                let v = vec![(x, y - r - 1), (x + r + 1, y + r), (x - r - 1, y + r)];
+                outline_or_fill(area, v, st)?
+            }
+            3 => {
+                let v = vec![
+                    (x, y - r - 1),
+                    (x + r + 1, y),
+                    (x, y + r + 1),
+                    (x - r - 1, y),
+                ];
+                outline_or_fill(area, v, st)?
+            }
+            _ => {
+                // A cross has no inside: open or not, two strokes.
+                let s = ShapeStyle::from(&c).stroke_width(2);
+                area.draw(&PathElement::new(vec![(x - r, y - r), (x + r, y + r)], s))?;
+                area.draw(&PathElement::new(vec![(x - r, y + r), (x + r, y - r)], s))?;
+            }
         }
+    }
+    Ok(())
+}
+
+/// A polygon filled, or its closed outline for a stroke style (plotters' `Polygon` always fills).
+fn outline_or_fill<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    mut v: Vec<(i32, i32)>,
+    st: ShapeStyle,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    if st.filled {
+        area.draw(&Polygon::new(v, st))
+    } else {
+        v.push(v[0]);
+        area.draw(&PathElement::new(v, st))
     }
 }
 
@@ -399,7 +426,8 @@ impl Chart {
                     dashed(root, pixel(lo, lo), pixel(hi, hi), &GREY)?;
                 }
                 for (i, s) in series.iter().enumerate() {
-                    let c = colour(i);
+                    let mark = s.mark_at(i);
+                    let c = colour(mark.colour);
                     let pts: Vec<(usize, (f64, f64))> = s
                         .points
                         .iter()
@@ -426,13 +454,19 @@ impl Chart {
                     if lines {
                         let mut sorted: Vec<(f64, f64)> = pts.iter().map(|(_, p)| *p).collect();
                         sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
-                        area.draw(&PathElement::new(
-                            sorted,
-                            ShapeStyle::from(&c).stroke_width(2),
-                        ))?;
+                        if mark.open {
+                            for w in sorted.windows(2) {
+                                dashed(root, pixel(w[0].0, w[0].1), pixel(w[1].0, w[1].1), &c)?;
+                            }
+                        } else {
+                            area.draw(&PathElement::new(
+                                sorted,
+                                ShapeStyle::from(&c).stroke_width(2),
+                            ))?;
+                        }
                     }
                     for (_, (x, y)) in pts {
-                        draw_marker(root, pixel(x, y), i)?;
+                        draw_marker(root, pixel(x, y), mark)?;
                     }
                 }
             }
@@ -547,14 +581,19 @@ impl Chart {
             let x = left + (c * column_w) as i32;
             let y = top + (r * LEGEND_ROW) as i32;
             match e.look {
-                Look::Line(i) => {
+                Look::Line(m) => {
                     if matches!(self.body, Body::Lines(_)) {
-                        area.draw(&PathElement::new(
-                            vec![(x + 8, y), (x + 36, y)],
-                            ShapeStyle::from(&colour(i)).stroke_width(2),
-                        ))?;
+                        let (a, b) = ((x + 8, y), (x + 36, y));
+                        if m.open {
+                            dashed(area, a, b, &colour(m.colour))?;
+                        } else {
+                            area.draw(&PathElement::new(
+                                vec![a, b],
+                                ShapeStyle::from(&colour(m.colour)).stroke_width(2),
+                            ))?;
+                        }
                     }
-                    draw_marker(area, (x + 22, y), i)?;
+                    draw_marker(area, (x + 22, y), m)?;
                 }
                 Look::Swatch(i) => {
                     area.draw(&Rectangle::new(

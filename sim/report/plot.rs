@@ -109,12 +109,23 @@ fn names_unit(label: &str, unit: &str) -> bool {
 }
 
 /// A named line or point set. `spread`, when given, holds one `(low, high)` per point, drawn as a
-/// vertical bar (e.g. the range over seeds around their mean).
+/// vertical bar (e.g. the range over seeds around their mean). `mark`, when given, sets its colour
+/// and marker and whether they are open (default: the series' own colour and marker, filled).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Series {
     pub name: String,
     pub points: Vec<(f64, f64)>,
     pub spread: Option<Vec<(f64, f64)>>,
+    pub mark: Option<Mark>,
+}
+
+/// How a series is drawn: colour and marker shape number `colour`; `open` draws the markers as
+/// outlines and the line dashed. Two series of one colour, filled and open, pair two views of one
+/// case (measured and simulated) without a colour per view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mark {
+    pub colour: usize,
+    pub open: bool,
 }
 
 impl Series {
@@ -123,7 +134,20 @@ impl Series {
             name: name.into(),
             points,
             spread: None,
+            mark: None,
         }
+    }
+    /// Drawn in colour and marker `colour`, filled or `open` (see [`Mark`]).
+    pub fn with_mark(mut self, colour: usize, open: bool) -> Series {
+        self.mark = Some(Mark { colour, open });
+        self
+    }
+    /// How series number `i` of its chart is drawn.
+    pub(super) fn mark_at(&self, i: usize) -> Mark {
+        self.mark.unwrap_or(Mark {
+            colour: i,
+            open: false,
+        })
     }
     pub fn with_spread(mut self, spread: Vec<(f64, f64)>) -> Series {
         self.spread = Some(spread);
@@ -470,8 +494,8 @@ pub(super) struct LegendEntry {
 
 #[derive(Clone, Copy)]
 pub(super) enum Look {
-    /// Series `i`: colour and marker `i`.
-    Line(usize),
+    /// A series: its colour and marker, filled or open.
+    Line(Mark),
     Swatch(usize),
     Identity,
 }
@@ -563,7 +587,7 @@ impl Chart {
                         .enumerate()
                         .map(|(i, s)| LegendEntry {
                             name: s.name.clone(),
-                            look: Look::Line(i),
+                            look: Look::Line(s.mark_at(i)),
                         })
                         .collect()
                 } else {

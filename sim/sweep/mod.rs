@@ -21,6 +21,7 @@
 //! `slurm/` (the job scripts, the submissions) and `logs/`. Nothing here models hardware: a point is
 //! one [`crate::machine::run`].
 
+pub mod caption;
 pub mod charts;
 pub mod exec;
 pub mod expr;
@@ -135,6 +136,24 @@ pub fn plot(
     Ok(built.warnings)
 }
 
+/// A chart's caption with its fields filled from the results (`caption.rs`); a field that cannot be
+/// filled is said in the report instead of the caption, and counted with the chart errors.
+fn filled_caption(
+    spec: &charts::ChartSpec,
+    table: &results::Table,
+    errors: &mut Vec<String>,
+) -> Option<String> {
+    let text = spec.caption.as_ref()?;
+    Some(match caption::fill(text, table) {
+        Ok(t) => t,
+        Err(e) => {
+            let e = format!("chart \"{}\": {e}", spec.name);
+            errors.push(e.clone());
+            format!("The caption could not be filled: {e}")
+        }
+    })
+}
+
 /// Combines a complete output folder: `results.csv`, `results.json`, the charts and `index.html`.
 pub fn finish(dir: &Path) -> Result<Finished, SweepError> {
     let (m, table) = results::combine(dir)?;
@@ -180,7 +199,9 @@ pub fn finish(dir: &Path) -> Result<Finished, SweepError> {
                     header: data.header,
                     rows: data.rows,
                 });
-                headline.text.extend(spec.caption.clone());
+                headline
+                    .text
+                    .extend(filled_caption(spec, &table, &mut chart_errors));
                 headline
                     .text
                     .extend(w.iter().map(|w| format!("Left out: {w}")));
@@ -215,7 +236,9 @@ pub fn finish(dir: &Path) -> Result<Finished, SweepError> {
                     png: format!("charts/{}.png", spec.name),
                     alt: built.chart.title.clone(),
                 });
-                section.text.extend(spec.caption.clone());
+                section
+                    .text
+                    .extend(filled_caption(spec, &table, &mut chart_errors));
                 section
                     .text
                     .extend(built.warnings.iter().map(|w| format!("Left out: {w}")));

@@ -195,6 +195,22 @@ impl Table {
         self.index.get(name).map(|&i| &self.columns[i])
     }
 
+    /// A table of these columns and rows (no litmus states), for tests of what reads tables.
+    #[cfg(test)]
+    pub(crate) fn from_parts(columns: Vec<Column>, rows: Vec<Vec<Option<Value>>>) -> Table {
+        let index = columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.name.clone(), i))
+            .collect();
+        Table {
+            states: vec![vec![]; rows.len()],
+            columns,
+            rows,
+            index,
+        }
+    }
+
     /// The cell of `row` in column `name`.
     pub fn get(&self, row: usize, name: &str) -> Option<&Value> {
         self.index

@@ -234,3 +234,118 @@ fn a_run_records_its_overrides_in_the_summary_and_every_output() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `run --out DIR` (issue 45 item 1): every output of the run in one new folder, each the same bytes
+/// as its own flag writes, the summary as printed; a run that fails leaves no folder behind, and
+/// `--out` with a file flag it replaces is a usage error.
+#[test]
+fn run_out_writes_every_output_into_one_folder() {
+    let d = scratch("run-out");
+    let args = ["workloads/histogram_global.kern", "--param", "N=1024"];
+    let out_dir = d.join("r");
+    let mut with_out = vec!["run", "--out", s(&out_dir), "--stats-interval", "400"];
+    with_out.extend(args);
+    let (code, out, err) = cli(&with_out);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.ends_with(&format!(
+            "wrote {}/: summary.txt, run.json, stats.csv, stats.json, intervals.csv\n",
+            out_dir.display()
+        )),
+        "{out}"
+    );
+    let (json, csv, records, ivl) = (
+        d.join("a.json"),
+        d.join("a.csv"),
+        d.join("a.stats.json"),
+        d.join("a.intervals.csv"),
+    );
+    let mut flags = vec![
+        "run",
+        "--json",
+        s(&json),
+        "--csv",
+        s(&csv),
+        "--stats-json",
+        s(&records),
+        "--stats-interval",
+        "400",
+        "--interval-csv",
+        s(&ivl),
+    ];
+    flags.extend(args);
+    let (code, printed, err) = cli(&flags);
+    assert_eq!(code, 0, "{err}");
+    let read = |p: &Path| std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    for (mine, theirs) in [
+        ("run.json", &json),
+        ("stats.csv", &csv),
+        ("stats.json", &records),
+        ("intervals.csv", &ivl),
+    ] {
+        assert!(read(&out_dir.join(mine)) == read(theirs), "{mine} differs");
+    }
+    assert_eq!(
+        String::from_utf8(read(&out_dir.join("summary.txt"))).unwrap(),
+        printed
+    );
+    // A run that fails before writing leaves no folder of its own.
+    let failed = d.join("failed");
+    let (code, _, err) = cli(&["run", "no/such.kern", "--out", s(&failed)]);
+    assert_eq!(code, 1, "{err}");
+    assert!(!failed.exists(), "an empty folder was left behind");
+    // --out takes the place of the file flags.
+    let (code, _, err) = cli(&["run", args[0], "--out", s(&failed), "--json", s(&json)]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--json") && err.contains("--out"), "{err}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// `litmus --threads N` and `gpu compare --threads N` (issue 45 item 5): the pool's size changes
+/// nothing in what they print or write.
+#[test]
+fn litmus_and_compare_give_the_same_results_on_any_number_of_threads() {
+    let d = scratch("threads");
+    let litmus = |threads: &str, json: &Path| {
+        let (code, out, err) = cli(&[
+            "litmus",
+            "workloads/litmus/ptx/mp_relaxed_gpu.litmus",
+            "workloads/litmus/ptx/sb_relaxed_gpu.litmus",
+            "--config",
+            "configs/tiny.toml",
+            "--iterations",
+            "400",
+            "--threads",
+            threads,
+            "--out",
+            s(json),
+        ]);
+        assert_eq!(code, 0, "{err}");
+        (out, std::fs::read(json).unwrap())
+    };
+    let one = litmus("1", &d.join("l1.json"));
+    assert_eq!(one, litmus("3", &d.join("l3.json")));
+    let (code, _, err) = cli(&["litmus", "x.litmus", "--threads", "2", "--serial"]);
+    assert_eq!(code, 2, "--serial with --threads: {err}");
+    let compare = |threads: &str, out: &Path| {
+        let (code, printed, err) = cli(&[
+            "gpu",
+            "compare",
+            "--measured",
+            "reports/measured/llvmpipe-2026-11-22.json",
+            "--config",
+            "configs/tiny.toml",
+            "--litmus-iterations",
+            "50",
+            "--threads",
+            threads,
+            "--out",
+            s(out),
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let printed = printed.replace(s(out), "OUT");
+        (printed, std::fs::read(out.join("comparison.csv")).unwrap())
+    };
+    assert_eq!(compare("1", &d.join("c1")), compare("2", &d.join("c2")));
+    let _ = std::fs::remove_dir_all(&d);
+}

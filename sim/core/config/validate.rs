@@ -144,14 +144,7 @@ fn cross_rules(c: &GpuConfig) -> Result<(), Violation> {
             &["l1.line_bytes"],
         ));
     }
-    geometry(
-        "l2.size_bytes",
-        c.l2.size_bytes,
-        c.l2.slices,
-        c.l2.line_bytes,
-        c.l2.ways,
-        &["l2.slices", "l2.line_bytes", "l2.ways"],
-    )?;
+    l2_geometry(c)?;
     if c.dram.banks % c.dram.bank_groups.max(1) != 0 {
         return Err(violation(
             "dram.bank_groups",
@@ -279,7 +272,7 @@ fn order_list(list: &[MemOrder]) -> String {
 }
 
 /// `size` split over `parts` slices of `line`-byte lines in `ways` ways: a whole, power-of-two number of
-/// sets per part.
+/// sets per part. The message offers the nearest sizes that fit.
 fn geometry(
     key: &str,
     size: u64,
@@ -289,26 +282,99 @@ fn geometry(
     related: &[&'static str],
 ) -> Result<(), Violation> {
     let unit = parts as u64 * line as u64 * ways as u64;
-    let sets = size / unit;
-    if size % unit != 0 || !sets.is_power_of_two() {
-        let per = if parts > 1 {
-            format!(" × slices {parts}")
-        } else {
-            String::new()
-        };
-        return Err(violation(
-            key,
-            size,
-            format!(
-                "must be line {line} × ways {ways}{per} × a power-of-two number of sets (it gives {:.2} sets); e.g. {} or {}",
-                size as f64 / unit as f64,
-                unit * prev_pow2(sets.max(1)),
-                unit * prev_pow2(sets.max(1)) * 2
-            ),
-            related,
+    if fits(size, unit) {
+        return Ok(());
+    }
+    let (below, above) = nearest_sizes(size, unit);
+    Err(violation(
+        key,
+        size,
+        format!(
+            "{}; e.g. {below} or {above}",
+            geometry_rule(size, parts, line, ways)
+        ),
+        related,
+    ))
+}
+
+/// Whether `size` is `unit` × a power of two.
+fn fits(size: u64, unit: u64) -> bool {
+    size % unit == 0 && (size / unit).is_power_of_two()
+}
+
+/// The sizes that fit nearest below (or the smallest) and above `size`.
+fn nearest_sizes(size: u64, unit: u64) -> (u64, u64) {
+    let sets = prev_pow2((size / unit).max(1));
+    (unit * sets, unit * sets * 2)
+}
+
+/// What [`geometry`] requires, with what `size` gives.
+fn geometry_rule(size: u64, parts: u32, line: u32, ways: u32) -> String {
+    let unit = parts as u64 * line as u64 * ways as u64;
+    let per = if parts > 1 {
+        format!(" × slices {parts}")
+    } else {
+        String::new()
+    };
+    format!(
+        "must be line {line} × ways {ways}{per} × a power-of-two number of sets (it gives {:.2} sets)",
+        size as f64 / unit as f64
+    )
+}
+
+/// The L2's geometry (issue 45 item 7): a refusal offers each change of one key that makes the
+/// config valid — the nearest `l2.size_bytes` for the slices given (only when they are a multiple of
+/// `l2.partitions`, which the next rule requires), and the nearest `l2.slices` (multiples of the
+/// partitions) for the size given.
+fn l2_geometry(c: &GpuConfig) -> Result<(), Violation> {
+    let l2 = &c.l2;
+    let set_bytes = l2.line_bytes as u64 * l2.ways as u64;
+    if fits(l2.size_bytes, l2.slices as u64 * set_bytes) {
+        return Ok(());
+    }
+    let partitions = l2.partitions as u64;
+    let mut fixes = Vec::new();
+    if l2.slices as u64 % partitions == 0 {
+        let (a, b) = nearest_sizes(l2.size_bytes, l2.slices as u64 * set_bytes);
+        fixes.push(format!("l2.size_bytes = {a} or {b}"));
+    }
+    let slices_fit = |s: &u64| s % partitions == 0 && fits(l2.size_bytes, s * set_bytes);
+    let max = match keys::find("l2.slices").map(|k| k.kind) {
+        Some(Kind::Int { max, .. }) => max,
+        _ => l2.slices as u64,
+    };
+    let now = l2.slices as u64;
+    let near: Vec<String> = [
+        (1..now).rev().find(slices_fit),
+        (now + 1..=max).find(slices_fit),
+    ]
+    .into_iter()
+    .flatten()
+    .map(|s| s.to_string())
+    .collect();
+    if !near.is_empty() {
+        fixes.push(format!(
+            "l2.slices = {} (keeping l2.size_bytes = {})",
+            near.join(" or "),
+            l2.size_bytes
         ));
     }
-    Ok(())
+    let fixes = if fixes.is_empty() {
+        format!(
+            "no change of one key fixes it (l2.slices must also be a multiple of l2.partitions = {partitions})"
+        )
+    } else {
+        format!("one key fixes it: {}", fixes.join(", or "))
+    };
+    Err(violation(
+        "l2.size_bytes",
+        l2.size_bytes,
+        format!(
+            "{}; {fixes}",
+            geometry_rule(l2.size_bytes, l2.slices, l2.line_bytes, l2.ways)
+        ),
+        &["l2.slices", "l2.line_bytes", "l2.ways"],
+    ))
 }
 
 fn prev_pow2(x: u64) -> u64 {
@@ -479,6 +545,60 @@ mod tests {
                 panic!("{e}");
             }
         }
+    }
+
+    /// A slice count or a size the L2 cannot hold is refused with both one-key fixes: the nearest
+    /// sizes for the slices given, and the nearest slice counts (multiples of the partitions) for the
+    /// size given; and each fix offered is accepted.
+    #[test]
+    fn l2_geometry_refusal_offers_one_key_fixes_that_work() {
+        let h100 = || parse_str(super::super::DEFAULT_TOML, "h100", &[]).unwrap();
+        let mut c = h100();
+        c.l2.slices = 64;
+        let v = validate(&c).unwrap_err();
+        assert_eq!(v.key, "l2.size_bytes");
+        // 64 slices are not a multiple of the 10 partitions: no size fits them, two slice
+        // counts fit the size.
+        assert!(
+            v.allowed.ends_with(
+                "(it gives 400.00 sets); one key fixes it: l2.slices = 50 or 100 (keeping \
+                 l2.size_bytes = 52428800)"
+            ),
+            "{}",
+            v.allowed
+        );
+        let mut c = h100();
+        c.l2.slices = 120;
+        let v = validate(&c).unwrap_err();
+        assert!(
+            v.allowed.ends_with(
+                "one key fixes it: l2.size_bytes = 31457280 or 62914560, or l2.slices = 100 or \
+                 200 (keeping l2.size_bytes = 52428800)"
+            ),
+            "{}",
+            v.allowed
+        );
+        for (size, slices) in [
+            (31457280, 120),
+            (62914560, 120),
+            (52428800, 50),
+            (52428800, 200),
+        ] {
+            let mut c = h100();
+            (c.l2.size_bytes, c.l2.slices) = (size, slices);
+            assert!(validate(&c).is_ok(), "{size} bytes over {slices} slices");
+        }
+        // 32 MiB over 100 slices: only power-of-two slice counts fit it, none a multiple of the
+        // 10 partitions; the sizes for 100 slices do.
+        let mut c = h100();
+        c.l2.size_bytes = 32 << 20;
+        let v = validate(&c).unwrap_err();
+        assert!(
+            v.allowed
+                .ends_with("one key fixes it: l2.size_bytes = 26214400 or 52428800"),
+            "{}",
+            v.allowed
+        );
     }
 
     #[test]

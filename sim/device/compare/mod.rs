@@ -18,8 +18,10 @@
 //!
 //! Plots (PNG and SVG, through [`crate::report::plot`]): `simulated-vs-measured` (every case with a
 //! kernel time above the overhead, one series per group, log axes, y = x dashed) and `contention`
-//! (time per atomic against contending threads, measured and simulated, a line per contention
-//! benchmark and returning/non-returning form).
+//! (time per atomic against contending threads: one colour per contention benchmark and
+//! returning/non-returning form, measured filled on a solid line, simulated open on a dashed one);
+//! with litmus tests, `litmus` (weak-outcome rates) and one `litmus-outcomes-TEST` per test: every
+//! final state of each variant, measured beside simulated, as % of instances on a log axis.
 
 mod output;
 
@@ -124,6 +126,51 @@ pub struct LitmusRow {
     /// decide it).
     #[serde(default)]
     pub model_allows_weak: Option<bool>,
+    /// Every final state with its count on each side, sorted by state (absent in comparisons
+    /// written before there were outcome charts).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub states: Vec<StateCounts>,
+}
+
+/// One final state of a litmus variant: how many instances ended in it, measured and simulated.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StateCounts {
+    /// `P1:r0=1; P1:r1=0;`, as the measurement file and the simulator's report write it.
+    pub state: String,
+    /// Whether it is the condition's witness (the weak outcome).
+    pub weak: bool,
+    pub measured: u64,
+    pub simulated: u64,
+}
+
+/// The states of both sides merged by their text (a state one side never reached counts 0 there).
+fn state_counts(
+    measured: &[super::schema::OutcomeCount],
+    simulated: &crate::litmus::LitmusResult,
+) -> Vec<StateCounts> {
+    let mut states: Vec<StateCounts> = measured
+        .iter()
+        .map(|o| StateCounts {
+            state: o.outcome.clone(),
+            weak: o.weak,
+            measured: o.count,
+            simulated: 0,
+        })
+        .collect();
+    for o in &simulated.outcomes {
+        let state = simulated.state_string(&o.values);
+        match states.iter_mut().find(|s| s.state == state) {
+            Some(s) => s.simulated += o.count,
+            None => states.push(StateCounts {
+                state,
+                weak: o.witness,
+                measured: 0,
+                simulated: o.count,
+            }),
+        }
+    }
+    states.sort_by(|a, b| a.state.cmp(&b.state));
+    states
 }
 
 impl LitmusRow {
@@ -417,6 +464,7 @@ pub fn compare_reporting(
         };
         match sim {
             Ok((r, model_allows_weak)) => litmus.push(LitmusRow {
+                states: state_counts(&l.outcomes, &r),
                 test: l.test.clone(),
                 variant: l.variant,
                 measured_instances: l.instances,
@@ -519,7 +567,7 @@ pub fn run(args: &CompareArgs) -> Result<(Comparison, Vec<std::path::PathBuf>), 
             c.summary_json().as_bytes(),
         )?);
         for (stem, chart) in c.charts() {
-            let saved = chart.save(dir, stem)?;
+            let saved = chart.save(dir, &stem)?;
             written.push(saved.png);
             written.push(saved.svg);
         }
@@ -542,6 +590,101 @@ mod tests {
         let r = pearson(&[(1.0, 2.0), (2.0, 4.0), (3.0, 6.5)]).unwrap();
         assert!(r > 0.99 && r <= 1.0);
         assert_eq!(pearson(&[(1.0, 2.0), (1.0, 2.0), (1.0, 2.0)]), None);
+    }
+
+    /// One outcome chart per test, its categories each variant's states (the witness starred),
+    /// measured beside simulated as % of each side's instances.
+    #[test]
+    fn litmus_outcome_charts_put_measured_beside_simulated_per_test() {
+        use super::super::litmus::Variant;
+        use crate::report::plot::Body;
+        let st = |state: &str, weak, measured, simulated| StateCounts {
+            state: state.into(),
+            weak,
+            measured,
+            simulated,
+        };
+        let row = |test: &str, variant, states| LitmusRow {
+            test: test.into(),
+            variant,
+            measured_instances: 1000,
+            measured_weak: 0,
+            simulated_instances: 500,
+            simulated_weak: 0,
+            shader: None,
+            weakened: vec![],
+            model_allows_weak: None,
+            states,
+        };
+        let c = Comparison {
+            measurement: "litmus.json".into(),
+            adapter: "a GPU".into(),
+            cpu_adapter: false,
+            partial: false,
+            measured_on: String::new(),
+            config: "h100".into(),
+            core_mhz: 1980,
+            warm_l2: true,
+            overhead_ns: 0.0,
+            rows: vec![],
+            skipped: vec![],
+            overall: Metrics::of(&[]),
+            groups: BTreeMap::new(),
+            slopes: vec![],
+            slope_metrics: Metrics::of(&[]),
+            litmus: vec![
+                row(
+                    "MP+relaxed.gpu",
+                    Variant::Relaxed,
+                    vec![
+                        st("P1:r0=0; P1:r1=0;", false, 990, 250),
+                        st("P1:r0=1; P1:r1=0;", true, 10, 0),
+                    ],
+                ),
+                row("SB", Variant::Relaxed, vec![st("P0:r0=0;", true, 0, 500)]),
+                row(
+                    "MP+relaxed.gpu",
+                    Variant::SeqCst,
+                    vec![st("P1:r0=1; P1:r1=1;", false, 1000, 500)],
+                ),
+            ],
+            clock: None,
+        };
+        let charts = c.charts();
+        let names: Vec<&str> = charts.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "litmus",
+                "litmus-outcomes-MP_relaxed_gpu",
+                "litmus-outcomes-SB"
+            ]
+        );
+        let Body::Bars {
+            categories, series, ..
+        } = &charts[1].1.body
+        else {
+            panic!("bars")
+        };
+        assert_eq!(
+            categories,
+            &[
+                format!("{}: P1:r0=0 P1:r1=0", Variant::Relaxed.name()),
+                format!("{}: * P1:r0=1 P1:r1=0", Variant::Relaxed.name()),
+                format!("{}: P1:r0=1 P1:r1=1", Variant::SeqCst.name()),
+            ]
+        );
+        let values: Vec<(&str, &[f64])> = series
+            .iter()
+            .map(|s| (s.name.as_str(), s.values.as_slice()))
+            .collect();
+        assert_eq!(
+            values,
+            [
+                ("measured on a GPU", &[99.0, 1.0, 100.0][..]),
+                ("simulated on h100", &[50.0, 0.0, 100.0][..])
+            ]
+        );
     }
 
     #[test]
@@ -612,5 +755,19 @@ mod tests {
             format!("measured kernel time {note} [ns]")
         );
         assert_eq!(x("contention"), format!("contending threads T {note}"));
+        // Measured and simulated of one case: one colour, filled against open.
+        let (_, contention) = charts.iter().find(|(n, _)| *n == "contention").unwrap();
+        let crate::report::plot::Body::Lines(series) = &contention.body else {
+            panic!("the contention chart draws lines")
+        };
+        let mark = |colour, open| Some(crate::report::plot::Mark { colour, open });
+        let marks: Vec<_> = series.iter().map(|s| (s.name.as_str(), s.mark)).collect();
+        assert_eq!(
+            marks,
+            [
+                ("contention, non-returning: measured", mark(0, false)),
+                ("contention, non-returning: simulated", mark(0, true)),
+            ]
+        );
     }
 }

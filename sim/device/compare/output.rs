@@ -351,7 +351,7 @@ impl Comparison {
 
 impl Comparison {
     /// The charts of the comparison (none when no case has a point to draw).
-    pub fn charts(&self) -> Vec<(&'static str, Chart)> {
+    pub fn charts(&self) -> Vec<(String, Chart)> {
         let mut charts = Vec::new();
         let mut by_group: BTreeMap<&str, Vec<(f64, f64)>> = BTreeMap::new();
         for r in self.rows.iter().filter(|r| r.error.is_some()) {
@@ -384,7 +384,7 @@ impl Comparison {
                 format!("Simulated vs measured ({})", self.adapter)
             };
             charts.push((
-                "simulated-vs-measured",
+                "simulated-vs-measured".to_string(),
                 Chart::scatter(
                     title,
                     Axis::log(
@@ -415,13 +415,19 @@ impl Comparison {
             }
             e.1.push((t as f64, r.simulated_ns / t as f64));
         }
+        // One colour per benchmark and form: measured filled on a solid line, simulated open on a
+        // dashed one, so that each case's two curves read as a pair.
         let mut series = Vec::new();
-        for ((bench, form), (measured, simulated)) in curves {
+        for (k, ((bench, form), (measured, simulated))) in curves.into_iter().enumerate() {
             let name = bench.trim_start_matches("contention_").replace('_', " ");
             if !measured.is_empty() {
-                series.push(Series::new(format!("{name}, {form}: measured"), measured));
+                series.push(
+                    Series::new(format!("{name}, {form}: measured"), measured).with_mark(k, false),
+                );
             }
-            series.push(Series::new(format!("{name}, {form}: simulated"), simulated));
+            series.push(
+                Series::new(format!("{name}, {form}: simulated"), simulated).with_mark(k, true),
+            );
         }
         if !series.is_empty() {
             let threads = not_drawn(
@@ -429,7 +435,7 @@ impl Comparison {
                 "contending threads T",
             );
             charts.push((
-                "contention",
+                "contention".to_string(),
                 Chart::lines(
                     "Atomic add: time per operation against contending threads",
                     Axis::log(threads, "threads"),
@@ -446,7 +452,7 @@ impl Comparison {
                 .collect();
             let pct = |f: fn(&LitmusRow) -> f64| self.litmus.iter().map(|l| 100.0 * f(l)).collect();
             charts.push((
-                "litmus",
+                "litmus".to_string(),
                 Chart::bars(
                     "Litmus weak outcomes: measured against simulated",
                     Axis::linear("test and variant", ""),
@@ -460,6 +466,61 @@ impl Comparison {
                 )
                 // Room for every test's label: about 24 pixels a category.
                 .with_size((24 * self.litmus.len() as u32 + 200).max(900), 640),
+            ));
+        }
+        charts.extend(self.outcome_charts());
+        charts
+    }
+
+    /// One chart per litmus test: each variant's final states, measured beside simulated.
+    fn outcome_charts(&self) -> Vec<(String, Chart)> {
+        let mut tests: Vec<&str> = Vec::new();
+        for l in &self.litmus {
+            if !tests.contains(&l.test.as_str()) {
+                tests.push(&l.test);
+            }
+        }
+        let mut charts = Vec::new();
+        for test in tests {
+            let rows: Vec<&LitmusRow> = self.litmus.iter().filter(|l| l.test == test).collect();
+            let mut categories = Vec::new();
+            let (mut measured, mut simulated) = (Vec::new(), Vec::new());
+            for l in &rows {
+                for st in &l.states {
+                    let mark = if st.weak { "* " } else { "" };
+                    let state = st.state.trim_end_matches(';').replace(';', "");
+                    categories.push(format!("{}: {mark}{state}", l.variant.name()));
+                    let pct = |n: u64, of: u64| 100.0 * n as f64 / of.max(1) as f64;
+                    measured.push(pct(st.measured, l.measured_instances));
+                    simulated.push(pct(st.simulated, l.simulated_instances));
+                }
+            }
+            if categories.is_empty() {
+                continue;
+            }
+            let n = categories.len() as u32;
+            let slug: String = test
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                .collect();
+            charts.push((
+                format!("litmus-outcomes-{slug}"),
+                Chart::bars(
+                    format!("{test}: final states, measured beside simulated"),
+                    Axis::linear(
+                        "variant: final state (* = the condition's witness; no bar: 0 instances)",
+                        "",
+                    ),
+                    Axis::log("instances", "%"),
+                    categories,
+                    vec![
+                        BarSeries::new(format!("measured on {}", self.adapter), measured),
+                        BarSeries::new(format!("simulated on {}", self.config), simulated),
+                    ],
+                    BarLayout::Grouped,
+                )
+                // Two bars a category, each about 12 pixels wide.
+                .with_size((28 * n + 240).max(900), 700),
             ));
         }
         charts
