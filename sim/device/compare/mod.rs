@@ -146,7 +146,7 @@ pub struct StateCounts {
 /// The states of both sides merged by their text (a state one side never reached counts 0 there).
 fn state_counts(
     measured: &[super::schema::OutcomeCount],
-    simulated: &crate::litmus::LitmusResult,
+    simulated: &gpumemsim_litmus::LitmusResult,
 ) -> Vec<StateCounts> {
     let mut states: Vec<StateCounts> = measured
         .iter()

@@ -435,7 +435,7 @@ pub fn prepare(text: &str, file: &str, parameters: &[(String, i64)]) -> String {
 }
 
 /// The first `FILE(LINE): error: ...` of an NVRTC log, as the `.cu` place and message.
-pub(crate) fn log_error(log: &str) -> Option<(u32, String)> {
+pub fn log_error(log: &str) -> Option<(u32, String)> {
     for l in log.lines() {
         if let Some(i) = l.find("): error") {
             let open = l[..i].rfind('(')?;
@@ -547,7 +547,7 @@ pub fn workload(
 }
 
 /// For each PTX line (index = line number), the `.cu` place of the last `.loc 1 L C` before it.
-pub(crate) fn cu_places(ptx: &str) -> Vec<Option<(u32, u32)>> {
+pub fn cu_places(ptx: &str) -> Vec<Option<(u32, u32)>> {
     let mut out = vec![None];
     let mut cur = None;
     for l in ptx.lines() {
@@ -568,7 +568,7 @@ pub(crate) fn cu_places(ptx: &str) -> Vec<Option<(u32, u32)>> {
 }
 
 /// The workload parameters a header declares, with `overrides` applied (in declaration order).
-pub(crate) fn header_parameters(
+pub fn header_parameters(
     text: &str,
     file: &str,
     blocks: &[HeaderBlock],
