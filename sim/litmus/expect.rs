@@ -5,6 +5,7 @@
 use super::parse::parse_expectation;
 use super::test::{Expectation, LitmusTest};
 use super::LitmusError;
+use crate::text::Located;
 use std::path::Path;
 
 #[derive(Debug, Clone)]
@@ -28,11 +29,13 @@ pub fn parse_expectations(text: &str, file: &str) -> Result<Vec<ExpectEntry>, Li
             continue;
         }
         let col = (body.len() - trimmed.len()) as u32 + 1;
-        let err = |col: u32, message: String| LitmusError::Syntax {
-            file: file.to_string(),
-            line: i as u32 + 1,
-            col,
-            message,
+        let err = |col: u32, message: String| {
+            LitmusError::Syntax(Located {
+                file: file.to_string(),
+                line: i as u32 + 1,
+                col,
+                message,
+            })
         };
         let name = trimmed.split_whitespace().next().unwrap_or_default();
         let rest = &trimmed[name.len()..];

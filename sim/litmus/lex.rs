@@ -12,6 +12,7 @@
 
 use super::LitmusError;
 use crate::ir::SrcLoc;
+use crate::text::Located;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Tok {
@@ -53,11 +54,13 @@ pub fn lex(text: &str, file: &str) -> Result<Lexed, LitmusError> {
     let mut tokens = Vec::new();
     let mut comments = Vec::new();
     let (mut i, mut line, mut col) = (0usize, 1u32, 1u32);
-    let err = |line: u32, col: u32, message: String| LitmusError::Syntax {
-        file: file.to_string(),
-        line,
-        col,
-        message,
+    let err = |line: u32, col: u32, message: String| {
+        LitmusError::Syntax(Located {
+            file: file.to_string(),
+            line,
+            col,
+            message,
+        })
     };
     // Advances over `n` characters, keeping line and column.
     macro_rules! bump {
@@ -241,12 +244,12 @@ impl<'a> Cursor<'a> {
     }
 
     pub fn error_at(&self, loc: SrcLoc, message: impl Into<String>) -> LitmusError {
-        LitmusError::Syntax {
+        LitmusError::Syntax(Located {
             file: self.file.to_string(),
             line: loc.line,
             col: loc.col,
             message: message.into(),
-        }
+        })
     }
 
     /// An error at the next token, describing what was found there.

@@ -62,18 +62,15 @@ pub use test::{
 pub use lower::{normalise, relocate};
 
 use crate::machine::SimError;
+use crate::text::Located;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 #[derive(Debug, Error)]
 pub enum LitmusError {
-    #[error("{file}:{line}:{col}: {message}")]
-    Syntax {
-        file: String,
-        line: u32,
-        col: u32,
-        message: String,
-    },
+    /// A syntax or validation error at a place in the file (the readers' one located error).
+    #[error(transparent)]
+    Syntax(Located),
     #[error("{file}: cannot read: {source}")]
     Io {
         file: String,
@@ -119,17 +116,7 @@ impl From<crate::text::TextError> for LitmusError {
     fn from(e: crate::text::TextError) -> Self {
         match e.located() {
             Err((file, source)) => Self::Io { file, source },
-            Ok(crate::text::Located {
-                file,
-                line,
-                col,
-                message,
-            }) => Self::Syntax {
-                file,
-                line,
-                col,
-                message,
-            },
+            Ok(at) => Self::Syntax(at),
         }
     }
 }

@@ -34,6 +34,7 @@ use crate::cfront::lower::{Binding, Lower, Mode, Sink};
 use crate::cfront::types::{PtrTy, STy, VTy};
 use crate::cfront::{CError, Dialect};
 use crate::ir::*;
+use crate::text::Located;
 
 const TYPE_WORDS: &[&str] = &[
     "int",
@@ -226,11 +227,13 @@ fn lower_body(
     params: &[(String, usize, PtrTy)],
     regs: &[(String, RegInit)],
 ) -> Result<Thread, LitmusError> {
-    let err = |e: CError| LitmusError::Syntax {
-        file: file.to_string(),
-        line: e.loc.line,
-        col: e.loc.col,
-        message: e.message,
+    let err = |e: CError| {
+        LitmusError::Syntax(Located {
+            file: file.to_string(),
+            line: e.loc.line,
+            col: e.loc.col,
+            message: e.message,
+        })
     };
     let lexed = crate::cfront::lexer::lex(&body.text, body.start).map_err(err)?;
     let mut p = crate::cfront::parser::Parser::new(lexed.tokens, Dialect::OpenCl);
@@ -303,7 +306,7 @@ impl Sink for ThreadSink<'_, '_> {
 
     fn define_label(&mut self, name: &str, at: SrcLoc) -> Result<(), CError> {
         self.b.define_label(name, at).map_err(|e| match e {
-            LitmusError::Syntax { message, .. } => CError::new(at, message),
+            LitmusError::Syntax(Located { message, .. }) => CError::new(at, message),
             other => CError::new(at, other.to_string()),
         })
     }

@@ -27,17 +27,20 @@ use super::test::{
 };
 use super::{cond, opencl, ptx, scope_tree, LitmusError};
 use crate::ir::{Space, SrcLoc, Ty};
+use crate::text::Located;
 
 /// A register initialisation of the init block: (thread name, register, value, where).
 pub type RegInitEntry = (String, String, RegInit, SrcLoc);
 
 /// Parses the text of a litmus test; `file` names it in errors.
 pub fn parse(text: &str, file: &str) -> Result<LitmusTest, LitmusError> {
-    let err = |at: SrcLoc, message: String| LitmusError::Syntax {
-        file: file.to_string(),
-        line: at.line,
-        col: at.col,
-        message,
+    let err = |at: SrcLoc, message: String| {
+        LitmusError::Syntax(Located {
+            file: file.to_string(),
+            line: at.line,
+            col: at.col,
+            message,
+        })
     };
     let head = header(text, file)?;
     let pre = preamble(text, head.end, file)?;
@@ -125,11 +128,13 @@ fn name_char(c: char) -> bool {
 }
 
 fn header(text: &str, file: &str) -> Result<Header, LitmusError> {
-    let err = |line: u32, col: usize, message: String| LitmusError::Syntax {
-        file: file.to_string(),
-        line,
-        col: col as u32,
-        message,
+    let err = |line: u32, col: usize, message: String| {
+        LitmusError::Syntax(Located {
+            file: file.to_string(),
+            line,
+            col: col as u32,
+            message,
+        })
     };
     // The header is the first line that is not blank.
     let mut start = 0;
@@ -240,12 +245,12 @@ fn preamble(text: &str, from: usize, file: &str) -> Result<Preamble, LitmusError
     };
     let err = |i: usize, message: &str| {
         let a = at(i);
-        LitmusError::Syntax {
+        LitmusError::Syntax(Located {
             file: file.to_string(),
             line: a.line,
             col: a.col,
             message: message.to_string(),
-        }
+        })
     };
     let b = text.as_bytes();
     let mut i = from;
@@ -689,11 +694,13 @@ fn check_sizes(
     reg_init: &[RegInitEntry],
     file: &str,
 ) -> Result<(), LitmusError> {
-    let err = |at: SrcLoc, message: String| LitmusError::Syntax {
-        file: file.to_string(),
-        line: at.line,
-        col: at.col,
-        message,
+    let err = |at: SrcLoc, message: String| {
+        LitmusError::Syntax(Located {
+            file: file.to_string(),
+            line: at.line,
+            col: at.col,
+            message,
+        })
     };
     for (t, r, init, at) in reg_init {
         if let RegInit::Element { loc, index } = *init {
@@ -728,11 +735,13 @@ fn expectation(comments: &[Comment], file: &str) -> Result<Option<Expectation>, 
         let Some(i) = cm.text.find("expect:") else {
             continue;
         };
-        let err = |message: String| LitmusError::Syntax {
-            file: file.to_string(),
-            line: cm.loc.line,
-            col: cm.loc.col,
-            message,
+        let err = |message: String| {
+            LitmusError::Syntax(Located {
+                file: file.to_string(),
+                line: cm.loc.line,
+                col: cm.loc.col,
+                message,
+            })
         };
         if found.is_some() {
             return Err(err("a second `expect:` comment".into()));

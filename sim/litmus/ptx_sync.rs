@@ -23,6 +23,7 @@ use super::ptx_mem::{dest, end, value, PtxTy, Quals};
 use super::test::{BarrierAction, BarrierReduction, Capability, NamedBarrier, ThreadBuilder};
 use super::LitmusError;
 use crate::ir::*;
+use crate::text::Located;
 
 /// `fence` and `membar`.
 pub fn fence(
@@ -315,7 +316,7 @@ pub fn resolve_registers(t: &mut super::test::Thread, file: &str) -> Result<(), 
             let Operand::Reg(r) = o else { return Ok(None) };
             match known[at][r as usize] {
                 Known::Const(v) => Ok(Some(Operand::Imm(v))),
-                Known::Address => Err(LitmusError::Syntax {
+                Known::Address => Err(LitmusError::Syntax(Located {
                     file: file.to_string(),
                     line: nb.at.line,
                     col: nb.at.col,
@@ -323,7 +324,7 @@ pub fn resolve_registers(t: &mut super::test::Thread, file: &str) -> Result<(), 
                         "register {} holds an address, not a barrier id or thread count",
                         t.regs[r as usize].name
                     ),
-                }),
+                })),
                 Known::Unreached | Known::Varies => Ok(None),
             }
         };
@@ -335,11 +336,13 @@ pub fn resolve_registers(t: &mut super::test::Thread, file: &str) -> Result<(), 
         if id.is_none() && threads.is_none() {
             continue;
         }
-        let err = |message: String| LitmusError::Syntax {
-            file: file.to_string(),
-            line: nb.at.line,
-            col: nb.at.col,
-            message,
+        let err = |message: String| {
+            LitmusError::Syntax(Located {
+                file: file.to_string(),
+                line: nb.at.line,
+                col: nb.at.col,
+                message,
+            })
         };
         let mut resolved = nb.clone();
         if let Some(Operand::Imm(v)) = id {

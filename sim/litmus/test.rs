@@ -21,6 +21,7 @@ pub use super::capability::{BarrierAction, BarrierReduction, Capability, NamedBa
 use super::cond::Condition;
 use super::LitmusError;
 use crate::ir::{Address, AluOp, CmpOp, Inst, Operand, Reg, Space, SrcLoc, Ty};
+use crate::text::Located;
 use std::collections::HashMap;
 
 /// Most threads a test may have (each runs as one warp of its work-group).
@@ -361,12 +362,12 @@ impl<'a> ThreadBuilder<'a> {
     }
 
     pub fn error(&self, at: SrcLoc, message: impl Into<String>) -> LitmusError {
-        LitmusError::Syntax {
+        LitmusError::Syntax(Located {
             file: self.file.to_string(),
             line: at.line,
             col: at.col,
             message: message.into(),
-        }
+        })
     }
 
     /// The register called `name`, created on first use.
