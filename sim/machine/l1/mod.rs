@@ -21,6 +21,11 @@
 //! (tag check), so a thread's accesses to one slice stay in order. The extra round trip of the system
 //! point is added to responses of system-level requests.
 //!
+//! With `l2.input_depth` > 0 the L1 holds that many credits for each slice's input (`../credit.rs`):
+//! a request to a slice takes one before it enters the interconnect; one without waits here, behind
+//! any other for that slice (the path stays FIFO), and is sent when a credit comes back
+//! ([`L1::credit_returned`], `Event::L2Credit`). Waiting requests do not hold up the L1's other work.
+//!
 //! Not modelled: L1/shared-memory carve-out changes during a run, texture paths, streaming
 //! (evict-first) hints.
 
@@ -30,6 +35,7 @@ mod prov;
 use super::atomic::perform_batch;
 use super::atomic_unit::AtomicUnit;
 use super::cache::{AddrMap, TagArray, Way};
+use super::credit::Credits;
 use super::ctx::Ctx;
 use super::msg::*;
 use super::near_copy::NearCopies;
@@ -136,8 +142,19 @@ pub struct L1 {
     pub atomic: AtomicUnit,
     /// This SM's sending port on the request network.
     pub port: SourcePort,
+    /// Credits for each slice's input (`l2.input_depth`), and the requests waiting for one.
+    pub credits: Credits<Held>,
     xspec: XbarSpec,
     pub stats: L1Stats,
+}
+
+/// A request to a slice waiting for a credit: what it sends, and when it would have entered the
+/// interconnect.
+#[derive(Debug, Clone, Copy)]
+pub struct Held {
+    req: MemReq,
+    payload: u32,
+    at: Time,
 }
 
 /// What the builder hands an L1 besides its spec (`l1` in the config).
@@ -156,6 +173,8 @@ pub struct L1Resources {
     pub values: bool,
     /// The near copies of far lines (`l2.near_copy_lines` with a split L2), or `None`.
     pub near_copies: Option<NearCopies>,
+    /// Credits for each slice's input (`l2.input_depth`; 0: unbounded).
+    pub input_depth: u32,
 }
 
 impl L1 {
@@ -194,6 +213,7 @@ impl L1 {
             port: res
                 .xbar
                 .port(true, sm as usize, res.slices.slices() as usize),
+            credits: Credits::new(res.input_depth, res.slices.slices() as usize),
             xspec: res.xbar,
             stats: L1Stats::default(),
         }
@@ -282,9 +302,6 @@ impl L1 {
             },
             _ => false,
         };
-        let t = self
-            .port
-            .send(&self.xspec, at, slice as usize, payload, near, ctx.rng);
         let req = MemReq {
             sm: self.sm,
             tag,
@@ -292,6 +309,20 @@ impl L1 {
             kind,
             near,
         };
+        let dst = slice as usize;
+        if self.credits.can_send(dst) {
+            self.credits.take(dst);
+            self.inject(ctx, at, slice, req, payload);
+        } else {
+            self.credits.wait(dst, at, Held { req, payload, at });
+        }
+    }
+
+    /// `req` enters the interconnect to `slice` at `at` or as soon as its port allows.
+    fn inject(&mut self, ctx: &mut Ctx, at: Time, slice: u16, req: MemReq, payload: u32) {
+        let t = self
+            .port
+            .send(&self.xspec, at, slice as usize, payload, req.near, ctx.rng);
         ctx.out.post(
             t,
             self.sm,
@@ -299,6 +330,13 @@ impl L1 {
             ctx.lines,
             ctx.batches,
         );
+    }
+
+    /// A credit for `slice`'s input came back: the oldest request waiting for one, if any, is sent.
+    pub fn credit_returned(&mut self, slice: u16, ctx: &mut Ctx) {
+        if let Some(h) = self.credits.give_back(slice as usize, ctx.now()) {
+            self.inject(ctx, h.at.max(ctx.now()), slice, h.req, h.payload);
+        }
     }
 
     fn respond(&self, ctx: &mut Ctx, delay: Time, r: CoreResp) {
@@ -828,6 +866,6 @@ impl L1 {
     /// Nothing queued and nothing in flight (the contract tests' drain check).
     #[cfg(test)]
     pub fn idle(&self) -> bool {
-        self.input.is_empty() && self.pending.live() == 0
+        self.input.is_empty() && self.pending.live() == 0 && self.credits.waiting() == 0
     }
 }
