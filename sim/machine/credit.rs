@@ -45,6 +45,8 @@ pub struct Credits<T> {
     /// Per destination, the messages waiting for a credit, oldest first, with when each would have
     /// been sent.
     waiting: Vec<VecDeque<(Time, T)>>,
+    /// Messages waiting, to any destination.
+    held: usize,
     pub stats: CreditStats,
 }
 
@@ -56,6 +58,7 @@ impl<T> Credits<T> {
             depth,
             in_use: vec![0; n],
             waiting: (0..n).map(|_| VecDeque::new()).collect(),
+            held: 0,
             stats: CreditStats::default(),
         }
     }
@@ -89,6 +92,7 @@ impl<T> Credits<T> {
     pub fn wait(&mut self, dst: usize, at: Time, msg: T) {
         debug_assert!(self.bounded(), "an unbounded sender never waits");
         self.stats.waits += 1;
+        self.held += 1;
         self.waiting[dst].push_back((at, msg));
     }
 
@@ -101,6 +105,7 @@ impl<T> Credits<T> {
         debug_assert!(self.in_use[dst] > 0, "a credit returned that was not taken");
         self.in_use[dst] -= 1;
         let (at, msg) = self.waiting[dst].pop_front()?;
+        self.held -= 1;
         self.stats.wait_ps += now.saturating_sub(at);
         self.in_use[dst] += 1;
         Some(msg)
@@ -113,7 +118,17 @@ impl<T> Credits<T> {
 
     /// Messages waiting for a credit, to any destination.
     pub fn waiting(&self) -> usize {
-        self.waiting.iter().map(VecDeque::len).sum()
+        debug_assert_eq!(
+            self.held,
+            self.waiting.iter().map(VecDeque::len).sum::<usize>()
+        );
+        self.held
+    }
+
+    /// Whether any message waits for a credit.
+    #[inline]
+    pub fn any_waiting(&self) -> bool {
+        self.held > 0
     }
 }
 

@@ -204,9 +204,9 @@ impl SmDomain {
                     l1_port(sm, l1, false, &mut ctx)
                 }
                 Event::L2Credit(_, slice) => {
-                    // A waiting request may leave for the slice; the L1's input is unchanged.
+                    // A waiting request leaves for the slice, and the L1 may take queued ones.
                     l1.credit_returned(slice, &mut ctx);
-                    false
+                    l1_port(sm, l1, false, &mut ctx)
                 }
                 Event::Launch(_, group) => {
                     let (skew, warps) = (self.start_skew, self.group_warps);

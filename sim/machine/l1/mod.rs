@@ -24,7 +24,9 @@
 //! With `l2.input_depth` > 0 the L1 holds that many credits for each slice's input (`../credit.rs`):
 //! a request to a slice takes one before it enters the interconnect; one without waits here, behind
 //! any other for that slice (the path stays FIFO), and is sent when a credit comes back
-//! ([`L1::credit_returned`], `Event::L2Credit`). Waiting requests do not hold up the L1's other work.
+//! ([`L1::credit_returned`], `Event::L2Credit`). While one waits the L1 takes no new request from its
+//! input queue (head-of-line, as a miss queue that cannot inject stalls the L1's pipeline); what waits
+//! there still occupies the LSU's port, so the push-back reaches the warps with `sm.l1_port_depth`.
 //!
 //! Not modelled: L1/shared-memory carve-out changes during a run, texture paths, streaming
 //! (evict-first) hints.
@@ -250,7 +252,7 @@ impl L1 {
     }
 
     pub fn receive(&mut self, req: L1Req, ctx: &mut Ctx) {
-        if self.blocked_since.is_some() || !self.input.is_empty() {
+        if self.blocked_since.is_some() || !self.input.is_empty() || self.credits.any_waiting() {
             self.input.push_back(req);
             return;
         }
@@ -272,7 +274,10 @@ impl L1 {
         if let Some(since) = self.blocked_since.take() {
             self.stats.mshr_full_ps += ctx.now() - since;
         }
-        while let Some(req) = self.input.pop_front() {
+        while !self.credits.any_waiting() {
+            let Some(req) = self.input.pop_front() else {
+                break;
+            };
             if !self.process(req, ctx) {
                 self.input.push_front(req);
                 self.blocked_since = Some(ctx.now());
@@ -332,10 +337,16 @@ impl L1 {
         );
     }
 
-    /// A credit for `slice`'s input came back: the oldest request waiting for one, if any, is sent.
+    /// A credit for `slice`'s input came back: the oldest request waiting for one, if any, is sent;
+    /// when none waits any more, the input queue goes on (unless it waits for an MSHR: the fill
+    /// that frees one retries it).
     pub fn credit_returned(&mut self, slice: u16, ctx: &mut Ctx) {
-        if let Some(h) = self.credits.give_back(slice as usize, ctx.now()) {
-            self.inject(ctx, h.at.max(ctx.now()), slice, h.req, h.payload);
+        let Some(h) = self.credits.give_back(slice as usize, ctx.now()) else {
+            return;
+        };
+        self.inject(ctx, h.at.max(ctx.now()), slice, h.req, h.payload);
+        if !self.credits.any_waiting() && self.blocked_since.is_none() {
+            self.retry(ctx);
         }
     }
 
