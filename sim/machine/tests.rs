@@ -909,6 +909,7 @@ fn l2_input_credits_push_back_without_changing_what_the_kernel_computes() {
     let stat = |r: &RunResult, m: &str| r.stats.get("l2", m);
     let free = with(0, 1);
     assert_scattered_store_and_count(&free);
+    assert!(!free.summary(&tiny()).contains("L2 input"));
     for m in [
         "input_credit_waits",
         "input_credit_wait",
@@ -936,6 +937,12 @@ fn l2_input_credits_push_back_without_changing_what_the_kernel_computes() {
             in_use >= 1.0 && in_use <= depth as f64,
             "depth {depth}: {in_use} credits in use"
         );
+        let mut c = tiny();
+        c.l2.input_depth = depth;
+        let line = format!(
+            "L2 input          {depth} credits per SM and slice: {waits:.0} requests waited"
+        );
+        assert!(tight.summary(&c).contains(&line), "{}", tight.summary(&c));
         // The same run on two threads: the credits cross between domains at the barrier, in one
         // order whatever the threads.
         let two = with(depth, 2);
