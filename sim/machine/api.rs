@@ -219,6 +219,19 @@ impl RunResult {
             g("l2", "atomics"),
             100.0 * g("l2", "hit_rate")
         );
+        // Only with a bounded slice input (`l2.input_depth` > 0): an unbounded one never waits.
+        if cfg.l2.input_depth > 0 {
+            let _ = writeln!(
+                s,
+                "L2 input          {} credits per SM and slice: {:.0} requests waited for one, {:.0} L2 cycles \
+                 in total; at most {:.0} in use, {:.0} requests queued at one slice",
+                cfg.l2.input_depth,
+                g("l2", "input_credit_waits"),
+                g("l2", "input_credit_wait"),
+                g("l2", "input_credits_max_in_use"),
+                g("l2", "input_max_queued")
+            );
+        }
         let _ = writeln!(
             s,
             "atomic units      L2: {:.0} ops for {:.0} lanes ({}), utilisation {:.1}% (busiest slice {:.1}%); \

@@ -175,6 +175,7 @@ pub fn l1(cfg: &GpuConfig, id: u16, values: bool) -> L1 {
         values,
         near_copies: (cfg.l2.far_latency > 0 && cfg.l2.near_copy_lines > 0)
             .then(|| NearCopies::new(cfg.l2.near_copy_lines)),
+        input_depth: cfg.l2.input_depth,
     };
     L1::new(id, &cfg.l1, res)
 }

@@ -198,6 +198,27 @@ pub fn collect(
     if cfg.l2.write_validate {
         s.push("l2", "read_fills", rf as f64, "requests");
     }
+    // Rows only with a bounded input (`l2.input_depth` > 0): an unbounded one never waits.
+    if cfg.l2.input_depth > 0 {
+        let credits = sms.iter().map(|d| d.l1.credits.stats);
+        let waits: u64 = credits.clone().map(|c| c.waits).sum();
+        let wait: Time = credits.clone().map(|c| c.wait_ps).sum();
+        let in_use = credits.map(|c| c.max_in_use).max().unwrap_or(0);
+        let queued = slices
+            .iter()
+            .map(|sl| sl.stats.input_max)
+            .max()
+            .unwrap_or(0);
+        s.push("l2", "input_credit_waits", waits as f64, "requests");
+        s.push("l2", "input_credit_wait", cyc(wait, l2c), "L2 cycles");
+        s.push(
+            "l2",
+            "input_credits_max_in_use",
+            in_use as f64,
+            "requests per SM and slice",
+        );
+        s.push("l2", "input_max_queued", queued as f64, "requests");
+    }
     let nsl = slices.len().max(1) as f64;
     s.push("atomics.l2", "operations", aops as f64, "operations");
     s.push("atomics.l2", "lane_operations", alanes as f64, "operations");

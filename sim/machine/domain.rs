@@ -8,7 +8,8 @@
 //!
 //! Each domain has its own event queue, payload pools, random stream and crossbar outbox; its parts
 //! talk to other domains only by crossbar messages, which take at least the crossbar's lookahead to
-//! arrive (`XbarSpec::min_transit`). So within a window shorter than the lookahead, no domain can
+//! arrive (`XbarSpec::min_transit`), and by the credits a slice gives back for its input
+//! (`l2.input_depth`, `credit.rs`), which take at least as long (`XbarSpec::credit_return`). So within a window shorter than the lookahead, no domain can
 //! receive anything another domain sends in the same window: domains run the window independently, in
 //! any order or in parallel, and the barrier delivers what they sent (see `gpu/`). The domains do
 //! not depend on the number of threads, so neither do the results.
@@ -168,6 +169,7 @@ impl SmDomain {
                 Event::SmIn(s, _) | Event::L1In(s, _) | Event::L1FromXbar(s, _) => {
                     debug_assert_eq!(s, id, "event for another SM");
                 }
+                Event::L2Credit(s, _) => debug_assert_eq!(s, id, "event for another SM"),
                 Event::Launch(s, _) => debug_assert_eq!(s, id, "launch on another SM"),
                 _ => {}
             }
@@ -199,6 +201,11 @@ impl SmDomain {
                 }
                 Event::L1FromXbar(_, r) => {
                     l1.from_xbar(r, &mut ctx);
+                    l1_port(sm, l1, false, &mut ctx)
+                }
+                Event::L2Credit(_, slice) => {
+                    // A waiting request leaves for the slice, and the L1 may take queued ones.
+                    l1.credit_returned(slice, &mut ctx);
                     l1_port(sm, l1, false, &mut ctx)
                 }
                 Event::Launch(_, group) => {

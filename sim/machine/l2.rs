@@ -21,10 +21,15 @@
 //! is decided on the SM's side: a read of a far line whose copy is held takes the near path both ways
 //! (`near_copy.rs`, where its deviations are listed); the value is still read here, at the home slice.
 //!
-//! Not modelled: sectored L2 fills (whole lines move to and from DRAM), L2 compression, a bound on the
-//! slice's input (requests the crossbar delivered wait here without limit; the crossbar's source
-//! queues, `interconnect.queue_depth`, are the backpressure before it), copies of far lines taking
-//! capacity from the partition's own lines.
+//! The slice's input: requests the crossbar delivered wait here in arrival order, one accepted per L2
+//! cycle. With `l2.input_depth` > 0 it is bounded by credits (`credit.rs`): each SM may have that
+//! many requests to this slice whose credit has not come back, and the slice gives a request's credit
+//! back (`Outbox::credits`) when the request leaves the input — accepted, into an MSHR or served; a
+//! request sent back to the head for want of an MSHR keeps it. With 0 (the default) the input is
+//! unbounded, the crossbar's source queues (`interconnect.queue_depth`) the only backpressure before it.
+//!
+//! Not modelled: sectored L2 fills (whole lines move to and from DRAM), L2 compression, copies of far
+//! lines taking capacity from the partition's own lines.
 
 use super::atomic::perform_batch;
 use super::atomic_unit::AtomicUnit;
@@ -55,6 +60,8 @@ pub struct SliceStats {
     pub read_fills: u64,
     pub writebacks: u64,
     pub mshr_stall_ps: Time,
+    /// The most requests waiting in the input at once (kept only with `l2.input_depth` > 0).
+    pub input_max: u32,
 }
 
 pub struct L2Slice {
@@ -74,6 +81,8 @@ pub struct L2Slice {
     /// Emptied waiter lists of filled MSHRs, reused by the next misses (no allocation per miss).
     spare: Vec<Vec<MemReq>>,
     input: VecDeque<MemReq>,
+    /// `l2.input_depth` > 0: a request's credit goes back to its SM when it leaves the input.
+    credits: bool,
     tick_pending: bool,
     /// The L2 cycle (clock edge) the slice last accepted a request in: one per cycle, so a request
     /// arriving in that cycle after it waits for the next.
@@ -122,6 +131,7 @@ impl L2Slice {
             mshrs: AddrMap::default(),
             spare: Vec::new(),
             input: VecDeque::new(),
+            credits: spec.input_depth > 0,
             tick_pending: false,
             accepted_at: None,
             stalled_since: None,
@@ -142,6 +152,9 @@ impl L2Slice {
     pub fn receive(&mut self, req: MemReq, ctx: &mut Ctx) {
         self.tags.prefetch(req.line);
         self.input.push_back(req);
+        if self.credits {
+            self.stats.input_max = self.stats.input_max.max(self.input.len() as u32);
+        }
         self.wake(ctx);
     }
 
@@ -161,6 +174,7 @@ impl L2Slice {
         let Some(req) = self.input.pop_front() else {
             return;
         };
+        let sm = req.sm;
         if let Some(waiters) = self.mshrs.get_mut(&req.line) {
             waiters.push(req);
             self.stats.mshr_merges += 1;
@@ -203,6 +217,13 @@ impl L2Slice {
             "one request per L2 cycle"
         );
         self.accepted_at = Some(ctx.now());
+        if self.credits {
+            // The request left the input: its credit goes back to its SM.
+            let at = self
+                .xspec
+                .credit_return(ctx.now(), sm as usize, self.id as usize);
+            ctx.out.credits.push((at, sm, self.id));
+        }
         if !self.input.is_empty() {
             self.tick_pending = true;
             ctx.q.after(self.clock.period, Event::SliceTick(self.id));

@@ -11,6 +11,7 @@
 //! | L1 data cache (+ L1 atomic unit) | `l1/` |
 //! | tag arrays, address-keyed maps | `cache.rs` |
 //! | interconnect (sending and receiving ports) | `xbar.rs` |
+//! | credits for a bounded input the sender cannot see (an L1's for each L2 slice's input) | `credit.rs` |
 //! | the link between the two L2 partitions, and the near copies of far lines | `far_link.rs`, `near_copy.rs` |
 //! | messages crossing between simulation domains | `outbox.rs` |
 //! | address-to-slice map | `slice_map.rs` |
@@ -50,6 +51,7 @@ mod build;
 pub mod cache;
 pub mod checks;
 mod collect;
+mod credit;
 mod ctx;
 mod digest;
 mod dispatch;

@@ -163,6 +163,8 @@ pub enum Event {
     L1FromXbar(u16, MemResp),
     /// Interconnect delivered a request to an L2 slice.
     SliceIn(u16, MemReq),
+    /// A credit for slice `.1`'s input came back to SM `.0`'s L1 (`l2.input_depth`, `credit.rs`).
+    L2Credit(u16, u16),
     /// A slice processes its input queue.
     SliceTick(u16),
     /// DRAM returned a line to a slice.

@@ -48,6 +48,10 @@ pub struct Outgoing {
 #[derive(Debug, Default)]
 pub struct Outbox {
     pub sent: Vec<Outgoing>,
+    /// Credits a partition's slices gave back for their inputs (`l2.input_depth`, `credit.rs`), in
+    /// the order given: (arrival at the SM, SM, slice). The barrier puts each into its SM's queue as
+    /// an [`Event::L2Credit`] (`gpu/`).
+    pub credits: Vec<(Time, u16, u16)>,
 }
 
 impl Outbox {

@@ -795,10 +795,9 @@ fn a_store_scattered_over_more_lines_than_the_store_buffer_holds_completes() {
     }
 }
 
-#[test]
-fn a_bounded_l1_port_pushes_back_without_changing_what_the_kernel_computes() {
-    // A scattered load and store (32 lines per warp, wider than the port) and an atomic count: with a
-    // port of 4 requests the warps wait for room, and every value is the same.
+/// A scattered load and store (32 lines per warp) and an atomic count, over 4 groups of 64: each
+/// thread `t` stores `t` into word 0 of line `t` of `data`, and `count` ends at 256.
+fn scattered_store_and_count() -> Workload {
     let insts = vec![
         Inst::ReadSpecial {
             dst: 2,
@@ -851,7 +850,7 @@ fn a_bounded_l1_port_pushes_back_without_changing_what_the_kernel_computes() {
         },
         Inst::Exit,
     ];
-    let w = wl(
+    wl(
         kernel(insts, 5, 0),
         4,
         64,
@@ -859,7 +858,22 @@ fn a_bounded_l1_port_pushes_back_without_changing_what_the_kernel_computes() {
             buf("data", 128 * 64, Init::Zero),
             buf("count", 1, Init::Zero),
         ],
-    );
+    )
+}
+
+/// What [`scattered_store_and_count`] must compute.
+fn assert_scattered_store_and_count(r: &RunResult) {
+    for t in 0..256usize {
+        assert_eq!(r.buffers[0][t * 32], t as u64);
+    }
+    assert_eq!(r.buffers[1][0], 256);
+}
+
+#[test]
+fn a_bounded_l1_port_pushes_back_without_changing_what_the_kernel_computes() {
+    // 32 lines per warp, wider than the port: with a port of 4 requests the warps wait for room,
+    // and every value is the same.
+    let w = scattered_store_and_count();
     let mut free = tiny();
     free.l1.mshrs = 2;
     let mut bounded = free.clone();
@@ -867,10 +881,7 @@ fn a_bounded_l1_port_pushes_back_without_changing_what_the_kernel_computes() {
     let free = run(&free, &w, &RunOptions::default()).unwrap();
     let tight = run(&bounded, &w, &RunOptions::default()).unwrap();
     for r in [&free, &tight] {
-        for t in 0..256usize {
-            assert_eq!(r.buffers[0][t * 32], t as u64);
-        }
-        assert_eq!(r.buffers[1][0], 256);
+        assert_scattered_store_and_count(r);
     }
     let stall = |r: &RunResult| r.stats.get("sm", "l1_port_stall");
     assert_eq!(stall(&free), None, "an unbounded port reports no stall");
@@ -880,3 +891,71 @@ fn a_bounded_l1_port_pushes_back_without_changing_what_the_kernel_computes() {
     );
     assert!(tight.cycles >= free.cycles);
 }
+
+#[test]
+fn l2_input_credits_push_back_without_changing_what_the_kernel_computes() {
+    // 32 lines per warp spread over the slices: with one or two credits per SM and slice the L1s
+    // wait for credits, and every value is the same; credits that never run out change nothing.
+    let w = scattered_store_and_count();
+    let with = |depth: u32, threads: usize| {
+        let mut c = tiny();
+        c.l2.input_depth = depth;
+        let opts = RunOptions {
+            threads,
+            ..RunOptions::default()
+        };
+        run(&c, &w, &opts).unwrap()
+    };
+    let stat = |r: &RunResult, m: &str| r.stats.get("l2", m);
+    let free = with(0, 1);
+    assert_scattered_store_and_count(&free);
+    assert!(!free.summary(&tiny()).contains("L2 input"));
+    for m in [
+        "input_credit_waits",
+        "input_credit_wait",
+        "input_credits_max_in_use",
+        "input_max_queued",
+    ] {
+        assert_eq!(stat(&free, m), None, "an unbounded input reports no {m}");
+    }
+    // As many credits as the run ever needs: the bound never binds, and the cycles, values and
+    // statistics of the unbounded machine are kept (the credits' own events aside).
+    let ample = with(DEPTH_NEVER_REACHED, 1);
+    assert_scattered_store_and_count(&ample);
+    assert_eq!(ample.cycles, free.cycles);
+    assert_eq!(stat(&ample, "input_credit_waits"), Some(0.0));
+    assert_eq!(stat(&ample, "misses"), stat(&free, "misses"));
+    let mut waited = Vec::new();
+    for depth in [1u32, 2] {
+        let tight = with(depth, 1);
+        assert_scattered_store_and_count(&tight);
+        let waits = stat(&tight, "input_credit_waits").unwrap();
+        assert!(waits > 0.0, "depth {depth}: the L1s waited for credits");
+        assert!(stat(&tight, "input_credit_wait").unwrap() > 0.0);
+        let in_use = stat(&tight, "input_credits_max_in_use").unwrap();
+        assert!(
+            in_use >= 1.0 && in_use <= depth as f64,
+            "depth {depth}: {in_use} credits in use"
+        );
+        let mut c = tiny();
+        c.l2.input_depth = depth;
+        let line = format!(
+            "L2 input          {depth} credits per SM and slice: {waits:.0} requests waited"
+        );
+        assert!(tight.summary(&c).contains(&line), "{}", tight.summary(&c));
+        // The same run on two threads: the credits cross between domains at the barrier, in one
+        // order whatever the threads.
+        let two = with(depth, 2);
+        assert_eq!(two.cycles, tight.cycles);
+        assert_eq!(two.stats, tight.stats, "depth {depth}: one thread or two");
+        waited.push(waits);
+    }
+    assert!(
+        waited[0] >= waited[1],
+        "fewer credits, more waits: {waited:?}"
+    );
+}
+
+/// Credits per SM and slice that [`scattered_store_and_count`] never runs out of (it sends fewer
+/// requests than this in all).
+const DEPTH_NEVER_REACHED: u32 = 4096;

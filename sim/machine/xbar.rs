@@ -30,6 +30,10 @@
 //! before `t + (latency + 1)` L2 cycles (every message has a header, so it occupies a port at least
 //! one cycle).
 //!
+//! Credits (`l2.input_depth`, `credit.rs`): a slice gives a credit back to the SM when a request
+//! leaves its input; the credit reaches the SM [`XbarSpec::credit_return`] later, as a sideband
+//! signal that occupies no port and does not cross the link's bandwidth.
+//!
 //! Not modelled: virtual channels, arbitration fairness beyond first-come first-served, packet
 //! fragmentation (a message occupies a port for ceil(bytes / bytes_per_cycle) cycles).
 
@@ -106,6 +110,14 @@ impl XbarSpec {
     /// The least time any message spends between its sender's `now` and its delivery.
     pub fn min_transit(&self) -> Time {
         self.clock.cycles(self.latency + 1)
+    }
+
+    /// When a credit that slice `slice` gives back at `now` reaches SM `sm` (`credit.rs`): a
+    /// sideband signal, one header's cycle on the wire after the crossbar's latency, plus the
+    /// inter-partition link's latency from the other partition; never sooner than the lookahead.
+    pub fn credit_return(&self, now: Time, sm: usize, slice: usize) -> Time {
+        let far = if self.is_far(sm, slice) { self.far } else { 0 };
+        self.clock.edge_at_or_after(now) + self.clock.cycles(self.latency + 1 + far)
     }
 }
 

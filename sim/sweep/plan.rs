@@ -325,8 +325,7 @@ impl Plan {
                                         }
                                     ))
                                 })?;
-                            let digest =
-                                fnv64(serde_json::to_string(&cfg).unwrap_or_default().as_bytes());
+                            let digest = fnv64(config::digest_json(&cfg).as_bytes());
                             configs.insert(key.clone(), (Arc::new(cfg), digest));
                         }
                         let (cfg, cdig) = &configs[&key];

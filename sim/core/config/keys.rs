@@ -359,6 +359,12 @@ pub static KEYS: &[Key] = &[
         "Two L2 partitions: per SM, how many far lines' copies its partition keeps for it (the oldest replaced first): a read of a far line read before, its copy still held, takes the near path both ways (no l2.far_latency, no link); writes and atomics go to the home slice and drop the SM's copy; timing only (the value is read at the home slice). 0: every far read crosses. Ignored when l2.far_latency = 0.",
     ),
     opt(
+        "l2.input_depth",
+        int(0, DEPTH),
+        "requests per SM and slice",
+        "Credits each SM holds for each slice's input queue: requests it sent to the slice whose credit has not come back (on the way, waiting in the slice's input, or the credit on its way back: interconnect.latency + 1 L2 cycles, plus l2.far_latency from a slice of the other partition). A request without a credit waits in its L1, behind any other for that slice, until one returns; a credit returns when its request leaves the slice's input. Every value of at least 1 makes progress. 0: unbounded (the default, until calibrated).",
+    ),
+    opt(
         "l2.write_validate",
         Kind::Bool,
         "",

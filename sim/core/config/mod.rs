@@ -341,6 +341,30 @@ pub fn resolve(
     })
 }
 
+/// Keys added since the shipped sweep reports were made whose default leaves every result as it was,
+/// as their JSON at that default: [`digest_json`] leaves them out then. Each key's name is unique in
+/// the config (a unit test checks), and the text is the field as `serde_json` writes it.
+const DIGEST_QUIET_AT_DEFAULT: &[&str] = &["\"input_depth\":0"];
+
+/// The config as the JSON a sweep hashes into its points' ids (`sweep/plan.rs`): its serialization
+/// in field order, less the keys of [`DIGEST_QUIET_AT_DEFAULT`] at their default, so that adding a key
+/// whose default changes nothing keeps every point's id (and the shipped reports stay what the build
+/// computes); set to anything else, the key is hashed like any other.
+pub fn digest_json(cfg: &GpuConfig) -> String {
+    // Serialising an in-memory config cannot fail (no maps with non-string keys).
+    let mut s = serde_json::to_string(cfg).unwrap_or_default();
+    for quiet in DIGEST_QUIET_AT_DEFAULT {
+        // The field with the comma that joins it to its table's previous (or next) one.
+        for field in [format!(",{quiet}"), format!("{quiet},")] {
+            if let Some(at) = s.find(&field) {
+                s.replace_range(at..at + field.len(), "");
+                break;
+            }
+        }
+    }
+    s
+}
+
 /// Loads `path`, or the embedded default when `None`.
 pub fn load(path: Option<&Path>, overrides: &[String]) -> Result<GpuConfig, ConfigError> {
     load_resolved(path, overrides).map(|r| r.config)

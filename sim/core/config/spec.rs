@@ -220,6 +220,11 @@ pub struct L2Spec {
     /// every read of a far line crosses). Ignored with one partition.
     #[serde(default)]
     pub near_copy_lines: u32,
+    /// Per SM and slice, requests the SM may have sent to the slice whose credit has not come back
+    /// (in flight, waiting in the slice's input, or the credit on its way back; `machine/credit.rs`).
+    /// 0: unbounded.
+    #[serde(default)]
+    pub input_depth: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

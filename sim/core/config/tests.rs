@@ -58,7 +58,7 @@ fn unknown_keys_name_their_path_position_and_the_allowed_keys() {
     assert_eq!(
         e,
         format!(
-            "x.toml:{line}:1: unknown key `l2.wayz`; keys in [l2]: slices, hash, size_bytes, line_bytes, ways, latency, mshrs, partitions, far_latency, far_bytes_per_cycle, near_copy_lines, write_validate"
+            "x.toml:{line}:1: unknown key `l2.wayz`; keys in [l2]: slices, hash, size_bytes, line_bytes, ways, latency, mshrs, partitions, far_latency, far_bytes_per_cycle, near_copy_lines, input_depth, write_validate"
         )
     );
     let e = err(&format!("{TINY}\n[l3]\nways = 4\n"), &[]);
@@ -367,4 +367,48 @@ fn a_far_link_bandwidth_is_checked_and_means_nothing_without_two_partitions() {
     // One partition (tiny: l2.far_latency = 0) has no link: the key is accepted and ignored, so that
     // `--set l2.far_latency=0` on a split preset gives its one-partition variant.
     parse_str(TINY, "tiny", &["l2.far_bytes_per_cycle=64".into()]).unwrap();
+}
+
+#[test]
+fn l2_input_depth_names_the_key_the_value_and_what_is_allowed() {
+    // 0 is unbounded, and every depth of at least 1 makes progress (`machine/credit.rs`): only
+    // values outside the range are refused.
+    let e = err(TINY, &["l2.input_depth=-1"]);
+    assert_eq!(
+        e,
+        "--set l2.input_depth=-1: l2.input_depth = -1: must be at least 0"
+    );
+    let e = err(TINY, &["l2.input_depth=65537"]);
+    assert!(
+        e.ends_with("l2.input_depth = 65537: must be at most 65536"),
+        "{e}"
+    );
+    let e = err(TINY, &["l2.input_depth=true"]);
+    assert!(
+        e.contains("l2.input_depth = true: expected integer (0 ..= 65536)"),
+        "{e}"
+    );
+    for ok in ["0", "1", "65536"] {
+        let c = parse_str(TINY, "x.toml", &[format!("l2.input_depth={ok}")]).unwrap();
+        assert_eq!(c.l2.input_depth.to_string(), ok);
+    }
+    // Absent, it is unbounded.
+    assert_eq!(parse_str(TINY, "x.toml", &[]).unwrap().l2.input_depth, 0);
+}
+
+#[test]
+fn the_sweep_digest_leaves_out_a_key_added_later_only_at_its_default() {
+    let c = parse_str(TINY, "x.toml", &[]).unwrap();
+    let full = serde_json::to_string(&c).unwrap();
+    // The key's name is unique in the config: removing its text removes only it.
+    assert_eq!(full.matches("\"input_depth\"").count(), 1, "{full}");
+    let d = crate::config::digest_json(&c);
+    assert_eq!(d, full.replacen(",\"input_depth\":0", "", 1));
+    assert!(!d.contains("input_depth") && d.len() < full.len());
+    // The rest is untouched: it parses to the same config as before.
+    let back: GpuConfig = serde_json::from_str(&d).unwrap();
+    assert_eq!(serde_json::to_string(&back).unwrap(), full);
+    let set = parse_str(TINY, "x.toml", &["l2.input_depth=3".into()]).unwrap();
+    let d3 = crate::config::digest_json(&set);
+    assert!(d3.contains("\"input_depth\":3") && d3 != d, "{d3}");
 }

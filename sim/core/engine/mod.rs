@@ -6,6 +6,35 @@
 //! Clock domains: each part converts its own cycles to picoseconds with its [`Clock`]; times of
 //! different domains compare directly.
 //!
+//! The order of delivery, exactly (each rule has its unit test below, named after it):
+//!
+//! 1. *Time first.* [`EventQueue::pop`] delivers the pending event of the least time; the clock
+//!    ([`EventQueue::now`]) moves to it and never moves back.
+//! 2. *Same time, insertion order.* Of events with the same time, the one scheduled first is
+//!    delivered first, whoever scheduled it and however it was scheduled ([`EventQueue::schedule`],
+//!    [`EventQueue::at`], [`EventQueue::after`]). Nothing else decides: no priority, no kind of
+//!    event, no part. An event scheduled for a time the clock has not reached waits in the heap
+//!    under (time, sequence number).
+//! 3. *Scheduled for now: after what is due now, before anything later.* An event scheduled while the
+//!    clock reads its own time (`after(0)`, `at(now)`, `schedule(now)`, e.g. by a handler of an
+//!    event of that time) goes to the now-queue, a FIFO, without a heap operation. It is delivered
+//!    after every event of that time already pending — those in the heap were all scheduled before
+//!    the clock reached the time, and those in the now-queue before it — and before any event of a
+//!    later time. So rule 2 holds for it too: a handler's event for now runs in the same instant,
+//!    after the others already due then, never before them. (A part that may act once per cycle and
+//!    is woken again in that cycle asks for the next edge instead: [`Clock::free_edge_at_or_after`].)
+//! 4. *Never the past.* Scheduling before the clock is refused: [`EventQueue::schedule`] returns
+//!    [`PastEvent`], [`EventQueue::at`] stops the run (a part's bug, never a silent reorder).
+//! 5. *Windows.* [`EventQueue::pop_before`]`(end)` delivers only events of time before `end`; those
+//!    at or after it, including events scheduled for now when the clock reads `end` or later, stay
+//!    pending in their order. [`EventQueue::peek_time`] is the time the next pop would deliver.
+//! 6. *Renumbering keeps the order.* After 2^32 insertions the pending events are renumbered in
+//!    their delivery order ([`EventQueue::renumber`]); rules 1-3 are unchanged by it.
+//!
+//! Between queues (one per simulation domain) the order of same-time events is the machine's: the
+//! barrier puts crossbar messages into their receivers' queues in a fixed order (`machine/gpu/`),
+//! and rule 2 then applies to them as to any other insertion.
+//!
 //! Not modelled: nothing here is timing-specific; the queue is generic over the event type.
 //!
 //! Speed: the heap orders small keys (time, sequence, slot packed in one `u128`) while the events
@@ -284,7 +313,7 @@ mod tests {
     }
 
     #[test]
-    fn scheduling_into_the_past_is_an_error() {
+    fn rule_4_never_the_past_scheduling_into_the_past_is_an_error() {
         let mut q = EventQueue::new();
         q.schedule(10, 1).unwrap();
         q.pop();
@@ -297,7 +326,7 @@ mod tests {
 
     #[test]
     #[should_panic(expected = "event scheduled into the past: at 9 ps while the clock reads 10 ps")]
-    fn an_asserted_time_in_the_past_stops_the_run() {
+    fn rule_4_never_the_past_an_asserted_time_in_the_past_stops_the_run() {
         let mut q = EventQueue::new();
         q.schedule(10, 1).unwrap();
         q.pop();
@@ -305,7 +334,7 @@ mod tests {
     }
 
     #[test]
-    fn renumbering_keeps_the_order() {
+    fn rule_6_renumbering_keeps_the_order() {
         let mut q = EventQueue::new();
         q.seq_limit = 4;
         let mut expect = Vec::new();
@@ -320,7 +349,7 @@ mod tests {
     }
 
     #[test]
-    fn events_at_the_current_time_keep_insertion_order_with_earlier_ones() {
+    fn rule_3_scheduled_for_now_after_what_is_due_before_anything_later() {
         let mut q = EventQueue::new();
         q.schedule(10, "first at 10").unwrap();
         q.schedule(20, "at 20").unwrap();
@@ -342,6 +371,102 @@ mod tests {
             ]
         );
         assert!(q.is_empty());
+    }
+
+    #[test]
+    fn rule_1_time_first() {
+        let mut q = EventQueue::new();
+        let mut rng = crate::rng::SplitMix64::new(5);
+        for i in 0..200u64 {
+            q.schedule(rng.upto(1000) as Time, i).unwrap();
+        }
+        let mut last = 0;
+        while let Some((t, _)) = q.pop() {
+            assert!(t >= last, "delivered {t} after {last}");
+            assert_eq!(q.now(), t, "the clock moves to the event delivered");
+            last = t;
+        }
+        assert_eq!(q.delivered(), 200);
+    }
+
+    #[test]
+    fn rule_2_same_time_insertion_order_whatever_the_call() {
+        let mut q = EventQueue::new();
+        q.schedule(3, "first, at 3").unwrap();
+        q.schedule(50, "a").unwrap();
+        q.at(50, "b");
+        q.after(50, "c");
+        q.schedule(50, "d").unwrap();
+        assert_eq!(q.pop(), Some((3, "first, at 3")));
+        // At 3 now: `after(47)` is the same time, 50, scheduled last.
+        q.after(47, "e");
+        q.at(50, "f");
+        let order: Vec<_> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+        assert_eq!(order, vec!["a", "b", "c", "d", "e", "f"]);
+    }
+
+    #[test]
+    fn rule_3_a_handlers_event_for_now_runs_in_the_same_instant_after_the_others() {
+        // Handlers that, at time 10, schedule a follow-up for now: each follow-up runs after every
+        // event already due at 10, in the order scheduled, and before the event at 11.
+        let mut q = EventQueue::new();
+        for e in ["x", "y", "z"] {
+            q.schedule(10, e).unwrap();
+        }
+        q.schedule(11, "later").unwrap();
+        let mut order = Vec::new();
+        while let Some((t, e)) = q.pop() {
+            order.push((t, e));
+            match e {
+                "x" => q.after(0, "x's follow-up"),
+                "y" => q.at(10, "y's follow-up"),
+                "x's follow-up" => q.schedule(10, "its follow-up").unwrap(),
+                _ => {}
+            }
+        }
+        assert_eq!(
+            order,
+            vec![
+                (10, "x"),
+                (10, "y"),
+                (10, "z"),
+                (10, "x's follow-up"),
+                (10, "y's follow-up"),
+                (10, "its follow-up"),
+                (11, "later")
+            ]
+        );
+    }
+
+    #[test]
+    fn rule_3_events_for_time_zero_before_any_pop_are_in_insertion_order() {
+        // At the start the clock reads 0: events for 0 go to the now-queue, later ones to the heap.
+        let mut q = EventQueue::new();
+        q.schedule(5, "at 5").unwrap();
+        q.schedule(0, "first at 0").unwrap();
+        q.after(0, "second at 0");
+        assert_eq!(q.peek_time(), Some(0));
+        let order: Vec<_> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+        assert_eq!(order, vec!["first at 0", "second at 0", "at 5"]);
+    }
+
+    #[test]
+    fn rule_5_windows_deliver_only_before_their_end() {
+        let mut q = EventQueue::new();
+        q.schedule(10, "at 10").unwrap();
+        q.schedule(20, "at 20").unwrap();
+        assert_eq!(q.pop_before(10), None, "an event at the window's end stays");
+        assert_eq!(q.pop_before(11), Some((10, "at 10")));
+        // Scheduled for now (10): stays pending when the window ends at 10 or before.
+        q.after(0, "now, at 10");
+        assert_eq!(q.pop_before(10), None);
+        assert_eq!(q.peek_time(), Some(10));
+        assert_eq!(q.len(), 2);
+        assert_eq!(q.pop_before(15), Some((10, "now, at 10")));
+        assert_eq!(q.pop_before(15), None);
+        assert_eq!(q.peek_time(), Some(20));
+        assert_eq!(q.pop_before(Time::MAX), Some((20, "at 20")));
+        assert!(q.is_empty() && q.peek_time().is_none());
     }
 
     #[test]

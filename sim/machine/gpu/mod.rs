@@ -12,7 +12,9 @@
 //! - the messages the domains sent are delivered into their receivers in one deterministic order
 //!   (destination, arrival time, sending domain, order sent), the receiving port deciding its own
 //!   contention (`xbar.rs`); before that, the far messages cross the inter-partition link in
-//!   (arrival, sending domain, order sent) order when it has a bandwidth (`far_link.rs`);
+//!   (arrival, sending domain, order sent) order when it has a bandwidth (`far_link.rs`); then the
+//!   credits the slices gave back (`l2.input_depth`) enter their SMs' queues in (partition, order
+//!   given) order;
 //! - what the SMs reported (finished groups, exits, errors) is applied in (time, SM) order: the
 //!   dispatcher (`dispatch.rs`) frees room and places waiting groups, which start one lookahead
 //!   after the report; the earliest error ends the run;
@@ -566,6 +568,20 @@ impl<'c> Gpu<'c> {
                 |w| w.receive_mail(&mail, end),
             )
             .map_err(|e| internal("crossbar", e));
+        // The credits the slices gave back (`l2.input_depth`) into their SMs' queues, in
+        // (partition, order given) order: at least a lookahead after they were given, so after the
+        // window's end.
+        let res = res.and_then(|()| {
+            for p in &mut self.parts {
+                for (at, sm, slice) in p.out.credits.drain(..) {
+                    self.sms[sm as usize]
+                        .q
+                        .schedule(at, Event::L2Credit(sm, slice))
+                        .map_err(|e| internal("crossbar credits", e))?;
+                }
+            }
+            Ok(())
+        });
         // The outboxes go back empty, with their capacity.
         mail.iter_mut().for_each(Vec::clear);
         self.swap_outboxes(&mut mail);

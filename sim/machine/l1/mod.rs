@@ -21,6 +21,13 @@
 //! (tag check), so a thread's accesses to one slice stay in order. The extra round trip of the system
 //! point is added to responses of system-level requests.
 //!
+//! With `l2.input_depth` > 0 the L1 holds that many credits for each slice's input (`../credit.rs`):
+//! a request to a slice takes one before it enters the interconnect; one without waits here, behind
+//! any other for that slice (the path stays FIFO), and is sent when a credit comes back
+//! ([`L1::credit_returned`], `Event::L2Credit`). While one waits the L1 takes no new request from its
+//! input queue (head-of-line, as a miss queue that cannot inject stalls the L1's pipeline); what waits
+//! there still occupies the LSU's port, so the push-back reaches the warps with `sm.l1_port_depth`.
+//!
 //! Not modelled: L1/shared-memory carve-out changes during a run, texture paths, streaming
 //! (evict-first) hints.
 
@@ -30,6 +37,7 @@ mod prov;
 use super::atomic::perform_batch;
 use super::atomic_unit::AtomicUnit;
 use super::cache::{AddrMap, TagArray, Way};
+use super::credit::Credits;
 use super::ctx::Ctx;
 use super::msg::*;
 use super::near_copy::NearCopies;
@@ -136,8 +144,19 @@ pub struct L1 {
     pub atomic: AtomicUnit,
     /// This SM's sending port on the request network.
     pub port: SourcePort,
+    /// Credits for each slice's input (`l2.input_depth`), and the requests waiting for one.
+    pub credits: Credits<Held>,
     xspec: XbarSpec,
     pub stats: L1Stats,
+}
+
+/// A request to a slice waiting for a credit: what it sends, and when it would have entered the
+/// interconnect.
+#[derive(Debug, Clone, Copy)]
+pub struct Held {
+    req: MemReq,
+    payload: u32,
+    at: Time,
 }
 
 /// What the builder hands an L1 besides its spec (`l1` in the config).
@@ -156,6 +175,8 @@ pub struct L1Resources {
     pub values: bool,
     /// The near copies of far lines (`l2.near_copy_lines` with a split L2), or `None`.
     pub near_copies: Option<NearCopies>,
+    /// Credits for each slice's input (`l2.input_depth`; 0: unbounded).
+    pub input_depth: u32,
 }
 
 impl L1 {
@@ -194,6 +215,7 @@ impl L1 {
             port: res
                 .xbar
                 .port(true, sm as usize, res.slices.slices() as usize),
+            credits: Credits::new(res.input_depth, res.slices.slices() as usize),
             xspec: res.xbar,
             stats: L1Stats::default(),
         }
@@ -230,7 +252,7 @@ impl L1 {
     }
 
     pub fn receive(&mut self, req: L1Req, ctx: &mut Ctx) {
-        if self.blocked_since.is_some() || !self.input.is_empty() {
+        if self.blocked_since.is_some() || !self.input.is_empty() || self.credits.any_waiting() {
             self.input.push_back(req);
             return;
         }
@@ -252,7 +274,10 @@ impl L1 {
         if let Some(since) = self.blocked_since.take() {
             self.stats.mshr_full_ps += ctx.now() - since;
         }
-        while let Some(req) = self.input.pop_front() {
+        while !self.credits.any_waiting() {
+            let Some(req) = self.input.pop_front() else {
+                break;
+            };
             if !self.process(req, ctx) {
                 self.input.push_front(req);
                 self.blocked_since = Some(ctx.now());
@@ -282,9 +307,6 @@ impl L1 {
             },
             _ => false,
         };
-        let t = self
-            .port
-            .send(&self.xspec, at, slice as usize, payload, near, ctx.rng);
         let req = MemReq {
             sm: self.sm,
             tag,
@@ -292,6 +314,20 @@ impl L1 {
             kind,
             near,
         };
+        let dst = slice as usize;
+        if self.credits.can_send(dst) {
+            self.credits.take(dst);
+            self.inject(ctx, at, slice, req, payload);
+        } else {
+            self.credits.wait(dst, at, Held { req, payload, at });
+        }
+    }
+
+    /// `req` enters the interconnect to `slice` at `at` or as soon as its port allows.
+    fn inject(&mut self, ctx: &mut Ctx, at: Time, slice: u16, req: MemReq, payload: u32) {
+        let t = self
+            .port
+            .send(&self.xspec, at, slice as usize, payload, req.near, ctx.rng);
         ctx.out.post(
             t,
             self.sm,
@@ -299,6 +335,19 @@ impl L1 {
             ctx.lines,
             ctx.batches,
         );
+    }
+
+    /// A credit for `slice`'s input came back: the oldest request waiting for one, if any, is sent;
+    /// when none waits any more, the input queue goes on (unless it waits for an MSHR: the fill
+    /// that frees one retries it).
+    pub fn credit_returned(&mut self, slice: u16, ctx: &mut Ctx) {
+        let Some(h) = self.credits.give_back(slice as usize, ctx.now()) else {
+            return;
+        };
+        self.inject(ctx, h.at.max(ctx.now()), slice, h.req, h.payload);
+        if !self.credits.any_waiting() && self.blocked_since.is_none() {
+            self.retry(ctx);
+        }
     }
 
     fn respond(&self, ctx: &mut Ctx, delay: Time, r: CoreResp) {
@@ -828,6 +877,6 @@ impl L1 {
     /// Nothing queued and nothing in flight (the contract tests' drain check).
     #[cfg(test)]
     pub fn idle(&self) -> bool {
-        self.input.is_empty() && self.pending.live() == 0
+        self.input.is_empty() && self.pending.live() == 0 && self.credits.waiting() == 0
     }
 }

@@ -3,8 +3,9 @@
 //! back on the warps and the store buffer instead of queueing without limit.
 //!
 //! Occupancy is what the L1 has not taken yet: requests sent and not yet delivered, plus those waiting
-//! in the L1's own input queue (the L1 queues while an MSHR is lacking). The domain that owns the SM
-//! and its L1 reports both ([`L1Port::delivered`], [`L1Port::queued`]); the LSU counts what it sends.
+//! in the L1's own input queue (the L1 queues while an MSHR is lacking, or while a request of its
+//! waits for a credit of a slice's input, `../../credit.rs`). The domain that owns the SM and its L1
+//! reports both ([`L1Port::delivered`], [`L1Port::queued`]); the LSU counts what it sends.
 //! Depth `sm.l1_port_depth`; 0 is unbounded (the default until calibrated: it never refuses, and the
 //! port then does no bookkeeping at all, so results equal those of a machine without it).
 //!
