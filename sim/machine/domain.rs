@@ -9,10 +9,11 @@
 //! Each domain has its own event queue, payload pools, random stream and crossbar outbox; its parts
 //! talk to other domains only by crossbar messages, which take at least the crossbar's lookahead to
 //! arrive (`XbarSpec::min_transit`), and by the credits a slice gives back for its input
-//! (`l2.input_depth`, `credit.rs`), which take at least as long (`XbarSpec::credit_return`). So within a window shorter than the lookahead, no domain can
-//! receive anything another domain sends in the same window: domains run the window independently, in
-//! any order or in parallel, and the barrier delivers what they sent (see `gpu/`). The domains do
-//! not depend on the number of threads, so neither do the results.
+//! (`l2.input_depth`, `credit.rs`), which take at least as long (`XbarSpec::credit_return`). So
+//! within a window shorter than the lookahead, no domain can receive anything another domain sends
+//! in the same window: domains run the window independently, in any order or in parallel, and the
+//! barrier delivers what they sent (see `gpu/`). The domains do not depend on the number of threads,
+//! so neither do the results.
 
 use super::atomic::AtomicBatch;
 use super::ctx::Ctx;
