@@ -32,6 +32,8 @@ mod herd;
 mod lex;
 mod local;
 mod lower;
+#[cfg(test)]
+mod lower_digest;
 pub mod model;
 mod opencl;
 mod parse;

@@ -811,3 +811,6 @@ pub fn state_string(test: &LitmusTest, state: &[i64]) -> String {
         .collect::<Vec<_>>()
         .join(" ")
 }
+
+#[cfg(test)]
+mod lowering_digest;
