@@ -29,6 +29,7 @@ mod expect;
 mod explain;
 pub mod generate;
 mod herd;
+mod kernel_builder;
 mod lex;
 mod local;
 mod lower;
@@ -61,7 +62,10 @@ pub use test::{
     RegInit, Thread,
 };
 // For the physical-GPU harness (`device::litmus`), which lays instances out its own way.
-pub use lower::{normalise, relocate};
+pub use kernel_builder::{
+    buffer_params, final_state, location_buffers, normalise, observed_regs, relocate, thread_bases,
+    width_mask, Fixup, KernelBuilder,
+};
 
 use crate::machine::SimError;
 use crate::text::Located;

@@ -26,16 +26,20 @@
 //! Registers are read back with `RunOptions::capture` when the warp retires (after its last load
 //! has returned), so reading results adds no instruction and no ordering to the test.
 //!
-//! The kernel: a prologue dispatches each warp to its thread's code by (cta, warp); the thread's code
+//! The kernel: a prologue sends each warp to its thread's code by (cta, warp); the thread's code
 //! starts by computing the instance index and its locations' addresses, then sets initial registers
-//! and runs the test's instructions.
+//! and runs the test's instructions. It is written with the launch lowerings' one IR builder
+//! (`kernel_builder.rs`), which the physical-GPU harness uses too.
 
+use super::kernel_builder::{
+    buffer_params, location_buffers, thread_bases, width_mask, KernelBuilder,
+};
 use super::local::{address_reg, local_barrier, LocalLayout};
-use super::test::{LitmusTest, RegInit};
+use super::test::LitmusTest;
 use crate::config::GpuConfig;
 use crate::ir::*;
 use crate::rng::SplitMix64;
-use crate::workload::{Buffer, Geometry, Init, Param, ParamValue, Workload};
+use crate::workload::{Geometry, Workload};
 
 /// The shape of a test on a config: which work-group and warp each thread gets.
 #[derive(Debug, Clone)]
@@ -256,82 +260,35 @@ impl Plan {
     }
 }
 
-/// Registers of the prologue, after the location parameters.
-const T_G: usize = 0;
-const T_W: usize = 1;
-const T_KEY: usize = 2;
-const T_TMP: usize = 3;
-const T_B: usize = 4;
-const T_L: usize = 5;
-const T_K: usize = 6;
-const N_TEMPS: usize = 7;
+/// Named temporaries of the prologue, after the location parameters.
+const TEMPS: [&str; 7] = [
+    "$group",
+    "$warp",
+    "$key",
+    "$tmp",
+    "$block",
+    "$lane",
+    "$instance",
+];
 
 /// First kernel register of each thread's registers.
 pub fn reg_bases(test: &LitmusTest) -> Vec<Reg> {
-    let mut base = test.locations.len() + N_TEMPS;
-    test.threads
-        .iter()
-        .map(|t| {
-            let b = base as Reg;
-            base += t.regs.len();
-            b
-        })
-        .collect()
-}
-
-/// Instructions with their source locations.
-#[derive(Default)]
-struct Code {
-    insts: Vec<Inst>,
-    locs: Vec<SrcLoc>,
-}
-
-impl Code {
-    fn push(&mut self, at: SrcLoc, i: Inst) {
-        self.insts.push(i);
-        self.locs.push(at);
-    }
-
-    fn alu(&mut self, at: SrcLoc, op: AluOp, dst: Reg, a: Operand, b: Operand) {
-        self.push(
-            at,
-            Inst::Alu {
-                op,
-                ty: Ty::U64,
-                dst,
-                a,
-                b,
-            },
-        );
-    }
-
-    /// `dst = src · factor`: a shift for a power of two (as the layout always used for scalars), a
-    /// multiplication otherwise.
-    fn scale(&mut self, at: SrcLoc, dst: Reg, src: Reg, factor: u64) {
-        if factor.is_power_of_two() {
-            let shift = factor.trailing_zeros() as u64;
-            self.alu(at, AluOp::Shl, dst, Operand::Reg(src), Operand::Imm(shift));
-        } else {
-            self.alu(at, AluOp::Mul, dst, Operand::Reg(src), Operand::Imm(factor));
-        }
-    }
+    thread_bases(test, (test.locations.len() + TEMPS.len()) as Reg)
 }
 
 /// The workload of one launch.
 pub fn workload(test: &LitmusTest, lay: &Layout, plan: &Plan) -> Workload {
-    let nloc = test.locations.len();
-    let temp = |t: usize| (nloc + t) as Reg;
     let r = Operand::Reg;
     let imm = Operand::Imm;
     let n = plan.instances(lay);
     let ws = lay.ws as u64;
     let c = lay.num_ctas() as u64;
-    let bases = reg_bases(test);
     let local = LocalLayout::new(test, lay);
-    let mut code = Code::default();
+    let mut code = KernelBuilder::new(test);
+    let [g, w, key, tmp, b, lane, k] = TEMPS.map(|name| code.reg(name));
+    let bases = code.thread_regs();
     let head = test.threads.first().map(|t| t.loc).unwrap_or_default();
-    // Dispatch on (cta, warp).
-    let (g, w, key, tmp) = (temp(T_G), temp(T_W), temp(T_KEY), temp(T_TMP));
+    // Each warp to its thread's code by (cta, warp).
     code.push(
         head,
         Inst::ReadSpecial {
@@ -346,40 +303,27 @@ pub fn workload(test: &LitmusTest, lay: &Layout, plan: &Plan) -> Workload {
             which: Special::SubGroupId,
         },
     );
-    code.alu(head, AluOp::Rem, key, r(g), imm(c));
-    code.alu(head, AluOp::Mul, key, r(key), imm(lay.warps as u64));
-    code.alu(head, AluOp::Add, key, r(key), r(w));
-    let mut entry_fixups: Vec<(usize, usize)> = Vec::new();
-    for (i, t) in test.threads.iter().enumerate() {
-        let k = lay.thread_cta[i] as u64 * lay.warps as u64 + lay.thread_warp[i] as u64;
-        code.push(
-            t.loc,
-            Inst::Cmp {
-                op: CmpOp::Eq,
-                ty: Ty::U64,
-                dst: tmp,
-                a: r(key),
-                b: imm(k),
-            },
-        );
-        entry_fixups.push((code.insts.len(), i));
-        code.push(
-            t.loc,
-            Inst::Branch {
-                target: 0,
-                cond: Some((tmp, true)),
-            },
-        );
-    }
+    code.alu(head, AluOp::Rem, Ty::U64, key, r(g), imm(c));
+    code.alu(
+        head,
+        AluOp::Mul,
+        Ty::U64,
+        key,
+        r(key),
+        imm(lay.warps as u64),
+    );
+    code.alu(head, AluOp::Add, Ty::U64, key, r(key), r(w));
+    let entries = code.thread_entries(Ty::U64, tmp, key, |i| {
+        lay.thread_cta[i] as u64 * lay.warps as u64 + lay.thread_warp[i] as u64
+    });
     code.push(head, Inst::Exit);
-    let mut entries = vec![0u32; test.threads.len()];
-    let (b, lane, k) = (temp(T_B), temp(T_L), temp(T_K));
     for (i, t) in test.threads.iter().enumerate() {
-        entries[i] = code.insts.len() as u32;
+        let entry = code.here();
+        code.set_target(entries[i], entry);
         let at = t.loc;
         let (a, d) = plan.lane_map[lay.thread_cta[i]];
         // Instance index k = block·ws + ((lane·a + d) mod ws).
-        code.alu(at, AluOp::Div, b, r(g), imm(c));
+        code.alu(at, AluOp::Div, Ty::U64, b, r(g), imm(c));
         code.push(
             at,
             Inst::ReadSpecial {
@@ -387,57 +331,21 @@ pub fn workload(test: &LitmusTest, lay: &Layout, plan: &Plan) -> Workload {
                 which: Special::Lane,
             },
         );
-        code.alu(at, AluOp::Mul, lane, r(lane), imm(a));
-        code.alu(at, AluOp::Add, lane, r(lane), imm(d));
-        code.alu(at, AluOp::Rem, lane, r(lane), imm(ws));
-        code.alu(at, AluOp::Mul, k, r(b), imm(ws));
-        code.alu(at, AluOp::Add, k, r(k), r(lane));
+        code.alu(at, AluOp::Mul, Ty::U64, lane, r(lane), imm(a));
+        code.alu(at, AluOp::Add, Ty::U64, lane, r(lane), imm(d));
+        code.alu(at, AluOp::Rem, Ty::U64, lane, r(lane), imm(ws));
+        code.alu(at, AluOp::Mul, Ty::U64, k, r(b), imm(ws));
+        code.alu(at, AluOp::Add, Ty::U64, k, r(k), r(lane));
         let base = bases[i];
-        for &(l, reg) in &t.addr_regs {
-            let dst = base + reg;
-            match local.offset[l] {
-                // Local: instance lane · bytes of a copy + the location's base.
-                Some(off) => {
-                    code.scale(at, dst, lane, test.locations[l].bytes());
-                    code.alu(at, AluOp::Add, dst, r(dst), imm(off));
-                }
-                None => global_address(&mut code, at, test, plan, l, dst, k, n),
+        code.addresses(i, |code, at, l, dst| match local.offset[l] {
+            // Local: instance lane · bytes of a copy + the location's base.
+            Some(off) => {
+                code.scale(at, dst, lane, test.locations[l].bytes());
+                code.alu(at, AluOp::Add, Ty::U64, dst, r(dst), imm(off));
             }
-        }
-        for &(reg, init) in &t.reg_init {
-            let elem_addr = |l: usize, index: u32| {
-                // The parser gives every location a register is initialised to an address register.
-                let ar = t.addr_regs.iter().find(|(x, _)| *x == l).map(|&(_, ar)| ar);
-                let ar = base + ar.expect("address register of an initialised pointer");
-                (
-                    ar,
-                    index as u64 * test.locations[l].ty.width().bytes() as u64,
-                )
-            };
-            match init {
-                RegInit::Value(v) => code.push(
-                    at,
-                    Inst::Mov {
-                        dst: base + reg,
-                        src: imm(v as u64),
-                    },
-                ),
-                RegInit::Address(l) => {
-                    let (ar, _) = elem_addr(l, 0);
-                    code.push(
-                        at,
-                        Inst::Mov {
-                            dst: base + reg,
-                            src: r(ar),
-                        },
-                    )
-                }
-                RegInit::Element { loc, index } => {
-                    let (ar, off) = elem_addr(loc, index);
-                    code.alu(at, AluOp::Add, base + reg, r(ar), imm(off));
-                }
-            }
-        }
+            None => global_address(code, at, test, plan, l, dst, k, n),
+        });
+        code.reg_inits(i);
         let cta = lay.thread_cta[i];
         // Non-zero initial values of the work-group's local locations, then the barrier that
         // publishes them.
@@ -467,10 +375,7 @@ pub fn workload(test: &LitmusTest, lay: &Layout, plan: &Plan) -> Workload {
             code.push(at, local_barrier());
         }
         // The body, with registers and branch targets moved to this thread's place.
-        let off = code.insts.len() as u32;
-        for (inst, &iat) in t.insts.iter().zip(&t.locs) {
-            code.push(iat, machine_barrier(relocate(inst, base, off), lay.ws));
-        }
+        code.body(i, false, |inst| machine_barrier(inst, lay.ws));
         let last = t.locs.last().copied().unwrap_or(t.loc);
         if local.final_barrier[cta] {
             code.push(last, local_barrier());
@@ -514,66 +419,9 @@ pub fn workload(test: &LitmusTest, lay: &Layout, plan: &Plan) -> Workload {
         }
         code.push(last, Inst::Exit);
     }
-    for (at, i) in entry_fixups {
-        if let Inst::Branch { target, .. } = &mut code.insts[at] {
-            *target = entries[i];
-        }
-    }
-    let mut reg_names: Vec<String> = test
-        .locations
-        .iter()
-        .map(|l| format!("&{}", l.name))
-        .collect();
-    reg_names.extend(
-        [
-            "$group",
-            "$warp",
-            "$key",
-            "$tmp",
-            "$block",
-            "$lane",
-            "$instance",
-        ]
-        .iter()
-        .map(|s| s.to_string()),
-    );
-    for t in &test.threads {
-        reg_names.extend(t.regs.iter().map(|r| format!("{}:{}", t.name, r.name)));
-    }
-    let kernel = Kernel {
-        name: test.name.clone(),
-        file: test.file.clone(),
-        insts: code.insts,
-        locs: code.locs,
-        reg_names,
-        local_bytes: local.bytes,
-        semantics: match test.dialect {
-            super::test::Dialect::Ptx => Semantics::Ptx,
-            super::test::Dialect::OpenCl => Semantics::OpenCl,
-        },
-    };
-    let buffers = test
-        .locations
-        .iter()
-        .zip(&plan.buffer_len)
-        .map(|(l, &len)| Buffer {
-            name: l.name.clone(),
-            elem: l.ty,
-            len,
-            init: init_of(l, len),
-            loc: l.loc,
-        })
-        .collect();
-    let params = test
-        .locations
-        .iter()
-        .enumerate()
-        .map(|(i, l)| Param {
-            name: l.name.clone(),
-            reg: i as Reg,
-            value: ParamValue::BufferAddr(l.name.clone()),
-        })
-        .collect();
+    let kernel = code.finish(local.bytes);
+    let buffers = location_buffers(test, plan.buffer_len.iter().copied());
+    let params = buffer_params(&buffers);
     Workload {
         kernel,
         geometry: Geometry {
@@ -592,7 +440,7 @@ pub fn workload(test: &LitmusTest, lay: &Layout, plan: &Plan) -> Workload {
 /// `((k·m + o) mod N)·(p·n_L·size) + buffer`.
 #[allow(clippy::too_many_arguments)]
 fn global_address(
-    code: &mut Code,
+    code: &mut KernelBuilder,
     at: SrcLoc,
     test: &LitmusTest,
     plan: &Plan,
@@ -604,181 +452,12 @@ fn global_address(
     let (m, o, p) = plan.slot_map[l];
     let r = Operand::Reg;
     let imm = Operand::Imm;
-    code.alu(at, AluOp::Mul, dst, r(k), imm(m));
-    code.alu(at, AluOp::Add, dst, r(dst), imm(o));
-    code.alu(at, AluOp::Rem, dst, r(dst), imm(n));
+    code.alu(at, AluOp::Mul, Ty::U64, dst, r(k), imm(m));
+    code.alu(at, AluOp::Add, Ty::U64, dst, r(dst), imm(o));
+    code.alu(at, AluOp::Rem, Ty::U64, dst, r(dst), imm(n));
     code.scale(at, dst, dst, p * test.locations[l].bytes());
-    code.alu(at, AluOp::Add, dst, r(dst), r(l as Reg));
-}
-
-/// A buffer of `total` elements for location `l`: every copy holds the initial elements in order
-/// (copies start at multiples of the location's length, so element `i` is element `i mod n_L`).
-fn init_of(l: &super::test::Location, total: u64) -> Init {
-    let mask = width_mask(l.ty);
-    if l.elems.iter().all(|&v| v == l.init) {
-        return Init::Fill(l.init as u64 & mask);
-    }
-    Init::Values(
-        (0..total)
-            .map(|i| l.elems[(i % l.len as u64) as usize] as u64 & mask)
-            .collect(),
-    )
-}
-
-pub fn width_mask(ty: Ty) -> u64 {
-    match ty.width() {
-        Width::B32 => 0xFFFF_FFFF,
-        Width::B64 => u64::MAX,
-    }
-}
-
-/// A final raw value as the signed or unsigned number of its type.
-pub fn normalise(raw: u64, ty: Ty) -> i64 {
-    match ty {
-        Ty::I32 => raw as u32 as i32 as i64,
-        Ty::U32 | Ty::F32 => (raw & 0xFFFF_FFFF) as i64,
-        Ty::I64 | Ty::U64 => raw as i64,
-    }
-}
-
-pub fn relocate(inst: &Inst, base: Reg, off: u32) -> Inst {
-    let rr = |x: Reg| x + base;
-    let ro = |o: Operand| match o {
-        Operand::Reg(x) => Operand::Reg(x + base),
-        i => i,
-    };
-    let ra = |a: Address| Address {
-        base: ro(a.base),
-        offset: a.offset,
-    };
-    match *inst {
-        Inst::Mov { dst, src } => Inst::Mov {
-            dst: rr(dst),
-            src: ro(src),
-        },
-        Inst::ReadSpecial { dst, which } => Inst::ReadSpecial {
-            dst: rr(dst),
-            which,
-        },
-        Inst::Alu { op, ty, dst, a, b } => Inst::Alu {
-            op,
-            ty,
-            dst: rr(dst),
-            a: ro(a),
-            b: ro(b),
-        },
-        Inst::Cmp { op, ty, dst, a, b } => Inst::Cmp {
-            op,
-            ty,
-            dst: rr(dst),
-            a: ro(a),
-            b: ro(b),
-        },
-        Inst::Select { dst, cond, a, b } => Inst::Select {
-            dst: rr(dst),
-            cond: rr(cond),
-            a: ro(a),
-            b: ro(b),
-        },
-        Inst::Cvt { dst, src, from, to } => Inst::Cvt {
-            dst: rr(dst),
-            src: rr(src),
-            from,
-            to,
-        },
-        Inst::Branch { target, cond } => Inst::Branch {
-            target: target + off,
-            cond: cond.map(|(c, nz)| (rr(c), nz)),
-        },
-        Inst::Load {
-            dst,
-            space,
-            addr,
-            ty,
-            ord,
-            scope,
-        } => Inst::Load {
-            dst: rr(dst),
-            space,
-            addr: ra(addr),
-            ty,
-            ord,
-            scope,
-        },
-        Inst::Store {
-            space,
-            addr,
-            src,
-            ty,
-            ord,
-            scope,
-        } => Inst::Store {
-            space,
-            addr: ra(addr),
-            src: ro(src),
-            ty,
-            ord,
-            scope,
-        },
-        Inst::Rmw {
-            dst,
-            op,
-            space,
-            addr,
-            operand,
-            ty,
-            ord,
-            scope,
-        } => Inst::Rmw {
-            dst: dst.map(rr),
-            op,
-            space,
-            addr: ra(addr),
-            operand: ro(operand),
-            ty,
-            ord,
-            scope,
-        },
-        Inst::Cas {
-            dst,
-            space,
-            addr,
-            expected,
-            desired,
-            ty,
-            success,
-            failure,
-            scope,
-            weak,
-        } => Inst::Cas {
-            dst: dst.map(rr),
-            space,
-            addr: ra(addr),
-            expected: ro(expected),
-            desired: ro(desired),
-            ty,
-            success,
-            failure,
-            scope,
-            weak,
-        },
-        Inst::Barrier {
-            kind: BarrierKind::Named(mut b),
-            spaces,
-            scope,
-        } => {
-            if let BarrierOp::Reduce { dst, pred, .. } = &mut b.op {
-                *dst = rr(*dst);
-                *pred = rr(*pred);
-            }
-            Inst::Barrier {
-                kind: BarrierKind::Named(b),
-                spaces,
-                scope,
-            }
-        }
-        ref other => other.clone(),
-    }
+    let buffer = code.location(l);
+    code.alu(at, AluOp::Add, Ty::U64, dst, r(dst), r(buffer));
 }
 
 /// A barrier's thread count in the machine's threads: a litmus count counts litmus threads (herd's

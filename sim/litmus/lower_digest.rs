@@ -51,8 +51,13 @@ fn dump() -> String {
         for seed in [None, Some(1), Some(2)] {
             let mut rng = seed.map(SplitMix64::new);
             let plan = Plan::new(&test, &lay, &cfg, blocks, rng.as_mut());
-            writeln!(out, "== {name} {seed:?}\n{:#?}\nsm {:?}", workload(&test, &lay, &plan), plan.group_sm)
-                .unwrap();
+            writeln!(
+                out,
+                "== {name} {seed:?}\n{:#?}\nsm {:?}",
+                workload(&test, &lay, &plan),
+                plan.group_sm
+            )
+            .unwrap();
         }
     }
     out

@@ -20,7 +20,8 @@
 //! judged unknown; one of a test without a loop (straight-line code always ends) is unsound.
 
 use super::cond::{Quantifier, Var};
-use super::lower::{normalise, reg_bases, workload, Layout, Plan};
+use super::kernel_builder::final_state;
+use super::lower::{reg_bases, workload, Layout, Plan};
 use super::model::{self, Decision, Judgement, ModelOptions};
 use super::test::{Expect, Expectation, LitmusTest};
 use super::LitmusError;
@@ -598,27 +599,12 @@ pub(super) fn run_launch(
             {
                 return None;
             }
-            let mut ri = 0;
-            Some(
-                observed
-                    .iter()
-                    .map(|v| match *v {
-                        Var::Reg { thread, reg } => {
-                            let raw = res.captured[k as usize * nregs + ri];
-                            ri += 1;
-                            normalise(raw, test.threads[thread].regs[reg as usize].ty)
-                        }
-                        Var::Loc(l) => normalise(
-                            res.buffers[l][plan.slot(lay, l, k) as usize],
-                            test.locations[l].ty,
-                        ),
-                        Var::Elem { loc, index } => normalise(
-                            res.buffers[loc][plan.elem(lay, loc, k, index) as usize],
-                            test.locations[loc].ty,
-                        ),
-                    })
-                    .collect(),
-            )
+            let regs = &res.captured[k as usize * nregs..];
+            Some(final_state(
+                test,
+                |n, _, _| regs[n],
+                |l, index| res.buffers[l][plan.elem(lay, l, k, index) as usize],
+            ))
         })
         .collect();
     Ok((plan, res, states))

@@ -65,14 +65,19 @@ fn dump() -> String {
                 match launch(&v.apply(&test), &s, &mut rng) {
                     Err(e) => writeln!(out, "not launched: {e}").unwrap(),
                     Ok(l) => {
-                        writeln!(out, "{:#?}\nslot {:?}\nobserved {:?}", l.workload, l.slot, l.observed_regs)
-                            .unwrap();
+                        writeln!(
+                            out,
+                            "{:#?}\nslot {:?}\nobserved {:?}",
+                            l.workload, l.slot, l.observed_regs
+                        )
+                        .unwrap();
                         match emit(&l.workload, Lang::Wgsl) {
                             Ok(b) => out.push_str(&String::from_utf8_lossy(&b)),
                             Err(e) => writeln!(out, "no WGSL: {e}").unwrap(),
                         }
                         match emit(&l.workload, Lang::Spirv) {
-                            Ok(b) => writeln!(out, "SPIR-V {} bytes, {:016x}", b.len(), fnv1a(&b)).unwrap(),
+                            Ok(b) => writeln!(out, "SPIR-V {} bytes, {:016x}", b.len(), fnv1a(&b))
+                                .unwrap(),
                             Err(e) => writeln!(out, "no SPIR-V: {e}").unwrap(),
                         }
                     }
@@ -86,7 +91,8 @@ fn dump() -> String {
 #[test]
 #[ignore = "writes the lowering text to $GPUMEMSIM_DEVICE_LOWERING_DUMP"]
 fn lowering_dump() {
-    let path = std::env::var("GPUMEMSIM_DEVICE_LOWERING_DUMP").expect("GPUMEMSIM_DEVICE_LOWERING_DUMP=FILE");
+    let path = std::env::var("GPUMEMSIM_DEVICE_LOWERING_DUMP")
+        .expect("GPUMEMSIM_DEVICE_LOWERING_DUMP=FILE");
     std::fs::write(path, dump()).unwrap();
 }
 

@@ -4,7 +4,8 @@
 //! "MC Mutants", ASPLOS 2023).
 //!
 //! Reuses the litmus front end (`gpumemsim_litmus`): its parser, its per-thread IR and condition, and
-//! `relocate` to move a thread's code into the launch kernel. The launch layout is this module's own,
+//! the launch lowerings' one IR builder (`KernelBuilder`: registers by name, thread entries, each
+//! thread's addresses, initial registers and relocated body, location buffers, final states). The launch layout is this module's own,
 //! made for a real GPU rather than for the simulator's placement controls:
 //! - **Testing work-groups** hold instances' threads: each (instance, cta) unit occupies as many slots of
 //!   one work-group as the cta has threads; units of one instance with different ctas go to different
@@ -39,8 +40,10 @@ use super::schema::{LitmusResult, OutcomeCount, ShaderPath, Status};
 use super::{wgsl, DeviceError};
 use crate::ir::*;
 use crate::rng::SplitMix64;
-use crate::workload::{Buffer, Geometry, Init, Param, ParamValue, Workload};
-use gpumemsim_litmus::{normalise, relocate, LitmusTest, RegInit, Var};
+use crate::workload::{Buffer, Geometry, Init, Workload};
+use gpumemsim_litmus::{
+    buffer_params, final_state, location_buffers, observed_regs, KernelBuilder, LitmusTest,
+};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 pub use variants::*;
@@ -204,16 +207,7 @@ pub fn launch(
             v
         })
         .collect();
-    let observed_regs: Vec<(usize, usize, Reg)> = test
-        .condition
-        .observed
-        .iter()
-        .enumerate()
-        .filter_map(|(j, v)| match *v {
-            Var::Reg { thread, reg } => Some((j, thread, reg)),
-            Var::Loc(_) | Var::Elem { .. } => None,
-        })
-        .collect();
+    let observed_regs = observed_regs(test);
     let workload = kernel(test, s, n, groups, &role, &slot, &observed_regs);
     Ok(Launch {
         workload,
@@ -228,8 +222,8 @@ fn pad(test: &LitmusTest, l: usize) -> u64 {
     SLOT_BYTES / test.locations[l].ty.width().bytes() as u64
 }
 
-/// The launch kernel: role dispatch, each thread's code with its instance's addresses, the epilogue
-/// that stores observed registers, and the stress loop.
+/// The launch kernel: each work-item to its role, each thread's code with its instance's addresses,
+/// the epilogue that stores observed registers, and the stress loop.
 fn kernel(
     test: &LitmusTest,
     s: &LitmusSettings,
@@ -239,240 +233,75 @@ fn kernel(
     slot: &[Vec<u64>],
     observed_regs: &[(usize, usize, Reg)],
 ) -> Workload {
-    let nloc = test.locations.len();
     let nt = test.threads.len() as u64;
     let nobs = observed_regs.len().max(1) as u64;
-    // Registers: location bases, then harness bases, then temporaries, then every thread's own.
-    let (r_role, r_slot, r_out, r_scratch) = (
-        nloc as Reg,
-        nloc as Reg + 1,
-        nloc as Reg + 2,
-        nloc as Reg + 3,
-    );
-    let tmp0 = nloc as Reg + 4;
-    let (gid, rl, t, k, c, a, v, i) = (
-        tmp0,
-        tmp0 + 1,
-        tmp0 + 2,
-        tmp0 + 3,
-        tmp0 + 4,
-        tmp0 + 5,
-        tmp0 + 6,
-        tmp0 + 7,
-    );
-    let mut base = tmp0 + 8;
-    let bases: Vec<Reg> = test
-        .threads
-        .iter()
-        .map(|th| {
-            let b = base;
-            base += th.regs.len() as Reg;
-            b
-        })
-        .collect();
-    let nregs = base as usize;
+    // Registers: location bases, then harness bases (the buffers' order), then temporaries, then
+    // every thread's own.
+    let mut code = KernelBuilder::new(test);
+    let [r_role, r_slot, r_out, r_scratch] =
+        ["$role", "$slot", "$out", "$scratch"].map(|x| code.reg(x));
+    let [gid, rl, t, k, c, a, v, i] =
+        ["$gid", "$r", "$t", "$k", "$c", "$a", "$v", "$i"].map(|x| code.reg(x));
+    let bases = code.thread_regs();
+    let stress_regs = StressRegs {
+        gid,
+        t,
+        c,
+        a,
+        v,
+        i,
+        scratch: r_scratch,
+    };
     let (r, imm) = (Operand::Reg, Operand::Imm);
-    let at = |reg: Reg| Address {
-        base: r(reg),
-        offset: 0,
-    };
-    let mut code: Vec<Inst> = Vec::new();
-    let mut locs: Vec<SrcLoc> = Vec::new();
     let head = test.threads.first().map(|th| th.loc).unwrap_or_default();
-    let push = |code: &mut Vec<Inst>, locs: &mut Vec<SrcLoc>, l: SrcLoc, inst: Inst| {
-        code.push(inst);
-        locs.push(l);
-    };
-    let alu = |op, ty, dst, a, b| Inst::Alu { op, ty, dst, a, b };
-    let word = |dst: Reg, base: Reg, index: Reg, shift: u64| {
-        [
-            alu(AluOp::Shl, Ty::U64, dst, r(index), imm(shift)),
-            alu(AluOp::Add, Ty::U64, dst, r(dst), r(base)),
-        ]
-    };
     // Prologue: my role.
-    push(
-        &mut code,
-        &mut locs,
+    code.push(
         head,
         Inst::ReadSpecial {
             dst: gid,
             which: Special::GlobalLinearId,
         },
     );
-    for inst in word(a, r_role, gid, 2) {
-        push(&mut code, &mut locs, head, inst);
-    }
-    let load = |dst, addr, ty| Inst::Load {
-        dst,
-        space: Space::Global,
-        addr,
-        ty,
-        ord: LoadOrd::Plain,
-        scope: Scope::Device,
-    };
-    push(&mut code, &mut locs, head, load(rl, at(a), Ty::U32));
-    let cmp = |dst, a, b| Inst::Cmp {
-        op: CmpOp::Eq,
-        ty: Ty::U32,
-        dst,
-        a,
-        b,
-    };
-    push(
-        &mut code,
-        &mut locs,
-        head,
-        cmp(c, r(rl), imm(ROLE_STRESS as u64)),
-    );
-    let stress_branch = code.len();
-    push(
-        &mut code,
-        &mut locs,
-        head,
-        Inst::Branch {
-            target: 0,
-            cond: Some((c, true)),
-        },
-    );
-    push(
-        &mut code,
-        &mut locs,
-        head,
-        cmp(c, r(rl), imm(ROLE_IDLE as u64)),
-    );
-    let idle_branch = code.len();
-    push(
-        &mut code,
-        &mut locs,
-        head,
-        Inst::Branch {
-            target: 0,
-            cond: Some((c, true)),
-        },
-    );
+    word(&mut code, head, a, r_role, gid, 2);
+    code.push(head, load_u32(rl, a));
+    code.eq(head, Ty::U32, c, rl, ROLE_STRESS as u64);
+    let stress_branch = code.branch_if(head, c);
+    code.eq(head, Ty::U32, c, rl, ROLE_IDLE as u64);
+    let idle_branch = code.branch_if(head, c);
     if s.pre_stress_iterations > 0 {
-        stress_walk(
-            &mut code,
-            &mut locs,
-            head,
-            s.pre_stress_iterations,
-            [gid, t, c, a, v, i, r_scratch],
-        );
+        stress_walk(&mut code, head, s.pre_stress_iterations, stress_regs);
     }
-    push(
-        &mut code,
-        &mut locs,
-        head,
-        alu(AluOp::Rem, Ty::U32, t, r(rl), imm(nt)),
-    );
-    push(
-        &mut code,
-        &mut locs,
-        head,
-        alu(AluOp::Div, Ty::U32, k, r(rl), imm(nt)),
-    );
-    let mut entry_branches = Vec::new();
+    code.alu(head, AluOp::Rem, Ty::U32, t, r(rl), imm(nt));
+    code.alu(head, AluOp::Div, Ty::U32, k, r(rl), imm(nt));
+    let entries = code.thread_entries(Ty::U32, c, t, |ti| ti as u64);
+    let exit_at = code.here();
+    code.push(head, Inst::Exit);
     for (ti, th) in test.threads.iter().enumerate() {
-        push(&mut code, &mut locs, th.loc, cmp(c, r(t), imm(ti as u64)));
-        entry_branches.push(code.len());
-        push(
-            &mut code,
-            &mut locs,
-            th.loc,
-            Inst::Branch {
-                target: 0,
-                cond: Some((c, true)),
-            },
-        );
-    }
-    let exit_at = code.len() as u32;
-    push(&mut code, &mut locs, head, Inst::Exit);
-    for (ti, th) in test.threads.iter().enumerate() {
-        let entry = code.len() as u32;
-        if let Inst::Branch { target, .. } = &mut code[entry_branches[ti]] {
-            *target = entry;
-        }
+        let entry = code.here();
+        code.set_target(entries[ti], entry);
         let b = bases[ti];
-        let l0 = th.loc;
         // Addresses of this instance's copies: base + slot[l][k] · 128.
-        for &(l, reg) in &th.addr_regs {
-            push(
-                &mut code,
-                &mut locs,
-                l0,
-                alu(AluOp::Add, Ty::U32, v, r(k), imm(l as u64 * n)),
-            );
-            for inst in word(a, r_slot, v, 2) {
-                push(&mut code, &mut locs, l0, inst);
-            }
-            push(&mut code, &mut locs, l0, load(v, at(a), Ty::U32));
-            push(
-                &mut code,
-                &mut locs,
-                l0,
-                alu(AluOp::Mul, Ty::U64, b + reg, r(v), imm(SLOT_BYTES)),
-            );
-            push(
-                &mut code,
-                &mut locs,
-                l0,
-                alu(AluOp::Add, Ty::U64, b + reg, r(b + reg), r(l as Reg)),
-            );
-        }
-        for &(reg, init) in &th.reg_init {
-            let src =
-                match init {
-                    RegInit::Value(x) => imm(x as u64),
-                    // Arrays are refused in `launch`, so an element address is element 0's.
-                    RegInit::Address(l) | RegInit::Element { loc: l, .. } => {
-                        let ar = th
-                            .addr_regs
-                            .iter()
-                            .find(|(x, _)| *x == l)
-                            .map(|&(_, ar)| ar);
-                        r(b + ar
-                            .expect("the parser gives every pointer location an address register"))
-                    }
-                };
-            push(&mut code, &mut locs, l0, Inst::Mov { dst: b + reg, src });
-        }
+        code.addresses(ti, |code, l0, l, dst| {
+            code.alu(l0, AluOp::Add, Ty::U32, v, r(k), imm(l as u64 * n));
+            word(code, l0, a, r_slot, v, 2);
+            code.push(l0, load_u32(v, a));
+            code.alu(l0, AluOp::Mul, Ty::U64, dst, r(v), imm(SLOT_BYTES));
+            let buffer = code.location(l);
+            code.alu(l0, AluOp::Add, Ty::U64, dst, r(dst), r(buffer));
+        });
+        // Arrays are refused in `launch`: no element addresses.
+        code.reg_inits(ti);
         // The body; its exits and its end go to the epilogue.
-        let off = code.len() as u32;
-        let epilogue = off + th.insts.len() as u32;
-        for (inst, &iat) in th.insts.iter().zip(&th.locs) {
-            let moved = match inst {
-                Inst::Exit => Inst::Branch {
-                    target: epilogue,
-                    cond: None,
-                },
-                _ => relocate(inst, b, off),
-            };
-            push(&mut code, &mut locs, iat, moved);
-        }
+        code.body(ti, true, |inst| inst);
         let end = th.locs.last().copied().unwrap_or(th.loc);
         for (j, &(_, thread, reg)) in observed_regs.iter().enumerate() {
             if thread != ti {
                 continue;
             }
-            push(
-                &mut code,
-                &mut locs,
-                end,
-                alu(AluOp::Mul, Ty::U32, v, r(k), imm(nobs)),
-            );
-            push(
-                &mut code,
-                &mut locs,
-                end,
-                alu(AluOp::Add, Ty::U32, v, r(v), imm(j as u64)),
-            );
-            for inst in word(a, r_out, v, 3) {
-                push(&mut code, &mut locs, end, inst);
-            }
-            push(
-                &mut code,
-                &mut locs,
+            code.alu(end, AluOp::Mul, Ty::U32, v, r(k), imm(nobs));
+            code.alu(end, AluOp::Add, Ty::U32, v, r(v), imm(j as u64));
+            word(&mut code, end, a, r_out, v, 3);
+            code.push(
                 end,
                 Inst::Store {
                     space: Space::Global,
@@ -484,53 +313,15 @@ fn kernel(
                 },
             );
         }
-        push(&mut code, &mut locs, end, Inst::Exit);
+        code.push(end, Inst::Exit);
     }
     // Stress: a linear congruential walk over the scratch lines, load then store at each.
-    let stress_at = code.len() as u32;
-    stress_walk(
-        &mut code,
-        &mut locs,
-        head,
-        s.stress_iterations,
-        [gid, t, c, a, v, i, r_scratch],
-    );
-    push(&mut code, &mut locs, head, Inst::Exit);
-    if let Inst::Branch { target, .. } = &mut code[stress_branch] {
-        *target = stress_at;
-    }
-    if let Inst::Branch { target, .. } = &mut code[idle_branch] {
-        *target = exit_at;
-    }
-    let mut reg_names: Vec<String> = test
-        .locations
-        .iter()
-        .map(|l| format!("&{}", l.name))
-        .collect();
-    for name in [
-        "$role", "$slot", "$out", "$scratch", "$gid", "$r", "$t", "$k", "$c", "$a", "$v", "$i",
-    ] {
-        reg_names.push(name.into());
-    }
-    for th in &test.threads {
-        reg_names.extend(th.regs.iter().map(|x| format!("{}:{}", th.name, x.name)));
-    }
-    debug_assert_eq!(reg_names.len(), nregs);
-    let mut buffers: Vec<Buffer> = test
-        .locations
-        .iter()
-        .enumerate()
-        .map(|(l, loc)| Buffer {
-            name: loc.name.clone(),
-            elem: loc.ty,
-            len: n * pad(test, l),
-            init: Init::Fill(match loc.ty.width() {
-                Width::B32 => loc.init as u64 & 0xFFFF_FFFF,
-                Width::B64 => loc.init as u64,
-            }),
-            loc: loc.loc,
-        })
-        .collect();
+    let stress_at = code.here();
+    stress_walk(&mut code, head, s.stress_iterations, stress_regs);
+    code.push(head, Inst::Exit);
+    code.set_target(stress_branch, stress_at);
+    code.set_target(idle_branch, exit_at);
+    let mut buffers = location_buffers(test, (0..test.locations.len()).map(|l| n * pad(test, l)));
     let internal = |name: &str, elem, len, init| Buffer {
         name: name.into(),
         elem,
@@ -552,28 +343,9 @@ fn kernel(
     ));
     buffers.push(internal("$out", Ty::U64, n * nobs, Init::Zero));
     buffers.push(internal("$scratch", Ty::U32, SCRATCH_WORDS, Init::Zero));
-    let params = buffers
-        .iter()
-        .enumerate()
-        .map(|(j, b)| Param {
-            name: b.name.clone(),
-            reg: j as Reg,
-            value: ParamValue::BufferAddr(b.name.clone()),
-        })
-        .collect();
+    let params = buffer_params(&buffers);
     Workload {
-        kernel: Kernel {
-            name: test.name.clone(),
-            file: test.file.clone(),
-            insts: code,
-            locs,
-            reg_names,
-            local_bytes: 0,
-            semantics: match test.dialect {
-                gpumemsim_litmus::Dialect::Ptx => Semantics::Ptx,
-                gpumemsim_litmus::Dialect::OpenCl => Semantics::OpenCl,
-            },
-        },
+        kernel: code.finish(0),
         geometry: Geometry {
             groups: [groups as u32, 1, 1],
             group_size: [s.workgroup_size, 1, 1],
@@ -586,77 +358,90 @@ fn kernel(
     }
 }
 
-/// The stress walk: `iterations` loads and stores to pseudo-random scratch lines, seeded by the
-/// work-item's global id (registers of [`kernel`]'s layout).
-#[allow(clippy::too_many_arguments)]
-fn stress_walk(
-    code: &mut Vec<Inst>,
-    locs: &mut Vec<SrcLoc>,
-    head: SrcLoc,
-    iterations: u32,
-    regs: [Reg; 7],
-) {
-    let [gid, t, c, a, v, i, r_scratch] = regs;
-    let (r, imm) = (Operand::Reg, Operand::Imm);
-    let at = |reg: Reg| Address {
-        base: r(reg),
+/// The address of register `reg`'s value, no offset.
+fn at(reg: Reg) -> Address {
+    Address {
+        base: Operand::Reg(reg),
         offset: 0,
-    };
-    let push = |code: &mut Vec<Inst>, locs: &mut Vec<SrcLoc>, l: SrcLoc, inst: Inst| {
-        code.push(inst);
-        locs.push(l);
-    };
-    let alu = |op, ty, dst, a, b| Inst::Alu { op, ty, dst, a, b };
-    let word = |dst: Reg, base: Reg, index: Reg, shift: u64| {
-        [
-            alu(AluOp::Shl, Ty::U64, dst, r(index), imm(shift)),
-            alu(AluOp::Add, Ty::U64, dst, r(dst), r(base)),
-        ]
-    };
-    let load = |dst, addr, ty| Inst::Load {
+    }
+}
+
+/// A plain global u32 load of `[addr]` into `dst`.
+fn load_u32(dst: Reg, addr: Reg) -> Inst {
+    Inst::Load {
         dst,
         space: Space::Global,
-        addr,
-        ty,
+        addr: at(addr),
+        ty: Ty::U32,
         ord: LoadOrd::Plain,
         scope: Scope::Device,
-    };
-    // Stress: a linear congruential walk over the scratch lines, load then store at each.
-    let seed = |x: u64| imm(x);
-    push(
-        code,
-        locs,
-        head,
-        alu(AluOp::Mul, Ty::U32, v, r(gid), seed(2_654_435_761)),
+    }
+}
+
+/// `dst` = the address of element `index` (`1 << shift` bytes each) of the buffer at `base`.
+fn word(code: &mut KernelBuilder, at: SrcLoc, dst: Reg, base: Reg, index: Reg, shift: u64) {
+    code.alu(
+        at,
+        AluOp::Shl,
+        Ty::U64,
+        dst,
+        Operand::Reg(index),
+        Operand::Imm(shift),
     );
-    push(
-        code,
-        locs,
+    code.alu(
+        at,
+        AluOp::Add,
+        Ty::U64,
+        dst,
+        Operand::Reg(dst),
+        Operand::Reg(base),
+    );
+}
+
+/// The registers the stress walk uses (temporaries of [`kernel`], and the scratch buffer's address).
+#[derive(Clone, Copy)]
+struct StressRegs {
+    gid: Reg,
+    t: Reg,
+    c: Reg,
+    a: Reg,
+    v: Reg,
+    i: Reg,
+    scratch: Reg,
+}
+
+/// The stress walk: `iterations` loads and stores to pseudo-random scratch lines (a linear
+/// congruential walk, load then store at each), seeded by the work-item's global id.
+fn stress_walk(code: &mut KernelBuilder, head: SrcLoc, iterations: u32, regs: StressRegs) {
+    let StressRegs {
+        gid,
+        t,
+        c,
+        a,
+        v,
+        i,
+        scratch,
+    } = regs;
+    let (r, imm) = (Operand::Reg, Operand::Imm);
+    code.alu(head, AluOp::Mul, Ty::U32, v, r(gid), imm(2_654_435_761));
+    code.push(
         head,
         Inst::Mov {
             dst: i,
             src: imm(0),
         },
     );
-    let top = code.len() as u32;
-    for inst in [
-        alu(AluOp::Mul, Ty::U32, v, r(v), imm(1_664_525)),
-        alu(AluOp::Add, Ty::U32, v, r(v), imm(1_013_904_223)),
-        alu(AluOp::Shr, Ty::U32, t, r(v), imm(8)),
-        alu(AluOp::Rem, Ty::U32, t, r(t), imm(SCRATCH_WORDS)),
-        // Whole lines: the word index rounded to 32 words.
-        alu(AluOp::And, Ty::U32, t, r(t), imm(!31u32 as u64)),
-    ] {
-        push(code, locs, head, inst);
-    }
-    for inst in word(a, r_scratch, t, 2) {
-        push(code, locs, head, inst);
-    }
-    push(code, locs, head, load(c, at(a), Ty::U32));
-    push(code, locs, head, alu(AluOp::Add, Ty::U32, c, r(c), imm(1)));
-    push(
-        code,
-        locs,
+    let top = code.here();
+    code.alu(head, AluOp::Mul, Ty::U32, v, r(v), imm(1_664_525));
+    code.alu(head, AluOp::Add, Ty::U32, v, r(v), imm(1_013_904_223));
+    code.alu(head, AluOp::Shr, Ty::U32, t, r(v), imm(8));
+    code.alu(head, AluOp::Rem, Ty::U32, t, r(t), imm(SCRATCH_WORDS));
+    // Whole lines: the word index rounded to 32 words.
+    code.alu(head, AluOp::And, Ty::U32, t, r(t), imm(!31u32 as u64));
+    word(code, head, a, scratch, t, 2);
+    code.push(head, load_u32(c, a));
+    code.alu(head, AluOp::Add, Ty::U32, c, r(c), imm(1));
+    code.push(
         head,
         Inst::Store {
             space: Space::Global,
@@ -667,10 +452,8 @@ fn stress_walk(
             scope: Scope::Device,
         },
     );
-    push(code, locs, head, alu(AluOp::Add, Ty::U32, i, r(i), imm(1)));
-    push(
-        code,
-        locs,
+    code.alu(head, AluOp::Add, Ty::U32, i, r(i), imm(1));
+    code.push(
         head,
         Inst::Cmp {
             op: CmpOp::Lt,
@@ -680,9 +463,7 @@ fn stress_walk(
             b: imm(iterations as u64),
         },
     );
-    push(
-        code,
-        locs,
+    code.push(
         head,
         Inst::Branch {
             target: top,
@@ -738,17 +519,12 @@ pub fn run_with(
         let outbuf = &out.buffers[nloc + 2];
         let nobs = l.observed_regs.len().max(1);
         for k in 0..l.instances as usize {
-            let mut state = vec![0i64; test.condition.observed.len()];
-            for (j, &(idx, thread, reg)) in l.observed_regs.iter().enumerate() {
-                let raw = outbuf[k * nobs + j];
-                state[idx] = normalise(raw, test.threads[thread].regs[reg as usize].ty);
-            }
-            for (idx, v) in test.condition.observed.iter().enumerate() {
-                if let Var::Loc(loc) = *v {
-                    let e = l.slot[loc][k] * pad(test, loc);
-                    state[idx] = normalise(out.buffers[loc][e as usize], test.locations[loc].ty);
-                }
-            }
+            let state = final_state(
+                test,
+                |j, _, _| outbuf[k * nobs + j],
+                // Arrays are refused in `launch`: only element 0.
+                |loc, _| out.buffers[loc][(l.slot[loc][k] * pad(test, loc)) as usize],
+            );
             *counts.states.entry(state).or_default() += 1;
         }
         counts.instances += l.instances;

@@ -30,7 +30,8 @@ mod provenance;
 mod render;
 
 use super::cond::Var;
-use super::lower::{normalise, workload, Layout, Plan};
+use super::kernel_builder::normalise;
+use super::lower::{workload, Layout, Plan};
 use super::run::{find_first, run_launch, LitmusOptions, Schedule};
 use super::test::LitmusTest;
 use super::LitmusError;
