@@ -266,7 +266,7 @@ pub(crate) fn cmd_sweep(a: SweepArgs) -> Result<ExitCode> {
                 shards: shards.map(|n| n as usize),
                 shard: None,
             };
-            sweep::shard::prepare(&mut plan, &out, &planning, "", |_| None)?;
+            sweep::shard::write_manifest(&mut plan, &out, &planning, "", |_| None)?;
             // Slurm does not create the folder of a job's log: batch scripts write into DIR/logs.
             let logs = out.join(sweep::slurm::LOGS);
             std::fs::create_dir_all(&logs)
@@ -327,7 +327,7 @@ pub(crate) fn cmd_sweep_run(spec: &std::path::Path, a: SweepRunArgs) -> Result<E
     };
     let text = a.shard.clone().unwrap_or_default();
     let shard =
-        sweep::shard::prepare(&mut plan, &out, &planning, &text, |k| std::env::var(k).ok())?;
+        sweep::shard::write_manifest(&mut plan, &out, &planning, &text, |k| std::env::var(k).ok())?;
     let opts = sweep::exec::ExecOptions {
         jobs: a.jobs.map(usize::from),
         shard,

@@ -16,7 +16,7 @@
 //! case's own repetitions keep the GPU busy; its spread shows when they did not).
 
 use super::adapter::Device;
-use super::dispatch::Prepared;
+use super::harness::Compiled;
 use super::schema::{ClockCheck, ShaderPath};
 use super::{wgsl, DeviceError};
 use serde::{Deserialize, Serialize};
@@ -106,7 +106,7 @@ pub fn settle_with<E>(
 
 /// The probe compiled on one adapter, and the best settled time so far (the reference).
 pub struct ClockProbe<'g> {
-    prepared: Prepared<'g>,
+    compiled: Compiled<'g>,
     /// Every settling, in order.
     pub settles: Vec<Settle>,
     /// Settle again before a case whose probe ran slow: not on a CPU adapter, whose times follow the
@@ -119,9 +119,9 @@ impl<'g> ClockProbe<'g> {
     pub fn start(gpu: &'g Device, path: ShaderPath) -> Result<Self, DeviceError> {
         let wl = crate::kernel::parse(PROBE, "gpu::clock::PROBE", &[])
             .expect("the clock probe is a valid kernel");
-        let prepared = gpu.prepare_with(&wl, wgsl::Options::default(), path)?;
+        let compiled = gpu.compile_with(&wl, wgsl::Options::default(), path)?;
         let mut p = ClockProbe {
-            prepared,
+            compiled,
             settles: Vec::new(),
             resettle: !gpu.report.is_cpu(),
         };
@@ -131,9 +131,9 @@ impl<'g> ClockProbe<'g> {
 
     /// One probe run, checked, its pass time in ns.
     pub fn time(&self) -> Result<f64, DeviceError> {
-        let (out, _) = self.prepared.run_checked()?;
+        let (out, _) = self.compiled.run_checked()?;
         out.ns.ok_or_else(|| DeviceError::NoTimestamps {
-            adapter: self.prepared.workload.kernel.name.clone(),
+            adapter: self.compiled.workload.kernel.name.clone(),
         })
     }
 

@@ -9,7 +9,7 @@
 //! | `spirv` | IR → SPIR-V with the Vulkan memory model (orders, scopes, fences), for adapters with SPIR-V passthrough |
 //! | `emit` | `gpu emit`: a workload's or litmus test's shader, written without an adapter |
 //! | `clock` | the clock probe: settles the GPU's clock before measuring and brackets every case |
-//! | `dispatch` | dispatch + timing harness: timestamps around each pass, R repetitions, checked results |
+//! | `harness` | compile (`Device::compile`) and timing harness: timestamps around each pass, R repetitions, checked results |
 //! | `suite` | the measurement suite file (kernels of `workloads/`, parameter sweeps) |
 //! | `schema` | the measurement file `measure` writes and `compare` reads (versioned JSON) |
 //! | `measure` | `gpumemsim measure`: a suite on an adapter → measurement file |
@@ -21,8 +21,8 @@
 pub mod adapter;
 pub mod clock;
 pub mod compare;
-pub mod dispatch;
 pub mod emit;
+pub mod harness;
 pub mod litmus;
 pub mod measure;
 pub mod schema;

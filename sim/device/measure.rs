@@ -197,7 +197,7 @@ pub fn measure_with(
         let wopts = wgsl::Options {
             max_steps: opts.max_steps,
         };
-        match gpu.prepare_with(wl, wopts, path) {
+        match gpu.compile_with(wl, wopts, path) {
             Err(e) => {
                 r.status = match e {
                     DeviceError::Translate(_) => Status::Untranslatable,

@@ -175,7 +175,7 @@ pub struct Planning {
 /// A shard run never rewrites the plan: it requires the folder's plan to be the spec's (other shards
 /// may be running from it), and takes the shard count from it. Unsharded commands (`sweep`,
 /// `sweep plan`) replace a plan that differs, keeping its shard count unless `--shards` is given.
-pub fn prepare(
+pub fn write_manifest(
     plan: &mut Plan,
     out: &Path,
     planning: &Planning,

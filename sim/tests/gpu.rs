@@ -636,7 +636,7 @@ fn arithmetic_on_the_adapter_matches_the_simulator_bit_for_bit() {
     let expect = sim(&w);
     // Both translators: WGSL, and SPIR-V where the adapter takes it.
     for &path in paths(&gpu) {
-        let p = gpu.prepare_with(&w, Options::default(), path).unwrap();
+        let p = gpu.compile_with(&w, Options::default(), path).unwrap();
         let (got, _) = p.run_checked().unwrap();
         let out = 2;
         let mut diffs = Vec::new();
@@ -672,7 +672,7 @@ fn barriers_and_local_memory_reduce_correctly_on_the_adapter() {
     let w = local_reduction_workload(8, 64);
     assert!(sim(&w).all_checks_pass());
     for &path in paths(&gpu) {
-        let p = gpu.prepare_with(&w, Options::default(), path).unwrap();
+        let p = gpu.compile_with(&w, Options::default(), path).unwrap();
         let (got, checks) = p.run_checked().unwrap();
         assert!(checks.iter().all(|c| c.passed), "{path:?}");
         assert_eq!(got.buffers[1][0], 511 * 512 / 2, "{path:?}");
@@ -687,7 +687,7 @@ fn atomics_native_and_emulated_agree_with_the_simulator() {
     let w = atomics_workload(4, 64);
     let expect = sim(&w);
     for &path in paths(&gpu) {
-        let p = gpu.prepare_with(&w, Options::default(), path).unwrap();
+        let p = gpu.compile_with(&w, Options::default(), path).unwrap();
         let (got, _) = p.run_checked().unwrap();
         // Add, sub, and, or, xor, min, max commute; inc and dec do not, so only their bounds are
         // pinned.
@@ -729,7 +729,7 @@ fn out_of_bounds_access_is_a_fault_naming_the_instruction() {
         .to_string()
         .contains("out-of-bounds global access of 4 bytes"));
     for &path in paths(&gpu) {
-        let p = gpu.prepare_with(&w, Options::default(), path).unwrap();
+        let p = gpu.compile_with(&w, Options::default(), path).unwrap();
         let e = p.run_once().unwrap_err().to_string();
         assert!(
             e.starts_with("test.kern:4:1: out-of-bounds global access of 4 bytes"),
@@ -762,7 +762,7 @@ fn a_loop_that_never_ends_hits_the_step_limit_instead_of_hanging() {
     );
     for &path in paths(&gpu) {
         let p = gpu
-            .prepare_with(&w, Options { max_steps: 10_000 }, path)
+            .compile_with(&w, Options { max_steps: 10_000 }, path)
             .unwrap();
         let e = p.run_once().unwrap_err().to_string();
         assert!(
@@ -778,7 +778,7 @@ fn timestamps_time_every_repetition() {
         return;
     };
     let w = local_reduction_workload(4, 64);
-    let p = gpu.prepare(&w, Options::default()).unwrap();
+    let p = gpu.compile(&w, Options::default()).unwrap();
     let (t, _) = p.measure(1, 5).unwrap();
     assert_eq!(t.samples_ns.len(), 5);
     assert!(
@@ -1178,7 +1178,7 @@ fn every_workload_runs_on_the_adapter_or_is_rejected_for_its_orders() {
                 if name.ends_with("/race_counter.kern") && g.report.is_cpu() {
                     continue;
                 }
-                let prepared = g.prepare(&w, Options::default()).unwrap();
+                let prepared = g.compile(&w, Options::default()).unwrap();
                 prepared
                     .run_checked()
                     .unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -1437,7 +1437,7 @@ fn a_loop_the_driver_cuts_short_is_an_error_not_a_wrong_result() {
     assert_eq!(sim(&w).buffers[0][0], n);
     let cuts = gpu.report.name.contains("llvmpipe");
     for &path in paths(&gpu) {
-        let p = gpu.prepare_with(&w, Options::default(), path).unwrap();
+        let p = gpu.compile_with(&w, Options::default(), path).unwrap();
         match p.run_once() {
             Ok(out) => {
                 assert!(!cuts, "{path:?}: llvmpipe ran 70,000 iterations");

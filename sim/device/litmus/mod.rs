@@ -499,19 +499,19 @@ pub fn run_with(
         workload: format!("{} ({})", test.name, test.file),
         message,
     };
-    let mut prepared: Option<super::dispatch::Prepared> = None;
+    let mut compiled: Option<super::harness::Compiled> = None;
     for _ in 0..s.dispatches.max(1) {
         let l = launch(test, s, &mut rng).map_err(fail)?;
         // Every dispatch has the same kernel and sizes: compile once, then only new contents.
-        let p = match prepared.as_mut() {
+        let p = match compiled.as_mut() {
             Some(p) => {
                 p.reload(&l.workload)?;
                 p
             }
             None => {
-                let p = gpu.prepare_with(&l.workload, wgsl::Options::default(), path)?;
+                let p = gpu.compile_with(&l.workload, wgsl::Options::default(), path)?;
                 counts.weakened = p.translation.emulated.clone();
-                prepared.insert(p)
+                compiled.insert(p)
             }
         };
         let out = p.run_once()?;

@@ -372,7 +372,7 @@ pub fn submit(
     let had_plan = manifest_path.is_file();
     let had_scripts = dir.join(SCRIPT_DIR).is_dir();
     let result = (|| {
-        shard::prepare(
+        shard::write_manifest(
             plan,
             &dir,
             &Planning {

@@ -1,4 +1,4 @@
-//! Dispatch and timing harness: one translated workload on an opened adapter, run R times after warm-up,
+//! The timing harness (`harness`): one translated workload on an opened adapter, run R times after warm-up,
 //! each run timed by timestamp queries written at the beginning and end of its compute pass, and each
 //! run's memory read back and checked.
 //!
@@ -32,7 +32,7 @@ pub struct RunOutcome {
 }
 
 /// A workload ready to dispatch: pipeline, buffers and bindings created once, reused by every run.
-pub struct Prepared<'g> {
+pub struct Compiled<'g> {
     gpu: &'g Device,
     pub workload: Workload,
     pub translation: Translation,
@@ -52,31 +52,31 @@ fn align4(n: u64) -> u64 {
 
 impl Device {
     /// Translates a workload to WGSL and compiles it for this device.
-    pub fn prepare(&self, wl: &Workload, opts: wgsl::Options) -> Result<Prepared<'_>, DeviceError> {
-        self.prepare_with(wl, opts, ShaderPath::Wgsl)
+    pub fn compile(&self, wl: &Workload, opts: wgsl::Options) -> Result<Compiled<'_>, DeviceError> {
+        self.compile_with(wl, opts, ShaderPath::Wgsl)
     }
 
     /// Translates a workload along `path` (WGSL, or SPIR-V with the Vulkan memory model) and compiles
     /// it for this device.
-    pub fn prepare_with(
+    pub fn compile_with(
         &self,
         wl: &Workload,
         opts: wgsl::Options,
         path: ShaderPath,
-    ) -> Result<Prepared<'_>, DeviceError> {
+    ) -> Result<Compiled<'_>, DeviceError> {
         let t = match path {
             ShaderPath::Wgsl => wgsl::translate(wl, self.caps(), opts)?,
             ShaderPath::Spirv => super::spirv::translate(wl, self.spirv_caps(), opts)?,
         };
-        self.prepare_translated(wl, t)
+        self.compile_translated(wl, t)
     }
 
     /// Compiles an existing translation of `wl` for this device.
-    pub fn prepare_translated(
+    pub fn compile_translated(
         &self,
         wl: &Workload,
         t: Translation,
-    ) -> Result<Prepared<'_>, DeviceError> {
+    ) -> Result<Compiled<'_>, DeviceError> {
         let name = format!("{} ({})", wl.kernel.name, wl.kernel.file);
         let lim = &self.report.limits;
         let [gx, gy, gz] = t.groups;
@@ -275,7 +275,7 @@ impl Device {
                 message: errs.join("; "),
             });
         }
-        Ok(Prepared {
+        Ok(Compiled {
             gpu: self,
             workload: wl.clone(),
             translation: t,
@@ -291,7 +291,7 @@ impl Device {
     }
 }
 
-impl Prepared<'_> {
+impl Compiled<'_> {
     /// Replaces the initial memory with `wl`'s: the same kernel and buffer sizes with other contents
     /// (a litmus dispatch with a new placement), without compiling again.
     pub fn reload(&mut self, wl: &Workload) -> Result<(), DeviceError> {
