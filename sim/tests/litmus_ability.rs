@@ -44,6 +44,7 @@ const REASONS: &[(&str, &str, &str, &str)] = &[
     ("MP+rel.gpu+acq.cta", "design", "the gpu-scope release puts x in L2 before y, and the reader's load of x is served by L2 after its (completed) acquire of y; needs a reader L1 that keeps a stale x past a cta-scope acquire", MACHINE_MEMORY),
     ("MP+shared+relaxed", "design", LOCAL_IN_ORDER, MACHINE_MEMORY),
     ("MP+local+relaxed", "design", LOCAL_IN_ORDER, MACHINE_MEMORY),
+    ("2+2W+fence.sc.cta-diff", "rare", CTA_RELEASE, CTA_RELEASE_WHERE),
     ("MP+fence.sc.cta-diff", "rare", CTA_RELEASE, CTA_RELEASE_WHERE),
     ("MP+fence.acq_rel.cta", "rare", CTA_RELEASE, CTA_RELEASE_WHERE),
     ("MP+rel.cta+acq.gpu-diff", "rare", CTA_RELEASE, CTA_RELEASE_WHERE),
