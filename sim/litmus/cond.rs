@@ -1,7 +1,7 @@
 //! The final condition of a litmus test (herd's syntax) and its evaluation on a final state.
 //!
-//! Grammar (herd's, `lib/stateParser.mly`): `[locations [v; v; ...]] (exists | ~exists | forall)
-//! prop`, where `prop := impl`, `impl := disj (=> impl)?`, `disj := conj (\/ conj)*`,
+//! Grammar (herd's, `lib/stateParser.mly`): `[locations [v; v; ...]] [filter prop] (exists |
+//! ~exists | forall) prop`, where `prop := impl`, `impl := disj (=> impl)?`, `disj := conj (\/ conj)*`,
 //! `conj := unary (/\ unary)*`, `unary := ~ unary | ( prop ) | true | false | term (= | == | !=)
 //! term` (and Dat3M's ordered `< <= > >=`, on values as numbers of their type). A term is an integer, a register `P1:r0` or `1:r0`, a location's value `x`, `[x]` or `*x`
 //! on the left of a comparison (`[x]` or `*x` on the right: a bare name there is the location's
@@ -15,6 +15,11 @@
 //!
 //! The *observed variables* are the registers and locations the condition (or a `locations` clause)
 //! names, in order of first mention; a final state is their values, which is what outcomes count.
+//!
+//! A `filter` clause (herd7 and litmus7): executions whose final state fails the filter's
+//! proposition are discarded before the final condition is judged, so the oracle's allowed states,
+//! the simulator's outcomes and every count leave them out (the simulator counts them apart, as
+//! *filtered*). The filter's variables are observed like the condition's.
 //!
 //! The *witness* of a condition is a state that decides it: for `exists` and `~exists`, a state
 //! where the proposition holds; for `forall`, one where it does not. Expectations are about
@@ -105,6 +110,8 @@ impl Prop {
 pub struct Condition {
     pub quantifier: Quantifier,
     pub prop: Prop,
+    /// herd's `filter` clause: states where it does not hold are discarded (module header).
+    pub filter: Option<Prop>,
     pub observed: Vec<Var>,
     /// The condition as written (whitespace collapsed).
     pub text: String,
@@ -112,6 +119,11 @@ pub struct Condition {
 }
 
 impl Condition {
+    /// Whether `state` passes the `filter` clause (always, without one).
+    pub fn kept(&self, state: &[i64]) -> bool {
+        self.filter.as_ref().map_or(true, |f| f.eval(state))
+    }
+
     /// Whether `state` (values of [`Condition::observed`]) is a witness (see the module header).
     pub fn witness(&self, state: &[i64]) -> bool {
         let p = self.prop.eval(state);
@@ -181,6 +193,11 @@ pub fn parse(
             }
         }
     }
+    let filter = if p.c.eat_ident("filter") {
+        Some(p.implication()?)
+    } else {
+        None
+    };
     let quantifier = if p.c.eat_ident("exists") {
         Quantifier::Exists
     } else if p.c.eat_ident("forall") {
@@ -195,10 +212,14 @@ pub fn parse(
         ));
     };
     let prop = p.implication()?;
-    if p.c.is_ident("filter") || p.c.is_ident("with") {
-        return Err(p
-            .c
-            .error_at(p.c.loc(), "`filter` and `with` clauses are not supported"));
+    if p.c.is_ident("filter") {
+        return Err(p.c.error_at(
+            p.c.loc(),
+            "a `filter` clause stands before the final condition (`filter P exists Q`)",
+        ));
+    }
+    if p.c.is_ident("with") {
+        return Err(p.c.error_at(p.c.loc(), "`with` clauses are not supported"));
     }
     if !p.c.at_end() && !super::scope_tree::at_section(p.c) {
         return Err(p.c.error(
@@ -208,6 +229,7 @@ pub fn parse(
     Ok(Condition {
         quantifier,
         prop,
+        filter,
         observed: p.observed,
         text,
         loc,

@@ -251,6 +251,7 @@ mod tests {
             no_final_state_stopped: 0,
             has_loop: false,
             no_final_state_launch: 0,
+            filtered: 0,
             outcomes,
             expectation: test.expectation,
             races: Vec::new(),

@@ -120,14 +120,16 @@ pub fn parse_threads(
                     return Err(c.error("`*`: parameters are pointers to the test's locations"));
                 }
                 let (pname, nat) = c.ident("a parameter name")?;
-                let l = b.location(&pname, nat)?;
                 let local = words.iter().any(|w| w == "local" || w == "__local");
-                // `local`/`global` name the location's address space (OpenCL 2.0 s6.5).
-                if local {
-                    b.declare_space(l, Space::Local, pat)?;
+                // `local`/`global` name the location's address space (OpenCL 2.0 s6.5); a name
+                // declared in both spaces by different threads is two objects (`location_in_space`).
+                let l = if local {
+                    b.location_in_space(&pname, Space::Local, pat)?
                 } else if words.iter().any(|w| w == "global" || w == "__global") {
-                    b.declare_space(l, Space::Global, pat)?;
-                }
+                    b.location_in_space(&pname, Space::Global, pat)?
+                } else {
+                    b.location(&pname, nat)?
+                };
                 let ty_words: Vec<String> = words
                     .iter()
                     .filter(|w| !["local", "__local", "global", "__global"].contains(&w.as_str()))

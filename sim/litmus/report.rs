@@ -48,6 +48,9 @@ pub struct JsonTest {
     /// out when none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub no_final_state: Option<NoFinalState>,
+    /// Iterations the test's `filter` clause discarded; left out when none.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub filtered: u64,
 }
 
 /// The iterations of a test that reached no final state.
@@ -137,6 +140,7 @@ pub fn json_report(r: &LitmusResult, config: &str, seed: u64) -> JsonTest {
             first_launch: r.no_final_state_launch,
             model: r.no_final_state_judgement(),
         }),
+        filtered: r.filtered,
     }
 }
 
@@ -198,10 +202,19 @@ pub fn text_report(r: &LitmusResult) -> String {
             r.no_final_state
         );
     }
+    if r.filtered > 0 {
+        let _ = writeln!(
+            s,
+            "Filter: {} of {} iterations discarded (their state fails the `filter` clause)",
+            r.filtered, r.iterations
+        );
+    }
     let _ = writeln!(
         s,
         "Condition {}: the proposition held in {} of {} iterations",
-        r.condition, r.prop_true, r.iterations
+        r.condition,
+        r.prop_true,
+        r.iterations - r.filtered
     );
     let verdict = if r.validated() { "Ok" } else { "No" };
     let expect = match (r.expectation, r.check()) {

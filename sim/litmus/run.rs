@@ -117,6 +117,9 @@ pub struct LitmusResult {
     pub has_loop: bool,
     /// The first launch an iteration without a final state appeared in.
     pub no_final_state_launch: u64,
+    /// Iterations discarded by the test's `filter` clause (herd's semantics, `cond.rs`): no
+    /// outcome, not counted in `iterations`' states nor in `prop_true`.
+    pub filtered: u64,
     pub expectation: Option<Expectation>,
     pub races: Vec<RaceReport>,
     pub seed: u64,
@@ -419,6 +422,7 @@ pub fn run_with_model(
     // Launches in chunks, each merged in launch order before the next starts: the same counts as
     // one pass over all launches, with memory bounded by a chunk whatever `iterations` asks for
     // (10^18 iterations collected every launch's output at once and aborted).
+    let mut filtered = 0;
     let mut first = 0;
     while first < launches {
         let end = launches.min(first + LAUNCH_CHUNK);
@@ -438,6 +442,10 @@ pub fn run_with_model(
                 no_final_state_launch.get_or_insert(launch);
             }
             for (s, n) in o.counts {
+                if !test.condition.kept(&s) {
+                    filtered += n;
+                    continue;
+                }
                 counts.entry(s).or_insert((0, launch)).0 += n;
             }
             for r in o.races {
@@ -482,6 +490,7 @@ pub fn run_with_model(
         no_final_state_stopped,
         has_loop: test.threads.iter().any(|t| t.has_loop()),
         no_final_state_launch: no_final_state_launch.unwrap_or(0),
+        filtered,
         expectation: test.expectation,
         races,
         seed: opts.seed,

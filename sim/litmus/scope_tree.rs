@@ -120,9 +120,9 @@ impl Sections {
                 if !c.eat_ident("scopeTree") && !c.eat_ident("ScopeTree") && c.eat_ident("scopes") {
                     c.expect_punct(":")?;
                 }
-                let mut roots = vec![node(c, 0)?];
+                let mut roots = node(c, 0)?;
                 while c.is_punct("(") {
-                    roots.push(node(c, 0)?);
+                    roots.extend(node(c, 0)?);
                 }
                 self.tree = Some((roots, at));
             } else if at_space(c) {
@@ -207,20 +207,25 @@ fn thread_name(s: &str) -> bool {
     (s.starts_with('P') || s.starts_with('T')) && s.len() > 1 && s[1..].parse::<u32>().is_ok()
 }
 
-/// One node: `(LEVEL item ...)`, or a node in doubled parentheses `((LEVEL item ...))` (as some
-/// catalogues write the root; herd's parser reads it), read as the node itself.
-fn node(c: &mut Cursor, depth: usize) -> Result<Node, LitmusError> {
+/// One node `(LEVEL item ...)`, or nodes in extra parentheses: `((LEVEL item ...))` (as some
+/// catalogues write the root; herd's parser reads it) is the node itself, and a parenthesised list
+/// of nodes without a level, `((cta P0) (cta P1))`, is those nodes, as if written without the
+/// extra parentheses (a grouping, no scope of its own).
+fn node(c: &mut Cursor, depth: usize) -> Result<Vec<Node>, LitmusError> {
     let loc = c.expect_punct("(")?;
     if depth >= MAX_DEPTH {
         return Err(c.error_at(loc, format!("a scope tree nested deeper than {MAX_DEPTH}")));
     }
     if c.is_punct("(") {
-        let inner = node(c, depth + 1)?;
+        let mut nodes = node(c, depth + 1)?;
+        while c.is_punct("(") {
+            nodes.extend(node(c, depth + 1)?);
+        }
         c.expect_punct(")")?;
-        return Ok(inner);
+        return Ok(nodes);
     }
     let (name, nat) = c.ident("a scope level (device, kernel, cta, warp, thread)")?;
-    node_items(c, depth, name, nat)
+    Ok(vec![node_items(c, depth, name, nat)?])
 }
 
 /// The items of a node whose level is `name` (at `nat`), up to its `)`.
@@ -248,19 +253,20 @@ fn node_items(
             }
             Some(Tok::Punct("(")) => {
                 let at = c.loc();
-                let n = node(c, depth + 1)?;
-                if n.level <= level {
-                    return Err(c.error_at(
-                        at,
-                        format!(
-                            "a {} level inside a {} level: levels nest system > device > kernel > \
-                             cta > warp > thread",
-                            n.level.name(),
-                            level.name()
-                        ),
-                    ));
+                for n in node(c, depth + 1)? {
+                    if n.level <= level {
+                        return Err(c.error_at(
+                            at,
+                            format!(
+                                "a {} level inside a {} level: levels nest system > device > \
+                                 kernel > cta > warp > thread",
+                                n.level.name(),
+                                level.name()
+                            ),
+                        ));
+                    }
+                    items.push(Item::Node(n));
                 }
-                items.push(Item::Node(n));
             }
             Some(Tok::Int(n)) => {
                 let at = c.loc();

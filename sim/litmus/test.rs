@@ -417,6 +417,41 @@ impl<'a> ThreadBuilder<'a> {
         }
     }
 
+    /// The location a pointer parameter declared in `space` names (OpenCL): `name` itself when
+    /// its space is that one or not yet given; when another thread declared `name` in the other
+    /// space, a separate object, since OpenCL's local and global memories are disjoint address
+    /// spaces (OpenCL 2.0 s3.3.1): `name (local)` or `name (global)`, with `name`'s type and
+    /// initial value. A final state's `name` is the object the first thread declaring it names.
+    pub fn location_in_space(
+        &mut self,
+        name: &str,
+        space: Space,
+        at: SrcLoc,
+    ) -> Result<usize, LitmusError> {
+        let l = self.location(name, at)?;
+        let cur = &self.locations[l];
+        if !cur.space_given || cur.space == space {
+            self.declare_space(l, space, at)?;
+            return Ok(l);
+        }
+        let other = format!("{name} ({})", space.name());
+        if let Some(i) = self.find_location(&other) {
+            return Ok(i);
+        }
+        if self.locations.len() >= MAX_LOCATIONS {
+            return Err(self.error(
+                at,
+                format!("more than {MAX_LOCATIONS} locations in one test"),
+            ));
+        }
+        let mut sib = cur.clone();
+        sib.name = other;
+        sib.space = space;
+        sib.loc = at;
+        self.locations.push(sib);
+        Ok(self.locations.len() - 1)
+    }
+
     /// Records that location `l` lives in `space` (a parameter's qualifier, a `.shared` access);
     /// a location has one space.
     pub fn declare_space(&mut self, l: usize, space: Space, at: SrcLoc) -> Result<(), LitmusError> {

@@ -11,6 +11,8 @@ mod gpu;
 mod gpu_spirv;
 mod kernel_lang;
 mod litmus;
+mod litmus_ability;
+mod litmus_catalogue;
 mod litmus_format;
 mod oracle;
 mod outputs;

@@ -213,7 +213,7 @@ pub fn explain(
 ) -> Result<Explained, LitmusError> {
     let cond = &test.condition;
     let want = |s: &[i64]| match target {
-        Target::Witness => cond.witness(s),
+        Target::Witness => cond.kept(s) && cond.witness(s),
         Target::State(spec) => spec.matches(s),
     };
     let what = match target {

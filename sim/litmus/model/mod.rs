@@ -452,7 +452,12 @@ pub fn decide(test: &LitmusTest, opts: &ModelOptions) -> Result<Decision, ModelE
     };
     Ok(Decision {
         model,
-        allowed: c.states.into_iter().collect(),
+        // herd's `filter`: executions whose final state fails it are discarded (`cond.rs`).
+        allowed: c
+            .states
+            .into_iter()
+            .filter(|st| test.condition.kept(st))
+            .collect(),
         race,
         reported_race,
         racy_states: opts.racy_states,
