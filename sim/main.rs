@@ -187,7 +187,8 @@ struct RunCmd {
     /// Sample the key statistics every N core cycles (written by --interval-csv, or into --out).
     #[arg(long, value_name = "N", requires = "interval_file", value_parser = clap::value_parser!(u64).range(1..))]
     stats_interval: Option<u64>,
-    /// Write the --stats-interval samples as tidy CSV `cycle,location,metric,value,unit`.
+    /// Write the --stats-interval samples as tidy CSV `cycle,location,metric,value,unit` (at most
+    /// 8192 intervals: past that, consecutive intervals are merged, and the summary says so).
     #[arg(long, value_name = "FILE", requires = "stats_interval")]
     interval_csv: Option<PathBuf>,
     /// Folder (created if missing) for every output of the run: summary.txt (what the run prints),
