@@ -900,6 +900,10 @@ fn shipped_comparisons_are_what_the_build_computes() {
         if let Some(l) = m["litmus"].as_array_mut() {
             l.truncate(1);
         }
+        // Slopes name cases this reduced file may not keep.
+        if let Some(d) = m["derived"].as_array_mut() {
+            d.clear();
+        }
         let reduced = work.join(format!("measured-{k}.json"));
         std::fs::write(&reduced, serde_json::to_vec(&m).unwrap()).unwrap();
         let cfg = if config.contains("(embedded)") {
