@@ -6,7 +6,8 @@
 #   scripts/reports.sh [--only NAME[,NAME...]] [--soundness] [OUT]   # into OUT (default: a fresh folder)
 #   scripts/reports.sh --in-place [--only ...] [--soundness]          # over the shipped reports/
 #
-# NAME is a sweep spec's stem (atomic-contention, l2-slices, memory-latency, store-buffer) or `validate`.
+# NAME is a sweep spec's stem (atomic-contention, l2-slices, memory-latency, store-buffer), `validate`
+# or `measured` (the comparisons of reports/measured/ with the simulator).
 # The binary is $GPUMEMSIM, else target/release/gpumemsim (built when missing). Without --in-place OUT
 # must not exist yet, so that nothing tracked is overwritten; compare it with reports/ (diff -r) before
 # copying. The integration test docs::shipped_reports_are_what_the_build_computes reruns some points of
@@ -21,7 +22,7 @@ while [ $# -gt 0 ]; do
     --soundness) soundness=1 ;;
     --only) only="${2:?--only needs NAME[,NAME...]}"; shift ;;
     --only=*) only="${1#--only=}" ;;
-    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "scripts/reports.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) out="$1" ;;
   esac
@@ -65,6 +66,26 @@ if wanted validate; then
   mkdir -p "$out/validate"
   # Exit status 1 means a row missed its tolerance: the report is still the one to ship.
   "$bin" validate --out "$out/validate/after" || echo "validate: some rows miss their tolerance (see above)" >&2
+fi
+
+if wanted measured; then
+  # Each shipped comparison of a measurement with the simulator (reports/measured/*/compare*/ and
+  # reports/measured/*-vs-*/; first-run/ is kept as it was, the campaign's first comparison), made again
+  # from the measurement and config its comparison.summary.json names.
+  for summary in reports/measured/*/compare*/comparison.summary.json reports/measured/*-vs-*/comparison.summary.json; do
+    [ -e "$summary" ] || continue
+    dir="$(dirname "$summary")"
+    measured="$(sed -n 's/^  "measurement": "\(.*\)",$/\1/p' "$summary")"
+    config="$(sed -n 's/^  "config": "\(.*\)",$/\1/p' "$summary")"
+    cfg=()
+    case "$config" in *"(embedded)"*) ;; *) cfg=(--config "$config") ;; esac
+    dest="$out/${dir#reports/}"
+    echo "== compare $measured ${cfg[*]} -> $dest" >&2
+    mkdir -p "$dest"
+    # Exit status 1 means a case missed its tolerance or a litmus outcome disagrees: still the report.
+    "$bin" compare --measured "$measured" "${cfg[@]}" --out "$dest" >/dev/null \
+      || echo "compare $measured: exit status $? (see above)" >&2
+  done
 fi
 
 if [ "$soundness" = 1 ]; then

@@ -187,7 +187,8 @@ struct RunCmd {
     /// Sample the key statistics every N core cycles (written by --interval-csv, or into --out).
     #[arg(long, value_name = "N", requires = "interval_file", value_parser = clap::value_parser!(u64).range(1..))]
     stats_interval: Option<u64>,
-    /// Write the --stats-interval samples as tidy CSV `cycle,location,metric,value,unit`.
+    /// Write the --stats-interval samples as tidy CSV `cycle,location,metric,value,unit` (at most
+    /// 8192 intervals: past that, consecutive intervals are merged, and the summary says so).
     #[arg(long, value_name = "FILE", requires = "stats_interval")]
     interval_csv: Option<PathBuf>,
     /// Folder (created if missing) for every output of the run: summary.txt (what the run prints),
@@ -261,7 +262,7 @@ fn parse_compiler(s: &str) -> std::result::Result<gpumemsim::frontend::Compiler,
 }
 
 fn cmd_run(mut c: RunCmd) -> Result<ExitCode> {
-    use cli::outputs::{check, Kind::File, Kind::Folder};
+    use cli::outputs::{check, check_io, Kind::File, Kind::Folder};
     check(&[("--out", c.out.as_deref(), Folder)])?;
     let out_dir = c.fill_out();
     // A folder this run made is removed again if the run fails before writing into it.
@@ -273,13 +274,19 @@ fn cmd_run(mut c: RunCmd) -> Result<ExitCode> {
         }
         _ => None,
     };
-    check(&[
-        ("--json", c.json.as_deref(), File),
-        ("--csv", c.csv.as_deref(), File),
-        ("--stats-json", c.stats_json.as_deref(), File),
-        ("--timeline", c.timeline.timeline.as_deref(), File),
-        ("--interval-csv", c.interval_csv.as_deref(), File),
-    ])?;
+    check_io(
+        &[
+            ("--json", c.json.as_deref(), File),
+            ("--csv", c.csv.as_deref(), File),
+            ("--stats-json", c.stats_json.as_deref(), File),
+            ("--timeline", c.timeline.timeline.as_deref(), File),
+            ("--interval-csv", c.interval_csv.as_deref(), File),
+        ],
+        &[
+            ("the kernel", Some(&c.kernel)),
+            ("the --config", c.config.as_deref()),
+        ],
+    )?;
     let label = if c.races { "run --races" } else { "run" };
     let progress = std::sync::Arc::new(gpumemsim::progress::Progress::new(label, "work-groups", 0));
     let hook = gpumemsim::machine::ProgressHook(progress.clone());
@@ -352,7 +359,10 @@ struct BenchCmd {
 
 fn cmd_bench(c: BenchCmd) -> Result<ExitCode> {
     use gpumemsim::bench;
-    cli::outputs::check(&[("--out", c.json.as_deref(), cli::outputs::Kind::File)])?;
+    cli::outputs::check_io(
+        &[("--out", c.json.as_deref(), cli::outputs::Kind::File)],
+        &[("the --config", c.config.as_deref())],
+    )?;
     let opts = bench::BenchOptions {
         config: c.config.clone(),
         sets: c.set,
@@ -475,7 +485,10 @@ struct MeasureCmd {
 
 fn cmd_measure(c: MeasureCmd) -> Result<ExitCode> {
     use gpumemsim::device::measure;
-    cli::outputs::check(&[("--out", Some(&c.out), cli::outputs::Kind::FileOrFolder)])?;
+    cli::outputs::check_io(
+        &[("--out", Some(&c.out), cli::outputs::Kind::FileOrFolder)],
+        &[("the suite", Some(&c.suite))],
+    )?;
     let args = measure::MeasureArgs {
         suite: c.suite,
         adapter: c.adapter,

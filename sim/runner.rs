@@ -258,7 +258,8 @@ pub fn execute_on(
     }
     if let (Some((_, path)), Some(i)) = (&args.intervals, &result.intervals) {
         // The overrides first, at cycle 0 (no counter has that location, so sums are unchanged).
-        let csv = i.to_csv();
+        let merged = merge_intervals(i, MAX_INTERVALS);
+        let csv = merged.as_ref().unwrap_or(i).to_csv();
         let (header, body) = csv.split_once('\n').unwrap_or((csv.as_str(), ""));
         let mut text = format!("{header}\n");
         for r in overrides.rows() {
@@ -279,6 +280,19 @@ pub fn execute_on(
         let at = summary.find('\n').map_or(summary.len(), |i| i + 1);
         summary.insert_str(at, &format!("compiler          {}\n", fe.describe()));
     }
+    if let (Some(every), Some(i)) = (args.intervals.as_ref().map(|i| i.0), &result.intervals) {
+        if let Some(m) = merge_intervals(i, MAX_INTERVALS) {
+            let _ = writeln!(
+                summary,
+                "intervals         {} of {every} cycles; the CSV merges each {} into one: {} \
+                 intervals of {} cycles (a CSV holds at most {MAX_INTERVALS})",
+                interval_count(i),
+                m.every / every,
+                interval_count(&m),
+                m.every
+            );
+        }
+    }
     if let (Some((path, _)), Some(t)) = (&args.timeline, &result.timeline) {
         write(path, t.json.as_bytes())?;
         summary.push_str(&timeline_line(path, t));
@@ -289,6 +303,89 @@ pub fn execute_on(
         front_end,
         result,
         summary,
+    })
+}
+
+/// The most intervals an `--interval-csv` holds: a run with more (`--stats-interval 1` on a long
+/// run) has each run of `k` consecutive intervals merged into one, `k` the smallest that fits, so
+/// that the file stays within what `plot --kind intervals` reads (`text::MAX_BYTES`; 18 rows an
+/// interval of at most about 110 bytes each: under 16 MiB). The run's summary says so.
+pub const MAX_INTERVALS: usize = 1 << 13;
+
+/// How many intervals (distinct end cycles) `i` holds.
+fn interval_count(i: &machine::interval::Intervals) -> usize {
+    let mut n = 0;
+    let mut last = None;
+    for r in &i.rows {
+        if last != Some(r.cycle) {
+            n += 1;
+            last = Some(r.cycle);
+        }
+    }
+    n
+}
+
+/// `i` with each `k` consecutive intervals merged into one (the last group may hold fewer), `k` the
+/// smallest for at most `max` intervals; `None` when `i` already fits. A merged interval ends at its
+/// group's last cycle; a counter is the group's sum (so a counter's rows still add up to the run's
+/// total), a rate (`gpu.ipc`, `dram.bandwidth`) the mean weighted by each interval's cycles (the
+/// group's instructions per cycle, bytes per time), a level (`store_buffer.entries`) the value at
+/// the group's end.
+pub fn merge_intervals(
+    i: &machine::interval::Intervals,
+    max: usize,
+) -> Option<machine::interval::Intervals> {
+    use machine::interval::{IntervalRow, Intervals};
+    let n = interval_count(i);
+    if n <= max {
+        return None;
+    }
+    let k = n.div_ceil(max.max(1));
+    // Rows grouped by interval, in order.
+    let mut groups: Vec<&[IntervalRow]> = Vec::with_capacity(n);
+    let mut start = 0;
+    for j in 1..=i.rows.len() {
+        if j == i.rows.len() || i.rows[j].cycle != i.rows[start].cycle {
+            groups.push(&i.rows[start..j]);
+            start = j;
+        }
+    }
+    let is_rate = |r: &IntervalRow| matches!((r.location, r.metric), ("gpu", "ipc") | ("dram", "bandwidth"));
+    let is_level = |r: &IntervalRow| (r.location, r.metric) == ("store_buffer", "entries");
+    let mut rows = Vec::with_capacity(i.rows.len() / k + 32);
+    let mut prev_end = 0u64;
+    for chunk in groups.chunks(k) {
+        let end = chunk[chunk.len() - 1][0].cycle;
+        let span = end.saturating_sub(prev_end);
+        // Every interval of a run has the same rows in the same order (`interval::Sampler`).
+        let mut merged: Vec<IntervalRow> = chunk[0]
+            .iter()
+            .map(|r| IntervalRow {
+                cycle: end,
+                value: 0.0,
+                ..r.clone()
+            })
+            .collect();
+        let mut at = prev_end;
+        for g in chunk {
+            let s = g[0].cycle.saturating_sub(at) as f64;
+            at = g[0].cycle;
+            for (m, r) in merged.iter_mut().zip(g.iter()) {
+                if is_level(r) {
+                    m.value = r.value;
+                } else if is_rate(r) {
+                    m.value += if span > 0 { r.value * s / span as f64 } else { 0.0 };
+                } else {
+                    m.value += r.value;
+                }
+            }
+        }
+        rows.extend(merged);
+        prev_end = end;
+    }
+    Some(Intervals {
+        every: i.every * k as u64,
+        rows,
     })
 }
 
@@ -403,6 +500,33 @@ pub fn stat_rows(args: &RunArgs, r: &RunResult) -> Vec<stats::Stat> {
     let mut rows = Overrides::of(args).rows();
     rows.extend(r.stats.rows.iter().cloned());
     rows
+}
+
+/// The `--json` array of `gpumemsim litmus` (and the Python binding's `json`): each test's report
+/// with the command line's `--set` overrides, as a run's JSON records them (`overrides`).
+pub fn litmus_json(
+    results: &[crate::litmus::LitmusResult],
+    config_name: &str,
+    seed: u64,
+    sets: &[String],
+) -> serde_json::Result<String> {
+    #[derive(Serialize)]
+    struct Doc<'a> {
+        #[serde(flatten)]
+        test: crate::litmus::JsonTest,
+        overrides: Overrides<'a>,
+    }
+    let docs: Vec<Doc> = results
+        .iter()
+        .map(|r| Doc {
+            test: crate::litmus::json_report(r, config_name, seed),
+            overrides: Overrides {
+                set: sets,
+                param: &[],
+            },
+        })
+        .collect();
+    serde_json::to_string_pretty(&docs)
 }
 
 /// The command line's overrides of a run, recorded in every output so that runs that differ only in
@@ -628,5 +752,80 @@ fn where_atomics_queue(mean_queue: f64, utilisation: f64, busiest: f64, slices: 
             " (spread over the slices: the busiest does {:.0}% of the atomic work)",
             100.0 * share
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::interval::{IntervalRow, Intervals};
+
+    /// 3 rows an interval (a counter, a rate, a level) of uneven spans.
+    fn intervals(n: u64) -> Intervals {
+        let mut rows = Vec::new();
+        let mut cycle = 0;
+        for j in 0..n {
+            let span = 1 + j % 3;
+            cycle += span;
+            let count = (j * 7 % 11) as f64;
+            for (metric, value) in [
+                ("warp_instructions", count),
+                ("ipc", count / span as f64),
+                ("entries", j as f64),
+            ] {
+                rows.push(IntervalRow {
+                    cycle,
+                    location: if metric == "entries" { "store_buffer" } else { "gpu" },
+                    metric,
+                    value,
+                    unit: "u",
+                });
+            }
+        }
+        Intervals { every: 1, rows }
+    }
+
+    /// Merged intervals keep a counter's total, the run's end cycle, the rate over each merged
+    /// interval and the level at its end; a run that fits is left alone.
+    #[test]
+    fn an_interval_csv_past_its_limit_merges_intervals_keeping_totals_rates_and_levels() {
+        let i = intervals(1000);
+        assert!(merge_intervals(&i, 1000).is_none());
+        let m = merge_intervals(&i, 300).unwrap();
+        assert_eq!(interval_count(&m), 250, "k = 4, the smallest that fits");
+        assert_eq!(m.every, 4);
+        let total = |x: &Intervals, metric: &str| -> f64 {
+            x.rows.iter().filter(|r| r.metric == metric).map(|r| r.value).sum()
+        };
+        assert_eq!(total(&m, "warp_instructions"), total(&i, "warp_instructions"));
+        assert_eq!(m.rows.last().unwrap().cycle, i.rows.last().unwrap().cycle);
+        // The first merged interval: intervals 0..4 of spans 1, 2, 3, 1.
+        let first: Vec<f64> = m.rows[..3].iter().map(|r| r.value).collect();
+        let counts: f64 = (0..4).map(|j| (j * 7 % 11) as f64).sum();
+        assert_eq!(m.rows[0].cycle, 7);
+        assert_eq!(first[0], counts);
+        assert!((first[1] - counts / 7.0).abs() < 1e-12, "{first:?}");
+        assert_eq!(first[2], 3.0, "the level at the group's end");
+        // 1001 intervals into at most 500: k = 3, the last group holding the rest.
+        let m = merge_intervals(&intervals(1001), 500).unwrap();
+        assert_eq!(interval_count(&m), 334);
+    }
+
+    /// At the limit, an interval CSV of the longest rows fits what `plot` reads.
+    #[test]
+    fn the_interval_limit_fits_the_text_reader() {
+        let row = IntervalRow {
+            cycle: u64::MAX,
+            location: "interconnect",
+            metric: "thread_instructions",
+            value: 1.234_567_890_123_456_7e18 + 0.5,
+            unit: "warp instructions/cycle",
+        };
+        let i = Intervals {
+            every: 1,
+            rows: vec![row; 18],
+        };
+        let bytes = i.to_csv().len() * MAX_INTERVALS;
+        assert!((bytes as u64) < crate::text::MAX_BYTES / 2, "{bytes}");
     }
 }

@@ -20,7 +20,10 @@ pub(crate) struct EmitCmd {
 }
 
 pub(crate) fn cmd_emit(c: EmitCmd) -> Result<ExitCode> {
-    cli::outputs::check(&[("--out", c.out.as_deref(), cli::outputs::Kind::File)])?;
+    cli::outputs::check_io(
+        &[("--out", c.out.as_deref(), cli::outputs::Kind::File)],
+        &[("the kernel", Some(&c.file))],
+    )?;
     let wl = emit::workload_of(&c.file, c.seed).map_err(anyhow::Error::msg)?;
     let bytes = emit::emit(&wl, c.shader)?;
     match &c.out {

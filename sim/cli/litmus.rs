@@ -153,14 +153,22 @@ pub(crate) fn cmd_litmus(mut a: LitmusArgs) -> Result<ExitCode> {
 /// `gpumemsim litmus PATHS`, on the pool `--threads` chose.
 fn run_litmus(a: LitmusArgs) -> Result<ExitCode> {
     use gpumemsim::litmus;
-    crate::cli::outputs::check(&[
-        ("--out", a.json.as_deref(), crate::cli::outputs::Kind::File),
-        (
-            "--timeline",
-            a.timeline.timeline.as_deref(),
-            crate::cli::outputs::Kind::File,
-        ),
-    ])?;
+    let mut inputs: Vec<(&str, Option<&std::path::Path>)> = vec![
+        ("the --config", a.config.as_deref()),
+        ("the --expect file", a.expect.as_deref()),
+    ];
+    inputs.extend(a.paths.iter().map(|p| ("the test", Some(p.as_path()))));
+    crate::cli::outputs::check_io(
+        &[
+            ("--out", a.json.as_deref(), crate::cli::outputs::Kind::File),
+            (
+                "--timeline",
+                a.timeline.timeline.as_deref(),
+                crate::cli::outputs::Kind::File,
+            ),
+        ],
+        &inputs,
+    )?;
     let cfg = gpumemsim::config::load(a.config.as_deref(), &a.set)?;
     let cfg_name = a
         .config
@@ -277,11 +285,7 @@ fn run_litmus(a: LitmusArgs) -> Result<ExitCode> {
     }
     progress.finish();
     if let Some(path) = &a.json {
-        let docs: Vec<_> = results
-            .iter()
-            .map(|r| litmus::json_report(r, &cfg_name, a.seed))
-            .collect();
-        let text = serde_json::to_string_pretty(&docs)?;
+        let text = gpumemsim::runner::litmus_json(&results, &cfg_name, a.seed, &a.set)?;
         gpumemsim::stats::write_atomic(path, text.as_bytes())
             .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", path.display()))?;
     }
@@ -378,7 +382,15 @@ pub(crate) struct ModelArgs {
 /// Exit 1 when a test cannot be modelled or its expectation disagrees with the model.
 pub(crate) fn cmd_model(a: ModelArgs) -> Result<ExitCode> {
     use gpumemsim::litmus::{self, model};
-    crate::cli::outputs::check(&[("--out", a.json.as_deref(), crate::cli::outputs::Kind::File)])?;
+    let inputs: Vec<(&str, Option<&std::path::Path>)> = a
+        .paths
+        .iter()
+        .map(|p| ("the test", Some(p.as_path())))
+        .collect();
+    crate::cli::outputs::check_io(
+        &[("--out", a.json.as_deref(), crate::cli::outputs::Kind::File)],
+        &inputs,
+    )?;
     let files = litmus::collect(&a.paths)?;
     let tests = files
         .iter()

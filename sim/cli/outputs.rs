@@ -23,6 +23,41 @@ pub(crate) enum Kind {
 /// Checks each `(flag, path, kind)`: writable, not a folder where a file is wanted (or the other way
 /// round), and no file named by two flags.
 pub(crate) fn check(outputs: &[(&str, Option<&Path>, Kind)]) -> Result<()> {
+    check_io(outputs, &[])
+}
+
+/// [`check`], and no output names a file the command reads: each `(what, path)` of `inputs` (`the
+/// kernel`, `--config`; a folder input is skipped: what is read from it is not an output's name).
+/// `gpumemsim run k.kern --json k.kern` is refused before the run, naming both.
+pub(crate) fn check_io(
+    outputs: &[(&str, Option<&Path>, Kind)],
+    inputs: &[(&str, Option<&Path>)],
+) -> Result<()> {
+    check_outputs(outputs)?;
+    let inputs: Vec<(&str, &Path, PathBuf)> = inputs
+        .iter()
+        .filter_map(|&(what, p)| p.map(|p| (what, p)))
+        .filter(|(_, p)| p.is_file())
+        .map(|(what, p)| (what, p, identity(p)))
+        .collect();
+    for &(flag, path, _) in outputs {
+        let Some(path) = path else { continue };
+        if gpumemsim::stats::written_in_place(path) && !path.is_dir() {
+            continue;
+        }
+        let key = identity(path);
+        if let Some((what, input, _)) = inputs.iter().find(|(_, _, k)| *k == key) {
+            bail!(
+                "{flag} {}: is {what} {} this command reads; give the output its own path",
+                path.display(),
+                input.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+fn check_outputs(outputs: &[(&str, Option<&Path>, Kind)]) -> Result<()> {
     let mut seen: Vec<(&str, PathBuf)> = Vec::new();
     for &(flag, path, kind) in outputs {
         let Some(path) = path else { continue };
@@ -170,6 +205,41 @@ mod tests {
         ])
         .unwrap();
         assert!(!d.join("new").exists(), "checking makes nothing");
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    /// An output that names an input (the same file, through `..` or a link) is refused, naming
+    /// both; a folder input and a device output are not inputs' names.
+    #[test]
+    fn an_output_that_names_an_input_is_refused_naming_both() {
+        let d = std::env::temp_dir().join(format!("gpumemsim-outputs-in-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(d.join("x")).unwrap();
+        let k = d.join("k.kern");
+        std::fs::write(&k, "groups 1").unwrap();
+        let link = d.join("l.json");
+        std::os::unix::fs::symlink(&k, &link).unwrap();
+        for out in [k.clone(), d.join("x/../k.kern"), link] {
+            let e = check_io(
+                &[("--json", Some(&out), Kind::File)],
+                &[("--config", None), ("the kernel", Some(&k))],
+            )
+            .unwrap_err()
+            .to_string();
+            assert!(
+                e.starts_with(&format!("--json {}: is the kernel {}", out.display(), k.display())),
+                "{e}"
+            );
+        }
+        let other = d.join("r.json");
+        check_io(
+            &[
+                ("--json", Some(&other), Kind::File),
+                ("--csv", Some(Path::new("/dev/null")), Kind::File),
+            ],
+            &[("the kernel", Some(&k)), ("a test folder", Some(&d))],
+        )
+        .unwrap();
         let _ = std::fs::remove_dir_all(&d);
     }
 

@@ -430,7 +430,10 @@ pub(crate) fn cmd_submit(a: SubmitArgs) -> Result<ExitCode> {
 }
 
 pub(crate) fn cmd_plot(a: PlotArgs) -> Result<ExitCode> {
-    crate::cli::outputs::check(&[("--out", Some(&a.out), crate::cli::outputs::Kind::File)])?;
+    crate::cli::outputs::check_io(
+        &[("--out", Some(&a.out), crate::cli::outputs::Kind::File)],
+        &[("the input", Some(&a.dir))],
+    )?;
     if a.kind == sweep::charts::ChartKind::Intervals {
         let file = a.dir.display().to_string();
         // The shared reader: a non-UTF-8 byte is named at its line:column, a size is bounded.

@@ -92,7 +92,12 @@ pub fn chart(text: &str, file: &str, ys: &[String], title: Option<&str>) -> Resu
         }
         series.push(Series::new(y.clone(), pts));
     }
-    let every = rows.first().map(|r| r.cycle).unwrap_or(0.0);
+    // The first interval's end: the overrides' rows (`override.…`, at cycle 0) are not an interval.
+    let every = rows
+        .iter()
+        .find(|r| r.cycle > 0.0)
+        .map(|r| r.cycle)
+        .unwrap_or(0.0);
     let title = title
         .map(str::to_string)
         .unwrap_or_else(|| format!("{} per {every} cycles", ys.join(", ")));

@@ -49,7 +49,14 @@ impl Coord {
                         hi += d;
                     }
                     let pad = 0.03 * (hi - lo);
-                    lo = if lo == 0.0 { 0.0 } else { lo - pad };
+                    // Non-negative data never get a negative axis (cycles from 26 started at -50k).
+                    lo = if lo == 0.0 {
+                        0.0
+                    } else if lo > 0.0 {
+                        (lo - pad).max(0.0)
+                    } else {
+                        lo - pad
+                    };
                     hi = if hi == 0.0 { 0.0 } else { hi + pad };
                 }
                 if hi.partial_cmp(&lo) != Some(std::cmp::Ordering::Greater) {
@@ -224,7 +231,17 @@ pub fn format_tick(v: f64) -> String {
         } else {
             (1e3, "k")
         };
-        format!("{}{s}", trim(&format!("{:.2}", v / d)))
+        let q = v / d;
+        // `16.38k` reads as neither 16384 nor a round number: a value that one decimal does not
+        // hold is written out while it has at most six digits, else to three significant ones.
+        if (q * 10.0 - (q * 10.0).round()).abs() < 1e-9 {
+            format!("{}{s}", trim(&format!("{q:.1}")))
+        } else if a < 1e6 && v.fract() == 0.0 {
+            format!("{v:.0}")
+        } else {
+            let decimals = 2usize.saturating_sub(q.abs().log10().floor().max(0.0) as usize);
+            format!("{}{s}", trim(&format!("{q:.decimals$}")))
+        }
     } else if a >= 1e-3 {
         trim(&format!("{v:.3}"))
     } else {
@@ -291,6 +308,32 @@ mod tests {
             .iter()
             .map(|v| format_tick(*v))
             .collect();
-        assert_eq!(got, ["0", "0.25", "12", "1500", "65.54k", "1.2M", "1e-5"]);
+        assert_eq!(got, ["0", "0.25", "12", "1500", "65536", "1.2M", "1e-5"]);
+    }
+
+    /// Padding does not take non-negative data below zero.
+    #[test]
+    fn a_linear_axis_of_non_negative_data_starts_at_or_above_zero() {
+        let c = Coord::fit(Scale::Linear, (26.0, 206626.0), None, false);
+        assert_eq!(c.lo, 0.0);
+        assert_eq!(c.major.first(), Some(&0.0));
+        let c = Coord::fit(Scale::Linear, (-26.0, 100.0), None, false);
+        assert!(c.lo < -26.0);
+    }
+
+    /// Round values abbreviated, others written out (not `16.38k`), large ones to three digits.
+    #[test]
+    fn tick_text_is_readable_for_powers_of_two_and_round_values() {
+        let got: Vec<String> = [
+            16384.0, 20000.0, 65500.0, -25000.0, 250000.0, 1.25e6, 16777216.0, 123456789.0, 4.0e9,
+            2.5e12,
+        ]
+        .iter()
+        .map(|v| format_tick(*v))
+        .collect();
+        assert_eq!(
+            got,
+            ["16384", "20k", "65.5k", "-25k", "250k", "1.25M", "16.8M", "123M", "4G", "2.5T"]
+        );
     }
 }

@@ -294,6 +294,12 @@ fn state_column(state: &str) -> String {
 
 pub const RESULTS_CSV: &str = "results.csv";
 pub const RESULTS_JSON: &str = "results.json";
+
+/// The largest `results.json` (and `results.csv`) a sweep writes, and what its readers read back
+/// (`plot` on a folder shipped without its point files): a combined table past it is refused
+/// before any of the three files is written, naming its size and the limit (fewer points, or
+/// split the sweep).
+pub const RESULTS_MAX_BYTES: u64 = 256 << 20;
 pub const RESULTS_SCHEMA: &str = "results.schema.json";
 
 pub fn read_manifest(dir: &Path) -> Result<Manifest, SweepError> {
@@ -377,10 +383,10 @@ pub fn load_table_results(dir: &Path, m: &Manifest) -> Option<Vec<PointResult>> 
     struct SchemaDoc {
         columns: Vec<Column>,
     }
-    let schema: SchemaDoc =
-        serde_json::from_str(&std::fs::read_to_string(dir.join(RESULTS_SCHEMA)).ok()?).ok()?;
+    let read = |name: &str| crate::text::read_up_to(&dir.join(name), RESULTS_MAX_BYTES).ok();
+    let schema: SchemaDoc = serde_json::from_str(&read(RESULTS_SCHEMA)?).ok()?;
     let rows: Vec<serde_json::Map<String, serde_json::Value>> =
-        serde_json::from_str(&std::fs::read_to_string(dir.join(RESULTS_JSON)).ok()?).ok()?;
+        serde_json::from_str(&read(RESULTS_JSON)?).ok()?;
     let by_id: HashMap<&str, &serde_json::Map<String, serde_json::Value>> = rows
         .iter()
         .filter_map(|r| Some((r.get("point")?.as_str()?, r)))
@@ -463,15 +469,35 @@ pub fn combine(dir: &Path) -> Result<(Manifest, Table), SweepError> {
     let m = read_manifest(dir)?;
     let results = load_results(dir, &m)?;
     let table = Table::build(&m, &results);
-    for (name, text) in [
+    let files = [
         (RESULTS_CSV, table.to_csv()),
         (RESULTS_JSON, table.to_records()),
         (RESULTS_SCHEMA, table.schema_json(&m.name)),
-    ] {
+    ];
+    within_limit(dir, &files, RESULTS_MAX_BYTES)?;
+    for (name, text) in files {
         let path = dir.join(name);
         crate::stats::write_atomic(&path, text.as_bytes()).map_err(exec::io_err(&path))?;
     }
     Ok((m, table))
+}
+
+/// Each combined file within `limit` bytes, checked before any is written.
+fn within_limit(dir: &Path, files: &[(&str, String)], limit: u64) -> Result<(), SweepError> {
+    for (name, text) in files {
+        if text.len() as u64 > limit {
+            return Err(SweepError::Output {
+                path: dir.join(name).display().to_string(),
+                message: format!(
+                    "would be {} bytes, over the limit of {limit} bytes that its readers read \
+                     back (`RESULTS_MAX_BYTES`); nothing was combined: run fewer points, or split \
+                     the sweep into several specs",
+                    text.len()
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Gathers the point files of shard folders `dirs` into `out` (which may be one of them) and combines
@@ -528,4 +554,26 @@ pub fn merge(
     }
     let (m, table) = combine(out)?;
     Ok((m, table, st))
+}
+
+#[cfg(test)]
+mod limit_tests {
+    use super::*;
+
+    /// A combined file past the limit is refused before anything is written, naming the file, its
+    /// size and the limit; within it, nothing is said.
+    #[test]
+    fn a_results_table_past_its_readers_limit_is_refused_before_writing() {
+        let d = Path::new("/no/such/sweep");
+        let files = [
+            (RESULTS_CSV, "a".repeat(10)),
+            (RESULTS_JSON, "b".repeat(11)),
+        ];
+        within_limit(d, &files, 11).unwrap();
+        let e = within_limit(d, &files, 10).unwrap_err().to_string();
+        assert!(
+            e.contains("results.json") && e.contains("would be 11 bytes, over the limit of 10"),
+            "{e}"
+        );
+    }
 }

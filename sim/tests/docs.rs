@@ -827,3 +827,134 @@ fn shipped_reports_are_what_the_build_computes() {
         failures.join("\n")
     );
 }
+
+/// The shipped comparisons of measurements with the simulator (`reports/measured/*/compare*/`,
+/// `reports/measured/*-vs-*/`; `scripts/reports.sh --only measured` makes them) are what this build
+/// computes (issue 45 item 2): a few cases of each measurement (the overhead probe, two benchmarks,
+/// one litmus test) are compared again, and each simulated cycle count and litmus state count must
+/// equal the shipped one.
+#[test]
+fn shipped_comparisons_are_what_the_build_computes() {
+    use serde_json::Value;
+    use std::collections::BTreeMap;
+    // `bench,group,case` → `cycles` of a comparison.csv (fields may be quoted).
+    fn cycles(csv: &str) -> BTreeMap<String, String> {
+        let mut out = BTreeMap::new();
+        let mut lines = csv.lines();
+        let header: Vec<&str> = lines.next().unwrap_or("").split(',').collect();
+        let at = header.iter().position(|h| *h == "cycles").expect("a cycles column");
+        for l in lines {
+            let (mut fields, mut cur, mut quoted) = (Vec::new(), String::new(), false);
+            for ch in l.chars() {
+                match ch {
+                    '"' => quoted = !quoted,
+                    ',' if !quoted => fields.push(std::mem::take(&mut cur)),
+                    c => cur.push(c),
+                }
+            }
+            fields.push(cur);
+            out.insert(fields[..3].join(","), fields[at].clone());
+        }
+        out
+    }
+    let (bin, work) = sandbox("comparisons");
+    let mut summaries = Vec::new();
+    for e in std::fs::read_dir(root().join("reports/measured")).unwrap() {
+        let d = e.unwrap().path();
+        if !d.is_dir() {
+            continue;
+        }
+        if d.join("comparison.summary.json").is_file() {
+            summaries.push(d.clone());
+        }
+        for s in std::fs::read_dir(&d).unwrap() {
+            let s = s.unwrap().path();
+            let name = s.file_name().unwrap().to_string_lossy().to_string();
+            if name.starts_with("compare") && s.join("comparison.summary.json").is_file() {
+                summaries.push(s);
+            }
+        }
+    }
+    summaries.sort();
+    assert!(summaries.len() >= 5, "{summaries:?}");
+    let mut failures = Vec::new();
+    for (k, dir) in summaries.iter().enumerate() {
+        let shown = dir.strip_prefix(root()).unwrap().display().to_string();
+        let summary: Value =
+            serde_json::from_slice(&std::fs::read(dir.join("comparison.summary.json")).unwrap())
+                .unwrap();
+        let measured_path = summary["measurement"].as_str().unwrap();
+        let config = summary["config"].as_str().unwrap();
+        let mut m: Value =
+            serde_json::from_slice(&std::fs::read(root().join(measured_path)).unwrap()).unwrap();
+        let mut others = 0;
+        if let Some(b) = m["benchmarks"].as_array_mut() {
+            b.retain(|c| {
+                let keep = c["bench"] == "overhead" || (c["status"] == "ok" && others < 2);
+                if keep && c["bench"] != "overhead" {
+                    others += 1;
+                }
+                keep
+            });
+        }
+        if let Some(l) = m["litmus"].as_array_mut() {
+            l.truncate(1);
+        }
+        // Slopes name cases this reduced file may not keep.
+        if let Some(d) = m["derived"].as_array_mut() {
+            d.clear();
+        }
+        let reduced = work.join(format!("measured-{k}.json"));
+        std::fs::write(&reduced, serde_json::to_vec(&m).unwrap()).unwrap();
+        let cfg = if config.contains("(embedded)") {
+            String::new()
+        } else {
+            format!("--config {config}")
+        };
+        let out = format!("cmp-{k}");
+        run(
+            &format!(
+                "gpumemsim compare --measured {} {cfg} --out {out} >/dev/null 2>&1; true",
+                reduced.display()
+            ),
+            &bin,
+            &work,
+        );
+        let Ok(now_csv) = std::fs::read_to_string(work.join(&out).join("comparison.csv")) else {
+            failures.push(format!("{shown}: the comparison did not run"));
+            continue;
+        };
+        let then = cycles(&std::fs::read_to_string(dir.join("comparison.csv")).unwrap());
+        for (case, c) in cycles(&now_csv) {
+            match then.get(&case) {
+                Some(t) if *t == c => {}
+                t => failures.push(format!(
+                    "{shown}: {case}: shipped {} cycles, build {c}",
+                    t.map_or("(none)", |s| s.as_str())
+                )),
+            }
+        }
+        let now: Value = serde_json::from_slice(
+            &std::fs::read(work.join(&out).join("comparison.summary.json")).unwrap(),
+        )
+        .unwrap();
+        for t in now["litmus"].as_array().into_iter().flatten() {
+            let same = summary["litmus"].as_array().and_then(|l| {
+                l.iter()
+                    .find(|s| s["test"] == t["test"] && s["variant"] == t["variant"])
+            });
+            if same.map(|s| &s["states"]) != Some(&t["states"]) {
+                failures.push(format!(
+                    "{shown}: litmus {} {}: simulated states differ from the shipped ones",
+                    t["test"], t["variant"]
+                ));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "shipped comparisons are stale; regenerate them with `scripts/reports.sh --in-place --only \
+         measured`:\n{}",
+        failures.join("\n")
+    );
+}

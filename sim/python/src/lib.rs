@@ -425,11 +425,8 @@ fn litmus_job<'py>(
                 }
             }
         }
-        let docs: Vec<_> = results
-            .iter()
-            .map(|r| litmus::json_report(r, &name, seed))
-            .collect();
-        let json = serde_json::to_string_pretty(&docs).map_err(err)?;
+        let json =
+            gpumemsim::runner::litmus_json(&results, &name, seed, &sets).map_err(err)?;
         let (summary, failed) = litmus::summary(&results);
         Ok((json, reports, skipped, summary, failed))
     })?;

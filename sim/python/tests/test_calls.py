@@ -60,3 +60,9 @@ def test_plain_progress_lines_without_tqdm(capsys, monkeypatch):
     err = capsys.readouterr().err.splitlines()
     assert err[0] == "a message"
     assert err[1].startswith("litmus: 5/10 iterations (50%), elapsed ")
+
+
+def test_litmus_json_records_the_set_overrides():
+    # As `gpumemsim litmus --set ... --out FILE` records them (issue 45 item 3).
+    r = gpumemsim.litmus(MP, set={"l2.slices": 50}, iterations=100, progress=False)
+    assert r.tests[0]["overrides"] == {"set": ["l2.slices=50"], "param": {}}
