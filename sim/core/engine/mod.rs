@@ -37,6 +37,29 @@
 //!
 //! Not modelled: nothing here is timing-specific; the queue is generic over the event type.
 //!
+//! Planned, not built (issue 42, the one allowed same-time order change; nothing below is in force
+//! yet, rules 1-6 above are the order today): every event gets an explicit order key
+//! `(time, class, part, source, sequence)` in place of `(time, insertion sequence)`, so that what runs
+//! first in a cycle no longer depends on who happened to schedule first:
+//!
+//! - *class*, in this order: (1) arrivals from other domains delivered at the barrier (crossbar
+//!   responses to L1s, requests to slices, credits), (2) fills and responses inside a domain (DRAM
+//!   fills, L1 → SM responses), (3) per-cycle ticks of a part that acts once per cycle (SM tick,
+//!   store-buffer drain, stress warps, slice tick, DRAM bank), (4) launches. Responses before ticks is
+//!   the rule today's code reaches by accident in most cycles (a wake-up scheduled by a response goes
+//!   to the next free edge: `Clock::free_edge_at_or_after`), made total;
+//! - *part*: the SM or slice id, then within it the unit (L1 before SM before store buffer);
+//! - *source*: the sending part's id for arrivals (the barrier's fixed order today), the warp slot
+//!   or the MSHR for responses;
+//! - *sequence*: insertion order, the last resort, only among events of one source.
+//!
+//! What the key buys: all class-3 events of a part at one edge collapse into one tick (an SM or a
+//! slice woken several times in a cycle is ticked once, with no free-edge bookkeeping), a domain can
+//! run a whole cycle per SM or slice as one batch, and a calendar queue (one bucket per cycle for
+//! the next 256 cycles, the heap only beyond) replaces the binary heap for the near future, which
+//! holds nearly every event. The key depends only on inputs and seed, never on threads. The change
+//! re-numbers same-time events and so re-baselines the golden outputs once (issue 42, item 2).
+//!
 //! Speed: the heap orders small keys (time, sequence, slot packed in one `u128`) while the events
 //! themselves stay put in a slab whose slots are reused, so a push or pop compares and moves 16 bytes
 //! however large the event type is, and a steady-state run allocates nothing. [`prefetch`] is the
@@ -73,27 +96,32 @@ pub struct Clock {
 }
 
 impl Clock {
+    #[inline]
     pub fn from_mhz(mhz: u32) -> Clock {
         Clock {
             period: (1_000_000 / mhz.max(1) as u64).max(1),
         }
     }
     /// Duration of `n` cycles.
+    #[inline]
     pub fn cycles(self, n: u64) -> Time {
         n * self.period
     }
     /// The first clock edge at or after `t`.
+    #[inline]
     pub fn edge_at_or_after(self, t: Time) -> Time {
         t.div_ceil(self.period) * self.period
     }
     /// The first edge at or after `t` later than `used`, the edge a part that acts once per cycle
     /// last acted on (schedulers, a store buffer's drain, an L2 slice's input): what wakes it in a
     /// cycle it has acted in already waits for the next.
+    #[inline]
     pub fn free_edge_at_or_after(self, t: Time, used: Option<Time>) -> Time {
         let e = self.edge_at_or_after(t);
         used.map_or(e, |u| e.max(u + self.period))
     }
     /// Whole cycles elapsed at `t`.
+    #[inline]
     pub fn cycle_of(self, t: Time) -> u64 {
         t / self.period
     }
@@ -108,12 +136,15 @@ impl Clock {
 struct Key(u128);
 
 impl Key {
+    #[inline]
     fn new(time: Time, seq: u32, slot: u32) -> Key {
         Key((time as u128) << 64 | (seq as u128) << 32 | slot as u128)
     }
+    #[inline]
     fn time(self) -> Time {
         (self.0 >> 64) as Time
     }
+    #[inline]
     fn slot(self) -> u32 {
         self.0 as u32
     }
@@ -169,23 +200,28 @@ impl<E: Copy> EventQueue<E> {
         }
     }
 
+    #[inline]
     pub fn now(&self) -> Time {
         self.now
     }
 
     /// Events delivered so far.
+    #[inline]
     pub fn delivered(&self) -> u64 {
         self.delivered
     }
 
+    #[inline]
     pub fn len(&self) -> usize {
         self.heap.len() + self.now_fifo.len()
     }
 
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.heap.is_empty() && self.now_fifo.is_empty()
     }
 
+    #[inline]
     fn push(&mut self, time: Time, event: E) {
         let slot = match self.free.pop() {
             Some(s) => {
@@ -227,6 +263,7 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Schedules `event` at absolute time `at`.
+    #[inline]
     pub fn schedule(&mut self, at: Time, event: E) -> Result<(), PastEvent> {
         if at < self.now {
             return Err(PastEvent { at, now: self.now });
@@ -236,6 +273,7 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Schedules `event` `delay` picoseconds from now (never in the past).
+    #[inline]
     pub fn after(&mut self, delay: Time, event: E) {
         self.push(self.now + delay, event);
     }
@@ -288,6 +326,7 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Time of the next event without removing it.
+    #[inline]
     pub fn peek_time(&self) -> Option<Time> {
         if self.now_fifo.is_empty() {
             self.heap.peek().map(|e| e.0.time())

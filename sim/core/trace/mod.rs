@@ -134,6 +134,7 @@ pub enum LaneAddrs<'a> {
 
 impl Iterator for LaneAddrs<'_> {
     type Item = u64;
+    #[inline]
     fn next(&mut self) -> Option<u64> {
         match self {
             LaneAddrs::Listed(it) => it.next().copied(),
@@ -220,6 +221,7 @@ impl TraceBlock {
     }
 
     /// Instructions of one warp.
+    #[inline]
     pub fn warp_insts(&self, w: &TraceWarp) -> &[TraceInst] {
         let at = (w.first - self.first) as usize;
         if w.len == 0 {
@@ -280,6 +282,7 @@ impl TraceBlock {
     }
 
     /// Source registers of `i`.
+    #[inline]
     pub fn srcs(&self, i: &TraceInst) -> &[TraceReg] {
         let s = i.reg_at as usize + i.ndst as usize;
         &self.regs[s..s + i.nsrc as usize]
@@ -412,6 +415,7 @@ impl PartialEq for TraceKernel {
 
 impl TraceKernel {
     /// Threads per block.
+    #[inline]
     pub fn block_threads(&self) -> u32 {
         self.block.iter().product()
     }
@@ -431,6 +435,7 @@ impl TraceKernel {
     }
 
     /// Index in [`TraceKernel::blocks`] of work-group `group` (linear id).
+    #[inline]
     pub fn block_index_of_group(&self, group: u64) -> usize {
         self.block_of_group[group as usize] as usize
     }
