@@ -530,7 +530,7 @@ pub static KEYS: &[Key] = &[
         "system.latency",
         int(0, LAT),
         "core cycles",
-        "Extra round trip of system-scope accesses to the host-visible coherence point.",
+        "Extra round trip to the host-visible coherence point, added to the acknowledgement of a system-level write (what a system-scope release waits for); system-scope loads and atomics of device memory are served by the L2 like device-scope ones.",
     ),
     req(
         "system.svm",

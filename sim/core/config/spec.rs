@@ -321,7 +321,9 @@ fn one() -> u32 {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SystemSpec {
-    /// Extra round-trip latency of the system coherence point, core cycles.
+    /// Extra round-trip latency of the system coherence point, core cycles, paid by the
+    /// acknowledgement of a system-level write (loads and atomics of device memory are served by
+    /// the L2).
     pub latency: u32,
     /// Shared virtual memory: without it, system scope is device scope (SYCL/OpenCL rule).
     pub svm: bool,

@@ -8,7 +8,11 @@
 //! into the MSHR *after* a store sees it and a load that merged *before* does not (per-location
 //! coherence for the SM's own threads); `InvalidateAll` drops every line and starts a new epoch:
 //! requests after it never merge into fills issued before it, whose data is not installed. Accesses
-//! at device or system level bypass the array. With `atomics.work_group_global_at = "l1"`,
+//! at device or system level bypass the array; a system-level load or atomic is served by the L2
+//! slice that homes its line, as a device-level one is: every buffer lives in device memory, so
+//! nothing crosses to the host (the H100 measured 296 cycles for `ld.relaxed.sys` and
+//! `ld.relaxed.gpu` alike, `reports/measured/nvidia-h100-80gb-hbm3-2026-11-27/cuda/cuda-micro.jsonl`).
+//! Not modelled: host-resident (pinned or migrated) memory, whose accesses would cross the link. With `atomics.work_group_global_at = "l1"`,
 //! work_group-scope atomics on global memory run here, on the line, and write their result through
 //! (an overlay on a fill of the line in flight, as a store's bytes are).
 //!
@@ -19,7 +23,8 @@
 //! `sm.l1_port_depth`): what waits here for an MSHR still occupies the port, so a full L1 pushes back
 //! on the warps and the store buffer. All traffic leaves through one queue into the interconnect, `latency` cycles after it arrived
 //! (tag check), so a thread's accesses to one slice stay in order. The extra round trip of the system
-//! point is added to responses of system-level requests.
+//! point (`system.latency`) is added to the acknowledgement of a system-level write only: that is
+//! what a system-scope release waits for.
 //!
 //! With `l2.input_depth` > 0 the L1 holds that many credits for each slice's input (`../credit.rs`):
 //! a request to a slice takes one before it enters the interconnect; one without waits here, behind
@@ -88,7 +93,6 @@ enum Pending {
     },
     Bypass {
         who: Requester,
-        system: bool,
     },
     Write {
         by: Requester,
@@ -97,7 +101,6 @@ enum Pending {
     },
     Atomic {
         who: Requester,
-        system: bool,
     },
 }
 
@@ -376,10 +379,7 @@ impl L1 {
                         ctx,
                         line,
                         ReqKind::Read { mask },
-                        Pending::Bypass {
-                            who,
-                            system: level == Level::System,
-                        },
+                        Pending::Bypass { who },
                         0,
                     );
                     return true;
@@ -477,12 +477,11 @@ impl L1 {
                 self.drop_line(line);
                 self.prov_drop(ctx, Some(line));
                 let n = ctx.batches.get(batch.0).lanes.len() as u32 * 8;
-                let system = level == Level::System;
                 self.send(
                     ctx,
                     line,
                     ReqKind::Atomic { batch },
-                    Pending::Atomic { who, system },
+                    Pending::Atomic { who },
                     n,
                 );
                 true
@@ -718,23 +717,20 @@ impl L1 {
         let sys = |s: bool| if s { self.system_latency } else { 0 };
         if let Some(r) = ctx.rec.as_deref_mut() {
             let (now, lat) = (ctx.q.now(), self.system_latency);
-            match p {
-                Pending::Bypass { who, system: true } | Pending::Atomic { who, system: true } => {
-                    r.system_point(who, None, resp.line, now, lat)
-                }
-                Pending::Write {
-                    by,
-                    system: true,
-                    seq,
-                } => r.system_point(by, Some(seq), resp.line, now, lat),
-                _ => {}
+            if let Pending::Write {
+                by,
+                system: true,
+                seq,
+            } = p
+            {
+                r.system_point(by, Some(seq), resp.line, now, lat)
             }
         }
         match (p, resp.kind) {
-            (Pending::Bypass { who, system }, RespKind::Data(data)) => {
+            (Pending::Bypass { who }, RespKind::Data(data)) => {
                 self.respond(
                     ctx,
-                    sys(system),
+                    0,
                     CoreResp::LoadData {
                         who,
                         line: resp.line,
@@ -745,8 +741,8 @@ impl L1 {
             (Pending::Write { by, system, seq }, RespKind::WriteAck) => {
                 self.respond(ctx, sys(system), CoreResp::StoreAcked { by, seq });
             }
-            (Pending::Atomic { who, system }, RespKind::AtomicDone(batch)) => {
-                self.respond(ctx, sys(system), CoreResp::AtomicDone { who, batch });
+            (Pending::Atomic { who }, RespKind::AtomicDone(batch)) => {
+                self.respond(ctx, 0, CoreResp::AtomicDone { who, batch });
             }
             (Pending::FillPart { mshr, sectors }, RespKind::Data(data)) => {
                 let sb = self.sector_bytes as usize;

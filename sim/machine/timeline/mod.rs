@@ -13,8 +13,8 @@
 //!   that sleeps keeps each warp's last state until its next tick.
 //! - per memory request (an async track of the `memory` process):
 //!   - a warp's global load or atomic, from the L1 accepting it to the data returning to the warp
-//!     (`sm S op O line L`), with `system point` for a system-scope access with shared virtual
-//!     memory (the `system.latency` the L1 adds after the L2's answer); a local-memory access
+//!     (`sm S op O line L`; a system-scope one is served by the L2 as a device-scope one is); a
+//!     local-memory access
 //!     (`local memory`, banks and atomic unit);
 //!   - a store, from entering the store buffer to its acknowledgement (`store sm S #seq`), with
 //!     `store buffer` (waiting to drain) and `write-through` (L1 to the level that acknowledges it,
