@@ -84,7 +84,7 @@ fn ty_of(i: &Instr, allowed: &[(&str, Ty)]) -> R<Ty> {
                 CError::new(
                     *at,
                     format!(
-                        "`{}`: `.{m}` is not modelled (expected {})",
+                        "`{}`: `.{m}` is not modelled yet (expected {})",
                         i.spelled(),
                         allowed
                             .iter()
@@ -116,7 +116,7 @@ fn needs_sync(i: &Instr) -> R<()> {
     Err(CError::new(
         i.loc,
         format!(
-            "`{}` without `.sync` is not modelled (deprecated since PTX ISA 6.0; sm_70 and later \
+            "`{}` without `.sync` is not modelled yet (deprecated since PTX ISA 6.0; sm_70 and later \
              need the `.sync` form with a member mask)",
             i.spelled()
         ),
