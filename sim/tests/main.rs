@@ -22,4 +22,5 @@ mod sweep;
 mod sweep_cluster;
 mod timeline;
 mod traces;
+mod user_kernels;
 mod workloads;

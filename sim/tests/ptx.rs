@@ -67,9 +67,9 @@ fn what_is_not_modelled_is_refused_at_its_place() {
     let cases: &[(&str, u32, &[&str])] = &[
         ("add.f64 %fd1, %fd2, %fd3;", 4, &["f64", "not modelled yet"]),
         (
-            "shfl.sync.bfly.b32 %r1, %r2, 1, 31, -1;",
+            "shfl.bfly.b32 %r1, %r2, 1, 31;",
             1,
-            &["shfl", "warp-level", "not modelled yet"],
+            &["shfl", "without `.sync`", "not modelled yet"],
         ),
         (
             "ld.global.u8 %rs1, [%rd1];",
@@ -296,12 +296,12 @@ fn nvrtc_errors_show_the_cu_line_and_compiles_are_cached() {
     assert!(e.starts_with(&format!("bad.cu:{line}:")), "{e}");
     assert!(e.contains("undefined_name"), "{e}");
     // A refused PTX instruction is reported at the .cu line it came from.
-    let shfl = "/* gpumemsim\ngroups 1\ngroup_size 32\nbuffer d: u32[32] = zero\n*/\n__global__ void k(unsigned *d)\n{\n    unsigned v = threadIdx.x;\n    v = __shfl_xor_sync(0xffffffffu, v, 1);\n    d[threadIdx.x] = v;\n}\n";
-    let e = frontend::parse_with(shfl, "shfl.cu", &[], Compiler::Nvrtc)
+    let f64 = "/* gpumemsim\ngroups 1\ngroup_size 32\nbuffer d: u32[32] = zero\n*/\n__global__ void k(unsigned *d)\n{\n    unsigned v = threadIdx.x;\n    v = (unsigned)((double)v * 1.5);\n    d[threadIdx.x] = v;\n}\n";
+    let e = frontend::parse_with(f64, "f64.cu", &[], Compiler::Nvrtc)
         .unwrap_err()
         .to_string();
     assert!(
-        e.starts_with("shfl.cu:9:") && e.contains("shfl") && e.contains("not modelled yet"),
+        e.starts_with("f64.cu:9:") && e.contains("f64") && e.contains("not modelled yet"),
         "{e}"
     );
     let text = COLLIDE.replace("fill", "fill_cached");

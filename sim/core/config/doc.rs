@@ -34,7 +34,13 @@ fn rows(cfg: &GpuConfig) -> Result<Vec<Row>, ConfigError> {
         .map(|k| Row {
             path: k.path.to_string(),
             key: Some(k),
-            value: value_of(k.path).unwrap_or_else(|| "(not in the spec)".into()),
+            value: value_of(k.path).unwrap_or_else(|| {
+                if k.required {
+                    "(not in the spec)".into()
+                } else {
+                    "(omitted)".into()
+                }
+            }),
         })
         .collect();
     out.extend(

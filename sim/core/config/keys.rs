@@ -200,6 +200,12 @@ pub static KEYS: &[Key] = &[
         "core cycles",
         "Cycles before a warp issues again after a branch.",
     ),
+    opt(
+        "sm.latency.warp_exchange",
+        int(1, LAT),
+        "core cycles",
+        "Result latency of a warp-level exchange between lanes (shfl.sync, vote.sync, match.sync, redux.sync, activemask). Omitted: sm.latency.special (like the special-function unit's, a variable-latency result the scoreboard waits for; not calibrated).",
+    ),
     req(
         "l1.size_bytes",
         int(1, 1 << 24),

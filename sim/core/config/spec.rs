@@ -106,6 +106,18 @@ pub struct InstLatency {
     pub fp_div: u32,
     pub special: u32,
     pub branch: u32,
+    /// Result latency of a warp-level exchange (`shfl`, `vote`, `match`, `redux`, `activemask`);
+    /// `None`: `special` (on Volta-Hopper `SHFL` and the votes are, like `MUFU`, variable-latency
+    /// instructions whose result the scoreboard waits for; not calibrated).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warp_exchange: Option<u32>,
+}
+
+impl InstLatency {
+    /// The result latency of a warp-level exchange, core cycles.
+    pub fn warp_exchange(&self) -> u32 {
+        self.warp_exchange.unwrap_or(self.special)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

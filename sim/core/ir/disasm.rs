@@ -262,6 +262,38 @@ impl Kernel {
                 }
                 format!("{name}{m}.{} {}, {}", ty.name(), reg(dst), ops.join(", "))
             }
+            Inst::Warp {
+                op: o,
+                ty,
+                dst,
+                pred,
+                args,
+                members,
+            } => {
+                let name = match o {
+                    WarpOp::Shfl(m) => format!("shfl.sync.{}", lower(&m)),
+                    WarpOp::Vote(m) => format!("vote.sync.{}", lower(&m)),
+                    WarpOp::MatchAny => "match.any.sync".into(),
+                    WarpOp::MatchAll => "match.all.sync".into(),
+                    WarpOp::Redux(r) => format!("redux.sync.{}", lower(&r)),
+                    WarpOp::ActiveMask => "activemask".into(),
+                };
+                let n = match o {
+                    WarpOp::Shfl(_) => 3,
+                    WarpOp::ActiveMask => 0,
+                    _ => 1,
+                };
+                let mut ops: Vec<String> = args[..n].iter().map(|a| op(*a, ty)).collect();
+                if !matches!(o, WarpOp::ActiveMask) {
+                    ops.push(op(members, Ty::U32));
+                }
+                let d = match pred {
+                    Some(p) => format!("{}|{}", reg(dst), reg(p)),
+                    None => reg(dst),
+                };
+                let sep = if ops.is_empty() { "" } else { ", " };
+                format!("{name}.{} {d}{sep}{}", ty.name(), ops.join(", "))
+            }
             Inst::Compute { class } => format!("compute.{}", lower(&class)),
             Inst::Exit => "exit".into(),
         }

@@ -6,6 +6,9 @@
 //! operation with an *order* whose type says which orders are legal for it (a load can never be `release`),
 //! and a [`Scope`].
 //!
+//! Warp-level data exchange (`Inst::Warp`, `warp.rs`): shuffles, votes, matches, reductions and
+//! the active mask among the lanes of one warp.
+//!
 //! Does not model: predication other than branch conditions, vector loads (a trace's 64/128-bit accesses
 //! are widths, not vectors), texture/constant memory.
 //!
@@ -730,6 +733,20 @@ pub enum Inst {
         mode: FloatMode,
         dst: Reg,
         args: [Operand; 4],
+    },
+    /// A warp-level exchange between the lanes of one warp (PTX `shfl.sync`, `vote.sync`,
+    /// `match.sync`, `redux.sync`, `activemask`; what each lane computes is [`warp::exchange`]).
+    /// The lanes taking part are those executing it that `members` (a lane mask, the same in
+    /// every executing lane) names; `dst` gets the result, `pred` the second result (`shfl`: the
+    /// source lane was in range; `match.all`: every value was equal). `args`: the operands `a`,
+    /// `b`, `c` of [`warp::LaneArgs`] (unused ones `Imm(0)`). Timed by `sm.latency.warp_exchange`.
+    Warp {
+        op: WarpOp,
+        ty: Ty,
+        dst: Reg,
+        pred: Option<Reg>,
+        args: [Operand; 3],
+        members: Operand,
     },
     /// A non-memory instruction that only occupies the pipeline (trace replay).
     Compute {

@@ -44,9 +44,8 @@ pub enum ReduxOp {
     Xor,
 }
 
-/// A warp-level exchange between the lanes of one warp; what each computes is `ir::warp` (the
-/// machine's instruction for it is the next step: PTX still refuses `shfl`, `vote`, `match`,
-/// `redux`, `activemask`).
+/// A warp-level exchange between the lanes of one warp ([`super::Inst::Warp`]); what each lane
+/// computes is [`exchange`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum WarpOp {

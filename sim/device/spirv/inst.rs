@@ -233,6 +233,13 @@ impl Gen<'_> {
                     format!("the bit or floating-point operation {op:?} is not translated to SPIR-V yet"),
                 ));
             }
+            Inst::Warp { op, .. } => {
+                return Err(err(
+                    self.k,
+                    pc,
+                    format!("the warp-level exchange {op:?} is not translated to SPIR-V yet"),
+                ));
+            }
             Inst::Compute { .. } => {
                 return Err(err(
                     self.k,

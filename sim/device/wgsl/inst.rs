@@ -219,6 +219,13 @@ impl Gen<'_> {
                     ),
                 ));
             }
+            Inst::Warp { op, .. } => {
+                return Err(err(
+                    self.k,
+                    pc,
+                    format!("the warp-level exchange {op:?} is not translated to WGSL yet"),
+                ));
+            }
             Inst::Compute { .. } => {
                 return Err(err(
                     self.k,

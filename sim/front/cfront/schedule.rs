@@ -7,7 +7,7 @@
 //! compares, selects, conversions, id reads) past anything but a clock read; plain (non-atomic)
 //! loads past register-only instructions (loads keep their order among themselves). What never moves, and what nothing
 //! moves past in memory: stores, atomics, fences, barriers, atomic loads, clock reads, branches and
-//! exits — so the order of every access that synchronises, and of every store, is the source
+//! exits (and nothing passes a warp-level exchange) — so the order of every access that synchronises, and of every store, is the source
 //! order, and a plain load never passes a store (C11 §5.1.2.4 allows reordering plain loads of a
 //! data-race-free program; a racy program keeps its loads on the same side of every store).
 //!
@@ -120,6 +120,13 @@ fn regs(i: &Inst) -> RegUse {
             rd.push(*pred);
             Some(*dst)
         }
+        Inst::Warp {
+            dst, args, members, ..
+        } => {
+            args.iter().for_each(&mut add);
+            add(members);
+            Some(*dst)
+        }
         Inst::Fence { .. } | Inst::Barrier { .. } | Inst::Compute { .. } | Inst::Exit => None,
     };
     (rd, wr)
@@ -165,12 +172,13 @@ pub fn schedule(insts: &mut Vec<Inst>, locs: &mut Vec<SrcLoc>) {
                 let passable = match (k, kj) {
                     (Kind::PlainLoad, Kind::Pure) => true,
                     (Kind::PlainLoad, _) => false,
+                    // A warp exchange writes two registers (`regs` records one): nothing passes it.
                     (_, Kind::Fixed) => !matches!(
                         insts[j],
                         Inst::ReadSpecial {
                             which: Special::Clock,
                             ..
-                        }
+                        } | Inst::Warp { .. }
                     ),
                     _ => true,
                 };

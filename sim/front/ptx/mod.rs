@@ -11,11 +11,12 @@
 //! selects, conversions (`cvt.rn`/`.rzi`, integer widths 8-64), `mul.wide`/`mul.hi`/`mad`,
 //! predication, branches, `.func` calls (inlined), loads and stores of 32/64-bit values and vectors
 //! in the global, shared, const and param spaces and through generic addresses, every order and
-//! scope of `ld`/`st`/`atom`/`red`/`fence`/`membar`, CTA barriers including `bar.red`, and the
-//! special registers the machine has. Refused with `file:line:col` and "not modelled yet": f64 and
-//! f16, 8/16-bit accesses, `.local`, fused multiply-add, warp shuffles/votes/matches/reductions,
-//! the bit operations `popc`/`clz`/`brev`/`bfe`/`bfi`/`prmt`/`lop3`, transcendental functions,
-//! `ld.cg`/`ld.cv`, `trap`, textures, tensor-core and asynchronous-copy instructions.
+//! scope of `ld`/`st`/`atom`/`red`/`fence`/`membar`, CTA barriers including `bar.red`, the bit
+//! operations and float functions of `ir::math`, warp-level exchange (`shfl.sync`, `vote.sync`,
+//! `match.sync`, `redux.sync`, `activemask`, `%lanemask_*`: [`lower::warp`]), and the special
+//! registers the machine has. Refused with `file:line:col` and "not modelled yet": f64 and f16,
+//! 8/16-bit accesses, `.local`, by-value structure parameters of an entry, `bar.warp.sync` with a
+//! partial mask, `ld.cg`/`ld.cv`, `trap`, textures, tensor-core and asynchronous-copy instructions.
 //!
 //! Timing approximations (never a change of what is computed): a guarded instruction other than a
 //! branch issues as a branch around it; multi-instruction lowerings (listed in `lower/arith.rs`)

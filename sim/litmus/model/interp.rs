@@ -912,6 +912,9 @@ impl<'t> Shape<'t> {
             Inst::Math { .. } => {
                 return Err(self.not_modelled(test, pc, "bit and floating-point functions"));
             }
+            Inst::Warp { .. } => {
+                return Err(self.not_modelled(test, pc, "warp-level exchanges"));
+            }
             Inst::Cvt { dst, src, from, to } => {
                 p.regs[dst as usize] = convert(p.regs[src as usize], from, to);
                 p.taint[dst as usize] = p.taint[src as usize];

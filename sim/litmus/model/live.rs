@@ -145,6 +145,15 @@ pub fn uses_defs(inst: &Inst) -> (Vec<Reg>, Option<Reg>) {
             u.push(pred);
             Some(dst)
         }
+        Inst::Warp {
+            dst, args, members, ..
+        } => {
+            for a in args {
+                operand(a, &mut u);
+            }
+            operand(members, &mut u);
+            Some(dst)
+        }
         Inst::Fence { .. } | Inst::Barrier { .. } | Inst::Compute { .. } | Inst::Exit => None,
     };
     (u, d)

@@ -1,6 +1,7 @@
 //! Kernel instructions: the issue of a SIMT warp's next instruction (scoreboard, then the ordering
 //! gate of `issue.rs`) and the execution of every instruction that is not an access — moves, special
-//! registers, ALU operations, compares, selects, conversions, branches, fences, barriers, exits.
+//! registers, ALU operations, compares, selects, conversions, branches, fences, barriers, exits,
+//! and warp-level exchanges (their lanes' rule: `exchange.rs`).
 //! Loads, stores and atomics go to the load/store unit (`lsu/`).
 
 use super::alu::{self, class_of, latency_of};
@@ -216,6 +217,36 @@ impl Sm {
                     Some((r, nz)) => (regs[r as usize * ws + l] != 0) == nz,
                 });
                 w.ready_at = w.ready_at.max(now + lat);
+            }
+            Inst::Warp {
+                op,
+                ty,
+                dst,
+                pred,
+                args,
+                members,
+            } => {
+                let lat = self.clock.cycles(self.lat.warp_exchange() as u64);
+                let ws = self.ws;
+                let w = self.warps[wi].as_mut().expect("live");
+                let x = super::exchange::Exchange {
+                    op,
+                    ty,
+                    dst,
+                    pred,
+                    args,
+                    members,
+                };
+                let live = w.live;
+                if let Err((lane, msg)) = x.run(w.regs_mut(), ws, mask, live) {
+                    self.fail(wi, pc, lane, msg);
+                    return true;
+                }
+                w.scoreboard.ready_later(dst, now + lat);
+                if let Some(p) = pred {
+                    w.scoreboard.ready_later(p, now + lat);
+                }
+                w.flow.advance(mask);
             }
             Inst::Exit => self.exit_lanes(wi, mask, ctx),
             Inst::Fence { ord, scope, .. } => {

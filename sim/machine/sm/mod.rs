@@ -51,6 +51,7 @@ mod access;
 mod alu;
 mod barrier;
 mod coalescer;
+mod exchange;
 mod exec;
 mod issue;
 mod launch;

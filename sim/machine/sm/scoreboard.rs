@@ -180,8 +180,8 @@ impl Scoreboard {
 /// The registers an instruction's scoreboard check reads: its register sources and its destination
 /// (no pending write to it may be outstanding).
 #[inline]
-pub fn scoreboard_regs(inst: &Inst) -> ([Reg; 5], usize) {
-    let mut out = [0; 5];
+pub fn scoreboard_regs(inst: &Inst) -> ([Reg; 6], usize) {
+    let mut out = [0; 6];
     let mut n = 0;
     let mut reg = |r: Reg| {
         out[n] = r;
@@ -265,6 +265,22 @@ pub fn scoreboard_regs(inst: &Inst) -> ([Reg; 5], usize) {
         } => {
             reg(pred);
             reg(dst);
+        }
+        Inst::Warp {
+            dst,
+            pred,
+            args,
+            members,
+            ..
+        } => {
+            for a in args {
+                op(a, &mut reg);
+            }
+            op(members, &mut reg);
+            reg(dst);
+            if let Some(p) = pred {
+                reg(p);
+            }
         }
         Inst::Fence { .. } | Inst::Barrier { .. } | Inst::Compute { .. } | Inst::Exit => {}
     }

@@ -1,6 +1,7 @@
 //! PTX functions → IR: names bound in nested scopes, registers allocated on first use, operands
 //! read (registers, immediates, special registers, variable addresses), instructions dispatched to
-//! their concept's file ([`arith`], [`memory`], [`sync`], [`control`]), `.func` calls inlined.
+//! their concept's file ([`arith`], [`memory`], [`sync`], [`control`], [`warp`]), `.func` calls
+//! inlined.
 //!
 //! Registers: each PTX register is one IR register (64-bit raw bits; a 32-bit value zero-extended,
 //! a predicate 0 or 1), allocated when first used so that `%r<1000>` costs only the registers the
@@ -19,6 +20,7 @@ pub mod math;
 pub mod memory;
 pub mod sync;
 pub mod types;
+pub mod warp;
 
 use super::ast::*;
 use crate::cfront::kernel::KernelSink;
@@ -437,6 +439,9 @@ impl<'m> Lower<'m> {
             "%nwarpid" => Special::NumSubGroups,
             "%smid" => Special::SmId,
             "%clock64" => Special::Clock,
+            "%lanemask_eq" | "%lanemask_le" | "%lanemask_lt" | "%lanemask_ge" | "%lanemask_gt" => {
+                return Ok(Some(warp::lanemask(self, base, at)));
+            }
             "%clock" => {
                 let r = self.temp();
                 self.emit(
@@ -466,9 +471,6 @@ impl<'m> Lower<'m> {
                         match base {
                             "%globaltimer" | "%globaltimer_lo" | "%globaltimer_hi" =>
                                 ": the machine has no nanosecond timer",
-                            "%lanemask_eq" | "%lanemask_le" | "%lanemask_lt" | "%lanemask_ge"
-                            | "%lanemask_gt" =>
-                                ": lane masks need the warp-level exchange the machine lacks",
                             _ => "",
                         }
                     ),
@@ -602,6 +604,7 @@ impl<'m> Lower<'m> {
             "atom" | "red" => memory::atom(self, i),
             "prefetch" | "prefetchu" => Ok(()),
             "bar" | "barrier" => sync::barrier(self, i),
+            "shfl" | "vote" | "match" | "redux" | "activemask" => warp::inst(self, i),
             "fence" | "membar" => sync::fence(self, i),
             "nanosleep" => sync::nanosleep(self, i),
             "bra" => control::branch(self, i, f, None),
@@ -619,9 +622,6 @@ impl<'m> Lower<'m> {
 /// The refusal of an instruction outside the modelled set, saying what the machine would need.
 fn refusal(i: &Instr, op: &str) -> CError {
     let why = match op {
-        "shfl" | "vote" | "match" | "redux" | "activemask" => {
-            "warp-level data exchange between lanes (with its own timing) is not in the machine yet"
-        }
         "fns" | "dp2a" | "szext" => "this bit operation is not in the IR yet",
         "testp" => "this floating-point function is not in the IR yet",
         "trap" | "brkpt" => "the machine cannot abort a kernel yet",
