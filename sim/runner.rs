@@ -350,7 +350,12 @@ pub fn merge_intervals(
             start = j;
         }
     }
-    let is_rate = |r: &IntervalRow| matches!((r.location, r.metric), ("gpu", "ipc") | ("dram", "bandwidth"));
+    let is_rate = |r: &IntervalRow| {
+        matches!(
+            (r.location, r.metric),
+            ("gpu", "ipc") | ("dram", "bandwidth")
+        )
+    };
     let is_level = |r: &IntervalRow| (r.location, r.metric) == ("store_buffer", "entries");
     let mut rows = Vec::with_capacity(i.rows.len() / k + 32);
     let mut prev_end = 0u64;
@@ -374,7 +379,11 @@ pub fn merge_intervals(
                 if is_level(r) {
                     m.value = r.value;
                 } else if is_rate(r) {
-                    m.value += if span > 0 { r.value * s / span as f64 } else { 0.0 };
+                    m.value += if span > 0 {
+                        r.value * s / span as f64
+                    } else {
+                        0.0
+                    };
                 } else {
                     m.value += r.value;
                 }
@@ -775,7 +784,11 @@ mod tests {
             ] {
                 rows.push(IntervalRow {
                     cycle,
-                    location: if metric == "entries" { "store_buffer" } else { "gpu" },
+                    location: if metric == "entries" {
+                        "store_buffer"
+                    } else {
+                        "gpu"
+                    },
                     metric,
                     value,
                     unit: "u",
@@ -795,9 +808,16 @@ mod tests {
         assert_eq!(interval_count(&m), 250, "k = 4, the smallest that fits");
         assert_eq!(m.every, 4);
         let total = |x: &Intervals, metric: &str| -> f64 {
-            x.rows.iter().filter(|r| r.metric == metric).map(|r| r.value).sum()
+            x.rows
+                .iter()
+                .filter(|r| r.metric == metric)
+                .map(|r| r.value)
+                .sum()
         };
-        assert_eq!(total(&m, "warp_instructions"), total(&i, "warp_instructions"));
+        assert_eq!(
+            total(&m, "warp_instructions"),
+            total(&i, "warp_instructions")
+        );
         assert_eq!(m.rows.last().unwrap().cycle, i.rows.last().unwrap().cycle);
         // The first merged interval: intervals 0..4 of spans 1, 2, 3, 1.
         let first: Vec<f64> = m.rows[..3].iter().map(|r| r.value).collect();

@@ -227,7 +227,11 @@ mod tests {
             .unwrap_err()
             .to_string();
             assert!(
-                e.starts_with(&format!("--json {}: is the kernel {}", out.display(), k.display())),
+                e.starts_with(&format!(
+                    "--json {}: is the kernel {}",
+                    out.display(),
+                    k.display()
+                )),
                 "{e}"
             );
         }

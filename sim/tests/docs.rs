@@ -842,7 +842,10 @@ fn shipped_comparisons_are_what_the_build_computes() {
         let mut out = BTreeMap::new();
         let mut lines = csv.lines();
         let header: Vec<&str> = lines.next().unwrap_or("").split(',').collect();
-        let at = header.iter().position(|h| *h == "cycles").expect("a cycles column");
+        let at = header
+            .iter()
+            .position(|h| *h == "cycles")
+            .expect("a cycles column");
         for l in lines {
             let (mut fields, mut cur, mut quoted) = (Vec::new(), String::new(), false);
             for ch in l.chars() {

@@ -36,7 +36,10 @@ fn allowed(r: &LitmusResult) -> BTreeSet<String> {
 }
 
 fn observed(r: &LitmusResult) -> BTreeSet<String> {
-    r.outcomes.iter().map(|o| r.state_string(&o.values)).collect()
+    r.outcomes
+        .iter()
+        .map(|o| r.state_string(&o.values))
+        .collect()
 }
 
 fn error(text: &str) -> String {
@@ -51,33 +54,53 @@ fn filter_discards_states_before_the_condition() {
     let t = suite_file("ptx/mp_filter_forall.litmus");
     let r = run(&t, 1000);
     // Only the states with P1:r0=1 are kept, by the oracle and by the run.
-    assert_eq!(allowed(&r), BTreeSet::from(["P1:r0=1; P1:r1=2;".to_string()]));
+    assert_eq!(
+        allowed(&r),
+        BTreeSet::from(["P1:r0=1; P1:r1=2;".to_string()])
+    );
     assert!(observed(&r).is_subset(&allowed(&r)), "{:?}", observed(&r));
     let kept: u64 = r.outcomes.iter().map(|o| o.count).sum();
     assert_eq!(kept + r.filtered + r.no_final_state, r.iterations);
-    assert!(r.filtered > 0, "stress shows P1 reading the flag before it is set");
+    assert!(
+        r.filtered > 0,
+        "stress shows P1 reading the flag before it is set"
+    );
     assert_eq!(r.expectation_agrees, Some(true));
     // Without the filter (whose variable P1:r0 is then not observed) the stale x is a witness of
     // the same forall.
     let text = std::fs::read_to_string(root().join("workloads/litmus/ptx/mp_filter_forall.litmus"))
         .expect("read");
-    let unfiltered = litmus::parse(&text.replace("filter (1:r0=1)\n", ""), "t.litmus").expect("parses");
-    let d = litmus::run(&unfiltered, &stress(), &LitmusOptions { iterations: 1, ..Default::default() })
-        .expect("runs");
+    let unfiltered =
+        litmus::parse(&text.replace("filter (1:r0=1)\n", ""), "t.litmus").expect("parses");
+    let d = litmus::run(
+        &unfiltered,
+        &stress(),
+        &LitmusOptions {
+            iterations: 1,
+            ..Default::default()
+        },
+    )
+    .expect("runs");
     assert!(allowed(&d).contains("P1:r1=0;"), "{:?}", allowed(&d));
     // The filter's variables are observed like the condition's; a filter after the condition is an
     // error at its position.
     let sb = suite_file("opencl/sb_filter_one_side.litmus");
     assert_eq!(sb.condition.observed.len(), 2);
     let e = error("PTX F\n{ x=0; }\n P0 ;\n ld.weak r0, [x] ;\nexists (0:r0=0)\nfilter (0:r0=0)");
-    assert!(e.starts_with("t.litmus:6:1:") && e.contains("before the final condition"), "{e}");
+    assert!(
+        e.starts_with("t.litmus:6:1:") && e.contains("before the final condition"),
+        "{e}"
+    );
 }
 
 #[test]
 fn a_name_local_in_one_thread_and_global_in_another_is_two_objects() {
     let t = suite_file("opencl/mp_local_here_global_there.litmus");
     let names: Vec<&str> = t.locations.iter().map(|l| l.name.as_str()).collect();
-    assert!(names.contains(&"x") && names.contains(&"x (global)"), "{names:?}");
+    assert!(
+        names.contains(&"x") && names.contains(&"x (global)"),
+        "{names:?}"
+    );
     let r = run(&t, 400);
     // P1's global x is never written; the final x is P0's (local) object.
     assert_eq!(allowed(&r), BTreeSet::from(["P1:r1=0; x=3;".to_string()]));
@@ -99,7 +122,11 @@ fn a_local_counter_has_a_copy_per_work_group() {
         "P2:r0=5; c=7; P0:r0=6; P1:r0=5;".to_string(),
     ]);
     assert_eq!(allowed(&r), want);
-    assert!(observed(&r).is_subset(&want) && !observed(&r).is_empty(), "{:?}", observed(&r));
+    assert!(
+        observed(&r).is_subset(&want) && !observed(&r).is_empty(),
+        "{:?}",
+        observed(&r)
+    );
 }
 
 #[test]
@@ -111,6 +138,11 @@ fn parentheses_around_a_list_of_nodes_group_them() {
     assert_eq!(r.expectation_agrees, Some(true));
     assert_eq!(r.witnesses, 0);
     // A level inside a group still nests below its parent's level.
-    let e = error("PTX T\n{ x=0; }\n P0 ;\n ld.weak r0, [x] ;\nscopes: (cta ((device P0)))\nexists (0:r0=0)");
-    assert!(e.starts_with("t.litmus:5:14:") && e.contains("a device level inside a cta level"), "{e}");
+    let e = error(
+        "PTX T\n{ x=0; }\n P0 ;\n ld.weak r0, [x] ;\nscopes: (cta ((device P0)))\nexists (0:r0=0)",
+    );
+    assert!(
+        e.starts_with("t.litmus:5:14:") && e.contains("a device level inside a cta level"),
+        "{e}"
+    );
 }

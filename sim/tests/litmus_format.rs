@@ -723,7 +723,10 @@ fn conditions_read_herd_meanings() {
     );
     // herd's filter stands before the condition (issue 47); after it, an error at its position.
     let e = error("PTX A\n{ x=0; }\n P0 ;\n ld.weak r0, [x] ;\nexists (x=0) filter (x=0)");
-    assert!(e.starts_with("t.litmus:5:14:") && e.contains("before the final condition"), "{e}");
+    assert!(
+        e.starts_with("t.litmus:5:14:") && e.contains("before the final condition"),
+        "{e}"
+    );
     let e = error("PTX A\n{ x=0; }\n P0 ;\n ld.weak r0, [x] ;\nexists (x=0) with (x=0)");
     assert!(e.contains("not supported"), "{e}");
 }

@@ -425,8 +425,7 @@ fn litmus_job<'py>(
                 }
             }
         }
-        let json =
-            gpumemsim::runner::litmus_json(&results, &name, seed, &sets).map_err(err)?;
+        let json = gpumemsim::runner::litmus_json(&results, &name, seed, &sets).map_err(err)?;
         let (summary, failed) = litmus::summary(&results);
         Ok((json, reports, skipped, summary, failed))
     })?;
