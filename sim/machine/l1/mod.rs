@@ -12,7 +12,8 @@
 //! slice that homes its line, as a device-level one is: every buffer lives in device memory, so
 //! nothing crosses to the host (the H100 measured 296 cycles for `ld.relaxed.sys` and
 //! `ld.relaxed.gpu` alike, `reports/measured/nvidia-h100-80gb-hbm3-2026-11-27/cuda/cuda-micro.jsonl`).
-//! Not modelled: host-resident (pinned or migrated) memory, whose accesses would cross the link. With `atomics.work_group_global_at = "l1"`,
+//! Not modelled: host-resident (pinned or migrated) memory, whose accesses would cross the link.
+//! With `atomics.work_group_global_at = "l1"`,
 //! work_group-scope atomics on global memory run here, on the line, and write their result through
 //! (an overlay on a fill of the line in flight, as a store's bytes are).
 //!
