@@ -465,7 +465,8 @@ impl L1 {
                 who,
                 line,
                 batch,
-                level,
+                // Device and system level alike are served by the L2 (the header's system-scope rule).
+                level: _,
                 at_l1,
                 seq,
             } => {
