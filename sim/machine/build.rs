@@ -154,6 +154,7 @@ pub fn sm(
         clock,
         line_bytes: cfg.l1.line_bytes,
         svm: cfg.system.svm,
+        membar: cfg.l2.membar_ack.is_some(),
         warp_stress,
         lsu,
         shared: SharedMemory::new(&cfg.shared_memory, clock, sm_atomic_unit(cfg)),

@@ -76,6 +76,8 @@ pub struct L2Slice {
     /// a mask per way that a large L2 would zero at start.
     write_validate: bool,
     partial: AddrMap<u128>,
+    /// `l2.membar_ack`: L2 cycles to answer a membar token.
+    membar_ack: u64,
     max_mshrs: usize,
     mshrs: AddrMap<Vec<MemReq>>,
     /// Emptied waiter lists of filled MSHRs, reused by the next misses (no allocation per miss).
@@ -127,6 +129,7 @@ impl L2Slice {
             dirty: vec![false; n],
             write_validate: spec.write_validate,
             partial: AddrMap::default(),
+            membar_ack: spec.membar_ack.unwrap_or(0) as u64,
             max_mshrs: spec.mshrs as usize,
             mshrs: AddrMap::default(),
             spare: Vec::new(),
@@ -175,7 +178,11 @@ impl L2Slice {
             return;
         };
         let sm = req.sm;
-        if let Some(waiters) = self.mshrs.get_mut(&req.line) {
+        if let ReqKind::Membar = req.kind {
+            // A membar token names no line: answered once it leaves the input, behind everything
+            // that arrived before it (`ordering::membar`).
+            self.serve(req, ctx, None);
+        } else if let Some(waiters) = self.mshrs.get_mut(&req.line) {
             waiters.push(req);
             self.stats.mshr_merges += 1;
         } else if let Some(w) = self.tags.lookup(req.line) {
@@ -270,6 +277,7 @@ impl L2Slice {
             ReqKind::Read { mask } => mask & !valid == 0,
             ReqKind::Write { .. } => true,
             ReqKind::Atomic { .. } => false,
+            ReqKind::Membar => true,
         }
     }
 
@@ -340,12 +348,14 @@ impl L2Slice {
     fn serve(&mut self, req: MemReq, ctx: &mut Ctx, way: Option<usize>) {
         let now = ctx.now();
         let ready = now + self.clock.cycles(self.latency);
-        if let Some(p) = ctx.prov.as_deref_mut() {
-            let kind = match req.kind {
-                ReqKind::Read { .. } => ServeKind::Read,
-                ReqKind::Write { .. } => ServeKind::Write,
-                ReqKind::Atomic { .. } => ServeKind::Atomic,
-            };
+        let prov_kind = match req.kind {
+            ReqKind::Read { .. } => Some(ServeKind::Read),
+            ReqKind::Write { .. } => Some(ServeKind::Write),
+            ReqKind::Atomic { .. } => Some(ServeKind::Atomic),
+            // A membar touches no location: nothing for the provenance.
+            ReqKind::Membar => None,
+        };
+        if let (Some(p), Some(kind)) = (ctx.prov.as_deref_mut(), prov_kind) {
             let (slice, sm, tag, line) = (self.id, req.sm, req.tag, req.line);
             p.push(
                 now,
@@ -406,6 +416,11 @@ impl L2Slice {
                 let n = b.lanes.len() as u32 * 4;
                 (RespKind::AtomicDone(batch), n, done)
             }
+            ReqKind::Membar => (
+                RespKind::MembarAck,
+                0,
+                now + self.clock.cycles(self.membar_ack),
+            ),
         };
         let t = self
             .port

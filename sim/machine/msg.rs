@@ -73,6 +73,11 @@ pub enum L1Req {
     },
     /// Acquire at device scope or wider: drop every line (DESIGN: "device/system invalidate the L1").
     InvalidateAll,
+    /// A cumulative release of warp `warp` at device or system level (`ordering::membar`): the L1
+    /// sends a membar token to every L2 slice, behind everything it sent before, and answers
+    /// [`CoreResp::MembarAcked`] when every slice has answered (`system`: plus the system point's
+    /// round trip).
+    Membar { warp: u16, system: bool },
 }
 
 /// L1 or the SM's own units → the SM.
@@ -95,6 +100,10 @@ pub enum CoreResp {
     AtomicDone {
         who: Requester,
         batch: BatchId,
+    },
+    /// Every L2 slice (and at system level the system point) answered warp `warp`'s membar.
+    MembarAcked {
+        warp: u16,
     },
     /// A shared-memory access finished.
     SharedDone {
@@ -126,9 +135,19 @@ pub struct MemReq {
 
 #[derive(Debug, Clone, Copy)]
 pub enum ReqKind {
-    Read { mask: u128 },
-    Write { mask: u128, data: DataId },
-    Atomic { batch: BatchId },
+    Read {
+        mask: u128,
+    },
+    Write {
+        mask: u128,
+        data: DataId,
+    },
+    Atomic {
+        batch: BatchId,
+    },
+    /// A membar token (`ordering::membar`): the slice answers it when it leaves the slice's input,
+    /// after everything that arrived before it on the SM's path. It names no line.
+    Membar,
 }
 
 /// Response over the interconnect (L2 slice → L1).
@@ -146,6 +165,8 @@ pub enum RespKind {
     Data(DataId),
     WriteAck,
     AtomicDone(BatchId),
+    /// The slice's answer to a membar token.
+    MembarAck,
 }
 
 /// Every event of the machine, addressed to one part.

@@ -959,3 +959,90 @@ fn l2_input_credits_push_back_without_changing_what_the_kernel_computes() {
 /// Credits per SM and slice that [`scattered_store_and_count`] never runs out of (it sends fewer
 /// requests than this in all).
 const DEPTH_NEVER_REACHED: u32 = 4096;
+
+/// One work-item: `n` relaxed stores at device scope to distinct lines, each followed by an acq_rel
+/// fence at `scope`.
+fn store_fence_loop(scope: Scope, n: u64) -> Workload {
+    let mut insts = Vec::new();
+    for i in 0..n {
+        insts.push(Inst::Store {
+            space: Space::Global,
+            addr: Address {
+                base: R(0),
+                offset: i as i64 * 128,
+            },
+            src: I(i),
+            ty: Ty::U32,
+            ord: StoreOrd::Relaxed,
+            scope: Scope::Device,
+        });
+        insts.push(Inst::Fence {
+            ord: FenceOrd::AcqRel,
+            scope,
+            spaces: SpaceSet::BOTH,
+        });
+    }
+    insts.push(Inst::Exit);
+    wl(
+        kernel(insts, 1, 0),
+        1,
+        1,
+        vec![buf("data", 32 * n, Init::Zero)],
+    )
+}
+
+#[test]
+fn a_device_or_system_release_waits_for_every_slice_to_answer_its_membar() {
+    const N: u64 = 8;
+    let with = |scope: Scope, ack: Option<u32>, svm: bool, threads: usize| {
+        let mut c = tiny();
+        c.l2.membar_ack = ack;
+        c.system.svm = svm;
+        let opts = RunOptions {
+            threads,
+            ..RunOptions::default()
+        };
+        run(&c, &store_fence_loop(scope, N), &opts).unwrap()
+    };
+    // tiny: the core and L2 clocks are equal, so L2 cycles are core cycles.
+    let c = tiny();
+    assert_eq!(c.clocks.core_mhz, c.clocks.l2_mhz);
+    let base = with(Scope::Device, None, false, 1);
+    let zero = with(Scope::Device, Some(0), false, 1);
+    let slow = with(Scope::Device, Some(100), false, 1);
+    let slower = with(Scope::Device, Some(200), false, 1);
+    // Each fence's membar is answered 100 L2 cycles later by every slice: 100 cycles a fence. (From
+    // 0, less: an answer at once shares the response port with the store's acknowledgement.)
+    assert_eq!(
+        slower.cycles - slow.cycles,
+        N * 100,
+        "{} {}",
+        slower.cycles,
+        slow.cycles
+    );
+    assert!(slow.cycles > zero.cycles, "{} {}", slow.cycles, zero.cycles);
+    // Even answered at once, each membar is a round trip over the interconnect.
+    let trip = 2 * c.interconnect.latency as u64;
+    assert!(zero.cycles >= N * trip, "{} {}", zero.cycles, N * trip);
+    // A work-group fence has no membar: its level is the L1.
+    let wg = |ack| with(Scope::WorkGroup, ack, false, 1).cycles;
+    assert_eq!(wg(None), wg(Some(100)));
+    // At system scope with shared virtual memory, the system point's round trip after the slices';
+    // without it, system scope is device scope.
+    let sys = with(Scope::System, Some(100), true, 1);
+    // (To the cycle edge: within a cycle a fence.)
+    let extra = sys.cycles - slow.cycles;
+    let want = N * c.system.latency as u64;
+    assert!(
+        (want - N..=want).contains(&extra),
+        "{extra} cycles more at system scope, not {want}"
+    );
+    assert_eq!(with(Scope::System, Some(100), false, 1).cycles, slow.cycles);
+    // Two threads: the tokens and answers cross domains in one order.
+    let two = with(Scope::Device, Some(100), false, 2);
+    assert_eq!((two.cycles, &two.stats), (slow.cycles, &slow.stats));
+    // What the kernel stored is stored, whatever the membar.
+    for r in [&base, &slow, &sys] {
+        assert_eq!(r.stats.get("l2", "writes"), Some(N as f64));
+    }
+}

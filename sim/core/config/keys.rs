@@ -376,6 +376,12 @@ pub static KEYS: &[Key] = &[
         "",
         "Write-validate (NVIDIA's sectored L2 with byte masks; Accel-Sim's lazy fetch-on-read L2): a write miss allocates the line without a DRAM read whatever bytes it covers, and a read or atomic that needs bytes no write has made valid fetches the line then; false: a write miss that covers only part of the line fetches it first.",
     ),
+    opt(
+        "l2.membar_ack",
+        int(0, LAT),
+        "L2 cycles",
+        "The membar of a cumulative release (fence.sc/fence.acq_rel/membar and release operations at .gpu or .sys scope; OpenCL/SYCL release at device or system scope): once the release's earlier accesses are performed, its SM sends a token to every L2 slice, behind everything it sent before; a slice answers after this many L2 cycles once the token leaves its input, and the release completes when every slice has answered (at system scope with system.svm, plus system.latency). Omitted: no membar round trip, the release completes when its earlier accesses are performed.",
+    ),
     req(
         "atomics.combine_same_address_lanes",
         Kind::Bool,
@@ -536,7 +542,7 @@ pub static KEYS: &[Key] = &[
         "system.latency",
         int(0, LAT),
         "core cycles",
-        "Extra round trip to the host-visible coherence point, added to the acknowledgement of a system-level write (what a system-scope release waits for); system-scope loads and atomics of device memory are served by the L2 like device-scope ones.",
+        "Extra round trip to the host-visible coherence point, added to the acknowledgement of a system-level write (what a system-scope release waits for) and, with l2.membar_ack, to the answer of a system-scope membar; system-scope loads and atomics of device memory are served by the L2 like device-scope ones.",
     ),
     req(
         "system.svm",

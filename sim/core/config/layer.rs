@@ -438,7 +438,7 @@ mod tests {
         assert_eq!(
             d.err("unknown.toml"),
             format!(
-                "{}:3:1: unknown key `l2.wayz`; keys in [l2]: slices, hash, size_bytes, line_bytes, ways, latency, mshrs, partitions, far_latency, far_bytes_per_cycle, near_copy_lines, input_depth, write_validate",
+                "{}:3:1: unknown key `l2.wayz`; keys in [l2]: slices, hash, size_bytes, line_bytes, ways, latency, mshrs, partitions, far_latency, far_bytes_per_cycle, near_copy_lines, input_depth, write_validate, membar_ack",
                 at("unknown.toml")
             )
         );

@@ -237,6 +237,12 @@ pub struct L2Spec {
     /// 0: unbounded.
     #[serde(default)]
     pub input_depth: u32,
+    /// L2 cycles a slice takes to answer a membar token once the token leaves its input
+    /// (`machine/ordering`, `membar`): a cumulative release at device or system scope completes only
+    /// when every slice has answered (and, at system level, after the system point's round trip).
+    /// `None`: no membar round trip; the release completes when its precondition holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub membar_ack: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

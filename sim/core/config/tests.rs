@@ -58,7 +58,7 @@ fn unknown_keys_name_their_path_position_and_the_allowed_keys() {
     assert_eq!(
         e,
         format!(
-            "x.toml:{line}:1: unknown key `l2.wayz`; keys in [l2]: slices, hash, size_bytes, line_bytes, ways, latency, mshrs, partitions, far_latency, far_bytes_per_cycle, near_copy_lines, input_depth, write_validate"
+            "x.toml:{line}:1: unknown key `l2.wayz`; keys in [l2]: slices, hash, size_bytes, line_bytes, ways, latency, mshrs, partitions, far_latency, far_bytes_per_cycle, near_copy_lines, input_depth, write_validate, membar_ack"
         )
     );
     let e = err(&format!("{TINY}\n[l3]\nways = 4\n"), &[]);

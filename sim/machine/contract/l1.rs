@@ -6,7 +6,8 @@
 //! load returns the latest store it received before it (through hits, misses, MSHR merges, overlays
 //! of stores on outstanding fills, evictions), every L2 atomic the old values in that order, and every
 //! write reaches L2. Backpressure: one MSHR holds every other miss. Flush: invalidations at random
-//! points; loads after one never see older data. (Atomics performed in the L1 wait for their fill and
+//! points; loads after one never see older data. A membar is answered once, after every slice has
+//! answered its token — so after every store the L1 received before it has reached L2. (Atomics performed in the L1 wait for their fill and
 //! so take effect after stores received later: they have their own test, without values.)
 
 use super::{
@@ -44,10 +45,23 @@ fn warp_of(r: Requester) -> u16 {
 /// What the SM side of an L1 received.
 #[derive(Debug)]
 enum Got {
-    Load { op: u32, at: Time, data: LineBuf },
+    Load {
+        op: u32,
+        at: Time,
+        data: LineBuf,
+    },
     Accepted(u16),
     Acked(u16),
-    Atomic { op: u32, results: Vec<u64> },
+    Atomic {
+        op: u32,
+        results: Vec<u64>,
+    },
+    /// The membar of `warp` answered; `early`: before every store the L1 received ahead of it had
+    /// reached L2.
+    Membar {
+        warp: u16,
+        early: bool,
+    },
 }
 
 /// What the harness asked of the L1, in the order the L1 received it.
@@ -70,6 +84,9 @@ enum Asked {
         at_l1: bool,
     },
     Invalidate,
+    Membar {
+        warp: u16,
+    },
 }
 
 /// Runs the L1 until nothing is left to do. The fake L2 serves every request `l2_delay` after it
@@ -84,6 +101,10 @@ fn run_l1(
     let mut got = Vec::new();
     let mut expected = HashMap::new();
     let mut atomics = HashMap::new();
+    // Stores received by the L1 and stores that reached L2, and per membar (by warp) how many
+    // stores the L1 had received when it received the membar.
+    let (mut stores_in, mut stores_at_l2) = (0u32, 0u32);
+    let mut membar_after: HashMap<u16, u32> = HashMap::new();
     while let Some((now, ev)) = {
         b.deliver();
         b.q.pop()
@@ -105,6 +126,10 @@ fn run_l1(
                         let d = *b.lines.get(data.0);
                         let e = shadow.entry(line).or_insert_with(|| b.line_bytes(line));
                         apply(e, &d, mask);
+                        stores_in += 1;
+                    }
+                    L1Req::Membar { warp, .. } => {
+                        membar_after.insert(warp, stores_in);
                     }
                     // An atomic performed at L2 takes effect there in the order the L1 sends it.
                     L1Req::Atomic {
@@ -137,12 +162,14 @@ fn run_l1(
                         let d = *b.lines.get(data.0);
                         b.lines.release(data.0);
                         b.mem.write_masked(req.line, &d, mask);
+                        stores_at_l2 += 1;
                         RespKind::WriteAck
                     }
                     ReqKind::Atomic { batch } => {
                         perform_batch(b.batches.get_mut(batch.0), &mut b.mem);
                         RespKind::AtomicDone(batch)
                     }
+                    ReqKind::Membar => RespKind::MembarAck,
                 };
                 b.q.after(
                     l2_delay,
@@ -183,6 +210,10 @@ fn run_l1(
                         results,
                     }
                 }
+                CoreResp::MembarAcked { warp } => Got::Membar {
+                    warp,
+                    early: stores_at_l2 < membar_after.get(&warp).copied().unwrap_or(u32::MAX),
+                },
                 CoreResp::SharedDone { .. }
                 | CoreResp::SharedPerform { .. }
                 | CoreResp::SharedAtomic { .. } => {
@@ -271,6 +302,10 @@ fn ask_l1(b: &mut Bench, at: Time, a: Asked, level: Level) {
             }
         }
         Asked::Invalidate => L1Req::InvalidateAll,
+        Asked::Membar { warp } => L1Req::Membar {
+            warp,
+            system: false,
+        },
     };
     b.q.schedule(at, Event::L1In(0, req)).unwrap();
 }
@@ -329,6 +364,8 @@ fn l1_stream(
                 },
                 Level::L2,
             )
+        } else if r >= 98 {
+            (Asked::Membar { warp: id as u16 }, Level::L2)
         } else if invalidations {
             (Asked::Invalidate, Level::Sm)
         } else {
@@ -356,12 +393,14 @@ fn answered_once(asked: &[Asked], got: &[Got]) -> Vec<u32> {
     let mut atomics: HashMap<u32, u32> = HashMap::new();
     let mut accepted: HashMap<u16, u32> = HashMap::new();
     let mut acked: HashMap<u16, u32> = HashMap::new();
+    let mut membars: HashMap<u16, u32> = HashMap::new();
     for g in got {
         match *g {
             Got::Load { op, .. } => *loads.entry(op).or_default() += 1,
             Got::Atomic { op, .. } => *atomics.entry(op).or_default() += 1,
             Got::Accepted(w) => *accepted.entry(w).or_default() += 1,
             Got::Acked(w) => *acked.entry(w).or_default() += 1,
+            Got::Membar { warp, .. } => *membars.entry(warp).or_default() += 1,
         }
     }
     fn once<K: std::hash::Hash + Eq>(m: &HashMap<K, u32>, k: K) -> u32 {
@@ -381,6 +420,7 @@ fn answered_once(asked: &[Asked], got: &[Got]) -> Vec<u32> {
                 _ => 0,
             },
             Asked::Invalidate => 1,
+            Asked::Membar { warp } => once(&membars, warp),
         })
         .collect();
     let asked_loads = asked
@@ -449,6 +489,9 @@ fn l1_round(cfg: &GpuConfig, seed: u64, traffic: Traffic, l1_atomics: bool) -> R
                     .wrong
                     .push(format!("seed {seed}: atomic {op} old values"));
             }
+            Got::Membar { warp, early: true } => round.wrong.push(format!(
+                "seed {seed}: membar {warp} answered before the stores received ahead of it reached L2"
+            )),
             _ => {}
         }
     }

@@ -1,5 +1,5 @@
 //! An L2 slice (with the DRAM behind it) under the contract, a fake SM in front. A request is a read,
-//! a write or an atomic batch over a footprint eight times the slice, so that lines miss, merge into
+//! a write, an atomic batch or a membar token over a footprint eight times the slice, so that lines miss, merge into
 //! MSHRs, evict and write back; its answer is the response the fake SM receives. The shadow applies
 //! requests to device memory in the order they arrive at the slice: the point of coherence serves one
 //! line's accesses in arrival order (per-location coherence), so every read and every atomic's old
@@ -26,6 +26,7 @@ enum Answer {
     Data(LineBuf),
     WriteAck,
     Atomic(Vec<u64>),
+    MembarAck,
 }
 
 struct L2SlicePart;
@@ -78,6 +79,7 @@ fn slice_round(cfg: &GpuConfig, seed: u64, traffic: Traffic) -> (Round, [u64; 4]
                     data: DataId(b.lines.alloc(d)),
                 }
             }
+            _ if b.rng.below(4) == 0 => ReqKind::Membar,
             _ => {
                 let lanes = (0..1 + b.rng.below(4))
                     .map(|l| LaneAtomic {
@@ -140,6 +142,7 @@ fn slice_round(cfg: &GpuConfig, seed: u64, traffic: Traffic) -> (Round, [u64; 4]
                         perform_batch(&mut copy, &mut shadow);
                         Answer::Atomic(copy.lanes.iter().map(|l| l.result).collect())
                     }
+                    ReqKind::Membar => Answer::MembarAck,
                 };
                 want.insert(req.tag, w);
                 slice.receive(req, &mut ctx!(b));
@@ -159,6 +162,7 @@ fn slice_round(cfg: &GpuConfig, seed: u64, traffic: Traffic) -> (Round, [u64; 4]
                         b.batches.release(bt.0);
                         Answer::Atomic(r)
                     }
+                    RespKind::MembarAck => Answer::MembarAck,
                 };
                 round.answers[resp.tag as usize] += 1;
                 if want.get(&resp.tag) != Some(&got) {

@@ -25,7 +25,10 @@
 //! on the warps and the store buffer. All traffic leaves through one queue into the interconnect, `latency` cycles after it arrived
 //! (tag check), so a thread's accesses to one slice stay in order. The extra round trip of the system
 //! point (`system.latency`) is added to the acknowledgement of a system-level write only: that is
-//! what a system-scope release waits for.
+//! what a system-scope release waits for. A membar (`L1Req::Membar`, `ordering::membar`, with
+//! `l2.membar_ack`) leaves through the same queue as one token to every slice, behind everything
+//! taken before it; when every slice has answered the L1 tells the SM (`CoreResp::MembarAcked`),
+//! `system.latency` later at system level.
 //!
 //! With `l2.input_depth` > 0 the L1 holds that many credits for each slice's input (`../credit.rs`):
 //! a request to a slice takes one before it enters the interconnect; one without waits here, behind
@@ -103,6 +106,19 @@ enum Pending {
     Atomic {
         who: Requester,
     },
+    /// One slice's answer to membar `id` (an index into [`L1::membars`]).
+    Membar {
+        id: u32,
+    },
+}
+
+/// A membar waiting for its slices' answers (`L1Req::Membar`).
+#[derive(Debug, Clone, Copy)]
+struct MembarWait {
+    warp: u16,
+    system: bool,
+    /// Slices that have not answered yet.
+    left: u32,
 }
 
 #[derive(Default)]
@@ -142,6 +158,8 @@ pub struct L1 {
     live_mshrs: usize,
     max_mshrs: usize,
     pending: Pool<Pending>,
+    /// Membars waiting for their slices' answers.
+    membars: Pool<MembarWait>,
     input: VecDeque<L1Req>,
     blocked_since: Option<Time>,
     epoch: u32,
@@ -212,6 +230,7 @@ impl L1 {
             live_mshrs: 0,
             max_mshrs: c.mshrs as usize,
             pending: Pool::default(),
+            membars: Pool::default(),
             input: VecDeque::new(),
             blocked_since: None,
             epoch: 0,
@@ -291,13 +310,26 @@ impl L1 {
     }
 
     fn send(&mut self, ctx: &mut Ctx, line: u64, kind: ReqKind, p: Pending, payload: u32) {
+        let slice = self.slices.slice_of(line);
+        self.send_to(ctx, slice, line, kind, p, payload);
+    }
+
+    /// Sends a request to `slice` (the slice homing `line`, or any slice for a membar).
+    fn send_to(
+        &mut self,
+        ctx: &mut Ctx,
+        slice: u16,
+        line: u64,
+        kind: ReqKind,
+        p: Pending,
+        payload: u32,
+    ) {
         let tag = self.pending.alloc(p);
         if let Some(pr) = ctx.prov.as_deref_mut() {
             if let Some(e) = self.prov_send(tag, line, kind, p) {
                 pr.push(ctx.q.now(), e);
             }
         }
-        let slice = self.slices.slice_of(line);
         let at = ctx.now() + self.latency;
         // A read of a far line whose copy the partition holds takes the near path; a write or an
         // atomic goes to the home slice and drops the SM's copy (`near_copy.rs`).
@@ -308,6 +340,7 @@ impl L1 {
                     n.drop_copy(line);
                     false
                 }
+                ReqKind::Membar => false,
             },
             _ => false,
         };
@@ -492,6 +525,20 @@ impl L1 {
                 self.stats.invalidations += 1;
                 self.invalidate_all();
                 self.prov_drop(ctx, None);
+                true
+            }
+            L1Req::Membar { warp, system } => {
+                // One token to every slice, each behind what this L1 sent to it before (the
+                // paths are FIFO); it carries no data.
+                let slices = self.slices.slices();
+                let id = self.membars.alloc(MembarWait {
+                    warp,
+                    system,
+                    left: slices,
+                });
+                for slice in 0..slices as u16 {
+                    self.send_to(ctx, slice, 0, ReqKind::Membar, Pending::Membar { id }, 0);
+                }
                 true
             }
         }
@@ -745,6 +792,17 @@ impl L1 {
             }
             (Pending::Atomic { who }, RespKind::AtomicDone(batch)) => {
                 self.respond(ctx, 0, CoreResp::AtomicDone { who, batch });
+            }
+            (Pending::Membar { id }, RespKind::MembarAck) => {
+                let m = self.membars.get_mut(id);
+                m.left -= 1;
+                if m.left == 0 {
+                    let (warp, system) = (m.warp, m.system);
+                    self.membars.release(id);
+                    // At system level the system point answers too: its round trip after the
+                    // slices' (the header's `system.latency`).
+                    self.respond(ctx, sys(system), CoreResp::MembarAcked { warp });
+                }
             }
             (Pending::FillPart { mshr, sectors }, RespKind::Data(data)) => {
                 let sb = self.sector_bytes as usize;

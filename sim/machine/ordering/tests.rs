@@ -478,3 +478,54 @@ fn traced_accesses_are_weak_unless_strong_and_atomics_are_relaxed() {
         rmw(Space::Local, RmwOrd::Relaxed, Scope::WorkGroup)
     );
 }
+
+// ---- membar -------------------------------------------------------------------------------------
+
+#[test]
+fn a_membar_completes_exactly_the_cumulative_releases_at_device_or_system_level() {
+    // Every release-side row at device or system scope: the membar's level is the scope's.
+    for (scope, svm, level) in [
+        (Scope::Device, SVM, Level::L2),
+        (Scope::System, SVM, Level::System),
+        (Scope::System, NO_SVM, Level::L2),
+    ] {
+        for a in [
+            fence(FenceOrd::Release, scope),
+            fence(FenceOrd::AcqRel, scope),
+            fence(FenceOrd::SeqCst, scope),
+            store(Space::Global, StoreOrd::Release, scope),
+            store(Space::Global, StoreOrd::SeqCst, scope),
+            rmw(Space::Global, RmwOrd::AcqRel, scope),
+            load(Space::Global, LoadOrd::SeqCst, scope),
+        ] {
+            assert_eq!(membar(rule(&a, svm).before), Some(level), "{a:?}");
+        }
+    }
+    // No membar: work_group scope and local memory (the SM is the level), acquires (no release
+    // side beyond loads returned) and relaxed accesses.
+    for a in [
+        fence(FenceOrd::AcqRel, Scope::WorkGroup),
+        fence(FenceOrd::SeqCst, Scope::SubGroup),
+        store(Space::Local, StoreOrd::Release, Scope::Device),
+        fence(FenceOrd::Acquire, Scope::Device),
+        load(Space::Global, LoadOrd::Acquire, Scope::System),
+        rmw(Space::Global, RmwOrd::Relaxed, Scope::Device),
+    ] {
+        assert_eq!(membar(rule(&a, SVM).before), None, "{a:?}");
+    }
+}
+
+#[test]
+fn a_membar_is_sent_once_loads_returned_and_stores_reached_the_l1() {
+    assert!(InFlight::default().sent());
+    // Stores on their way to the L2 do not hold the membar back: its tokens follow them.
+    assert!(inflight(|w| w.to_l2 = 3).sent());
+    for w in [
+        inflight(|w| w.loads = 1),
+        inflight(|w| w.local = 1),
+        inflight(|w| w.buffered = 1),
+        inflight(|w| w.to_l1 = 1),
+    ] {
+        assert!(!w.sent(), "{w:?}");
+    }
+}

@@ -7,12 +7,16 @@
 //! 2. a load, store or atomic needs the load/store unit, which accepts `sm.lsu_per_cycle` per cycle;
 //! 3. the release side of its row must hold (`ordering::Before`): earlier loads returned, earlier
 //!    stores performed at the level of its scope, and for a cumulative release the SM's write
-//!    frontier (`lsu/frontier.rs`). While it waits, the store buffer is asked to drain.
+//!    frontier (`lsu/frontier.rs`). While it waits, the store buffer is asked to drain;
+//! 4. with `l2.membar_ack`, a cumulative release instead waits for its earlier accesses to be sent
+//!    (loads returned, stores taken by the L1), then sends its membar and waits until every L2 slice
+//!    has answered it (`ordering::membar`).
 
 use super::launch::Program;
-use super::{Sm, Stall};
+use super::{MembarState, Sm, Stall};
 use crate::ctx::Ctx;
 use crate::engine::Time;
+use crate::msg::Level;
 use crate::ordering::{self, Access, Before, Rule};
 
 impl Sm {
@@ -61,14 +65,20 @@ impl Sm {
     /// The release side of the gate: whether `before` holds for warp `wi`.
     #[inline]
     fn release_ready(&mut self, wi: usize, before: Before, now: Time, ctx: &mut Ctx) -> bool {
+        // With the membar, a cumulative release waits for its earlier accesses to be sent, then for
+        // the membar's answers, which stand for their acknowledgements and the write frontier.
+        let membar = ordering::membar(before).filter(|_| self.membar);
         let w = self.warps[wi].as_mut().expect("live");
-        let own = w.inflight.satisfies(before);
+        let own = match membar {
+            Some(_) => w.inflight.sent(),
+            None => w.inflight.satisfies(before),
+        };
         if !own {
             // The frontier mark is taken only once the warp's own accesses are done, so that no
             // later observation escapes it (`ordering::cumulative`).
             w.fence_mark = None;
         }
-        let ok = own && (!before.cumulative() || self.frontier_reached(wi));
+        let ok = own && (membar.is_some() || !before.cumulative() || self.frontier_reached(wi));
         if !ok {
             let w = self.warps[wi].as_mut().expect("live");
             w.set_stall(Stall::Release);
@@ -76,8 +86,37 @@ impl Sm {
             if w.inflight.buffered > 0 {
                 self.lsu.wake_drain(ctx, now);
             }
+            return false;
         }
-        ok
+        match membar {
+            Some(level) if !self.membar_answered(wi, level, ctx) => {
+                self.stats.fence_stall_ps += self.clock.period;
+                false
+            }
+            _ => true,
+        }
+    }
+
+    /// The membar of a cumulative release at `level` (`ordering::membar`), once the warp's earlier
+    /// accesses are sent: sent the first time the warp gets here, then waited for until every slice
+    /// has answered (`CoreResp::MembarAcked`).
+    #[inline]
+    fn membar_answered(&mut self, wi: usize, level: Level, ctx: &mut Ctx) -> bool {
+        let w = self.warps[wi].as_mut().expect("live");
+        match w.membar {
+            MembarState::Answered => true,
+            MembarState::Sent => {
+                w.set_stall(Stall::Membar);
+                false
+            }
+            MembarState::None => {
+                if self.lsu.membar(w, wi as u16, level == Level::System, ctx) {
+                    w.membar = MembarState::Sent;
+                    w.set_stall(Stall::Membar);
+                }
+                false
+            }
+        }
     }
 
     /// Whether the SM's write frontier has reached warp `wi`'s mark, taken now if it has none.
@@ -114,6 +153,7 @@ impl Sm {
                 .max(now + self.clock.period + self.clock.cycles(stall));
             w.set_stall(Stall::Ready);
             w.fence_mark = None;
+            w.membar = MembarState::None;
         }
     }
 }

@@ -66,7 +66,7 @@ mod warp;
 pub use launch::{GroupSlot, Launch, Program, TraceLaunch};
 pub use shared::SharedMemory;
 pub use stress::{StressWarps, WarpStress};
-pub use warp::{Stall, Warp};
+pub use warp::{MembarState, Stall, Warp};
 
 use super::ctx::Ctx;
 use super::msg::*;
@@ -131,6 +131,9 @@ pub struct SmResources {
     pub line_bytes: u32,
     /// Shared virtual memory (system scope is device scope without it).
     pub svm: bool,
+    /// A cumulative release at device or system scope does a membar round trip (`l2.membar_ack`
+    /// set; `ordering::membar`).
+    pub membar: bool,
     /// Issue stalls of the workload's warps (`stress.rs`; its held loads are the LSU's).
     pub warp_stress: WarpStress,
     pub lsu: Lsu,
@@ -147,6 +150,7 @@ pub struct Sm {
     lsu_per_cycle: u32,
     line_bytes: u32,
     svm: bool,
+    membar: bool,
     warp_stress: WarpStress,
     pub warps: Vec<Option<Warp>>,
     /// What the schedulers read of each warp slot, beside the warps (`scheduler.rs`).
@@ -181,6 +185,7 @@ impl Sm {
             lsu_per_cycle: spec.lsu_per_cycle,
             line_bytes: res.line_bytes,
             svm: res.svm,
+            membar: res.membar,
             warp_stress: res.warp_stress,
             warps: (0..spec.max_warps).map(|_| None).collect(),
             gates: Gates::new(spec.max_warps as usize, spec.schedulers),
@@ -283,6 +288,11 @@ impl Sm {
                 self.lsu.atomic_data(op, ctx.batches.get(batch.0));
                 ctx.batches.release(batch.0);
                 self.part_done(op, ctx);
+            }
+            CoreResp::MembarAcked { warp } => {
+                if let Some(w) = self.warps[warp as usize].as_mut() {
+                    w.membar = MembarState::Answered;
+                }
             }
             CoreResp::SharedDone {
                 who: Requester::Warp { op, .. },

@@ -32,6 +32,8 @@ pub enum Stall {
     EarlierAcquire,
     /// A release's earlier accesses are not yet performed (`ordering::release`).
     Release,
+    /// A release waits for the answers to its membar (`ordering::membar`).
+    Membar,
     /// A load overlaps some, not all, of its bytes with the warp's buffered stores.
     StoreBufferOverlap,
     /// A store touches more lines than the store buffer holds: it waits for the buffer to drain.
@@ -63,6 +65,7 @@ impl Stall {
             Stall::RegisterDependency => "register dependency",
             Stall::EarlierAcquire => "earlier acquire",
             Stall::Release => "release: earlier accesses not yet performed",
+            Stall::Membar => "release: membar not yet answered by every L2 slice",
             Stall::StoreBufferOverlap => "load waits for store buffer (partial overlap)",
             Stall::StoreLargerThanBuffer => {
                 "store larger than the store buffer waits for it to drain"
@@ -75,6 +78,15 @@ impl Stall {
             Stall::Exited => "exited; memory operations in flight",
         }
     }
+}
+
+/// The membar of a warp's release (`ordering::membar`): sent once the release's precondition holds,
+/// answered by every slice, and reset when the release issues.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MembarState {
+    None,
+    Sent,
+    Answered,
 }
 
 /// How a warp advances.
@@ -211,6 +223,8 @@ pub struct Warp {
     pub exited: bool,
     /// The SM write frontier a cumulative release waits for (`lsu/frontier.rs`).
     pub fence_mark: Option<u64>,
+    /// Where the membar of the release the warp waits at stands (`ordering::membar`).
+    pub membar: MembarState,
     /// (op, line) of the warp's loads held before they were sent (`stress.load_delay`), until
     /// each op completes.
     pub held: Vec<(u32, u64)>,
@@ -249,6 +263,7 @@ impl Warp {
             stall: Stall::Ready,
             exited: false,
             fence_mark: None,
+            membar: MembarState::None,
             held: Vec::new(),
             settled_at: ready_at,
             back_branches: 0,

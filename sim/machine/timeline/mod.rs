@@ -397,6 +397,7 @@ impl Recorder {
                     super::msg::ReqKind::Read { .. } => "read",
                     super::msg::ReqKind::Write { .. } => "write",
                     super::msg::ReqKind::Atomic { .. } => "atomic",
+                    super::msg::ReqKind::Membar => "membar",
                 };
                 self.sent.insert(
                     tag,

@@ -205,6 +205,17 @@ impl Lsu {
         }
     }
 
+    /// Sends the membar of warp `warp`'s release to the L1 (`ordering::membar`; `system`: at system
+    /// level) if the port has room; `false` if not (the warp stalls for the port).
+    #[inline]
+    pub(super) fn membar(&mut self, w: &mut Warp, warp: u16, system: bool, ctx: &mut Ctx) -> bool {
+        if !self.port_room(w, 1) {
+            return false;
+        }
+        self.send(ctx, 0, L1Req::Membar { warp, system });
+        true
+    }
+
     /// A memory-stress request (never refused: `port.rs`).
     #[inline]
     pub(super) fn send_stress(&mut self, ctx: &mut Ctx, req: L1Req) {
