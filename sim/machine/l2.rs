@@ -348,25 +348,27 @@ impl L2Slice {
     fn serve(&mut self, req: MemReq, ctx: &mut Ctx, way: Option<usize>) {
         let now = ctx.now();
         let ready = now + self.clock.cycles(self.latency);
-        let prov_kind = match req.kind {
-            ReqKind::Read { .. } => Some(ServeKind::Read),
-            ReqKind::Write { .. } => Some(ServeKind::Write),
-            ReqKind::Atomic { .. } => Some(ServeKind::Atomic),
-            // A membar touches no location: nothing for the provenance.
-            ReqKind::Membar => None,
-        };
-        if let (Some(p), Some(kind)) = (ctx.prov.as_deref_mut(), prov_kind) {
+        if let Some(p) = ctx.prov.as_deref_mut() {
+            let kind = match req.kind {
+                ReqKind::Read { .. } => Some(ServeKind::Read),
+                ReqKind::Write { .. } => Some(ServeKind::Write),
+                ReqKind::Atomic { .. } => Some(ServeKind::Atomic),
+                // A membar touches no location: nothing for the provenance.
+                ReqKind::Membar => None,
+            };
             let (slice, sm, tag, line) = (self.id, req.sm, req.tag, req.line);
-            p.push(
-                now,
-                ProvEvent::L2Serve {
-                    slice,
-                    sm,
-                    tag,
-                    line,
-                    kind,
-                },
-            );
+            if let Some(kind) = kind {
+                p.push(
+                    now,
+                    ProvEvent::L2Serve {
+                        slice,
+                        sm,
+                        tag,
+                        line,
+                        kind,
+                    },
+                );
+            }
         }
         let mut atomic = None;
         let (kind, payload, at) = match req.kind {
